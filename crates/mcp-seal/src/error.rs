@@ -129,6 +129,17 @@ impl InvalidRequestState {
         data.insert("reason".to_owned(), WIRE_DATA_REASON.into());
         serde_json::Value::Object(data)
     }
+
+    /// The complete JSON-RPC `error` object sent for this rejection — the same for every
+    /// reason: `{"code":-32602,"message":"Invalid or expired requestState","data":{"reason":
+    /// "invalid_request_state"}}`.
+    pub fn wire_error(&self) -> serde_json::Value {
+        let mut error = serde_json::Map::with_capacity(3);
+        error.insert("code".to_owned(), WIRE_CODE.into());
+        error.insert("message".to_owned(), WIRE_MESSAGE.into());
+        error.insert("data".to_owned(), Self::wire_data());
+        serde_json::Value::Object(error)
+    }
 }
 
 impl From<Reason> for InvalidRequestState {
