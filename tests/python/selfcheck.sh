@@ -37,7 +37,7 @@ check() { # name, haystack, needle...
 
 free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-start_http() { # script args... ; echoes URL
+start_http() { # script args... ; sets $url (runs in this shell so the trap can stop the server)
   local port
   port="$(free_port)"
   "$py" "$@" --http "$port" >/dev/null 2>&1 &
@@ -47,7 +47,7 @@ start_http() { # script args... ; echoes URL
     [ "$SECONDS" -lt "$deadline" ] || { echo "server $* did not start" >&2; return 1; }
     sleep 0.05
   done
-  echo "http://127.0.0.1:$port/mcp"
+  url="http://127.0.0.1:$port/mcp"
 }
 
 drive() { "$py" client_driver.py --timeout 60 "$@" 2>&1 || true; }
@@ -62,7 +62,7 @@ check "provisioner stdio auto" "$out" '"protocol_version": "2026-07-28"' \
 out="$(drive --mode legacy --answers-json "$ANS" --ops-json "$PROV_OPS" --stdio "$py" provisioner.py)"
 check "provisioner stdio legacy" "$out" '"protocol_version": "2025-11-25"' \
   "Provisioned 'orders' in eu-west-1 (protocol 2025-11-25, state seen by handler: '')." '"key": 1'
-url="$(start_http provisioner.py)"
+start_http provisioner.py
 out="$(drive --answers-json "$ANS" --ops-json "$PROV_OPS" --url "$url")"
 check "provisioner http auto" "$out" "state seen by handler: 'provision-v1'" "state_only completed after 3"
 out="$(MCP_REQUEST_STATE_KEYS=selfcheck-selfcheck-selfcheck-selfcheck drive --answers-json "$ANS" --ops-json "$PROV_OPS" \
@@ -95,7 +95,7 @@ check "bookshop stdio auto" "$out" "${BOOK_EXPECT[@]}" "manual_irr done: x=7, ok
   '"key": "__main__:confirm_backorder"' '"key": "__main__:ask_budget"' '"key": "__main__:sample_summary"'
 out="$(drive --mode legacy --answers-json "$ANS" --ops-json "$BOOK_OPS" --stdio "$py" bookshop.py)"
 check "bookshop stdio legacy" "$out" "${BOOK_EXPECT[@]}" '"code": -32603' "Handler returned an invalid result"
-url="$(start_http bookshop.py)"
+start_http bookshop.py
 out="$(drive --answers-json "$ANS" --ops-json "$BOOK_OPS" --url "$url")"
 check "bookshop http auto" "$out" "${BOOK_EXPECT[@]}" "state seen by handler: 'manual:7'"
 out="$(drive --mode legacy --answers-json "$ANS" --ops-json "$BOOK_OPS" --url "$url")"
@@ -109,7 +109,7 @@ HS_EXPECT=('"protocol_version": "2025-11-25"' "Provisioned 'orders' in eu-west-1
 out="$(drive --answers-json "$ANS" --ops-json "$HS_OPS" --stdio "$py" handshake_only.py)"
 check "handshake_only stdio auto (fallback)" "$out" "${HS_EXPECT[@]}"
 for mode in 404 200 400-session; do
-  url="$(start_http handshake_only.py --discover-http "$mode")"
+  start_http handshake_only.py --discover-http "$mode"
   out="$(drive --answers-json "$ANS" --ops-json "$HS_OPS" --url "$url")"
   check "handshake_only http auto (discover-http $mode)" "$out" "${HS_EXPECT[@]}"
 done
@@ -124,7 +124,7 @@ done
 out="$(drive --ops-json '[{"op":"call_tool","name":"irr-extra"},{"op":"call_tool","name":"irr-no-state"},{"op":"call_tool","name":"irr-url"}]' --stdio "$py" fake_server.py)"
 check "fake_server tolerated variants (stdio)" "$out" 'irr-extra: answered' 'requestState=extra-1' \
   'irr-no-state: requestState absent' 'irr-url: action=accept' '"event": "done", "ok": true'
-url="$(start_http fake_server.py)"
+start_http fake_server.py
 out="$(drive --ops-json '[{"op":"call_tool","name":"irr-extra"},{"op":"call_tool","name":"no-result-type"}]' --url "$url")"
 check "fake_server http" "$out" 'irr-extra: answered' 'ValidationError'
 
