@@ -15,7 +15,7 @@ Tools
   "requestedSchema":{"type":"object","properties":{"region":{"type":"string"}},"required":["region"]}}
   and, after the client's response, answers
   "Provisioned '<name>' in <region> (protocol <version>, via back-channel elicitation)."
-  decline/cancel -> isError result "Provisioning '<name>' <action>ed."; an error response from the
+  decline/cancel -> isError result "Provisioning '<name>' declined." / "... cancelled."; an error response from the
   client -> that JSON-RPC error becomes the tools/call error; a client without the elicitation
   capability -> isError result "Client did not declare the elicitation capability".
 * `echo {text}`: returns the text.
@@ -133,7 +133,8 @@ class Session:
         answer = reply.get("result") or {}
         action = answer.get("action")
         if action != "accept":
-            return result(call.get("id"), text_result(f"Provisioning '{name}' {action}ed.", True))
+            verb = {"decline": "declined", "cancel": "cancelled"}.get(str(action), str(action))
+            return result(call.get("id"), text_result(f"Provisioning '{name}' {verb}.", True))
         region = (answer.get("content") or {}).get("region")
         return result(
             call.get("id"),
