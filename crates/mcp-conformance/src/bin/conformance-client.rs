@@ -1,0 +1,3 @@
+//! The conformance fixture client (implemented with the client runtime).
+
+fn main() {}

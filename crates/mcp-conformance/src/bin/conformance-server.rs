@@ -1,0 +1,3 @@
+//! The conformance fixture server (implemented with the server runtime).
+
+fn main() {}

@@ -1,0 +1,5 @@
+//! Pieces of streamable HTTP shared by the server and the client: the `Mcp-*` headers, their
+//! value encoding, the `x-mcp-header` annotations of tool schemas, and server-sent events.
+
+pub mod headers;
+pub mod sse;

@@ -1,0 +1,166 @@
+//! Server-sent events: the encoder the server streams with, and an incremental parser for the
+//! client (fed arbitrary chunks; comments ignored; `\n`, `\r\n` and `\r` line ends).
+
+use bytes::{Bytes, BytesMut};
+
+/// Encodes one `message` event carrying a JSON-RPC message (which is a single line of JSON).
+pub fn encode_message(json: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(json.len() + 24);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(json);
+    out.extend_from_slice(b"\n\n");
+    out.freeze()
+}
+
+/// A comment line, used as a keep-alive on long streams.
+pub fn keep_alive() -> Bytes {
+    Bytes::from_static(b": keep-alive\n\n")
+}
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Event {
+    /// The `event` field; `None` means the default `message`.
+    pub event: Option<String>,
+    /// The `data` lines joined with `\n`.
+    pub data: String,
+    /// The `id` field, if any.
+    pub id: Option<String>,
+}
+
+/// An incremental parser. Feed it bytes as they arrive; it returns every completed event.
+///
+/// Lines longer than `max_line` bytes are an error, so a hostile stream cannot grow the buffer
+/// without bound.
+#[derive(Debug)]
+pub struct Parser {
+    buffer: Vec<u8>,
+    current: Event,
+    has_data: bool,
+    skip_lf: bool,
+    max_line: usize,
+}
+
+/// The stream broke the parser's limits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("server-sent event line longer than {0} bytes")]
+pub struct LineTooLong(pub usize);
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self::new(16 * 1024 * 1024)
+    }
+}
+
+impl Parser {
+    /// A parser that accepts lines of up to `max_line` bytes.
+    pub fn new(max_line: usize) -> Self {
+        Self {
+            buffer: Vec::new(),
+            current: Event::default(),
+            has_data: false,
+            skip_lf: false,
+            max_line,
+        }
+    }
+
+    /// Consumes a chunk and returns the events it completed.
+    ///
+    /// # Errors
+    /// When a line exceeds the limit.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<Event>, LineTooLong> {
+        let mut events = Vec::new();
+        for &byte in chunk {
+            if self.skip_lf {
+                self.skip_lf = false;
+                if byte == b'\n' {
+                    continue;
+                }
+            }
+            match byte {
+                b'\n' | b'\r' => {
+                    self.skip_lf = byte == b'\r';
+                    let line = std::mem::take(&mut self.buffer);
+                    if let Some(event) = self.line(&line) {
+                        events.push(event);
+                    }
+                }
+                _ => {
+                    if self.buffer.len() >= self.max_line {
+                        return Err(LineTooLong(self.max_line));
+                    }
+                    self.buffer.push(byte);
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    fn line(&mut self, line: &[u8]) -> Option<Event> {
+        if line.is_empty() {
+            if !self.has_data {
+                self.current = Event::default();
+                return None;
+            }
+            self.has_data = false;
+            return Some(std::mem::take(&mut self.current));
+        }
+        if line[0] == b':' {
+            return None;
+        }
+        let text = String::from_utf8_lossy(line);
+        let (field, value) = match text.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (text.as_ref(), ""),
+        };
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.current.data.push('\n');
+                }
+                self.current.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => self.current.event = Some(value.to_owned()),
+            "id" if !value.contains('\0') => self.current.id = Some(value.to_owned()),
+            _ => {}
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_events_across_chunks_and_line_endings() {
+        let stream =
+            b": keep-alive\r\n\r\nevent: message\r\ndata: {\"a\":1}\r\n\r\ndata: x\ndata: y\n\n";
+        for split in 0..stream.len() {
+            let mut parser = Parser::default();
+            let mut events = parser.feed(&stream[..split]).unwrap();
+            events.extend(parser.feed(&stream[split..]).unwrap());
+            assert_eq!(events.len(), 2, "split at {split}");
+            assert_eq!(events[0].data, "{\"a\":1}");
+            assert_eq!(events[0].event.as_deref(), Some("message"));
+            assert_eq!(events[1].data, "x\ny");
+        }
+    }
+
+    #[test]
+    fn round_trips_the_encoder() {
+        let mut parser = Parser::default();
+        let events = parser
+            .feed(&encode_message(br#"{"jsonrpc":"2.0"}"#))
+            .unwrap();
+        assert_eq!(events[0].data, r#"{"jsonrpc":"2.0"}"#);
+        assert!(parser.feed(&keep_alive()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn bounds_line_length() {
+        let mut parser = Parser::new(8);
+        assert!(parser.feed(b"data: 0123456789").is_err());
+    }
+}

@@ -1,0 +1,32 @@
+//! # mcp — the Model Context Protocol for Rust
+//!
+//! Servers and clients for MCP revision 2026-07-28 — stateless requests, `server/discover`,
+//! multi-round-trip requests with sealed `requestState` — that also speak the 2025-11-25
+//! handshake era, over stdio, streamable HTTP and in-memory pipes.
+//!
+//! The wire model lives in [`types`] (the `mcp-types` crate); request-state sealing in
+//! [`seal`] (the `mcp-seal` crate).
+//!
+//! # Crate features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `server` | yes | the server runtime |
+//! | `client` | yes | the client runtime |
+//! | `stdio` | yes | stdio serving and spawning server processes |
+//! | `http-server` | yes | streamable HTTP server on axum/hyper |
+//! | `http-client` | yes | streamable HTTP client on reqwest + rustls |
+
+pub use mcp_types as types;
+
+#[cfg(feature = "server")]
+pub use mcp_seal as seal;
+
+pub mod http;
+pub mod transport;
+
+#[cfg(feature = "server")]
+pub mod server;
+
+#[cfg(feature = "client")]
+pub mod client;

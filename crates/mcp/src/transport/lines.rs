@@ -1,0 +1,165 @@
+//! Newline-delimited JSON framing (stdio, in-memory pipes, any byte stream).
+//!
+//! Each message is one line. Lines longer than the limit are discarded up to their newline and
+//! reported, so one oversized message costs bounded memory and does not end the stream.
+
+use std::io;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+/// The default limit on one message: 16 MiB.
+pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// What the reader produced.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame<'a> {
+    /// One message, without its line end.
+    Line(&'a [u8]),
+    /// A line longer than the limit (its length so far); it was discarded.
+    TooLong(usize),
+}
+
+/// Reads newline-delimited messages.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    max_line: usize,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// A reader with the given limit on one message.
+    pub fn new(reader: R, max_line: usize) -> Self {
+        Self {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            line: Vec::new(),
+            max_line,
+        }
+    }
+
+    /// The next non-empty line; `None` at end of stream.
+    ///
+    /// # Errors
+    /// I/O errors of the underlying reader.
+    pub async fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
+        loop {
+            self.line.clear();
+            let mut discarded = 0usize;
+            let mut saw_newline = false;
+            loop {
+                let available = self.reader.fill_buf().await?;
+                if available.is_empty() {
+                    break;
+                }
+                let (chunk, used, done) = match memchr(b'\n', available) {
+                    Some(i) => (&available[..i], i + 1, true),
+                    None => (available, available.len(), false),
+                };
+                if discarded > 0 || self.line.len() + chunk.len() > self.max_line {
+                    discarded += self.line.len() + chunk.len();
+                    self.line.clear();
+                } else {
+                    self.line.extend_from_slice(chunk);
+                }
+                self.reader.consume(used);
+                if done {
+                    saw_newline = true;
+                    break;
+                }
+            }
+            if discarded > 0 {
+                return Ok(Some(Frame::TooLong(discarded)));
+            }
+            if !saw_newline && self.line.is_empty() {
+                return Ok(None);
+            }
+            while self.line.last().is_some_and(u8::is_ascii_whitespace) {
+                self.line.pop();
+            }
+            if self.line.iter().all(u8::is_ascii_whitespace) {
+                if saw_newline {
+                    continue;
+                }
+                return Ok(None);
+            }
+            return Ok(Some(Frame::Line(&self.line)));
+        }
+    }
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == needle)
+}
+
+/// Writes newline-delimited messages; shared by concurrent tasks, one whole line at a time.
+#[derive(Debug)]
+pub struct LineWriter<W> {
+    writer: Mutex<W>,
+}
+
+impl<W: AsyncWrite + Unpin> LineWriter<W> {
+    /// Wraps a writer.
+    pub fn new(writer: W) -> Self {
+        Self {
+            writer: Mutex::new(writer),
+        }
+    }
+
+    /// Writes one message and a newline, then flushes.
+    ///
+    /// # Errors
+    /// I/O errors of the underlying writer.
+    pub async fn send(&self, message: &[u8]) -> io::Result<()> {
+        debug_assert!(
+            !message.contains(&b'\n'),
+            "a framed message cannot contain a newline"
+        );
+        let mut writer = self.writer.lock().await;
+        writer.write_all(message).await?;
+        writer.write_all(b"\n").await?;
+        writer.flush().await
+    }
+
+    /// Flushes and shuts the writer down (closes the pipe).
+    ///
+    /// # Errors
+    /// I/O errors of the underlying writer.
+    pub async fn shutdown(&self) -> io::Result<()> {
+        self.writer.lock().await.shutdown().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(input: &[u8], max: usize) -> Vec<Result<Vec<u8>, usize>> {
+        let mut reader = LineReader::new(input, max);
+        let mut out = Vec::new();
+        while let Some(frame) = reader.next_frame().await.unwrap() {
+            out.push(match frame {
+                Frame::Line(l) => Ok(l.to_vec()),
+                Frame::TooLong(n) => Err(n),
+            });
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn splits_lines_and_skips_blank_ones() {
+        let got = frames(b"a\r\n\n  \nbb\nlast", 16).await;
+        assert_eq!(
+            got,
+            vec![Ok(b"a".to_vec()), Ok(b"bb".to_vec()), Ok(b"last".to_vec())]
+        );
+    }
+
+    #[tokio::test]
+    async fn oversized_lines_are_reported_and_skipped() {
+        let mut input = vec![b'x'; 100];
+        input.extend_from_slice(b"\nok\n");
+        let got = frames(&input, 10).await;
+        assert_eq!(got, vec![Err(100), Ok(b"ok".to_vec())]);
+    }
+}

@@ -1,0 +1,4 @@
+//! Byte-level transports shared by the server and the client.
+
+pub mod lines;
+pub mod memory;
