@@ -310,24 +310,12 @@ impl FloatRepr {
     }
 
     fn layout(&mut self, value: f64) {
-        // Rust's `{:e}` yields the shortest round-trip digits (closest to the exact value when
-        // several are equally short), the same digits CPython's repr uses: "d[.ddd]e[-]x".
-        let mut sci = stack_buf();
-        let text = fmt_into(&mut sci, format_args!("{:e}", value.abs()));
-        let (mantissa, exp_text) = match text.iter().position(|&b| b == b'e') {
-            Some(e) => (&text[..e], &text[e + 1..]),
-            None => (text, b"0".as_slice()),
-        };
-        let mut digits = [0u8; 24];
-        let mut n = 0;
-        for &b in mantissa {
-            if b.is_ascii_digit() && n < digits.len() {
-                digits[n] = b;
-                n += 1;
-            }
-        }
-        let digits = &digits[..n];
-        let exp = parse_exp(exp_text);
+        // zmij (Schubfach) yields the shortest digits that round-trip, the closest to the exact
+        // value when several are equally short: the same digits CPython's repr picks. Only the
+        // layout differs, so decompose its output into digits and a decimal exponent.
+        let mut shortest = zmij::Buffer::new();
+        let (digits, exp) = decompose(shortest.format_finite(value.abs()).as_bytes());
+        let digits = &digits.buf[..digits.len];
         if value.is_sign_negative() {
             self.push(b"-");
         }
@@ -386,16 +374,73 @@ impl FloatRepr {
     }
 }
 
-fn parse_exp(text: &[u8]) -> i32 {
-    let (negative, digits) = match text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, text),
+/// Significant digits (no leading or trailing zeros) of a positive decimal literal.
+struct Digits {
+    buf: [u8; 32],
+    len: usize,
+}
+
+/// Splits a positive decimal literal (`123.45`, `1e16`, `1.5e-7`, `0.001`) into its significant
+/// digits and the decimal exponent of the first one (`1.2345e2` → `"12345"`, 2).
+fn decompose(text: &[u8]) -> (Digits, i32) {
+    let mut digits = Digits {
+        buf: [0; 32],
+        len: 0,
     };
-    let magnitude = digits
-        .iter()
-        .filter(|b| b.is_ascii_digit())
-        .fold(0i32, |acc, &b| acc * 10 + i32::from(b - b'0'));
-    if negative { -magnitude } else { magnitude }
+    let (mantissa, exponent) = match text.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(e) => (&text[..e], &text[e + 1..]),
+        None => (text, &b""[..]),
+    };
+    let mut exp_value = 0i32;
+    let mut exp_negative = false;
+    for &b in exponent {
+        match b {
+            b'-' => exp_negative = true,
+            b'0'..=b'9' => {
+                exp_value = exp_value
+                    .saturating_mul(10)
+                    .saturating_add(i32::from(b - b'0'));
+            }
+            _ => {}
+        }
+    }
+    if exp_negative {
+        exp_value = -exp_value;
+    }
+    // Position of the decimal point relative to the first digit kept.
+    let mut point = 0i32;
+    let mut seen_point = false;
+    for &b in mantissa {
+        match b {
+            b'.' => seen_point = true,
+            b'0'..=b'9' => {
+                if digits.len == 0 && b == b'0' {
+                    // A leading zero: after the point it shifts the first significant digit right.
+                    if seen_point {
+                        point -= 1;
+                    }
+                    continue;
+                }
+                if !seen_point {
+                    point += 1;
+                }
+                if digits.len < digits.buf.len() {
+                    digits.buf[digits.len] = b;
+                    digits.len += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    while digits.len > 1 && digits.buf[digits.len - 1] == b'0' {
+        digits.len -= 1;
+    }
+    if digits.len == 0 {
+        digits.buf[0] = b'0';
+        digits.len = 1;
+        point = 1;
+    }
+    (digits, point - 1 + exp_value)
 }
 
 #[cfg(test)]
@@ -405,6 +450,23 @@ mod tests {
 
     fn repr(v: f64) -> String {
         String::from_utf8(FloatRepr::new(v).as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn decompose_handles_every_layout() {
+        for (text, digits, exp) in [
+            ("1.2345e2", "12345", 2),
+            ("123.45", "12345", 2),
+            ("0.00123", "123", -3),
+            ("1e16", "1", 16),
+            ("1e+16", "1", 16),
+            ("1.5e-7", "15", -7),
+            ("100.0", "1", 2),
+            ("5e-324", "5", -324),
+        ] {
+            let (d, e) = decompose(text.as_bytes());
+            assert_eq!((&d.buf[..d.len], e), (digits.as_bytes(), exp), "{text}");
+        }
     }
 
     #[test]

@@ -10,9 +10,6 @@
 //! decided by the policy.
 
 use std::borrow::Cow;
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::canonical_json::{write_f64, write_str};
 
@@ -114,31 +111,83 @@ pub(crate) struct ClaimsIn<'a> {
 }
 
 impl<'a> ClaimsIn<'a> {
-    /// Parses an envelope; any JSON that is not an object is an error.
-    pub(crate) fn parse(payload: &'a [u8]) -> Result<Self, serde_json::Error> {
-        serde_json::from_slice(payload)
+    /// Parses an envelope; anything but one JSON object (RFC 8259, UTF-8) is an error.
+    pub(crate) fn parse(payload: &'a [u8]) -> Result<Self, Malformed> {
+        let text = std::str::from_utf8(payload).map_err(|_| Malformed)?;
+        let mut reader = Reader {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+        };
+        let claims = reader.claims()?;
+        reader.skip_ws();
+        if reader.pos != reader.bytes.len() {
+            return Err(Malformed);
+        }
+        Ok(claims)
     }
 }
 
-impl<'de> Deserialize<'de> for ClaimsIn<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(ClaimsVisitor)
-    }
+/// The payload is not a JSON object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Malformed;
+
+/// Nesting limit, the same as serde_json's default (the top-level object counts).
+const MAX_DEPTH: usize = 128;
+
+/// A small, strict JSON reader specialised for the flat claims object.
+///
+/// Hand-written because the claims are parsed on every retried request and a generic
+/// deserializer costs several times more; it accepts exactly RFC 8259 (as serde_json does, which
+/// the fuzz target checks differentially) and never panics. Numbers are read with Rust's
+/// correctly rounded `f64` parser, so they equal Python's `json.loads` values.
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
 }
 
-struct ClaimsVisitor;
-
-impl<'de> Visitor<'de> for ClaimsVisitor {
-    type Value = ClaimsIn<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a request-state claims object")
+impl<'a> Reader<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn bump(&mut self) -> Result<u8, Malformed> {
+        let b = self.peek().ok_or(Malformed)?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), Malformed> {
+        if self.bump()? == byte {
+            Ok(())
+        } else {
+            Err(Malformed)
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn claims(&mut self) -> Result<ClaimsIn<'a>, Malformed> {
         let mut claims = ClaimsIn::default();
-        while let Some(key) = map.next_key::<Key<'de>>()? {
-            let slot = match key.0.as_ref() {
+        self.skip_ws();
+        self.expect(b'{')?;
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(claims);
+        }
+        loop {
+            self.skip_ws();
+            let key = self.string()?;
+            self.skip_ws();
+            self.expect(b':')?;
+            self.skip_ws();
+            let slot = match key.as_ref() {
                 "v" => &mut claims.v,
                 "iat" => &mut claims.iat,
                 "exp" => &mut claims.exp,
@@ -149,105 +198,213 @@ impl<'de> Visitor<'de> for ClaimsVisitor {
                 "aud" => &mut claims.aud,
                 "p" => &mut claims.p,
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    self.skip_value(1)?;
+                    if self.end_of_member()? {
+                        return Ok(claims);
+                    }
                     continue;
                 }
             };
-            *slot = map.next_value::<Field<'de>>()?;
-        }
-        Ok(claims)
-    }
-}
-
-/// A map key, borrowed when possible.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
+            // A repeated member keeps its last value, as with Python's json.loads.
+            *slot = self.field()?;
+            if self.end_of_member()? {
+                return Ok(claims);
             }
         }
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-impl<'de> Deserialize<'de> for Field<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(FieldVisitor)
-    }
-}
-
-struct FieldVisitor;
-
-impl<'de> Visitor<'de> for FieldVisitor {
-    type Value = Field<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
     }
 
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Field::Str(Cow::Borrowed(v)))
+    /// Consumes `,` (more members follow: false) or `}` (true).
+    fn end_of_member(&mut self) -> Result<bool, Malformed> {
+        self.skip_ws();
+        match self.bump()? {
+            b',' => Ok(false),
+            b'}' => Ok(true),
+            _ => Err(Malformed),
+        }
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Field::Str(Cow::Owned(v.to_owned())))
+    fn field(&mut self) -> Result<Field<'a>, Malformed> {
+        match self.peek().ok_or(Malformed)? {
+            b'"' => self.string().map(Field::Str),
+            b'-' | b'0'..=b'9' => self.number().map(Field::Num),
+            b'n' => self.literal(b"null").map(|()| Field::Null),
+            _ => self.skip_value(1).map(|()| Field::Other),
+        }
     }
 
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Field::Str(Cow::Owned(v)))
+    fn literal(&mut self, word: &[u8]) -> Result<(), Malformed> {
+        if self.bytes[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(Malformed)
+        }
     }
 
-    #[allow(
-        clippy::cast_precision_loss,
-        reason = "Python compares numbers as doubles"
-    )]
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Field::Num(v as f64))
+    /// Skips any JSON value nested `depth` levels below the top-level object.
+    fn skip_value(&mut self, depth: usize) -> Result<(), Malformed> {
+        match self.peek().ok_or(Malformed)? {
+            b'"' => self.string().map(drop),
+            b'-' | b'0'..=b'9' => self.number().map(drop),
+            b'n' => self.literal(b"null"),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            open @ (b'[' | b'{') => {
+                if depth + 1 > MAX_DEPTH {
+                    return Err(Malformed);
+                }
+                self.pos += 1;
+                let close = if open == b'[' { b']' } else { b'}' };
+                self.skip_ws();
+                if self.peek() == Some(close) {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                loop {
+                    self.skip_ws();
+                    if open == b'{' {
+                        self.string()?;
+                        self.skip_ws();
+                        self.expect(b':')?;
+                        self.skip_ws();
+                    }
+                    self.skip_value(depth + 1)?;
+                    self.skip_ws();
+                    match self.bump()? {
+                        b',' => {}
+                        b if b == close => return Ok(()),
+                        _ => return Err(Malformed),
+                    }
+                }
+            }
+            _ => Err(Malformed),
+        }
     }
 
-    #[allow(
-        clippy::cast_precision_loss,
-        reason = "Python compares numbers as doubles"
-    )]
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Field::Num(v as f64))
+    /// Reads a number per the JSON grammar and converts it with a correctly rounded parser.
+    fn number(&mut self) -> Result<f64, Malformed> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.bump()? {
+            b'0' => {}
+            b'1'..=b'9' => self.digits(),
+            _ => return Err(Malformed),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            self.require_digits()?;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            self.require_digits()?;
+        }
+        let value: f64 = self.text[start..self.pos].parse().map_err(|_| Malformed)?;
+        // serde_json refuses numbers beyond the double range; so do we.
+        if value.is_finite() {
+            Ok(value)
+        } else {
+            Err(Malformed)
+        }
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(Field::Num(v))
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Field::Other)
+    fn require_digits(&mut self) -> Result<(), Malformed> {
+        let start = self.pos;
+        self.digits();
+        if self.pos == start {
+            Err(Malformed)
+        } else {
+            Ok(())
+        }
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Field::Null)
+    /// Reads a string, borrowing it from the payload when it contains no escapes.
+    fn string(&mut self) -> Result<Cow<'a, str>, Malformed> {
+        self.expect(b'"')?;
+        let start = self.pos;
+        loop {
+            match self.bump()? {
+                b'"' => return Ok(Cow::Borrowed(&self.text[start..self.pos - 1])),
+                b'\\' => break,
+                0x00..=0x1f => return Err(Malformed),
+                _ => {}
+            }
+        }
+        // Escapes present: copy what was scanned and decode the rest.
+        let mut owned = String::with_capacity(self.bytes.len() - start);
+        owned.push_str(&self.text[start..self.pos - 1]);
+        self.escape(&mut owned)?;
+        loop {
+            let run = self.pos;
+            loop {
+                match self.peek().ok_or(Malformed)? {
+                    b'"' | b'\\' => break,
+                    0x00..=0x1f => return Err(Malformed),
+                    _ => self.pos += 1,
+                }
+            }
+            // Runs end at ASCII bytes, hence at character boundaries of the valid UTF-8 text.
+            owned.push_str(&self.text[run..self.pos]);
+            if self.bump()? == b'"' {
+                return Ok(Cow::Owned(owned));
+            }
+            self.escape(&mut owned)?;
+        }
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Field::Null)
+    /// Decodes one escape sequence; the backslash is already consumed.
+    fn escape(&mut self, out: &mut String) -> Result<(), Malformed> {
+        let ch = match self.bump()? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = self.hex4()?;
+                match unit {
+                    0xd800..=0xdbff => {
+                        // A high surrogate must be followed by an escaped low surrogate; lone
+                        // surrogates cannot be represented and are refused (as serde_json does).
+                        self.expect(b'\\')?;
+                        self.expect(b'u')?;
+                        let low = self.hex4()?;
+                        if !(0xdc00..=0xdfff).contains(&low) {
+                            return Err(Malformed);
+                        }
+                        let code = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+                        char::from_u32(code).ok_or(Malformed)?
+                    }
+                    0xdc00..=0xdfff => return Err(Malformed),
+                    _ => char::from_u32(unit).ok_or(Malformed)?,
+                }
+            }
+            _ => return Err(Malformed),
+        };
+        out.push(ch);
+        Ok(())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Field::Other)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Field::Other)
+    fn hex4(&mut self) -> Result<u32, Malformed> {
+        let mut value = 0u32;
+        for _ in 0..4 {
+            let digit = char::from(self.bump()?).to_digit(16).ok_or(Malformed)?;
+            value = value * 16 + digit;
+        }
+        Ok(value)
     }
 }
 
@@ -288,8 +445,46 @@ mod tests {
         assert!(c.t.is_none() && c.aud.is_none());
         assert_eq!(c.a, Field::Other);
         assert_eq!(c.s.as_str(), Some("last"));
-        assert!(ClaimsIn::parse(b"[1]").is_err());
-        assert!(ClaimsIn::parse(b"\"v\"").is_err());
-        assert!(ClaimsIn::parse(b"{").is_err());
+        for bad in [
+            &b"[1]"[..],
+            b"\"v\"",
+            b"{",
+            b"",
+            b"{}x",
+            b"{\"a\":01}",
+            b"{\"a\":1.}",
+            b"{\"a\":.5}",
+            b"{\"a\":1e}",
+            b"{\"a\":-}",
+            b"{\"a\":1e999}",
+            b"{\"a\":\"\\ud800\"}",
+            b"{\"a\":\"\\udc00\"}",
+            b"{\"a\":\"\\x\"}",
+            b"{\"a\":\"\n\"}",
+            b"{\"a\":tru}",
+            b"{\"a\":[1,]}",
+            b"{\"a\":{\"b\"}}",
+            b"{\"a\":1,}",
+            b"{,}",
+            b"\xef\xbb\xbf{}",
+            b"{\"a\":\"\xff\"}",
+        ] {
+            assert!(
+                ClaimsIn::parse(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let deep_ok = format!("{{\"x\":{}{}}}", "[".repeat(127), "]".repeat(127));
+        assert!(ClaimsIn::parse(deep_ok.as_bytes()).is_ok());
+        let too_deep = format!("{{\"x\":{}{}}}", "[".repeat(128), "]".repeat(128));
+        assert!(ClaimsIn::parse(too_deep.as_bytes()).is_err());
+        let c = ClaimsIn::parse(
+            " {\"s\" : \"\\u00e9\\ud83d\\ude00\\/\\b\\f\\n\\r\\t\\\"\\\\ é\" ,\"t\":true, \"v\":-0 } ".as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(c.s.as_str(), Some("é😀/\u{8}\u{c}\n\r\t\"\\ é"));
+        assert_eq!(c.t, Field::Other);
+        assert_eq!(c.v.as_num(), Some(0.0));
     }
 }

@@ -28,6 +28,12 @@ pub const DIGEST_LEN: usize = 22;
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ShortDigest([u8; DIGEST_LEN]);
 
+impl std::fmt::Debug for ShortDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl ShortDigest {
     pub(crate) fn of(bytes: &[u8]) -> Self {
         let hash = digest::digest(&digest::SHA256, bytes);

@@ -69,6 +69,7 @@
 //! `keys[0]` mints, every key verifies. Roll out `[OLD, NEW]`, then `[NEW, OLD]`, then — after
 //! one TTL — `[NEW]`; each phase must be everywhere before the next starts.
 
+mod binding;
 pub mod canonical_json;
 mod claims;
 mod clock;
@@ -79,6 +80,7 @@ mod keyring;
 mod policy;
 mod principal;
 
+pub use binding::RequestBinding;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::{AesGcmCodec, Codec};
 pub use digest::{DIGEST_LEN, arguments_digest, question_digest};
@@ -87,7 +89,5 @@ pub use error::{
     WIRE_CODE, WIRE_DATA_REASON, WIRE_MESSAGE,
 };
 pub use keyring::{KID_LEN, Keyring, MIN_SECRET_LEN};
-pub use policy::{
-    DEFAULT_TTL, FUTURE_SKEW, INPUT_REQUIRED_METHODS, RequestBinding, RequestStateSecurity,
-};
+pub use policy::{DEFAULT_TTL, FUTURE_SKEW, INPUT_REQUIRED_METHODS, RequestStateSecurity};
 pub use principal::Principal;

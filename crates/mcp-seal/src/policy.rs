@@ -14,10 +14,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::claims::{ClaimsIn, ClaimsOut};
+use crate::binding::RequestBinding;
+use crate::claims::{ClaimsIn, ClaimsOut, Field};
 use crate::clock::{Clock, SystemClock, epoch_seconds};
 use crate::codec::{AesGcmCodec, Codec};
-use crate::digest::arguments_short_digest;
 use crate::error::{ConfigError, InvalidRequestState, Reason, SealError};
 use crate::keyring::Keyring;
 use crate::principal::Principal;
@@ -31,69 +31,6 @@ pub const FUTURE_SKEW: Duration = Duration::from_secs(60);
 
 /// The methods whose results may carry `requestState`; the server seals and verifies only these.
 pub const INPUT_REQUIRED_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
-
-/// `resources/read`: bound by URI only, its arguments digest is always that of `{}`.
-const RESOURCES_READ: &str = "resources/read";
-
-/// The request a token is minted for or presented with.
-///
-/// * `method`: the JSON-RPC method (`tools/call`, `prompts/get`, `resources/read`);
-/// * `target`: `params.name` for tools and prompts, `params.uri` for resources (empty if absent);
-/// * `arguments`: `params.arguments` as received (ignored for `resources/read`);
-/// * `principal`: the authenticated caller, `None` on unauthenticated transports.
-///
-/// The retry must present the same method, target, arguments and principal as the round that
-/// minted the token.
-#[derive(Debug, Clone, Copy)]
-pub struct RequestBinding<'a> {
-    /// JSON-RPC method of the request.
-    pub method: &'a str,
-    /// Tool or prompt name, or resource URI.
-    pub target: &'a str,
-    /// The request's `arguments` (absent and falsy values digest as `{}`, as in Python).
-    pub arguments: Option<&'a Value>,
-    /// The authenticated principal, if the transport has one.
-    pub principal: Option<&'a Principal>,
-}
-
-impl<'a> RequestBinding<'a> {
-    /// A binding for any method and target, without arguments or principal.
-    pub const fn new(method: &'a str, target: &'a str) -> Self {
-        Self {
-            method,
-            target,
-            arguments: None,
-            principal: None,
-        }
-    }
-
-    /// `tools/call` of tool `name` with `arguments`.
-    pub const fn tool_call(name: &'a str, arguments: Option<&'a Value>) -> Self {
-        Self::new("tools/call", name).with_arguments(arguments)
-    }
-
-    /// `prompts/get` of prompt `name` with `arguments`.
-    pub const fn prompt_get(name: &'a str, arguments: Option<&'a Value>) -> Self {
-        Self::new("prompts/get", name).with_arguments(arguments)
-    }
-
-    /// `resources/read` of `uri`.
-    pub const fn resource_read(uri: &'a str) -> Self {
-        Self::new(RESOURCES_READ, uri)
-    }
-
-    /// The same binding with `arguments`.
-    pub const fn with_arguments(mut self, arguments: Option<&'a Value>) -> Self {
-        self.arguments = arguments;
-        self
-    }
-
-    /// The same binding for `principal`.
-    pub const fn with_principal(mut self, principal: Option<&'a Principal>) -> Self {
-        self.principal = principal;
-        self
-    }
-}
 
 /// Policy protecting `requestState`: codec, TTL, audience, principal binding and clock.
 ///
@@ -288,7 +225,7 @@ impl RequestStateSecurity {
 
     fn principal<'b>(&self, binding: &RequestBinding<'b>) -> Option<&'b Principal> {
         if self.bind_principal {
-            binding.principal
+            binding.principal()
         } else {
             None
         }
@@ -312,20 +249,18 @@ impl RequestStateSecurity {
         binding: &RequestBinding<'_>,
         now: SystemTime,
     ) -> Result<String, SealError> {
-        // One buffer serves first as scratch for the argument JSON, then for the envelope.
-        let mut buf = Vec::with_capacity(160 + state.len() + binding.target.len());
-        let args = self.arguments_digest(binding, &mut buf);
+        let args = binding.digest();
         let principal = match self.principal(binding) {
             Some(principal) => Some(principal.claim()?),
             None => None,
         };
         let iat = epoch_seconds(now);
-        buf.clear();
+        let mut buf = Vec::with_capacity(160 + state.len() + binding.target().len());
         ClaimsOut {
             iat,
             exp: iat + self.ttl.as_secs_f64(),
-            method: binding.method,
-            target: binding.target,
+            method: binding.method(),
+            target: binding.target(),
             args: args.as_str(),
             state,
             audience: self.audience.as_deref(),
@@ -376,7 +311,7 @@ impl RequestStateSecurity {
         if claims.v.as_num() != Some(1.0) || claims.iat.is_absent() || claims.exp.is_absent() {
             return Err(Reason::Malformed.into());
         }
-        let Some(state) = claims.s.as_str() else {
+        let Field::Str(state) = claims.s else {
             return Err(Reason::Malformed.into());
         };
         let now = epoch_seconds(now);
@@ -391,11 +326,9 @@ impl RequestStateSecurity {
         if !claims.exp.as_num().is_some_and(|exp| now < exp) {
             return Err(Reason::Expired.into());
         }
-        let mut scratch = Vec::with_capacity(64);
-        let args = self.arguments_digest(binding, &mut scratch);
-        if claims.m.as_str() != Some(binding.method)
-            || claims.t.as_str() != Some(binding.target)
-            || claims.a.as_str() != Some(args.as_str())
+        if claims.m.as_str() != Some(binding.method())
+            || claims.t.as_str() != Some(binding.target())
+            || claims.a.as_str() != Some(binding.arguments_digest())
         {
             return Err(Reason::RequestBinding.into());
         }
@@ -418,7 +351,7 @@ impl RequestStateSecurity {
         {
             return Err(Reason::Principal.into());
         }
-        Ok(state.to_owned())
+        Ok(state.into_owned())
     }
 
     /// Opens the raw `params.requestState` JSON value as the Python boundary does: absent or
@@ -437,20 +370,6 @@ impl RequestStateSecurity {
             Some(Value::String(token)) => self.open(token, binding).map(Some),
             Some(_) => Err(Reason::NonString.into()),
         }
-    }
-
-    fn arguments_digest(
-        &self,
-        binding: &RequestBinding<'_>,
-        scratch: &mut Vec<u8>,
-    ) -> crate::digest::ShortDigest {
-        // Per-method allowlist as in Python: resources are identified by URI alone.
-        let arguments = if binding.method == RESOURCES_READ {
-            None
-        } else {
-            binding.arguments
-        };
-        arguments_short_digest(arguments, scratch)
     }
 }
 

@@ -152,12 +152,12 @@ proptest! {
 
         let other_target = format!("{}x", case.target);
         assert_same_wire_error(
-            security.open_at(&token, &RequestBinding { target: &other_target, ..binding }, now()),
+            security.open_at(&token, &binding.with_target(&other_target), now()),
             "other target",
         );
         let other_method = if case.method == "tools/call" { "prompts/get" } else { "tools/call" };
         assert_same_wire_error(
-            security.open_at(&token, &RequestBinding { method: other_method, ..binding }, now()),
+            security.open_at(&token, &binding.with_method(other_method), now()),
             "other method",
         );
         if case.method != "resources/read" {
