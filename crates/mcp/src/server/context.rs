@@ -1,0 +1,281 @@
+//! The per-request context handed to every handler.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mcp_seal::Principal;
+use mcp_types::jsonrpc::encode_notification;
+use mcp_types::methods::{LoggingMessage, Progress};
+use mcp_types::{
+    ClientCapabilities, ErrorObject, Implementation, LoggingLevel,
+    LoggingMessageNotificationParams, NotificationMethod, ProgressNotificationParams,
+    ProgressToken, ProtocolVersion, RequestId, RequestMeta,
+};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+use super::Server;
+
+/// Where a request's notifications go: the connection's writer (stdio) or the request's own
+/// response stream (HTTP). Each item is one encoded JSON-RPC message.
+pub(crate) type Notifier = mpsc::Sender<Vec<u8>>;
+
+/// Everything a handler knows about the request it serves: the protocol version and client
+/// capabilities of *this* request (2026-07-28 derives nothing from earlier requests), progress,
+/// logging and cancellation.
+///
+/// Cloning is cheap; a clone kept after the handler returns can no longer send notifications
+/// (the spec forbids messages about a finished request).
+#[derive(Clone)]
+pub struct RequestContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    server: Server,
+    id: RequestId,
+    method: Box<str>,
+    meta: RequestMeta,
+    protocol_version: ProtocolVersion,
+    notifier: Option<Notifier>,
+    cancel: CancellationToken,
+    last_progress: Mutex<Option<f64>>,
+    done: AtomicBool,
+    principal: Option<Principal>,
+    #[cfg(feature = "http-server")]
+    http: Option<Arc<http::request::Parts>>,
+}
+
+static NO_CAPABILITIES: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
+
+impl std::fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("id", &self.inner.id)
+            .field("method", &self.inner.method)
+            .field("protocol_version", &self.inner.protocol_version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The parts of a request context that the transport supplies.
+pub(crate) struct ContextParts {
+    pub(crate) server: Server,
+    pub(crate) id: RequestId,
+    pub(crate) method: Box<str>,
+    pub(crate) meta: RequestMeta,
+    pub(crate) protocol_version: ProtocolVersion,
+    pub(crate) notifier: Option<Notifier>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) principal: Option<Principal>,
+    #[cfg(feature = "http-server")]
+    pub(crate) http: Option<Arc<http::request::Parts>>,
+}
+
+impl RequestContext {
+    pub(crate) fn new(parts: ContextParts) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                server: parts.server,
+                id: parts.id,
+                method: parts.method,
+                meta: parts.meta,
+                protocol_version: parts.protocol_version,
+                notifier: parts.notifier,
+                cancel: parts.cancel,
+                last_progress: Mutex::new(None),
+                done: AtomicBool::new(false),
+                principal: parts.principal,
+                #[cfg(feature = "http-server")]
+                http: parts.http,
+            }),
+        }
+    }
+
+    /// Marks the request finished: later notifications are dropped.
+    pub(crate) fn finish(&self) {
+        self.inner.done.store(true, Ordering::Release);
+    }
+
+    /// The JSON-RPC id of the request.
+    pub fn id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The method.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The protocol revision of this request.
+    pub fn protocol_version(&self) -> &ProtocolVersion {
+        &self.inner.protocol_version
+    }
+
+    /// The client capabilities declared on this request (`{}` when none).
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        self.inner
+            .meta
+            .client_capabilities
+            .as_ref()
+            .unwrap_or_else(|| NO_CAPABILITIES.get_or_init(ClientCapabilities::default))
+    }
+
+    /// The client's self-reported name and version, if it sent them.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.meta.client_info.as_ref()
+    }
+
+    /// The whole `params._meta` of the request (trace context and other keys included).
+    pub fn meta(&self) -> &RequestMeta {
+        &self.inner.meta
+    }
+
+    /// The log level this request opted in to; without one the server sends no log messages.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.inner.meta.log_level
+    }
+
+    /// The progress token of this request, if the client asked for progress.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.inner.meta.progress_token.as_ref()
+    }
+
+    /// The authenticated principal, when the transport authenticated the request.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.inner.principal.as_ref()
+    }
+
+    /// The HTTP request head (headers, extensions set by middleware), on streamable HTTP.
+    #[cfg(feature = "http-server")]
+    pub fn http_parts(&self) -> Option<&http::request::Parts> {
+        self.inner.http.as_deref()
+    }
+
+    /// The server serving this request (to announce list changes from a handler, say).
+    pub fn server(&self) -> &Server {
+        &self.inner.server
+    }
+
+    /// Whether the client cancelled the request (stdio `notifications/cancelled`, or the HTTP
+    /// response stream closed).
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
+        self.inner.cancel.cancelled()
+    }
+
+    /// The cancellation token, to hand to work spawned for this request.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// Returns `Err(-32021)` with `data.requiredCapabilities = required` unless this request's
+    /// client declared every capability in `required`: the one-call way for a handler that
+    /// cannot proceed without, say, sampling.
+    ///
+    /// # Errors
+    /// The `-32021` error to return from the handler.
+    pub fn require_capabilities(&self, required: &ClientCapabilities) -> Result<(), ErrorObject> {
+        if self.client_capabilities().satisfies(required) {
+            return Ok(());
+        }
+        let names = describe(required);
+        Err(ErrorObject::missing_required_client_capability(
+            format!("Client did not declare the {names} capability required by this request"),
+            required,
+        ))
+    }
+
+    /// Reports progress, if the client asked for it. Progress must increase; a value not above
+    /// the previous one is dropped, as are reports after the request finished.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = self.progress_token() else {
+            return;
+        };
+        {
+            let mut last = self
+                .inner
+                .last_progress
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|last| progress <= last) {
+                tracing::debug!(progress, "progress did not increase; not sent");
+                return;
+            }
+            *last = Some(progress);
+        }
+        let params = ProgressNotificationParams::new(
+            token.clone(),
+            progress,
+            total,
+            message.map(str::to_owned),
+        );
+        self.notify::<Progress>(&params).await;
+    }
+
+    /// Sends a log message if this request opted in at `level` or below (deprecated logging).
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        let Some(threshold) = self.log_level() else {
+            return;
+        };
+        if level < threshold {
+            return;
+        }
+        let params = LoggingMessageNotificationParams::new(level, logger.map(str::to_owned), data);
+        self.notify::<LoggingMessage>(&params).await;
+    }
+
+    /// Sends a notification about this request on its response stream.
+    pub(crate) async fn notify<N: NotificationMethod>(&self, params: &impl Serialize) {
+        if self.inner.done.load(Ordering::Acquire) || self.inner.cancel.is_cancelled() {
+            return;
+        }
+        let Some(notifier) = &self.inner.notifier else {
+            return;
+        };
+        match encode_notification(N::NAME, Some(params)) {
+            Ok(bytes) => {
+                // A closed stream means the client went away; the request is being cancelled.
+                let _ = notifier.send(bytes).await;
+            }
+            Err(error) => tracing::warn!(%error, method = N::NAME, "notification not encodable"),
+        }
+    }
+}
+
+/// Names the capabilities of `required` for an error message ("sampling", "form elicitation").
+fn describe(required: &ClientCapabilities) -> String {
+    let mut names = Vec::new();
+    if required
+        .elicitation
+        .as_ref()
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    {
+        names.push("form elicitation");
+    }
+    if required.elicitation_url() {
+        names.push("URL elicitation");
+    }
+    if required.sampling_tools() {
+        names.push("sampling.tools");
+    } else if required.sampling() {
+        names.push("sampling");
+    }
+    if required.roots() {
+        names.push("roots");
+    }
+    if required.extensions.as_ref().is_some_and(|e| !e.is_empty()) {
+        names.push("extension");
+    }
+    if names.is_empty() {
+        names.push("required");
+    }
+    names.join(" and ")
+}

@@ -1,0 +1,889 @@
+//! The per-request pipeline shared by every transport: the validation ladder, routing, sealing,
+//! and the stamping of every result.
+//!
+//! Ladder order (as the reference peers and the conformance suite expect): `params._meta`
+//! present with `protocolVersion` and `clientCapabilities` (-32602) → HTTP headers agree with the
+//! body (-32020) → the version is supported (-32022) → the method exists and its capability is
+//! declared (-32601) → typed params (-32602) → the handler. On the happy path params are decoded
+//! once; only when typed decoding fails is `_meta` probed on its own, so that ladder errors keep
+//! their precedence over parameter errors.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use mcp_seal::{Principal, RequestBinding};
+use mcp_types::jsonrpc::{encode_error, encode_result};
+use mcp_types::methods::{
+    CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
+    ListTools, ReadResource, SubscriptionsListen,
+};
+use mcp_types::{
+    CallToolRequestParams, ClientCapabilities, CompleteRequestParams, DiscoverResult, EmptyParams,
+    ErrorCode, ErrorObject, Extra, GetPromptRequestParams, InputRequest, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta,
+    Method, Outcome, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, RequestId,
+    RequestMeta, RequestParams, ResultType, WireResult,
+};
+use serde::Deserialize;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use super::context::{ContextParts, Notifier};
+use super::registry::Registry;
+use super::{CachePolicy, RequestContext, Server};
+use crate::http::headers::{self, ParamHeader};
+
+/// Request headers, as the HTTP transport exposes them to the ladder.
+pub(crate) trait HeaderAccess: Send + Sync {
+    /// Every value of the header `name` (lower-case).
+    fn values(&self, name: &str) -> Vec<&[u8]>;
+}
+
+/// One request as a transport hands it over.
+pub(crate) struct Incoming<'a> {
+    pub(crate) id: RequestId,
+    pub(crate) method: &'a str,
+    pub(crate) params: Option<&'a RawValue>,
+    pub(crate) headers: Option<&'a dyn HeaderAccess>,
+    pub(crate) principal: Option<Principal>,
+    #[cfg(feature = "http-server")]
+    pub(crate) http: Option<Arc<http::request::Parts>>,
+}
+
+/// What to send back.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// One JSON-RPC response and the HTTP status that goes with it.
+    Message { body: Vec<u8>, status: u16 },
+    /// Nothing (a cancelled subscription).
+    Nothing,
+}
+
+/// The HTTP status of an error response: 400 for malformed requests, 404 for unknown methods, 200
+/// otherwise (the JSON-RPC error body carries the detail).
+pub(crate) fn http_status(code: ErrorCode) -> u16 {
+    match code {
+        ErrorCode::PARSE_ERROR
+        | ErrorCode::INVALID_REQUEST
+        | ErrorCode::INVALID_PARAMS
+        | ErrorCode::HEADER_MISMATCH
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
+        ErrorCode::METHOD_NOT_FOUND => 404,
+        _ => 200,
+    }
+}
+
+pub(crate) fn error_reply(id: Option<&RequestId>, error: &ErrorObject) -> Reply {
+    Reply::Message {
+        body: encode_error(id, error),
+        status: http_status(error.code),
+    }
+}
+
+/// The single error every request-state failure answers, whatever the cause.
+pub(crate) fn invalid_request_state() -> ErrorObject {
+    ErrorObject::invalid_params(mcp_seal::WIRE_MESSAGE)
+        .with_data(serde_json::json!({ "reason": mcp_seal::WIRE_DATA_REASON }))
+}
+
+fn internal(message: &str) -> ErrorObject {
+    ErrorObject::internal(message)
+}
+
+fn invalid_params(error: &serde_json::Error) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid params: {error}"))
+}
+
+fn decode_params<P: DeserializeOwned>(params: Option<&RawValue>) -> Result<P, serde_json::Error> {
+    serde_json::from_str(params.map_or("{}", RawValue::get))
+}
+
+/// `_meta` alone, for the ladder when the typed params did not decode.
+fn probe_meta(params: Option<&RawValue>) -> Option<RequestMeta> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "_meta")]
+        meta: Option<Value>,
+    }
+    let probe: Probe = decode_params(params).ok()?;
+    serde_json::from_value(probe.meta?).ok()
+}
+
+/// `arguments` from the raw params (the binding of sealed state; read only when sealing acts).
+fn raw_arguments(params: Option<&RawValue>) -> Option<Value> {
+    #[derive(Deserialize)]
+    struct Probe {
+        arguments: Option<Value>,
+    }
+    decode_params::<Probe>(params)
+        .ok()
+        .and_then(|p| p.arguments)
+}
+
+/// Whether `requestState` is present but neither a string nor null.
+fn request_state_is_malformed(params: Option<&RawValue>) -> bool {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "requestState")]
+        request_state: Option<Value>,
+    }
+    decode_params::<Probe>(params)
+        .ok()
+        .and_then(|p| p.request_state)
+        .is_some_and(|s| !s.is_string())
+}
+
+fn single_header<'h>(
+    headers: &'h dyn HeaderAccess,
+    name: &str,
+    display: &str,
+) -> Result<Option<&'h str>, ErrorObject> {
+    match headers.values(name).as_slice() {
+        [] => Ok(None),
+        [value] => std::str::from_utf8(value)
+            .map(|v| Some(v.trim_matches([' ', '\t'])))
+            .map_err(|_| {
+                ErrorObject::header_mismatch(format!("{display} header is not valid text"))
+            }),
+        _ => Err(ErrorObject::header_mismatch(format!(
+            "{display} header is repeated"
+        ))),
+    }
+}
+
+/// The standard headers agree with the body (SEP-2243).
+fn check_headers(
+    headers: &dyn HeaderAccess,
+    method: &str,
+    version: Option<&ProtocolVersion>,
+    target: Option<&str>,
+) -> Result<(), ErrorObject> {
+    match single_header(headers, headers::PROTOCOL_VERSION, "MCP-Protocol-Version")? {
+        None => {
+            return Err(ErrorObject::header_mismatch(
+                "missing MCP-Protocol-Version header",
+            ));
+        }
+        Some(value) => {
+            if let Some(version) = version.filter(|v| *v != value) {
+                return Err(ErrorObject::header_mismatch(format!(
+                    "MCP-Protocol-Version header {value:?} does not match params._meta protocolVersion {:?}",
+                    version.as_str()
+                )));
+            }
+        }
+    }
+    match single_header(headers, headers::METHOD, "Mcp-Method")? {
+        None => return Err(ErrorObject::header_mismatch("missing Mcp-Method header")),
+        Some(value) if value != method => {
+            return Err(ErrorObject::header_mismatch(format!(
+                "Mcp-Method header {value:?} does not match the body method {method:?}"
+            )));
+        }
+        Some(_) => {}
+    }
+    if matches!(
+        method,
+        CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
+    ) {
+        let raw = single_header(headers, headers::NAME, "Mcp-Name")?
+            .ok_or_else(|| ErrorObject::header_mismatch("missing Mcp-Name header"))?;
+        let value = headers::decode_value(raw)
+            .map_err(|e| ErrorObject::header_mismatch(format!("Mcp-Name: {e}")))?;
+        if let Some(target) = target.filter(|t| *t != value) {
+            return Err(ErrorObject::header_mismatch(format!(
+                "Mcp-Name header value {value:?} does not match body value {target:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `Mcp-Param-*` headers agree with the `x-mcp-header` arguments of the tool.
+fn check_param_headers(
+    headers: &dyn HeaderAccess,
+    declared: &[ParamHeader],
+    arguments: Option<&Extra>,
+) -> Result<(), ErrorObject> {
+    for param in declared {
+        let display = format!("Mcp-Param-{}", param.name);
+        let header = single_header(headers, &param.header, &display)?;
+        match (param.value_in(arguments), header) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(ErrorObject::header_mismatch(format!(
+                    "{display} header is present but the argument is absent"
+                )));
+            }
+            (Some(_), None) => {
+                return Err(ErrorObject::header_mismatch(format!(
+                    "missing {display} header for argument {:?}",
+                    param.path.join(".")
+                )));
+            }
+            (Some(value), Some(raw)) => {
+                let decoded = headers::decode_value(raw)
+                    .map_err(|e| ErrorObject::header_mismatch(format!("{display}: {e}")))?;
+                if !param.matches(&decoded, value) {
+                    return Err(ErrorObject::header_mismatch(format!(
+                        "{display} header value {decoded:?} does not match the argument {value}"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The capabilities an input request needs.
+fn required_for(request: &InputRequest) -> ClientCapabilities {
+    match request {
+        InputRequest::Elicit(elicit) => match &elicit.params {
+            mcp_types::ElicitRequestParams::Form(_) => {
+                ClientCapabilities::new().with_elicitation_form()
+            }
+            mcp_types::ElicitRequestParams::Url(_) => {
+                ClientCapabilities::new().with_elicitation_url()
+            }
+        },
+        InputRequest::CreateMessage(sample) => {
+            if sample.params.tools.is_some() || sample.params.tool_choice.is_some() {
+                ClientCapabilities::new().with_sampling_tools()
+            } else {
+                ClientCapabilities::new().with_sampling()
+            }
+        }
+        InputRequest::ListRoots(_) => ClientCapabilities::new().with_roots(),
+        _ => ClientCapabilities::new(),
+    }
+}
+
+fn merge(into: &mut ClientCapabilities, more: ClientCapabilities) {
+    if let Some(e) = more.elicitation {
+        let target = into.elicitation.get_or_insert_with(Default::default);
+        target.form = target.form.take().or(e.form);
+        target.url = target.url.take().or(e.url);
+    }
+    if let Some(s) = more.sampling {
+        let target = into.sampling.get_or_insert_with(Default::default);
+        target.tools = target.tools.take().or(s.tools);
+    }
+    if more.roots.is_some() {
+        into.roots.get_or_insert_with(Default::default);
+    }
+}
+
+/// Which sealed-state binding a request has.
+struct Target<'a> {
+    method: &'static str,
+    name: &'a str,
+}
+
+impl Server {
+    /// Runs one request to its reply. Handler panics become `-32603` (the server keeps serving).
+    pub(crate) async fn dispatch(
+        &self,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Reply {
+        let id = incoming.id.clone();
+        let routed = AssertUnwindSafe(self.route(incoming, notifier, cancel))
+            .catch_unwind()
+            .await;
+        match routed {
+            Ok(Ok(Some(body))) => Reply::Message { body, status: 200 },
+            Ok(Ok(None)) => Reply::Nothing,
+            Ok(Err(error)) => error_reply(Some(&id), &error),
+            Err(_) => {
+                tracing::error!(request = %id, "handler panicked");
+                error_reply(Some(&id), &internal("Internal error"))
+            }
+        }
+    }
+
+    async fn route(
+        &self,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<u8>>, ErrorObject> {
+        let registry = self.registry();
+        match incoming.method {
+            CallTool::NAME => self
+                .call_tool(&incoming, &registry, notifier, cancel)
+                .await
+                .map(Some),
+            GetPrompt::NAME => self
+                .get_prompt(&incoming, &registry, notifier, cancel)
+                .await
+                .map(Some),
+            ReadResource::NAME => self
+                .read_resource(&incoming, &registry, notifier, cancel)
+                .await
+                .map(Some),
+            ListTools::NAME => {
+                let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
+                self.gate(&incoming, self.has_tools(&registry))?;
+                let (tools, next_cursor) = self.page(
+                    registry.tools.iter().map(|t| t.tool.clone()),
+                    registry.tools.len(),
+                    params.cursor.as_deref(),
+                )?;
+                let policy = &self.inner.caching.lists;
+                let result = ListToolsResult {
+                    tools,
+                    next_cursor,
+                    ttl_ms: Some(policy.ttl_ms),
+                    cache_scope: Some(policy.scope.clone()),
+                    ..Default::default()
+                };
+                self.respond(&incoming.id, result).map(Some)
+            }
+            ListPrompts::NAME => {
+                let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
+                self.gate(&incoming, self.has_prompts(&registry))?;
+                let (prompts, next_cursor) = self.page(
+                    registry.prompts.iter().map(|p| p.prompt.clone()),
+                    registry.prompts.len(),
+                    params.cursor.as_deref(),
+                )?;
+                let policy = &self.inner.caching.lists;
+                let result = ListPromptsResult {
+                    prompts,
+                    next_cursor,
+                    ttl_ms: Some(policy.ttl_ms),
+                    cache_scope: Some(policy.scope.clone()),
+                    ..Default::default()
+                };
+                self.respond(&incoming.id, result).map(Some)
+            }
+            ListResources::NAME => {
+                let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
+                self.gate(&incoming, self.has_resources(&registry))?;
+                let (resources, next_cursor) = self.page(
+                    registry.resources.iter().map(|r| r.resource.clone()),
+                    registry.resources.len(),
+                    params.cursor.as_deref(),
+                )?;
+                let policy = &self.inner.caching.lists;
+                let result = ListResourcesResult {
+                    resources,
+                    next_cursor,
+                    ttl_ms: Some(policy.ttl_ms),
+                    cache_scope: Some(policy.scope.clone()),
+                    ..Default::default()
+                };
+                self.respond(&incoming.id, result).map(Some)
+            }
+            ListResourceTemplates::NAME => {
+                let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
+                self.gate(&incoming, self.has_resources(&registry))?;
+                let (resource_templates, next_cursor) = self.page(
+                    registry.templates.iter().map(|t| t.template.clone()),
+                    registry.templates.len(),
+                    params.cursor.as_deref(),
+                )?;
+                let policy = &self.inner.caching.lists;
+                let result = ListResourceTemplatesResult {
+                    resource_templates,
+                    next_cursor,
+                    ttl_ms: Some(policy.ttl_ms),
+                    cache_scope: Some(policy.scope.clone()),
+                    ..Default::default()
+                };
+                self.respond(&incoming.id, result).map(Some)
+            }
+            Discover::NAME => {
+                self.prepare::<EmptyParams>(&incoming, |_| None)?;
+                let policy = &self.inner.caching.discover;
+                let result = DiscoverResult {
+                    supported_versions: self.inner.supported_versions.clone(),
+                    capabilities: self.capabilities(),
+                    instructions: self.inner.instructions.clone(),
+                    ttl_ms: Some(policy.ttl_ms),
+                    cache_scope: Some(policy.scope.clone()),
+                    ..Default::default()
+                };
+                self.respond(&incoming.id, result).map(Some)
+            }
+            Complete::NAME => {
+                let (params, meta, version) =
+                    self.prepare::<CompleteRequestParams>(&incoming, |_| None)?;
+                let Some(handler) = self.inner.completion.clone() else {
+                    return Err(ErrorObject::method_not_found(incoming.method));
+                };
+                let ctx = self.context(&incoming, meta, version, notifier, cancel);
+                let result = handler.complete(ctx.clone(), params).await;
+                ctx.finish();
+                let mut result = result?;
+                let values = &mut result.completion.values;
+                if values.len() > 100 {
+                    // The spec caps a completion at 100 values.
+                    values.truncate(100);
+                    result.completion.has_more = Some(true);
+                }
+                self.respond(&incoming.id, result).map(Some)
+            }
+            SubscriptionsListen::NAME => {
+                let (params, meta, version) = self
+                    .prepare::<mcp_types::SubscriptionsListenRequestParams>(&incoming, |_| None)?;
+                let ctx = self.context(&incoming, meta, version, notifier, cancel);
+                match self.listen(&ctx, &params, &registry).await {
+                    Some(mut result) => {
+                        self.stamp(&mut result);
+                        result
+                            .meta
+                            .get_or_insert_with(Meta::new)
+                            .set_subscription_id(ctx.id());
+                        Ok(Some(
+                            encode_result(&incoming.id, &result)
+                                .map_err(|e| internal(&e.to_string()))?,
+                        ))
+                    }
+                    None => Ok(None),
+                }
+            }
+            other => match self.inner.methods.get(other).cloned() {
+                Some(handler) => self
+                    .custom(&incoming, handler.as_ref(), notifier, cancel)
+                    .await
+                    .map(Some),
+                None => {
+                    // Unknown (or removed: initialize, ping, logging/setLevel, …): the ladder
+                    // still comes first.
+                    let meta = probe_meta(incoming.params);
+                    self.ladder(&incoming, meta, None)?;
+                    Err(ErrorObject::method_not_found(other))
+                }
+            },
+        }
+    }
+
+    fn has_tools(&self, registry: &Registry) -> bool {
+        self.inner.declare.tools || !registry.tools.is_empty()
+    }
+
+    fn has_prompts(&self, registry: &Registry) -> bool {
+        self.inner.declare.prompts || !registry.prompts.is_empty()
+    }
+
+    fn has_resources(&self, registry: &Registry) -> bool {
+        self.inner.declare.resources
+            || !registry.resources.is_empty()
+            || !registry.templates.is_empty()
+    }
+
+    /// `-32601` for a method whose capability is not declared.
+    fn gate(&self, incoming: &Incoming<'_>, available: bool) -> Result<(), ErrorObject> {
+        if available {
+            Ok(())
+        } else {
+            Err(ErrorObject::method_not_found(incoming.method))
+        }
+    }
+
+    /// Typed params, then the ladder (see the module docs for why in this order).
+    fn prepare<P: DeserializeOwned + RequestParams>(
+        &self,
+        incoming: &Incoming<'_>,
+        target: fn(&P) -> Option<&str>,
+    ) -> Result<(P, RequestMeta, ProtocolVersion), ErrorObject> {
+        match decode_params::<P>(incoming.params) {
+            Ok(mut params) => {
+                let meta = params.meta_mut().take();
+                let (meta, version) = self.ladder(incoming, meta, target(&params))?;
+                Ok((params, meta, version))
+            }
+            Err(error) => {
+                self.ladder(incoming, probe_meta(incoming.params), None)?;
+                if matches!(
+                    incoming.method,
+                    CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
+                ) && request_state_is_malformed(incoming.params)
+                {
+                    tracing::info!(
+                        method = incoming.method,
+                        "requestState rejected: non-string requestState"
+                    );
+                    return Err(invalid_request_state());
+                }
+                Err(invalid_params(&error))
+            }
+        }
+    }
+
+    fn ladder(
+        &self,
+        incoming: &Incoming<'_>,
+        meta: Option<RequestMeta>,
+        target: Option<&str>,
+    ) -> Result<(RequestMeta, ProtocolVersion), ErrorObject> {
+        let Some(meta) = meta else {
+            return Err(ErrorObject::invalid_params(
+                "params._meta must be an object carrying the required envelope keys \
+                 io.modelcontextprotocol/protocolVersion and \
+                 io.modelcontextprotocol/clientCapabilities",
+            ));
+        };
+        let mut missing = Vec::new();
+        if meta.protocol_version.is_none() {
+            missing.push(mcp_types::meta::keys::PROTOCOL_VERSION);
+        }
+        if meta.client_capabilities.is_none() {
+            missing.push(mcp_types::meta::keys::CLIENT_CAPABILITIES);
+        }
+        if !missing.is_empty() {
+            return Err(ErrorObject::invalid_params(format!(
+                "params._meta is missing the required envelope key(s): {}",
+                missing.join(", ")
+            )));
+        }
+        if let Some(headers) = incoming.headers {
+            check_headers(
+                headers,
+                incoming.method,
+                meta.protocol_version.as_ref(),
+                target,
+            )?;
+        }
+        let version = meta
+            .protocol_version
+            .clone()
+            .unwrap_or(ProtocolVersion::LATEST);
+        if !self.inner.supported_versions.contains(&version) {
+            return Err(ErrorObject::unsupported_protocol_version(
+                &self.inner.supported_versions,
+                version.as_str(),
+            ));
+        }
+        Ok((meta, version))
+    }
+
+    fn context(
+        &self,
+        incoming: &Incoming<'_>,
+        meta: RequestMeta,
+        protocol_version: ProtocolVersion,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> RequestContext {
+        RequestContext::new(ContextParts {
+            server: self.clone(),
+            id: incoming.id.clone(),
+            method: incoming.method.into(),
+            meta,
+            protocol_version,
+            notifier,
+            cancel,
+            principal: incoming.principal.clone(),
+            #[cfg(feature = "http-server")]
+            http: incoming.http.clone(),
+        })
+    }
+
+    /// `resultType: "complete"` (unless the handler chose another) and the server stamp.
+    fn stamp(&self, result: &mut dyn WireResult) {
+        if result.result_type().is_none() {
+            result.set_result_type(Some(ResultType::COMPLETE));
+        }
+        result
+            .meta_mut()
+            .get_or_insert_with(Meta::new)
+            .set_server_info_raw(Arc::clone(&self.inner.info_raw));
+    }
+
+    fn respond<R: Serialize + WireResult>(
+        &self,
+        id: &RequestId,
+        mut result: R,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        self.stamp(&mut result);
+        encode_result(id, &result).map_err(|e| internal(&format!("result not encodable: {e}")))
+    }
+
+    /// One page of a list; the cursor is an opaque encoding of the offset.
+    fn page<T>(
+        &self,
+        items: impl Iterator<Item = T>,
+        len: usize,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => URL_SAFE_NO_PAD
+                .decode(cursor)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .and_then(|s| {
+                    s.strip_prefix("offset:")
+                        .and_then(|n| n.parse::<usize>().ok())
+                })
+                .filter(|&n| n <= len)
+                .ok_or_else(|| ErrorObject::invalid_params("Invalid cursor"))?,
+        };
+        let size = self.inner.page_size.unwrap_or(usize::MAX);
+        let page: Vec<T> = items.skip(start).take(size).collect();
+        let end = start + page.len();
+        let next = (end < len).then(|| URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
+        Ok((page, next))
+    }
+
+    /// Replaces an inbound sealed `requestState` with its plaintext (every inbound state is
+    /// verified, even for handlers that never mint).
+    fn open_state(
+        &self,
+        incoming: &Incoming<'_>,
+        target: &Target<'_>,
+        state: &mut Option<String>,
+    ) -> Result<(), ErrorObject> {
+        let (Some(policy), Some(token)) = (&self.inner.sealing, state.as_deref()) else {
+            return Ok(());
+        };
+        let arguments = raw_arguments(incoming.params);
+        let binding = RequestBinding::new(target.method, target.name)
+            .with_arguments(arguments.as_ref())
+            .with_principal(incoming.principal.as_ref());
+        match policy.open(token, &binding) {
+            Ok(plain) => {
+                *state = Some(plain);
+                Ok(())
+            }
+            Err(error) => {
+                tracing::info!(method = target.method, target = target.name, %error, "requestState rejected");
+                Err(invalid_request_state())
+            }
+        }
+    }
+
+    /// Encodes a multi-round-trip outcome: complete results are stamped; input-required results
+    /// are checked (shape, the client's capabilities), their state sealed, and stamped.
+    fn finish_outcome<T: Serialize + WireResult>(
+        &self,
+        incoming: &Incoming<'_>,
+        ctx: &RequestContext,
+        target: &Target<'_>,
+        outcome: Outcome<T>,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        match outcome {
+            Outcome::Complete(result) => self.respond(&incoming.id, result),
+            Outcome::InputRequired(irr) => self.finish_input_required(incoming, ctx, target, irr),
+            Outcome::Extension(extension) => {
+                encode_result(&incoming.id, &*extension.raw).map_err(|e| internal(&e.to_string()))
+            }
+        }
+    }
+
+    fn finish_input_required(
+        &self,
+        incoming: &Incoming<'_>,
+        ctx: &RequestContext,
+        target: &Target<'_>,
+        mut irr: InputRequiredResult,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        if !irr.is_valid() {
+            tracing::error!(
+                method = target.method,
+                "handler returned an InputRequiredResult without inputRequests or requestState"
+            );
+            return Err(internal("Handler returned an invalid result"));
+        }
+        let declared = ctx.client_capabilities();
+        let mut missing = ClientCapabilities::new();
+        for request in irr.input_requests.iter().flat_map(|r| r.values()) {
+            let required = required_for(request);
+            if !declared.satisfies(&required) {
+                merge(&mut missing, required);
+            }
+        }
+        if missing != ClientCapabilities::new() {
+            tracing::warn!(
+                method = target.method,
+                "handler asked for input the client cannot give"
+            );
+            ctx.require_capabilities(&missing)?;
+        }
+        if let (Some(policy), Some(state)) = (&self.inner.sealing, irr.request_state.as_deref()) {
+            let arguments = raw_arguments(incoming.params);
+            let binding = RequestBinding::new(target.method, target.name)
+                .with_arguments(arguments.as_ref())
+                .with_principal(incoming.principal.as_ref());
+            let sealed = policy.seal(state, &binding).map_err(|error| {
+                tracing::error!(%error, "requestState could not be sealed");
+                internal("Internal error")
+            })?;
+            irr.request_state = Some(sealed);
+        }
+        irr.result_type = Some(ResultType::INPUT_REQUIRED);
+        irr.meta
+            .get_or_insert_with(Meta::new)
+            .set_server_info_raw(Arc::clone(&self.inner.info_raw));
+        encode_result(&incoming.id, &irr).map_err(|e| internal(&e.to_string()))
+    }
+
+    async fn call_tool(
+        &self,
+        incoming: &Incoming<'_>,
+        registry: &Registry,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let (mut params, meta, version) =
+            self.prepare::<CallToolRequestParams>(incoming, |p| Some(p.name.as_str()))?;
+        self.gate(incoming, self.has_tools(registry))?;
+        let entry = registry
+            .tool(&params.name)
+            .cloned()
+            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
+        if let Some(headers) = incoming.headers {
+            check_param_headers(headers, &entry.headers, params.arguments.as_ref())?;
+        }
+        let target = Target {
+            method: CallTool::NAME,
+            name: &entry.tool.name,
+        };
+        self.open_state(incoming, &target, &mut params.request_state)?;
+        let ctx = self.context(incoming, meta, version, notifier, cancel);
+        let outcome = entry.handler.call(ctx.clone(), params).await;
+        ctx.finish();
+        self.finish_outcome(incoming, &ctx, &target, outcome?)
+    }
+
+    async fn get_prompt(
+        &self,
+        incoming: &Incoming<'_>,
+        registry: &Registry,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let (mut params, meta, version) =
+            self.prepare::<GetPromptRequestParams>(incoming, |p| Some(p.name.as_str()))?;
+        self.gate(incoming, self.has_prompts(registry))?;
+        let entry = registry.prompt(&params.name).cloned().ok_or_else(|| {
+            ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name))
+        })?;
+        for argument in entry.prompt.arguments.iter().flatten() {
+            let given = params
+                .arguments
+                .as_ref()
+                .is_some_and(|a| a.contains_key(&argument.name));
+            if argument.required == Some(true) && !given {
+                return Err(ErrorObject::invalid_params(format!(
+                    "Missing required argument {:?} for prompt {:?}",
+                    argument.name, entry.prompt.name
+                )));
+            }
+        }
+        let target = Target {
+            method: GetPrompt::NAME,
+            name: &entry.prompt.name,
+        };
+        self.open_state(incoming, &target, &mut params.request_state)?;
+        let ctx = self.context(incoming, meta, version, notifier, cancel);
+        let outcome = entry.handler.get(ctx.clone(), params).await;
+        ctx.finish();
+        self.finish_outcome(incoming, &ctx, &target, outcome?)
+    }
+
+    async fn read_resource(
+        &self,
+        incoming: &Incoming<'_>,
+        registry: &Registry,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let (mut params, meta, version) =
+            self.prepare::<ReadResourceRequestParams>(incoming, |p| Some(p.uri.as_str()))?;
+        self.gate(incoming, self.has_resources(registry))?;
+        let uri = params.uri.clone();
+        let target = Target {
+            method: ReadResource::NAME,
+            name: &uri,
+        };
+        self.open_state(incoming, &target, &mut params.request_state)?;
+        let outcome = if let Some(entry) = registry.resource(&uri).cloned() {
+            let ctx = self.context(incoming, meta, version, notifier, cancel);
+            let result = entry.handler.read(ctx.clone(), params).await;
+            ctx.finish();
+            (ctx, result.map(Outcome::Complete))
+        } else if let Some((entry, variables)) = registry.template_for(&uri) {
+            let entry = Arc::clone(entry);
+            let ctx = self.context(incoming, meta, version, notifier, cancel);
+            let result = entry.handler.read(ctx.clone(), params, variables).await;
+            ctx.finish();
+            (ctx, result)
+        } else {
+            return Err(ErrorObject::resource_not_found(&uri));
+        };
+        let (ctx, outcome) = outcome;
+        let outcome = match outcome? {
+            Outcome::Complete(result) if result.contents.is_empty() => {
+                // Never an empty `contents`: that is how "not found" must not be said.
+                return Err(ErrorObject::resource_not_found(&uri));
+            }
+            Outcome::Complete(mut result) => {
+                let CachePolicy { ttl_ms, scope } = &self.inner.caching.reads;
+                result.ttl_ms.get_or_insert(*ttl_ms);
+                result.cache_scope.get_or_insert_with(|| scope.clone());
+                Outcome::Complete(result)
+            }
+            other => other,
+        };
+        self.finish_outcome(incoming, &ctx, &target, outcome)
+    }
+
+    async fn custom(
+        &self,
+        incoming: &Incoming<'_>,
+        handler: &dyn super::MethodHandler,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let mut params: Extra = decode_params(incoming.params).map_err(|e| invalid_params(&e))?;
+        let meta = params
+            .remove("_meta")
+            .map(serde_json::from_value::<RequestMeta>)
+            .transpose()
+            .map_err(|e| invalid_params(&e))?;
+        let (meta, version) = self.ladder(incoming, meta, None)?;
+        let ctx = self.context(incoming, meta, version, notifier, cancel);
+        let result = handler.handle(ctx.clone(), Value::Object(params)).await;
+        ctx.finish();
+        let Value::Object(mut result) = result? else {
+            return Err(internal("Handler returned an invalid result"));
+        };
+        match result.get("resultType") {
+            Some(Value::String(kind)) if kind == ResultType::INPUT_REQUIRED.as_str() => {
+                tracing::error!(
+                    method = incoming.method,
+                    "only tools/call, prompts/get and resources/read may return an InputRequiredResult"
+                );
+                return Err(internal("Handler returned an invalid result"));
+            }
+            Some(_) => {}
+            None => {
+                result.insert(
+                    "resultType".to_owned(),
+                    Value::from(ResultType::COMPLETE.as_str()),
+                );
+            }
+        }
+        let mut meta = match result.remove("_meta") {
+            Some(Value::Object(map)) => Meta::from(map),
+            _ => Meta::new(),
+        };
+        meta.set_server_info_raw(Arc::clone(&self.inner.info_raw));
+        result.insert(
+            "_meta".to_owned(),
+            serde_json::to_value(&meta).unwrap_or_default(),
+        );
+        encode_result(&incoming.id, &result).map_err(|e| internal(&e.to_string()))
+    }
+}

@@ -1,0 +1,461 @@
+//! Streamable HTTP for 2026-07-28: one POST endpoint, stateless, no sessions.
+//!
+//! Each POST carries one message. A request is answered with `application/json`, or — as soon as
+//! its handler emits a notification (progress, logs, a listen stream) — with
+//! `text/event-stream`: the notifications, then the response, then the end of the stream.
+//! Closing the stream cancels the request. `GET` and `DELETE` get 405; `Mcp-Session-Id` is
+//! never minted nor honoured.
+//!
+//! Mount it in your own axum app with [`Server::http_router`], or run it alone with
+//! [`Server::serve_http`], which binds with `TCP_NODELAY` (no Nagle stalls on SSE).
+//! Host and Origin are checked against loopback names by default (DNS-rebinding protection);
+//! widen [`HttpConfig::allowed_hosts`] / [`HttpConfig::allowed_origins`] when serving beyond
+//! localhost.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::routing::any;
+use bytes::Bytes;
+use futures::stream::{self, Stream};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use mcp_types::jsonrpc::MessageRef;
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::Server;
+use super::dispatch::{HeaderAccess, Incoming, Reply, error_reply};
+use crate::http::sse;
+
+/// Settings of the HTTP endpoint.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The endpoint path (default `/mcp`).
+    pub path: String,
+    /// The largest request body accepted (default 4 MiB); larger bodies get 413.
+    pub max_body_size: usize,
+    /// Accepted `Host` names (without port). `None` accepts any host. Default: loopback names.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Accepted `Origin` hosts (a request without `Origin` is always accepted). `None` accepts
+    /// any origin. Default: loopback names.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Interval of keep-alive comments on idle event streams (default 15 s).
+    pub keep_alive: Duration,
+}
+
+const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        let loopback: Vec<String> = LOOPBACK.iter().map(|h| (*h).to_owned()).collect();
+        Self {
+            path: "/mcp".to_owned(),
+            max_body_size: 4 * 1024 * 1024,
+            allowed_hosts: Some(loopback.clone()),
+            allowed_origins: Some(loopback),
+            keep_alive: Duration::from_secs(15),
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Serves at `path`.
+    #[must_use]
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Accepts these `Host` names (in addition to nothing else), e.g. your public hostname.
+    #[must_use]
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepts these `Origin` hosts.
+    #[must_use]
+    pub fn allowed_origins(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Turns the Host and Origin checks off (behind a proxy that does them).
+    #[must_use]
+    pub fn allow_any_host(mut self) -> Self {
+        self.allowed_hosts = None;
+        self.allowed_origins = None;
+        self
+    }
+
+    /// Sets the body size limit.
+    #[must_use]
+    pub fn max_body_size(mut self, bytes: usize) -> Self {
+        self.max_body_size = bytes;
+        self
+    }
+}
+
+struct HttpState {
+    server: Server,
+    config: HttpConfig,
+}
+
+impl HeaderAccess for HeaderMap {
+    fn values(&self, name: &str) -> Vec<&[u8]> {
+        self.get_all(name)
+            .iter()
+            .map(HeaderValue::as_bytes)
+            .collect()
+    }
+}
+
+impl Server {
+    /// An axum router serving this server at `config.path` (a tower service; mount it in your
+    /// app or call [`Router::into_make_service`]).
+    pub fn http_router(&self, config: HttpConfig) -> Router {
+        let path = config.path.clone();
+        let state = Arc::new(HttpState {
+            server: self.clone(),
+            config,
+        });
+        Router::new().route(&path, any(handle)).with_state(state)
+    }
+
+    /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
+    /// ends. Use a loopback address (`127.0.0.1:3000`) unless you also configure hosts.
+    ///
+    /// # Errors
+    /// Binding or accept errors.
+    pub async fn serve_http(&self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
+        let listener = TcpListener::bind(addr).await?;
+        self.serve_http_on(listener, HttpConfig::default(), std::future::pending())
+            .await
+    }
+
+    /// Serves the endpoint on an existing listener until `shutdown` completes.
+    ///
+    /// # Errors
+    /// Accept errors.
+    pub async fn serve_http_on(
+        &self,
+        listener: TcpListener,
+        config: HttpConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        use axum::serve::ListenerExt as _;
+        let listener = listener.tap_io(|tcp| {
+            // Without it, an SSE response waits on Nagle + delayed ACK (~40 ms per request).
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!(%error, "could not set TCP_NODELAY");
+            }
+        });
+        axum::serve(listener, self.http_router(config))
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    response
+}
+
+fn json(status: u16, body: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The host part of a `Host` header or an origin authority, lower-cased, without port.
+fn host_name(authority: &str) -> String {
+    let authority = authority.trim().to_ascii_lowercase();
+    if authority.starts_with('[') {
+        return authority
+            .split_once(']')
+            .map_or(authority.clone(), |(h, _)| format!("{h}]"));
+    }
+    authority.split(':').next().unwrap_or_default().to_owned()
+}
+
+fn allowed(list: Option<&Vec<String>>, host: &str) -> bool {
+    list.is_none_or(|list| list.iter().any(|h| h.eq_ignore_ascii_case(host)))
+}
+
+/// DNS-rebinding protection: `Host` must name an allowed host, and `Origin`, when present, an
+/// allowed origin.
+fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(), Box<Response>> {
+    if config.allowed_hosts.is_some() {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(host_name);
+        if !host.is_some_and(|h| allowed(config.allowed_hosts.as_ref(), &h)) {
+            return Err(Box::new(plain(
+                StatusCode::MISDIRECTED_REQUEST,
+                "Invalid Host header",
+            )));
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = origin
+            .to_str()
+            .ok()
+            .and_then(|o| o.split_once("://"))
+            .map(|(_, authority)| host_name(authority.split('/').next().unwrap_or_default()));
+        if !host.is_some_and(|h| allowed(config.allowed_origins.as_ref(), &h)) {
+            return Err(Box::new(plain(
+                StatusCode::FORBIDDEN,
+                "Invalid Origin header",
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn media_types(headers: &HeaderMap, name: header::HeaderName) -> Vec<String> {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| {
+            t.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .collect()
+}
+
+/// `Accept` must cover both JSON and event streams (an absent header is tolerated).
+fn accepts_both(headers: &HeaderMap) -> bool {
+    let types = media_types(headers, header::ACCEPT);
+    if types.is_empty() {
+        return true;
+    }
+    let covers = |wanted: &str| {
+        let (kind, _) = wanted.split_once('/').unwrap_or_default();
+        types
+            .iter()
+            .any(|t| t == wanted || t == "*/*" || *t == format!("{kind}/*"))
+    };
+    covers("application/json") && covers("text/event-stream")
+}
+
+async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+    if request.method() != http::Method::POST {
+        let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    if let Err(response) = check_host_and_origin(request.headers(), &state.config) {
+        return *response;
+    }
+    if !media_types(request.headers(), header::CONTENT_TYPE)
+        .iter()
+        .any(|t| t == "application/json")
+    {
+        return plain(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    if !accepts_both(request.headers()) {
+        return plain(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must include application/json and text/event-stream",
+        );
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match Limited::new(body, state.config.max_body_size)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
+            return plain(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
+        }
+        Err(_) => return plain(StatusCode::BAD_REQUEST, "Could not read the request body"),
+    };
+    // Classify first: only requests get a response stream.
+    match MessageRef::decode_slice(&bytes) {
+        Err(error) => {
+            return match error_reply(error.id(), &error.to_error_object()) {
+                Reply::Message { body, status } => json(status, body),
+                Reply::Nothing => plain(StatusCode::BAD_REQUEST, "bad request"),
+            };
+        }
+        Ok(MessageRef::Notification(_) | MessageRef::Response(_)) => {
+            // 2026-07-28 defines no client notification over HTTP (closing a stream is the
+            // cancellation); accept and drop.
+            let mut response = Response::new(Body::empty());
+            *response.status_mut() = StatusCode::ACCEPTED;
+            return response;
+        }
+        Ok(MessageRef::Request(_)) => {}
+    }
+    respond(
+        state.server.clone(),
+        Arc::new(parts),
+        bytes,
+        state.config.keep_alive,
+    )
+    .await
+}
+
+type Work = Pin<Box<dyn Future<Output = Reply> + Send>>;
+
+async fn respond(
+    server: Server,
+    parts: Arc<http::request::Parts>,
+    bytes: Bytes,
+    keep_alive: Duration,
+) -> Response {
+    let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
+    let cancel = CancellationToken::new();
+    // Dropping the response (the client went away) cancels the request.
+    let guard = cancel.clone().drop_guard();
+    let work: Work = Box::pin(async move {
+        let Ok(MessageRef::Request(request)) = MessageRef::decode_slice(&bytes) else {
+            return Reply::Nothing;
+        };
+        let incoming = Incoming {
+            id: request.id.clone(),
+            method: &request.method,
+            params: request.params,
+            headers: Some(&parts.headers),
+            principal: None,
+            http: Some(Arc::clone(&parts)),
+        };
+        server.dispatch(incoming, Some(notifier), cancel).await
+    });
+    let mut work = work;
+    tokio::select! {
+        reply = &mut work => {
+            match notifications.try_recv() {
+                // Notifications were queued before the reply: they travel on a stream too.
+                Ok(first) => event_stream(&first, notifications, None, Some(reply), guard, keep_alive),
+                Err(_) => {
+                    guard.disarm();
+                    match reply {
+                        Reply::Message { body, status } => json(status, body),
+                        Reply::Nothing => {
+                            let mut response = Response::new(Body::empty());
+                            *response.status_mut() = StatusCode::NO_CONTENT;
+                            response
+                        }
+                    }
+                }
+            }
+        }
+        Some(first) = notifications.recv() => {
+            event_stream(&first, notifications, Some(work), None, guard, keep_alive)
+        }
+    }
+}
+
+struct StreamState {
+    queued: Vec<Bytes>,
+    notifications: mpsc::Receiver<Vec<u8>>,
+    work: Option<Work>,
+    reply: Option<Reply>,
+    finished: bool,
+    keep_alive: tokio::time::Interval,
+    _guard: DropGuard,
+}
+
+fn event_stream(
+    first: &[u8],
+    notifications: mpsc::Receiver<Vec<u8>>,
+    work: Option<Work>,
+    reply: Option<Reply>,
+    guard: DropGuard,
+    keep_alive: Duration,
+) -> Response {
+    let state = StreamState {
+        queued: vec![sse::encode_message(first)],
+        notifications,
+        work,
+        reply,
+        finished: false,
+        keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
+        _guard: guard,
+    };
+    let body = Body::from_stream(events(state));
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
+    stream::unfold(state, |mut state| async move {
+        loop {
+            if !state.queued.is_empty() {
+                let chunk = Bytes::from(
+                    state
+                        .queued
+                        .drain(..)
+                        .flat_map(|b| b.to_vec())
+                        .collect::<Vec<u8>>(),
+                );
+                return Some((Ok(chunk), state));
+            }
+            if state.finished {
+                return None;
+            }
+            if let Some(reply) = state.reply.take() {
+                // The handler finished: flush what it queued, then the response, then end.
+                while let Ok(message) = state.notifications.try_recv() {
+                    state.queued.push(sse::encode_message(&message));
+                }
+                if let Reply::Message { body, .. } = reply {
+                    state.queued.push(sse::encode_message(&body));
+                }
+                state.finished = true;
+                continue;
+            }
+            let Some(work) = state.work.as_mut() else {
+                state.finished = true;
+                continue;
+            };
+            tokio::select! {
+                biased;
+                Some(message) = state.notifications.recv() => {
+                    state.queued.push(sse::encode_message(&message));
+                }
+                reply = work => {
+                    state.work = None;
+                    state.reply = Some(reply);
+                }
+                _ = state.keep_alive.tick() => state.queued.push(sse::keep_alive()),
+            }
+        }
+    })
+}

@@ -1,0 +1,112 @@
+//! `subscriptions/listen`: a long-lived request whose response stream carries the change
+//! notifications the client opted into, each tagged with the subscription id.
+
+use mcp_types::methods::{
+    PromptListChanged, ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged,
+    ToolListChanged,
+};
+use mcp_types::{
+    Meta, NotificationParams, ResourceUpdatedNotificationParams, SubscriptionFilter,
+    SubscriptionsAcknowledgedParams, SubscriptionsListenRequestParams, SubscriptionsListenResult,
+};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::registry::Registry;
+use super::{RequestContext, Server};
+
+/// A change announced to listen streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// The tool list changed.
+    ToolsListChanged,
+    /// The prompt list changed.
+    PromptsListChanged,
+    /// The resource (or template) list changed.
+    ResourcesListChanged,
+    /// The contents of this resource changed.
+    ResourceUpdated(String),
+}
+
+impl Server {
+    /// Serves one listen stream until the client cancels it (`None`: send nothing more) or the
+    /// server closes subscriptions (`Some`: the graceful closing result).
+    pub(crate) async fn listen(
+        &self,
+        ctx: &RequestContext,
+        params: &SubscriptionsListenRequestParams,
+        registry: &Registry,
+    ) -> Option<SubscriptionsListenResult> {
+        // Subscribe before acknowledging, so no change between the two is lost.
+        let mut changes = self.inner.changes.subscribe();
+        let honored = self.honored(&params.notifications, registry);
+        let tag = Meta::for_subscription(ctx.id());
+        ctx.notify::<SubscriptionsAcknowledged>(&SubscriptionsAcknowledgedParams {
+            notifications: honored.clone(),
+            meta: Some(tag.clone()),
+            extra: mcp_types::Extra::new(),
+        })
+        .await;
+        let list_changed = NotificationParams {
+            meta: Some(tag.clone()),
+            ..Default::default()
+        };
+        loop {
+            tokio::select! {
+                () = ctx.cancelled() => return None,
+                () = self.inner.shutdown.cancelled() => return Some(SubscriptionsListenResult::default()),
+                change = changes.recv() => match change {
+                    Ok(Change::ToolsListChanged) if honored.tools_list_changed == Some(true) => {
+                        ctx.notify::<ToolListChanged>(&list_changed).await;
+                    }
+                    Ok(Change::PromptsListChanged) if honored.prompts_list_changed == Some(true) => {
+                        ctx.notify::<PromptListChanged>(&list_changed).await;
+                    }
+                    Ok(Change::ResourcesListChanged) if honored.resources_list_changed == Some(true) => {
+                        ctx.notify::<ResourceListChanged>(&list_changed).await;
+                    }
+                    Ok(Change::ResourceUpdated(uri))
+                        if honored.resource_subscriptions.iter().flatten().any(|u| *u == uri) =>
+                    {
+                        ctx.notify::<ResourceUpdated>(&ResourceUpdatedNotificationParams {
+                            uri,
+                            meta: Some(tag.clone()),
+                            extra: mcp_types::Extra::new(),
+                        })
+                        .await;
+                    }
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "listen stream fell behind; changes were dropped");
+                    }
+                    Err(RecvError::Closed) => return Some(SubscriptionsListenResult::default()),
+                },
+            }
+        }
+    }
+
+    /// The part of a filter this server can honour.
+    fn honored(&self, filter: &SubscriptionFilter, registry: &Registry) -> SubscriptionFilter {
+        let yes =
+            |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
+        let resources = self.inner.declare.resources
+            || !registry.resources.is_empty()
+            || !registry.templates.is_empty();
+        SubscriptionFilter {
+            tools_list_changed: yes(
+                filter.tools_list_changed,
+                self.inner.declare.tools || !registry.tools.is_empty(),
+            ),
+            prompts_list_changed: yes(
+                filter.prompts_list_changed,
+                self.inner.declare.prompts || !registry.prompts.is_empty(),
+            ),
+            resources_list_changed: yes(filter.resources_list_changed, resources),
+            resource_subscriptions: filter
+                .resource_subscriptions
+                .clone()
+                .filter(|uris| resources && !uris.is_empty()),
+            extra: mcp_types::Extra::new(),
+        }
+    }
+}

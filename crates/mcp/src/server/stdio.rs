@@ -1,0 +1,201 @@
+//! Serving over a byte stream of newline-delimited JSON: stdio, or any reader/writer pair (the
+//! in-memory pipe of tests and embedding).
+//!
+//! Requests run concurrently (a slow tool does not block the others, and `notifications/cancelled`
+//! is read while it runs). One writer task owns the output and coalesces queued messages into
+//! few writes. A malformed line gets `-32700` / `-32600` and the server keeps serving; end of
+//! input ends the server once the requests in flight have answered.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use mcp_types::jsonrpc::{MessageRef, encode_error};
+use mcp_types::methods::Cancelled;
+use mcp_types::{
+    CancelledNotificationParams, ErrorCode, ErrorObject, NotificationMethod, RequestId,
+};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::Server;
+use super::dispatch::{Incoming, Reply};
+use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, LineReader};
+
+/// Limits of a stream connection.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StdioConfig {
+    /// The largest message accepted, in bytes; longer lines get `-32600` and are skipped.
+    pub max_message_size: usize,
+    /// How many requests may run at once; reading pauses beyond it.
+    pub max_concurrent_requests: usize,
+}
+
+impl Default for StdioConfig {
+    fn default() -> Self {
+        Self {
+            max_message_size: DEFAULT_MAX_LINE,
+            max_concurrent_requests: 512,
+        }
+    }
+}
+
+type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+
+impl Server {
+    /// Serves on this process's stdin and stdout until stdin closes. Logs must go to stderr.
+    ///
+    /// # Errors
+    /// I/O errors reading stdin.
+    #[cfg(feature = "stdio")]
+    pub async fn serve_stdio(&self) -> io::Result<()> {
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves on any reader / writer pair (see the module docs).
+    ///
+    /// # Errors
+    /// I/O errors reading `reader`. Write errors (the peer went away) end the output quietly.
+    pub async fn serve_io<R, W>(&self, reader: R, writer: W) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        self.serve_io_with(reader, writer, StdioConfig::default())
+            .await
+    }
+
+    /// [`Server::serve_io`] with explicit limits.
+    ///
+    /// # Errors
+    /// As [`Server::serve_io`].
+    pub async fn serve_io_with<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        config: StdioConfig,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, outbox) = mpsc::channel::<Vec<u8>>(1024);
+        let writer_task = tokio::spawn(write_lines(writer, outbox));
+        let in_flight: InFlight = Arc::default();
+        let permits = Arc::new(Semaphore::new(config.max_concurrent_requests.max(1)));
+        let mut tasks = JoinSet::new();
+        let mut lines = LineReader::new(reader, config.max_message_size);
+        let result = loop {
+            while tasks.try_join_next().is_some() {}
+            let frame = match lines.next_frame().await {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break Ok(()),
+                Err(error) => break Err(error),
+            };
+            let bytes = match frame {
+                Frame::Line(bytes) => bytes,
+                Frame::TooLong(size) => {
+                    let error = ErrorObject::new(
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "Invalid request: message of {size} bytes exceeds the limit of {} bytes",
+                            config.max_message_size
+                        ),
+                    );
+                    let _ = out.send(encode_error(None, &error)).await;
+                    continue;
+                }
+            };
+            match MessageRef::decode_slice(bytes) {
+                Err(error) => {
+                    let _ = out
+                        .send(encode_error(error.id(), &error.to_error_object()))
+                        .await;
+                }
+                Ok(MessageRef::Request(request)) => {
+                    let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+                        break Ok(());
+                    };
+                    let request = request.to_owned_request();
+                    let cancel = CancellationToken::new();
+                    lock(&in_flight).insert(request.id.clone(), cancel.clone());
+                    let server = self.clone();
+                    let out = out.clone();
+                    let in_flight = Arc::clone(&in_flight);
+                    tasks.spawn(async move {
+                        let incoming = Incoming {
+                            id: request.id.clone(),
+                            method: &request.method,
+                            params: request.params.as_deref(),
+                            headers: None,
+                            principal: None,
+                            #[cfg(feature = "http-server")]
+                            http: None,
+                        };
+                        let reply = server
+                            .dispatch(incoming, Some(out.clone()), cancel.clone())
+                            .await;
+                        lock(&in_flight).remove(&request.id);
+                        // After a cancellation nothing more is sent for the request.
+                        if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
+                        {
+                            let _ = out.send(body).await;
+                        }
+                        drop(permit);
+                    });
+                }
+                Ok(MessageRef::Notification(notification)) => {
+                    if notification.method == Cancelled::NAME
+                        && let Ok(params) = notification.params_as::<CancelledNotificationParams>()
+                        && let Some(token) = lock(&in_flight).get(&params.request_id)
+                    {
+                        token.cancel();
+                    }
+                }
+                Ok(MessageRef::Response(_)) => {
+                    tracing::debug!("ignoring a response: this connection sent no requests");
+                }
+            }
+        };
+        // End of input: listen streams close, requests in flight still answer.
+        self.inner.shutdown.cancel();
+        while tasks.join_next().await.is_some() {}
+        drop(out);
+        let _ = writer_task.await;
+        result
+    }
+}
+
+fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+    in_flight.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Drains the outbox, writing whatever is queued before each flush.
+async fn write_lines<W: AsyncWrite + Unpin>(writer: W, mut outbox: mpsc::Receiver<Vec<u8>>) {
+    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
+    while let Some(message) = outbox.recv().await {
+        if write_line(&mut writer, &message).await.is_err() {
+            return;
+        }
+        while let Ok(message) = outbox.try_recv() {
+            if write_line(&mut writer, &message).await.is_err() {
+                return;
+            }
+        }
+        if writer.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &mut BufWriter<W>,
+    message: &[u8],
+) -> io::Result<()> {
+    writer.write_all(message).await?;
+    writer.write_all(b"\n").await
+}
