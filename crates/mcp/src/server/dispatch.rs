@@ -240,6 +240,21 @@ fn check_param_headers(
     Ok(())
 }
 
+/// Every answer in `inputResponses` must at least have the shape of an answer (an elicitation,
+/// sampling or roots result); a malformed structure is a protocol error, not a question to ask
+/// again. Whether it fits the question asked under its key is for the handler to judge.
+fn check_input_responses(responses: Option<&mcp_types::InputResponses>) -> Result<(), ErrorObject> {
+    for (key, response) in responses.into_iter().flatten() {
+        if response.kind().is_none() {
+            return Err(ErrorObject::invalid_params(format!(
+                "Invalid request parameters: inputResponses[{key:?}] is not an elicitation, \
+                 sampling or roots result"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The capabilities an input request needs.
 fn required_for(request: &InputRequest) -> ClientCapabilities {
     match request {
@@ -749,6 +764,7 @@ impl Server {
             method: CallTool::NAME,
             name: &entry.tool.name,
         };
+        check_input_responses(params.input_responses.as_ref())?;
         self.open_state(incoming, &target, &mut params.request_state)?;
         let ctx = self.context(incoming, meta, version, notifier, cancel);
         let outcome = entry.handler.call(ctx.clone(), params).await;
@@ -785,6 +801,7 @@ impl Server {
             method: GetPrompt::NAME,
             name: &entry.prompt.name,
         };
+        check_input_responses(params.input_responses.as_ref())?;
         self.open_state(incoming, &target, &mut params.request_state)?;
         let ctx = self.context(incoming, meta, version, notifier, cancel);
         let outcome = entry.handler.get(ctx.clone(), params).await;
@@ -807,6 +824,7 @@ impl Server {
             method: ReadResource::NAME,
             name: &uri,
         };
+        check_input_responses(params.input_responses.as_ref())?;
         self.open_state(incoming, &target, &mut params.request_state)?;
         let outcome = if let Some(entry) = registry.resource(&uri).cloned() {
             let ctx = self.context(incoming, meta, version, notifier, cancel);
