@@ -1,6 +1,7 @@
 //! The conformance fixture server: `PORT=3000 conformance-server` serves
 //! `http://localhost:3000/mcp` on 127.0.0.1. `MCP_REQUEST_STATE_KEYS` (comma-separated secrets)
-//! and `MCP_REQUEST_STATE_TTL` (seconds) configure request-state sealing.
+//! and `MCP_REQUEST_STATE_TTL` (seconds) configure request-state sealing. With `--stdio` it
+//! serves the same fixtures on stdin/stdout instead.
 
 use mcp::server::http::HttpConfig;
 use mcp_conformance::server::{Sealing, build};
@@ -18,6 +19,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|p| p.parse().ok())
         .unwrap_or(3000);
     let server = build(&Sealing::from_env())?;
+    if std::env::args().any(|a| a == "--stdio") {
+        server.serve_stdio().await?;
+        return Ok(());
+    }
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     tracing::info!(
         port,

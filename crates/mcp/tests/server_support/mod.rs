@@ -1,0 +1,303 @@
+//! Shared by the server tests: a fixture server, and raw peers that speak to it over the
+//! in-memory pipe (the stdio code path) and over HTTP on 127.0.0.1.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::SocketAddr;
+
+use mcp::server::http::HttpConfig;
+use mcp::server::{Change, RequestContext, Server};
+use mcp::transport::lines::{Frame, LineReader};
+use mcp::transport::memory;
+use mcp::types::*;
+use serde_json::{Value, json};
+use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
+use tokio::sync::oneshot;
+
+pub fn object(value: Value) -> Extra {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+/// The `_meta` of a 2026-07-28 request with the given client capabilities.
+pub fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "test-client", "version": "1.0.0"},
+    })
+}
+
+/// A request with the standard envelope.
+pub fn request(id: i64, method: &str, mut params: Value) -> Value {
+    params
+        .as_object_mut()
+        .unwrap()
+        .insert("_meta".into(), meta(json!({})));
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A server with one of everything.
+pub fn fixture() -> Server {
+    Server::builder("ladder-test", "1.2.3")
+        .instructions("test instructions")
+        .tool(
+            Tool::new("echo", object(json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}))),
+            |_ctx, params: CallToolRequestParams| async move {
+                let text = params.arguments.as_ref().and_then(|a| a.get("text")).and_then(Value::as_str).unwrap_or_default().to_owned();
+                CallToolResult::text(text)
+            },
+        )
+        .tool(
+            Tool::new("regional", object(json!({"type":"object","properties":{
+                "region":{"type":"string","x-mcp-header":"Region"},
+                "count":{"type":"integer","x-mcp-header":"Count"}}}))),
+            |_ctx, _params| async { CallToolResult::text("ok") },
+        )
+        .tool(Tool::new("needs_sampling", Tool::empty_input_schema()), |ctx: RequestContext, _params| async move {
+            ctx.require_capabilities(&ClientCapabilities::new().with_sampling())?;
+            Ok::<_, ErrorObject>(CallToolResult::text("sampled"))
+        })
+        .tool(Tool::new("progress", Tool::empty_input_schema()), |ctx: RequestContext, _params| async move {
+            ctx.progress(1.0, Some(2.0), Some("half")).await;
+            ctx.progress(2.0, Some(2.0), None).await;
+            CallToolResult::text("done")
+        })
+        .tool(Tool::new("logs", Tool::empty_input_schema()), |ctx: RequestContext, _params| async move {
+            ctx.log(LoggingLevel::Debug, None, json!("debug line")).await;
+            ctx.log(LoggingLevel::Warning, Some("test"), json!("warning line")).await;
+            CallToolResult::text("logged")
+        })
+        .tool(Tool::new("announce", Tool::empty_input_schema()), |ctx: RequestContext, _params| async move {
+            ctx.server().notify(Change::ToolsListChanged);
+            ctx.server().notify(Change::ResourceUpdated("test://doc".into()));
+            CallToolResult::text("announced")
+        })
+        .tool(Tool::new("announce_prompts", Tool::empty_input_schema()), |ctx: RequestContext, _params| async move {
+            ctx.server().notify(Change::PromptsListChanged);
+            CallToolResult::text("announced")
+        })
+        .tool(Tool::new("ask", Tool::empty_input_schema()), |_ctx, params: CallToolRequestParams| async move {
+            match params.request_state.as_deref() {
+                Some("asked") => Outcome::Complete(CallToolResult::text("answered")),
+                _ => Outcome::InputRequired(InputRequiredResult::new().with_state("asked")),
+            }
+        })
+        .prompt(
+            Prompt { name: "greet".into(), arguments: Some(vec![PromptArgument { name: "who".into(), required: Some(true), ..Default::default() }]), ..Default::default() },
+            |_ctx, params: GetPromptRequestParams| async move {
+                let who = params.arguments.unwrap_or_default().remove("who").unwrap_or_default();
+                GetPromptResult { messages: vec![PromptMessage::new(Role::USER, ContentBlock::text(format!("Hello {who}")))], ..Default::default() }
+            },
+        )
+        .resource(
+            Resource { uri: "test://doc".into(), name: "doc".into(), ..Default::default() },
+            |_ctx, params: ReadResourceRequestParams| async move {
+                ReadResourceResult { contents: vec![ResourceContents::text(params.uri, None, "doc text")], ..Default::default() }
+            },
+        )
+        .resource_template(
+            ResourceTemplate { uri_template: "test://items/{id}".into(), name: "item".into(), ..Default::default() },
+            |_ctx, params: ReadResourceRequestParams, vars: mcp::server::UriVariables| async move {
+                ReadResourceResult { contents: vec![ResourceContents::text(params.uri, None, format!("item {}", vars["id"]))], ..Default::default() }
+            },
+        )
+        .completion(|_ctx, _params| async { CompleteResult { completion: Completion { values: (0..150).map(|i| i.to_string()).collect(), ..Default::default() }, ..Default::default() } })
+        .build()
+        .unwrap()
+}
+
+/// A raw newline-JSON peer on the in-memory pipe: the stdio code path without a process.
+pub struct StdioPeer {
+    writer: WriteHalf<DuplexStream>,
+    reader: LineReader<ReadHalf<DuplexStream>>,
+    pub server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl StdioPeer {
+    pub fn start(server: Server) -> Self {
+        let pipe = memory::pipe();
+        let task = tokio::spawn(async move {
+            server
+                .serve_io(pipe.server.reader, pipe.server.writer)
+                .await
+        });
+        Self {
+            writer: pipe.client.writer,
+            reader: LineReader::new(pipe.client.reader, 64 << 20),
+            server: task,
+        }
+    }
+
+    pub async fn send_raw(&mut self, line: &[u8]) {
+        self.writer.write_all(line).await.unwrap();
+        self.writer.write_all(b"\n").await.unwrap();
+    }
+
+    pub async fn send(&mut self, message: &Value) {
+        self.send_raw(serde_json::to_string(message).unwrap().as_bytes())
+            .await;
+    }
+
+    /// The next message from the server.
+    pub async fn next(&mut self) -> Option<Value> {
+        match self.reader.next_frame().await.unwrap()? {
+            Frame::Line(line) => Some(serde_json::from_slice(line).expect("server wrote JSON")),
+            Frame::TooLong(_) => panic!("server line too long"),
+        }
+    }
+
+    /// Sends a request and returns its response, collecting the notifications before it.
+    pub async fn request(&mut self, message: &Value) -> (Value, Vec<Value>) {
+        self.send(message).await;
+        let mut notifications = Vec::new();
+        loop {
+            let reply = self.next().await.expect("server closed before answering");
+            if reply.get("id") == message.get("id") && reply.get("method").is_none() {
+                return (reply, notifications);
+            }
+            notifications.push(reply);
+        }
+    }
+
+    /// Closes our side; the server should finish.
+    pub async fn close(mut self) -> std::io::Result<()> {
+        self.writer.shutdown().await.unwrap();
+        drop(self.writer);
+        while self.reader.next_frame().await.unwrap().is_some() {}
+        self.server.await.unwrap()
+    }
+}
+
+/// The server on HTTP at 127.0.0.1 on a free port.
+pub struct HttpPeer {
+    pub addr: SocketAddr,
+    pub url: String,
+    pub client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl HttpPeer {
+    pub async fn start(server: Server) -> Self {
+        Self::start_with(server, HttpConfig::default()).await
+    }
+
+    pub async fn start_with(server: Server, config: HttpConfig) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            server
+                .serve_http_on(listener, config, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        Self {
+            addr,
+            url: format!("http://localhost:{}/mcp", addr.port()),
+            client: reqwest::Client::new(),
+            stop: Some(stop),
+        }
+    }
+
+    /// The standard headers for a body: version, method, and name for the three named methods.
+    pub fn standard_headers(body: &Value) -> Vec<(String, String)> {
+        let method = body["method"].as_str().unwrap_or_default().to_owned();
+        let mut headers = vec![
+            (
+                "accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+            ("content-type".to_owned(), "application/json".to_owned()),
+            (
+                "mcp-protocol-version".to_owned(),
+                body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+                    .as_str()
+                    .unwrap_or("2026-07-28")
+                    .to_owned(),
+            ),
+            ("mcp-method".to_owned(), method.clone()),
+        ];
+        let name = match method.as_str() {
+            "tools/call" | "prompts/get" => body["params"]["name"].as_str(),
+            "resources/read" => body["params"]["uri"].as_str(),
+            _ => None,
+        };
+        if let Some(name) = name {
+            headers.push(("mcp-name".to_owned(), name.to_owned()));
+        }
+        headers
+    }
+
+    /// POSTs `body` with the standard headers adjusted by `overrides` (a `None` value removes
+    /// the header). Returns the status, the content type and the messages of the response (one
+    /// for JSON, every event for SSE).
+    pub async fn post(
+        &self,
+        body: &Value,
+        overrides: &[(&str, Option<&str>)],
+    ) -> (u16, String, Vec<Value>) {
+        let mut headers = Self::standard_headers(body);
+        for (name, value) in overrides {
+            headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+            if let Some(value) = value {
+                headers.push(((*name).to_owned(), (*value).to_owned()));
+            }
+        }
+        let mut request = self
+            .client
+            .post(&self.url)
+            .body(serde_json::to_vec(body).unwrap());
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            response.headers().get("mcp-session-id").is_none(),
+            "a modern response never carries a session id"
+        );
+        let bytes = response.bytes().await.unwrap();
+        let messages = if content_type.starts_with("text/event-stream") {
+            let mut parser = mcp::http::sse::Parser::default();
+            parser
+                .feed(&bytes)
+                .unwrap()
+                .into_iter()
+                .map(|e| serde_json::from_str(&e.data).unwrap())
+                .collect()
+        } else if bytes.is_empty() {
+            Vec::new()
+        } else {
+            vec![
+                serde_json::from_slice(&bytes)
+                    .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into_owned())),
+            ]
+        };
+        (status, content_type, messages)
+    }
+
+    /// POSTs with the standard headers and returns the status and the final message.
+    pub async fn call(&self, body: &Value) -> (u16, Value) {
+        let (status, _, messages) = self.post(body, &[]).await;
+        (status, messages.last().cloned().unwrap_or(Value::Null))
+    }
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
