@@ -30,3 +30,8 @@ pub mod server;
 
 #[cfg(feature = "client")]
 pub mod client;
+
+/// The README's code compiles: its examples are doc-tested here.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
