@@ -57,7 +57,7 @@ impl Codec for HexCodec {
 
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
         let bytes = token.as_bytes();
-        if bytes.len() % 2 != 0 {
+        if !bytes.len().is_multiple_of(2) {
             return Err(Reason::Malformed.into());
         }
         bytes
@@ -92,7 +92,9 @@ fn model(payload: &[u8]) -> Option<String> {
     }
     let state = text("s")?;
     let now = 0.0;
-    if !number("iat").is_some_and(|iat| iat <= now + 60.0) || !number("exp").is_some_and(|exp| now < exp) {
+    if !number("iat").is_some_and(|iat| iat <= now + 60.0)
+        || !number("exp").is_some_and(|exp| now < exp)
+    {
         return None;
     }
     if text("m") != Some("resources/read")
@@ -117,7 +119,8 @@ fn check_plain(payload: &[u8]) {
     );
 }
 
-const TEMPLATE: &str = r#"{"v":1,"iat":0,"exp":1,"m":"resources/read","t":"r","a":"RBNvo1WzZ4oRRq0W9-hkng","s":"x"}"#;
+const TEMPLATE: &str =
+    r#"{"v":1,"iat":0,"exp":1,"m":"resources/read","t":"r","a":"RBNvo1WzZ4oRRq0W9-hkng","s":"x"}"#;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -146,7 +149,10 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(opened.as_deref(), Ok("state-\u{e9}"));
             } else {
                 let err = opened.expect_err("a modified token must be rejected");
-                assert_eq!(err.wire_error(), InvalidRequestState::new(Reason::Seal).wire_error());
+                assert_eq!(
+                    err.wire_error(),
+                    InvalidRequestState::new(Reason::Seal).wire_error()
+                );
             }
         }
         2 => check_plain(rest),

@@ -80,6 +80,12 @@ pub(crate) fn arguments_short_digest(
 ///
 /// Like Python, any falsy `arguments` (absent, `null`, `false`, `0`, `""`, `[]`, `{}`) digests as
 /// `{}`. Keys are sorted here, independent of serde_json's map order.
+///
+/// Equal to Python's digest of the same request text, with two exceptions that come from
+/// `serde_json::Value` itself: integers beyond the `u64`/`i64` range arrive as floats, and the
+/// integer literal `-0` arrives as the float `-0.0` (Python keeps both as ints). Tokens minted
+/// and opened by this crate are unaffected; only a fleet mixing Python and Rust servers on the
+/// same keys could see such a request's state refused.
 pub fn arguments_digest(arguments: Option<&Value>) -> String {
     let mut scratch = Vec::with_capacity(64);
     arguments_short_digest(arguments, &mut scratch)

@@ -12,10 +12,27 @@
 //!   one (AES-256-GCM over a [`Keyring`], token `v1.` + base64url(kid ‖ nonce ‖ ct ‖ tag)); plug
 //!   in your own for a KMS or HSM (see `examples/envelope_codec.rs`).
 //! * [`RequestStateSecurity`] — the policy around any codec: it stamps `iat`/`exp` (TTL), binds
-//!   the token to the request (method, target, [`arguments_digest`]), the audience and the
-//!   [`Principal`], and verifies all of it on [`RequestStateSecurity::open`].
+//!   the token to the [`RequestBinding`] (method, target, [`arguments_digest`], [`Principal`])
+//!   and the audience, and verifies all of it in [`RequestStateSecurity::open`], in the Python
+//!   SDK's order.
 //! * [`InvalidRequestState`] — every rejection, whatever its internal [`Reason`], is the same
-//!   wire error: [`WIRE_CODE`] `-32602`, [`WIRE_MESSAGE`] and `data` [`InvalidRequestState::wire_data`].
+//!   wire error: [`WIRE_CODE`] `-32602`, [`WIRE_MESSAGE`] and `data`
+//!   [`InvalidRequestState::wire_data`] (all at once: [`InvalidRequestState::wire_error`]).
+//!   Sealing failures ([`SealError`]) answer [`SEAL_FAILURE_CODE`] / [`SEAL_FAILURE_MESSAGE`].
+//! * [`canonical_json`], [`arguments_digest`], [`question_digest`] — the Python-compatible JSON
+//!   and digests, for the resolver state of the high-level server as well.
+//!
+//! # Server integration
+//!
+//! * Install [`RequestStateSecurity::for_server`]`(configured, server_name)`: no policy means an
+//!   ephemeral key with the server name as audience; an explicit policy needs a server name or
+//!   its own audience ([`ConfigError::MissingAudience`]).
+//! * Only for [`INPUT_REQUIRED_METHODS`], build one [`RequestBinding`] per request. If
+//!   `params.requestState` is present, [`RequestStateSecurity::open_value`] it (JSON `null`
+//!   counts as absent) and hand the plaintext to the handler; on error log
+//!   `err.reason()` and answer `err.wire_error()` (HTTP 400). If the handler answers
+//!   `input_required` with a string `requestState`, replace it with
+//!   [`RequestStateSecurity::seal`] for the same binding.
 //!
 //! # Sealing and opening a round
 //!
