@@ -1,1 +1,95 @@
-//! The MCP client.
+//! The MCP client: 2026-07-28 with multi-round-trip requests, and the 2025-11-25 handshake era.
+//!
+//! # Connecting
+//!
+//! [`Client::builder`] configures the era [`Mode`], the client's identity, its callbacks and
+//! limits; then `connect_stdio` (spawn a server process), `connect_http` (streamable HTTP) or
+//! `connect_io` (any byte stream, e.g. [`crate::transport::memory::pipe`]) connects and
+//! negotiates:
+//!
+//! * [`Mode::Auto`] (default) probes `server/discover`; a handshake-era server is detected by
+//!   the probe failing in any way other than a transport failure, and the client falls back to
+//!   `initialize`. A `-32022` naming a mutual version retries with it.
+//! * [`Mode::Pinned`] speaks a 2026 version without probing.
+//! * [`Mode::Legacy`] always uses `initialize`.
+//!
+//! [`Client::protocol_version`] tells what was negotiated.
+//!
+//! On 2026-07-28 every request carries the `_meta` envelope: protocol version, client
+//! capabilities (derived from the callbacks given: elicitation → `{"form":{},"url":{}}`,
+//! sampling → `{}`, roots → `{}`) and client info. Over HTTP the request also carries
+//! `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` mirrors of
+//! `x-mcp-header` arguments.
+//!
+//! # Asking the user: callbacks and the input-required loop
+//!
+//! [`Client::call_tool`], [`Client::get_prompt`] and [`Client::read_resource`] run the loop:
+//! every input request of a round goes concurrently to its callback, the request is retried
+//! with the answers and the server's `requestState`, until the final result (at most
+//! [`ClientBuilder::input_required_max_rounds`] rounds). The same callbacks answer the
+//! handshake era's server→client requests. A question without a callback fails the call
+//! locally with [`ClientError::MissingCallback`].
+//!
+//! To drive the loop yourself — e.g. to persist a pending request and resume it in another
+//! process — use the [`Session`] methods with `allow_input_required`, and
+//! [`Client::resume_call_tool`] / [`PendingRequest`].
+//!
+//! # Time bounds
+//!
+//! [`ClientBuilder::loop_timeout`] bounds a whole loop; equivalently wrap the call in
+//! [`tokio::time::timeout`]. Dropping a call is safe: on stdio the request in flight is
+//! cancelled with `notifications/cancelled`, on HTTP its response stream is closed.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use mcp::client::{Client, Mode};
+//! use mcp::types::{ElicitRequestParams, ElicitResult};
+//! use serde_json::json;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut command = tokio::process::Command::new("python3");
+//! command.arg("server.py");
+//! let client = Client::builder()
+//!     .mode(Mode::Auto)
+//!     .on_elicitation(|context, params: ElicitRequestParams| async move {
+//!         // `context.key()` is the server's key on 2026-07-28; `context.request_id()` the
+//!         // JSON-RPC id on the handshake-era back-channel.
+//!         println!("{:?}: {}", context.key(), params.message());
+//!         let mut content = serde_json::Map::new();
+//!         content.insert("region".to_owned(), json!("eu-west-1"));
+//!         Ok(ElicitResult::accept(content))
+//!     })
+//!     .connect_stdio(command)
+//!     .await?;
+//! let answer = tokio::time::timeout(
+//!     std::time::Duration::from_secs(30),
+//!     client.call_tool("provision", json!({"name": "orders"})),
+//! )
+//! .await??;
+//! println!("{}", answer.first_text().unwrap_or_default());
+//! client.close().await?;
+//! # Ok(()) }
+//! ```
+
+mod api;
+mod builder;
+mod callbacks;
+mod error;
+mod input_loop;
+mod negotiate;
+mod session;
+mod shared;
+mod tool_headers;
+mod transport;
+
+pub use api::{Client, PendingRequest};
+pub use builder::ClientBuilder;
+pub use callbacks::{
+    CallbackContext, ElicitationCallback, InputOrigin, NotificationCallback, ProgressCallback,
+    RootsCallback, SamplingCallback,
+};
+pub use error::{ClientError, TransportError};
+pub use negotiate::Mode;
+pub use session::{RequestOptions, RoundOutcome, Session};
+pub use transport::TransportKind;

@@ -39,6 +39,8 @@ pub struct Parser {
     has_data: bool,
     skip_lf: bool,
     max_line: usize,
+    last_event_id: Option<String>,
+    retry: Option<u64>,
 }
 
 /// The stream broke the parser's limits.
@@ -61,7 +63,20 @@ impl Parser {
             has_data: false,
             skip_lf: false,
             max_line,
+            last_event_id: None,
+            retry: None,
         }
+    }
+
+    /// The last `id` field seen on the stream, whether or not its event carried data (a
+    /// handshake-era client resumes with it as `Last-Event-ID`).
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
+    /// The last valid `retry` field seen on the stream (reconnection delay in milliseconds).
+    pub fn retry(&self) -> Option<u64> {
+        self.retry
     }
 
     /// Consumes a chunk and returns the events it completed.
@@ -122,7 +137,13 @@ impl Parser {
                 self.has_data = true;
             }
             "event" => self.current.event = Some(value.to_owned()),
-            "id" if !value.contains('\0') => self.current.id = Some(value.to_owned()),
+            "id" if !value.contains('\0') => {
+                self.current.id = Some(value.to_owned());
+                self.last_event_id = Some(value.to_owned());
+            }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry = value.parse().ok();
+            }
             _ => {}
         }
         None
@@ -156,6 +177,23 @@ mod tests {
             .unwrap();
         assert_eq!(events[0].data, r#"{"jsonrpc":"2.0"}"#);
         assert!(parser.feed(&keep_alive()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn remembers_last_event_id_and_retry() {
+        let mut parser = Parser::default();
+        // A priming event (an id, no data) dispatches nothing but sets the resume point.
+        assert!(
+            parser
+                .feed(b"id: event-1\nretry: 500\ndata: \n\n")
+                .unwrap()
+                .len()
+                <= 1
+        );
+        assert_eq!(parser.last_event_id(), Some("event-1"));
+        assert_eq!(parser.retry(), Some(500));
+        parser.feed(b"retry: soon\n\n").unwrap();
+        assert_eq!(parser.retry(), Some(500));
     }
 
     #[test]

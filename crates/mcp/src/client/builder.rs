@@ -1,0 +1,365 @@
+//! Configuring and connecting a [`Client`].
+
+use std::time::Duration;
+
+use mcp_types::jsonrpc::Notification;
+use mcp_types::{
+    ElicitationCapability, Implementation, ProtocolVersion, ResultTypes, SamplingCapability,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::api::Client;
+use super::callbacks::{Callbacks, ElicitationCallback, RootsCallback, SamplingCallback};
+use super::error::ClientError;
+use super::input_loop::LoopLimits;
+use super::negotiate::{Mode, NegotiationConfig, negotiate};
+use super::session::{Session, SessionConfig};
+use super::shared::Shared;
+use super::transport::engine::LineTransport;
+use super::transport::{Transport, TransportKind};
+use crate::transport::lines::DEFAULT_MAX_LINE;
+
+/// Builds a [`Client`]: era mode, identity, callbacks, limits; then connects it.
+///
+/// ```
+/// use mcp::client::{Client, Mode};
+/// use mcp::types::{ElicitResult, Implementation};
+///
+/// let builder = Client::builder()
+///     .mode(Mode::Auto)
+///     .client_info(Implementation::new("my-app", "1.0.0"))
+///     .input_required_max_rounds(5)
+///     .on_elicitation(|_context, _params| async { Ok(ElicitResult::decline()) });
+/// # drop(builder);
+/// ```
+pub struct ClientBuilder {
+    mode: Mode,
+    client_info: Implementation,
+    callbacks: Callbacks,
+    limits: LoopLimits,
+    loop_timeout: Option<Duration>,
+    request_timeout: Option<Duration>,
+    probe_timeout: Duration,
+    legacy_version: ProtocolVersion,
+    max_message: usize,
+    #[cfg(feature = "stdio")]
+    shutdown_grace: Duration,
+    #[cfg(feature = "http-client")]
+    http: HttpOptions,
+}
+
+#[cfg(feature = "http-client")]
+#[derive(Debug, Clone)]
+struct HttpOptions {
+    client: Option<reqwest::Client>,
+    headers: reqwest::header::HeaderMap,
+    max_reissues: u32,
+    legacy_get_stream: bool,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("mode", &self.mode)
+            .field("client_info", &self.client_info)
+            .field("callbacks", &self.callbacks)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClientBuilder {
+    /// Defaults: [`Mode::Auto`], no callbacks (so no capabilities), at most 10 input rounds,
+    /// no time bounds except a 10 s `server/discover` probe.
+    pub fn new() -> Self {
+        Self {
+            mode: Mode::Auto,
+            client_info: Implementation::new("mcp-rust", env!("CARGO_PKG_VERSION")),
+            callbacks: Callbacks::default(),
+            limits: LoopLimits::default(),
+            loop_timeout: None,
+            request_timeout: None,
+            probe_timeout: Duration::from_secs(10),
+            legacy_version: ProtocolVersion::LATEST_HANDSHAKE,
+            max_message: DEFAULT_MAX_LINE,
+            #[cfg(feature = "stdio")]
+            shutdown_grace: Duration::from_secs(2),
+            #[cfg(feature = "http-client")]
+            http: HttpOptions {
+                client: None,
+                headers: reqwest::header::HeaderMap::new(),
+                max_reissues: 2,
+                legacy_get_stream: true,
+            },
+        }
+    }
+
+    /// How to pick the era (default [`Mode::Auto`]).
+    #[must_use]
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The `clientInfo` sent with every request (2026-07-28) or in `initialize`.
+    #[must_use]
+    pub fn client_info(mut self, info: Implementation) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// Answers elicitations; declares `elicitation: {"form":{},"url":{}}` unless
+    /// [`Self::elicitation_capability`] says otherwise.
+    #[must_use]
+    pub fn on_elicitation(mut self, callback: impl ElicitationCallback) -> Self {
+        self.callbacks.elicitation = Some(std::sync::Arc::new(callback));
+        self
+    }
+
+    /// The elicitation modes to declare (e.g. form only), when an elicitation callback is set.
+    #[must_use]
+    pub fn elicitation_capability(mut self, capability: ElicitationCapability) -> Self {
+        self.callbacks.elicitation_capability = Some(capability);
+        self
+    }
+
+    /// Answers sampling requests; declares `sampling: {}` unless
+    /// [`Self::sampling_capability`] says otherwise.
+    #[must_use]
+    pub fn on_sampling(mut self, callback: impl SamplingCallback) -> Self {
+        self.callbacks.sampling = Some(std::sync::Arc::new(callback));
+        self
+    }
+
+    /// The sampling capability to declare (e.g. with `tools`), when a sampling callback is set.
+    #[must_use]
+    pub fn sampling_capability(mut self, capability: SamplingCapability) -> Self {
+        self.callbacks.sampling_capability = Some(capability);
+        self
+    }
+
+    /// Answers roots requests; declares `roots: {}`.
+    #[must_use]
+    pub fn on_list_roots(mut self, callback: impl RootsCallback) -> Self {
+        self.callbacks.roots = Some(std::sync::Arc::new(callback));
+        self
+    }
+
+    /// Receives notifications no request claimed (log messages, list changes, …), on the
+    /// transport's reader task.
+    #[must_use]
+    pub fn on_notification(
+        mut self,
+        callback: impl Fn(&Notification) + Send + Sync + 'static,
+    ) -> Self {
+        self.callbacks.notification = Some(std::sync::Arc::new(callback));
+        self
+    }
+
+    /// How many `InputRequiredResult`s one call may receive before failing with
+    /// [`ClientError::RoundsExceeded`] (default 10).
+    #[must_use]
+    pub fn input_required_max_rounds(mut self, rounds: u32) -> Self {
+        self.limits.max_rounds = rounds;
+        self
+    }
+
+    /// The backoff of state-only rounds: `initial`, doubling up to `max` (default 50 ms and
+    /// 250 ms).
+    #[must_use]
+    pub fn input_required_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.limits.backoff_initial = initial;
+        self.limits.backoff_max = max.max(initial);
+        self
+    }
+
+    /// A wall-clock bound on a whole input-required loop (every round, callback and backoff of
+    /// one `call_tool` / `get_prompt` / `read_resource`); past it the call fails with
+    /// [`ClientError::Timeout`]. Wrapping the call in `tokio::time::timeout` does the same
+    /// from the outside: dropping a call is safe (on stdio the in-flight request is cancelled
+    /// with `notifications/cancelled`).
+    #[must_use]
+    pub fn loop_timeout(mut self, timeout: Duration) -> Self {
+        self.loop_timeout = Some(timeout);
+        self
+    }
+
+    /// A bound on each single round trip (default none).
+    #[must_use]
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// How long [`Mode::Auto`] waits for `server/discover` before assuming a handshake-era
+    /// server (default 10 s).
+    #[must_use]
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// The version offered in `initialize` (default 2025-11-25).
+    #[must_use]
+    pub fn legacy_version(mut self, version: ProtocolVersion) -> Self {
+        self.legacy_version = version;
+        self
+    }
+
+    /// The largest message accepted from the server (default 16 MiB).
+    #[must_use]
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
+    }
+
+    /// How long closing a stdio client waits for the server to exit after stdin closes, and
+    /// again after SIGTERM, before killing it (default 2 s).
+    #[cfg(feature = "stdio")]
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// The `reqwest` client to use (default: a new one with rustls).
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http.client = Some(client);
+        self
+    }
+
+    /// A header sent with every HTTP request (e.g. `Authorization`).
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn http_header(
+        mut self,
+        name: reqwest::header::HeaderName,
+        value: reqwest::header::HeaderValue,
+    ) -> Self {
+        self.http.headers.insert(name, value);
+        self
+    }
+
+    /// How many times a request whose response stream broke is re-issued (default 2).
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn max_stream_reissues(mut self, reissues: u32) -> Self {
+        self.http.max_reissues = reissues;
+        self
+    }
+
+    /// Whether a handshake-era HTTP session opens the standalone GET stream (default true;
+    /// servers without one answer 405, which is fine).
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn legacy_get_stream(mut self, open: bool) -> Self {
+        self.http.legacy_get_stream = open;
+        self
+    }
+
+    /// Spawns `command` as the server and speaks over its stdin/stdout. Its stderr is left as
+    /// configured on `command` (inherited by default).
+    ///
+    /// # Errors
+    /// The spawn or the negotiation failed.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(
+        self,
+        command: tokio::process::Command,
+    ) -> Result<Client, ClientError> {
+        let (process, stdout, stdin) =
+            super::transport::stdio::spawn(command, self.shutdown_grace)?;
+        let shared = Shared::new(self.callbacks.clone());
+        let transport = LineTransport::start(
+            stdout,
+            stdin,
+            std::sync::Arc::clone(&shared),
+            self.max_message,
+            TransportKind::Stdio,
+        )
+        .with_process(process);
+        self.finish(shared, Transport::Lines(Box::new(transport)))
+            .await
+    }
+
+    /// Speaks newline-delimited JSON over `reader` / `writer` (an in-memory pipe from
+    /// [`crate::transport::memory::pipe`], a socket, …).
+    ///
+    /// # Errors
+    /// The negotiation failed.
+    pub async fn connect_io<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let shared = Shared::new(self.callbacks.clone());
+        let transport = LineTransport::start(
+            reader,
+            writer,
+            std::sync::Arc::clone(&shared),
+            self.max_message,
+            TransportKind::Io,
+        );
+        self.finish(shared, Transport::Lines(Box::new(transport)))
+            .await
+    }
+
+    /// Connects to the streamable HTTP endpoint at `url` (e.g. `http://127.0.0.1:8000/mcp`).
+    ///
+    /// # Errors
+    /// An invalid URL, or the negotiation failed.
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
+        let url = reqwest::Url::parse(url)
+            .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
+        let client = match &self.http.client {
+            Some(client) => client.clone(),
+            None => reqwest::Client::builder().build()?,
+        };
+        let shared = Shared::new(self.callbacks.clone());
+        let config = super::transport::http::HttpConfig {
+            client,
+            url,
+            extra_headers: self.http.headers.clone(),
+            max_reissues: self.http.max_reissues,
+            max_message: self.max_message,
+            legacy_get_stream: self.http.legacy_get_stream,
+        };
+        let transport =
+            super::transport::http::HttpTransport::new(config, std::sync::Arc::clone(&shared));
+        self.finish(shared, Transport::Http(transport)).await
+    }
+
+    async fn finish(
+        self,
+        shared: std::sync::Arc<Shared>,
+        transport: Transport,
+    ) -> Result<Client, ClientError> {
+        let config = SessionConfig {
+            client_info: self.client_info,
+            capabilities: self.callbacks.capabilities(),
+            request_timeout: self.request_timeout,
+            result_types: ResultTypes::core(),
+        };
+        let session = Session::new(shared, transport, config);
+        let negotiation = NegotiationConfig {
+            mode: self.mode,
+            legacy_version: self.legacy_version,
+            probe_timeout: self.probe_timeout,
+        };
+        if let Err(error) = negotiate(&session, &negotiation).await {
+            // Do not leave a spawned server behind.
+            let _ = session.close().await;
+            return Err(error);
+        }
+        Ok(Client::new(session, self.limits, self.loop_timeout))
+    }
+}

@@ -1,0 +1,159 @@
+//! State shared by a session and its transport: request ids, the negotiated era, the callbacks,
+//! and the routing of progress notifications to the request that asked for them.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use mcp_types::jsonrpc::{Notification, Request, encode_error};
+use mcp_types::methods::Progress;
+use mcp_types::{
+    Era, ErrorObject, Implementation, NotificationMethod, ProgressNotificationParams,
+    ProtocolVersion, RequestId, ServerCapabilities,
+};
+
+use super::callbacks::{Callbacks, ProgressCallback};
+
+/// What negotiation settled.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Negotiated {
+    /// The protocol version requests are sent with.
+    pub(crate) version: Option<ProtocolVersion>,
+    /// The era, once known.
+    pub(crate) era: Option<Era>,
+    /// What the server declared (`server/discover` or `initialize`).
+    pub(crate) server_capabilities: Option<ServerCapabilities>,
+    /// The server's name and version, when it sent them.
+    pub(crate) server_info: Option<Implementation>,
+    /// The server's instructions.
+    pub(crate) instructions: Option<String>,
+}
+
+/// See the module docs.
+pub(crate) struct Shared {
+    pub(crate) callbacks: Callbacks,
+    next_id: AtomicI64,
+    next_progress: AtomicI64,
+    negotiated: RwLock<Negotiated>,
+    progress: Mutex<HashMap<RequestId, ProgressCallback>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("callbacks", &self.callbacks)
+            .field("negotiated", &self.negotiated)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(callbacks: Callbacks) -> Arc<Self> {
+        Arc::new(Self {
+            callbacks,
+            next_id: AtomicI64::new(1),
+            next_progress: AtomicI64::new(1),
+            negotiated: RwLock::new(Negotiated::default()),
+            progress: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A fresh request id; ids are never reused within a connection (retries included).
+    pub(crate) fn next_id(&self) -> RequestId {
+        RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub(crate) fn negotiated(&self) -> Negotiated {
+        self.negotiated
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn update(&self, f: impl FnOnce(&mut Negotiated)) {
+        f(&mut self
+            .negotiated
+            .write()
+            .unwrap_or_else(PoisonError::into_inner));
+    }
+
+    pub(crate) fn era(&self) -> Option<Era> {
+        self.negotiated
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .era
+    }
+
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
+        self.negotiated
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .version
+            .clone()
+    }
+
+    /// Registers a progress callback under a fresh token; the registration ends when the
+    /// returned guard drops.
+    pub(crate) fn register_progress(self: &Arc<Self>, callback: ProgressCallback) -> ProgressRoute {
+        let token = RequestId::Number(self.next_progress.fetch_add(1, Ordering::Relaxed));
+        self.progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), callback);
+        ProgressRoute {
+            token,
+            shared: Arc::clone(self),
+        }
+    }
+
+    /// Routes a notification: progress to the request that registered its token, everything
+    /// else to the notification callback.
+    pub(crate) fn route_notification(&self, notification: &Notification) {
+        if notification.method == Progress::NAME
+            && let Ok(params) = notification.params_as::<ProgressNotificationParams>()
+        {
+            let callback = self
+                .progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&params.progress_token)
+                .cloned();
+            if let Some(callback) = callback {
+                callback(params);
+                return;
+            }
+        }
+        self.callbacks.notify(notification);
+    }
+
+    /// Answers a request the server sent. Only the handshake era has server→client requests;
+    /// on a 2026-07-28 connection they are a protocol violation and get an error.
+    pub(crate) async fn answer_server_request(&self, request: Request) -> Vec<u8> {
+        if self.era() == Some(Era::Modern) {
+            let error =
+                ErrorObject::method_not_found(&request.method).with_data(serde_json::Value::from(
+                    "2026-07-28 has no server-to-client requests; ask with InputRequiredResult",
+                ));
+            return encode_error(Some(&request.id), &error);
+        }
+        let version = self.version();
+        self.callbacks.answer_server_request(request, version).await
+    }
+}
+
+/// A registered progress callback; unregisters on drop.
+#[derive(Debug)]
+pub(crate) struct ProgressRoute {
+    pub(crate) token: RequestId,
+    shared: Arc<Shared>,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.shared
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
+}

@@ -1,0 +1,422 @@
+//! Streamable HTTP: one POST per message.
+//!
+//! Every POST accepts `application/json` and `text/event-stream`. On 2026-07-28 the request
+//! carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` mirrors of
+//! `x-mcp-header` arguments; the response is either one JSON-RPC message or a stream of events
+//! ending with the response (comments ignored, notifications routed on the way). A stream that
+//! breaks before the response re-issues the request with a new id.
+//!
+//! The handshake era adds a session (`Mcp-Session-Id`, minted by `initialize`), server requests
+//! on response streams (answered with a POST of the callback's response), an optional GET
+//! stream and resumption with `Last-Event-ID` (see `http_legacy`).
+
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use bytes::Bytes;
+use mcp_types::jsonrpc::{Message, encode_notification, encode_request};
+use mcp_types::{Era, MessageRef, RequestId};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::value::RawValue;
+
+use super::{HttpHeaders, Outgoing, Reply, http_legacy};
+use crate::client::error::{ClientError, TransportError};
+use crate::client::shared::Shared;
+use crate::http::headers;
+use crate::http::sse;
+
+/// What `Accept` says on every POST.
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// How the HTTP transport is configured.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpConfig {
+    pub(crate) client: reqwest::Client,
+    pub(crate) url: reqwest::Url,
+    pub(crate) extra_headers: HeaderMap,
+    pub(crate) max_reissues: u32,
+    pub(crate) max_message: usize,
+    pub(crate) legacy_get_stream: bool,
+}
+
+/// The parts spawned tasks (back-channel answers, the GET stream) need too.
+#[derive(Debug)]
+pub(crate) struct HttpInner {
+    pub(crate) config: HttpConfig,
+    pub(crate) shared: Arc<Shared>,
+    /// `Mcp-Session-Id` of a handshake-era session.
+    pub(crate) session_id: RwLock<Option<String>>,
+}
+
+/// The HTTP transport.
+#[derive(Debug)]
+pub(crate) struct HttpTransport {
+    inner: Arc<HttpInner>,
+    get_stream: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// What reading a response produced.
+pub(crate) enum Received {
+    /// The reply.
+    Reply(Reply),
+    /// The stream ended (or failed) before the reply; `last_event_id` / `retry` allow a
+    /// handshake-era resumption.
+    Broken {
+        last_event_id: Option<String>,
+        retry_ms: Option<u64>,
+    },
+}
+
+impl HttpTransport {
+    pub(crate) fn new(config: HttpConfig, shared: Arc<Shared>) -> Self {
+        Self {
+            inner: Arc::new(HttpInner {
+                config,
+                shared,
+                session_id: RwLock::new(None),
+            }),
+            get_stream: Mutex::new(None),
+        }
+    }
+
+    pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
+        let inner = &self.inner;
+        let mut broken = 0u32;
+        loop {
+            // A re-issued request is a new request: it gets a new id.
+            let id = inner.shared.next_id();
+            let body = encode_request(&id, outgoing.method, &*outgoing.params)
+                .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+            let response = inner
+                .post(body, Some(outgoing.method), &outgoing.headers)
+                .await?;
+            if outgoing.method == "initialize" {
+                http_legacy::capture_session_id(inner, &response);
+            }
+            let received = inner.read_reply(response, &id).await?;
+            let (last_event_id, retry_ms) = match received {
+                Received::Reply(reply) => return Ok(reply),
+                Received::Broken {
+                    last_event_id,
+                    retry_ms,
+                } => (last_event_id, retry_ms),
+            };
+            broken += 1;
+            if inner.shared.era() == Some(Era::Handshake)
+                && let Some(last) = last_event_id
+                && let Some(reply) =
+                    http_legacy::resume(inner, &id, last, retry_ms, &outgoing.headers).await?
+            {
+                return Ok(reply);
+            }
+            if broken > inner.config.max_reissues {
+                return Err(TransportError::StreamBroken { attempts: broken }.into());
+            }
+            tracing::debug!(method = outgoing.method, %id, "response stream broke; re-issuing");
+        }
+    }
+
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), ClientError> {
+        // 2026-07-28 defines no client notifications over HTTP: cancellation is closing the
+        // response stream.
+        if self.inner.shared.era() == Some(Era::Modern) {
+            return Ok(());
+        }
+        let body = encode_notification(method, params)
+            .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        let version = self.inner.shared.version().map(|v| v.to_string());
+        let headers = HttpHeaders {
+            protocol_version: version,
+            ..HttpHeaders::default()
+        };
+        let response = self.inner.post(body, None, &headers).await?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(ClientError::HttpStatus {
+                status: status.as_u16(),
+                body: body_snippet(response).await,
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn on_negotiated(&self) {
+        if self.inner.shared.era() == Some(Era::Handshake) && self.inner.config.legacy_get_stream {
+            let task = tokio::spawn(http_legacy::get_stream(Arc::clone(&self.inner)));
+            if let Some(old) = self
+                .get_stream
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .replace(task)
+            {
+                old.abort();
+            }
+        }
+    }
+
+    pub(crate) async fn close(&self) -> Result<(), ClientError> {
+        if let Some(task) = self
+            .get_stream
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            task.abort();
+        }
+        http_legacy::end_session(&self.inner).await;
+        Ok(())
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        if let Some(task) = self
+            .get_stream
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            task.abort();
+        }
+    }
+}
+
+impl HttpInner {
+    /// POSTs one message with the standard headers.
+    pub(crate) async fn post(
+        &self,
+        body: Vec<u8>,
+        method: Option<&str>,
+        extra: &HttpHeaders,
+    ) -> Result<reqwest::Response, ClientError> {
+        let mut request = self
+            .config
+            .client
+            .post(self.config.url.clone())
+            .headers(self.config.extra_headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, ACCEPT_BOTH);
+        if let Some(version) = &extra.protocol_version {
+            request = request.header(headers::PROTOCOL_VERSION, header_value(version)?);
+        }
+        if extra.routing {
+            if let Some(method) = method {
+                request = request.header(headers::METHOD, header_value(method)?);
+            }
+            if let Some(name) = &extra.name {
+                request =
+                    request.header(headers::NAME, header_value(&headers::encode_value(name))?);
+            }
+            for (name, value) in &extra.params {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+                request = request.header(name, header_value(value)?);
+            }
+        }
+        if let Some(session) = self.session_id() {
+            request = request.header(headers::SESSION_ID, header_value(&session)?);
+        }
+        Ok(request.body(body).send().await?)
+    }
+
+    pub(crate) fn session_id(&self) -> Option<String> {
+        self.session_id
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads the response to the request `id`: a JSON body or an event stream.
+    pub(crate) async fn read_reply(
+        self: &Arc<Self>,
+        mut response: reqwest::Response,
+        id: &RequestId,
+    ) -> Result<Received, ClientError> {
+        let status = response.status();
+        let content_type = content_type(&response);
+        if status.as_u16() == 202 {
+            return Err(ClientError::Protocol(
+                "the server answered a request with 202 Accepted".to_owned(),
+            ));
+        }
+        if !status.is_success() {
+            // A JSON-RPC error body at an error status is the server's real answer.
+            if content_type.starts_with("application/json")
+                && let Ok(Some(body)) = read_body(&mut response, self.config.max_message).await
+            {
+                if let Ok(MessageRef::Response(reply)) = MessageRef::decode_slice(&body)
+                    && let Err(error) = reply.payload
+                {
+                    return Ok(Received::Reply(Err(error)));
+                }
+                return Err(ClientError::HttpStatus {
+                    status: status.as_u16(),
+                    body: snippet(&body),
+                });
+            }
+            return Err(ClientError::HttpStatus {
+                status: status.as_u16(),
+                body: body_snippet(response).await,
+            });
+        }
+        if content_type.starts_with("application/json") {
+            let Some(body) = read_body(&mut response, self.config.max_message).await? else {
+                return Ok(Received::Broken {
+                    last_event_id: None,
+                    retry_ms: None,
+                });
+            };
+            return match Message::decode_slice(&body) {
+                Ok(Message::Response(reply)) if reply.id.as_ref().is_none_or(|r| r == id) => {
+                    Ok(Received::Reply(reply.payload.into_reply()))
+                }
+                Ok(_) => Err(ClientError::Protocol(format!(
+                    "the JSON body is not the response to request {id}"
+                ))),
+                Err(error) => Err(ClientError::Protocol(format!(
+                    "undecodable response body: {error}"
+                ))),
+            };
+        }
+        if content_type.starts_with("text/event-stream") {
+            return self.read_stream(response, Some(id)).await;
+        }
+        Err(ClientError::Protocol(format!(
+            "unexpected content type {content_type:?} for a request"
+        )))
+    }
+
+    /// Reads an event stream until the response to `id` (or, with `None`, to its end): routes
+    /// notifications and answers server requests on the way.
+    pub(crate) async fn read_stream(
+        self: &Arc<Self>,
+        mut response: reqwest::Response,
+        id: Option<&RequestId>,
+    ) -> Result<Received, ClientError> {
+        let mut parser = sse::Parser::new(self.config.max_message);
+        loop {
+            let chunk: Bytes = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::debug!(%error, "response stream failed");
+                    break;
+                }
+            };
+            let events = parser
+                .feed(&chunk)
+                .map_err(|e| ClientError::Protocol(e.to_string()))?;
+            for event in events {
+                if let Some(reply) = self.handle_event(&event, id) {
+                    return Ok(Received::Reply(reply));
+                }
+            }
+        }
+        Ok(Received::Broken {
+            last_event_id: parser.last_event_id().map(ToOwned::to_owned),
+            retry_ms: parser.retry(),
+        })
+    }
+
+    /// Handles one event; returns the reply when it is the response to `id`.
+    fn handle_event(self: &Arc<Self>, event: &sse::Event, id: Option<&RequestId>) -> Option<Reply> {
+        if event.data.is_empty() {
+            return None;
+        }
+        match Message::decode(&event.data) {
+            Ok(Message::Response(reply)) => {
+                if id.is_some() && (reply.id.is_none() || reply.id.as_ref() == id) {
+                    return Some(reply.payload.into_reply());
+                }
+                tracing::debug!(id = ?reply.id, "response on a stream for another request");
+            }
+            Ok(Message::Notification(notification)) => {
+                self.shared.route_notification(&notification);
+            }
+            Ok(Message::Request(request)) => {
+                if self.shared.era() == Some(Era::Modern) {
+                    // 2026-07-28 forbids requests on response streams; there is no one to
+                    // answer them to.
+                    tracing::warn!(method = %request.method, "ignored a server request on a 2026-07-28 stream");
+                } else {
+                    http_legacy::answer_on_back_channel(Arc::clone(self), request);
+                }
+            }
+            Err(error) => tracing::warn!(%error, "undecodable event from the server"),
+        }
+        None
+    }
+}
+
+/// Converts an owned payload into a reply.
+trait IntoReply {
+    fn into_reply(self) -> Reply;
+}
+
+impl IntoReply for mcp_types::jsonrpc::ResponsePayload {
+    fn into_reply(self) -> Reply {
+        match self {
+            Self::Result(raw) => Ok(raw),
+            Self::Error(error) => Err(error),
+        }
+    }
+}
+
+fn header_value(value: &str) -> Result<HeaderValue, ClientError> {
+    HeaderValue::from_str(value).map_err(|_| {
+        ClientError::InvalidArgument(format!("{value:?} cannot be an HTTP header value"))
+    })
+}
+
+pub(crate) fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// Reads a whole body of at most `max` bytes. `Ok(None)` when the body broke mid-way.
+async fn read_body(
+    response: &mut reqwest::Response,
+    max: usize,
+) -> Result<Option<Vec<u8>>, ClientError> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > max {
+                    return Err(ClientError::Protocol(format!(
+                        "response body larger than {max} bytes"
+                    )));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(Some(body)),
+            Err(error) => {
+                tracing::debug!(%error, "response body broke");
+                return Ok(None);
+            }
+        }
+    }
+}
+
+pub(crate) async fn body_snippet(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= 1024 {
+            break;
+        }
+    }
+    snippet(&body)
+}
+
+fn snippet(body: &[u8]) -> String {
+    let end = body.len().min(1024);
+    String::from_utf8_lossy(&body[..end]).into_owned()
+}

@@ -1,0 +1,121 @@
+//! The client's transports: newline-delimited JSON over a byte stream (a spawned server's
+//! stdio, or an in-memory pipe) and streamable HTTP.
+//!
+//! A transport moves one request and brings back its reply; the session above it owns the
+//! protocol (envelopes, negotiation, the input-required loop). Request ids are minted by the
+//! transport, so a request that has to be re-issued (a broken HTTP stream) gets a new one.
+
+pub(crate) mod engine;
+#[cfg(feature = "http-client")]
+pub(crate) mod http;
+#[cfg(feature = "http-client")]
+mod http_legacy;
+#[cfg(feature = "stdio")]
+pub(crate) mod stdio;
+
+use serde_json::value::RawValue;
+
+use mcp_types::ErrorObject;
+
+use super::error::ClientError;
+
+/// One request to send.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    /// The JSON-RPC method.
+    pub(crate) method: &'static str,
+    /// The params, already serialized (the envelope is written around them per attempt).
+    pub(crate) params: Box<RawValue>,
+    /// What HTTP mirrors into headers.
+    pub(crate) headers: HttpHeaders,
+    /// Whether abandoning the request sends `notifications/cancelled` (never for `initialize`).
+    pub(crate) cancellable: bool,
+}
+
+/// The HTTP headers a request carries besides the fixed ones.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct HttpHeaders {
+    /// `MCP-Protocol-Version`; `None` omits it (the handshake's `initialize`).
+    pub(crate) protocol_version: Option<String>,
+    /// Whether to send `Mcp-Method` / `Mcp-Name` (2026-07-28).
+    pub(crate) routing: bool,
+    /// The `Mcp-Name` value (unencoded), for `tools/call`, `prompts/get`, `resources/read`.
+    pub(crate) name: Option<String>,
+    /// `Mcp-Param-*` headers: lower-cased name and already-encoded value.
+    pub(crate) params: Vec<(String, String)>,
+}
+
+/// The server's answer: the raw result, or its JSON-RPC error.
+pub(crate) type Reply = Result<Box<RawValue>, ErrorObject>;
+
+/// Which kind of transport a session runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// A spawned server process, newline-delimited JSON on its stdin/stdout.
+    Stdio,
+    /// Newline-delimited JSON over caller-provided streams (e.g. an in-memory pipe).
+    Io,
+    /// Streamable HTTP.
+    Http,
+}
+
+/// A connected transport.
+#[derive(Debug)]
+pub(crate) enum Transport {
+    /// Newline-delimited JSON (stdio child or caller streams).
+    Lines(Box<engine::LineTransport>),
+    /// Streamable HTTP.
+    #[cfg(feature = "http-client")]
+    Http(http::HttpTransport),
+}
+
+impl Transport {
+    pub(crate) fn kind(&self) -> TransportKind {
+        match self {
+            Self::Lines(t) => t.kind(),
+            #[cfg(feature = "http-client")]
+            Self::Http(_) => TransportKind::Http,
+        }
+    }
+
+    /// Sends a request and waits for its reply.
+    pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
+        match self {
+            Self::Lines(t) => t.request(outgoing).await,
+            #[cfg(feature = "http-client")]
+            Self::Http(t) => t.request(outgoing).await,
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), ClientError> {
+        match self {
+            Self::Lines(t) => t.notify(method, params),
+            #[cfg(feature = "http-client")]
+            Self::Http(t) => t.notify(method, params).await,
+        }
+    }
+
+    /// Called once the era is known (HTTP opens the optional legacy GET stream).
+    pub(crate) fn on_negotiated(&self) {
+        match self {
+            Self::Lines(_) => {}
+            #[cfg(feature = "http-client")]
+            Self::Http(t) => t.on_negotiated(),
+        }
+    }
+
+    /// Closes the connection (stdio: close stdin, wait, terminate; HTTP: end a legacy session).
+    pub(crate) async fn close(&self) -> Result<(), ClientError> {
+        match self {
+            Self::Lines(t) => t.close().await,
+            #[cfg(feature = "http-client")]
+            Self::Http(t) => t.close().await,
+        }
+    }
+}
