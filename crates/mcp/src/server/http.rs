@@ -345,7 +345,7 @@ async fn respond(
             method: &request.method,
             params: request.params,
             headers: Some(&parts.headers),
-            principal: None,
+            principal: server.principal_of(&parts),
             http: Some(Arc::clone(&parts)),
         };
         server.dispatch(incoming, Some(notifier), cancel).await

@@ -130,7 +130,15 @@ struct Inner {
     supported_versions: Vec<ProtocolVersion>,
     changes: broadcast::Sender<Change>,
     shutdown: CancellationToken,
+    #[cfg(feature = "http-server")]
+    principal: Option<PrincipalHook>,
 }
+
+/// Finds the authenticated principal of an HTTP request (see
+/// [`ServerBuilder::bind_principal`]).
+#[cfg(feature = "http-server")]
+pub type PrincipalHook =
+    Arc<dyn Fn(&::http::request::Parts) -> Option<mcp_seal::Principal> + Send + Sync>;
 
 /// Capabilities declared even when nothing of that kind is registered yet.
 #[derive(Debug, Clone, Copy, Default)]
@@ -159,6 +167,18 @@ impl Server {
     /// The request-state policy, when sealing is on.
     pub fn request_state_security(&self) -> Option<&RequestStateSecurity> {
         self.inner.sealing.as_ref()
+    }
+
+    /// The authenticated principal of an HTTP request.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn principal_of(
+        &self,
+        parts: &::http::request::Parts,
+    ) -> Option<mcp_seal::Principal> {
+        match &self.inner.principal {
+            Some(hook) => hook(parts),
+            None => parts.extensions.get::<mcp_seal::Principal>().cloned(),
+        }
     }
 
     fn registry(&self) -> Arc<Registry> {
@@ -341,6 +361,8 @@ pub struct ServerBuilder {
     declare: Declared,
     logging: bool,
     page_size: Option<usize>,
+    #[cfg(feature = "http-server")]
+    principal: Option<PrincipalHook>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -365,6 +387,8 @@ impl ServerBuilder {
             declare: Declared::default(),
             logging: true,
             page_size: None,
+            #[cfg(feature = "http-server")]
+            principal: None,
         }
     }
 
@@ -489,6 +513,20 @@ impl ServerBuilder {
         self
     }
 
+    /// How to find the authenticated principal of an HTTP request, for identity established
+    /// outside the SDK (a gateway header, your own middleware). Sealed state is bound to it, so a
+    /// flow started by one user cannot be finished by another. Without a hook, the principal is
+    /// the [`mcp_seal::Principal`] that middleware put in the request extensions, if any.
+    #[cfg(feature = "http-server")]
+    #[must_use]
+    pub fn bind_principal(
+        mut self,
+        hook: impl Fn(&::http::request::Parts) -> Option<mcp_seal::Principal> + Send + Sync + 'static,
+    ) -> Self {
+        self.principal = Some(Arc::new(hook));
+        self
+    }
+
     /// Seals `requestState` under a process-local random key (single process, e.g. stdio).
     #[must_use]
     pub fn seal_request_state_ephemeral(self) -> Self {
@@ -506,6 +544,8 @@ impl ServerBuilder {
         }
         let name = (!self.info.name.is_empty()).then_some(self.info.name.as_str());
         let sealing = match self.sealing {
+            // A process-local key cannot be shared, so an unnamed server needs no audience.
+            Some(policy) if policy.is_ephemeral() && name.is_none() => Some(policy),
             Some(policy) => Some(
                 RequestStateSecurity::for_server(Some(policy), name)
                     .map_err(|e| RegistrationError::Sealing(e.to_string()))?,
@@ -532,6 +572,8 @@ impl ServerBuilder {
                 supported_versions: ProtocolVersion::MODERN.to_vec(),
                 changes,
                 shutdown: CancellationToken::new(),
+                #[cfg(feature = "http-server")]
+                principal: self.principal,
             }),
         })
     }
