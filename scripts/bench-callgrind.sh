@@ -11,10 +11,13 @@
 # so that startup and shutdown cancel out. Only the server runs under callgrind; the driver runs
 # natively. Then it runs each server natively (no valgrind) for calls/s (noisy; wall clock).
 #
-# usage: scripts/bench-callgrind.sh [--no-build] [--current-thread] [--write] [--quick]
+# usage: scripts/bench-callgrind.sh [--no-build] [--current-thread] [--extras] [--write] [--quick]
 #   --no-build        reuse the binaries already built
 #   --current-thread  run the tokio servers on a current-thread runtime (default: multi-thread,
 #                     what #[tokio::main] builds)
+#   --extras          also measure variants (instructions only) that preview proposed SDK changes:
+#                     stdio through non-blocking pipes (echo-server --stdio-pipes), and every tokio
+#                     server on a current-thread runtime
 #   --write           also replace the generated table in BENCHMARKS.md (between the
 #                     bench-callgrind:begin / end markers)
 #   --quick           N1=200 N2=600 NATIVE_N=2000 (a smoke run, e.g. in CI)
@@ -37,6 +40,7 @@ cd "$ROOT"
 BUILD=1
 RT_FLAG=()
 WRITE=0
+EXTRAS=0
 N1="${N1:-1000}"
 N2="${N2:-3000}"
 NATIVE_N="${NATIVE_N:-20000}"
@@ -46,6 +50,7 @@ for arg in "$@"; do
     --no-build) BUILD=0 ;;
     --current-thread) RT_FLAG=(--current-thread) ;;
     --write) WRITE=1 ;;
+    --extras) EXTRAS=1 ;;
     --quick) N1=200 N2=600 NATIVE_N=2000 ;;
     -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
@@ -99,6 +104,12 @@ server_cmd() {
     floor-stdio) echo "$BIN/stdio-floor" ;;
     ours-http) echo "$BIN/echo-server --http 127.0.0.1:0 ${RT_FLAG[*]}" ;;
     floor-http) echo "$BIN/axum-floor --http 127.0.0.1:0 ${RT_FLAG[*]}" ;;
+    ours-pipes-stdio) echo "$BIN/echo-server --stdio-pipes ${RT_FLAG[*]}" ;;
+    ours-ct-stdio) echo "$BIN/echo-server --stdio --current-thread" ;;
+    ours-pipes-ct-stdio) echo "$BIN/echo-server --stdio-pipes --current-thread" ;;
+    ours-ct-http) echo "$BIN/echo-server --http 127.0.0.1:0 --current-thread" ;;
+    floor-ct-http) echo "$BIN/axum-floor --http 127.0.0.1:0 --current-thread" ;;
+    *) echo "unknown server $1" >&2; return 1 ;;
   esac
 }
 
@@ -142,8 +153,12 @@ total_ir() {
 
 declare -A IPR NATIVE NATIVE_RANGE
 SERVERS=(ours-stdio floor-stdio ours-http floor-http)
+EXTRA_SERVERS=()
+if (( EXTRAS )); then
+  EXTRA_SERVERS=(ours-pipes-stdio ours-ct-stdio ours-pipes-ct-stdio ours-ct-http floor-ct-http)
+fi
 
-for name in "${SERVERS[@]}"; do
+for name in "${SERVERS[@]}" "${EXTRA_SERVERS[@]}"; do
   declare -A total=()
   for n in "$N1" "$N2"; do
     file="$OUT/$name.$n.callgrind"
@@ -193,6 +208,18 @@ RUNTIME="multi-thread"
   echo "| \`stdio-floor\` (std I/O + serde_json) | stdio | $(fmt "${IPR[floor-stdio]}") | 1.00× | ${NATIVE[floor-stdio]} (${NATIVE_RANGE[floor-stdio]}) | $(us "${NATIVE[floor-stdio]}") |"
   echo "| mcp \`echo-server --http\` | HTTP/1.1 JSON | $(fmt "${IPR[ours-http]}") | $(ratio "${IPR[ours-http]}" "${IPR[floor-http]}") | ${NATIVE[ours-http]} (${NATIVE_RANGE[ours-http]}) | $(us "${NATIVE[ours-http]}") |"
   echo "| \`axum-floor\` (axum + serde_json) | HTTP/1.1 JSON | $(fmt "${IPR[floor-http]}") | 1.00× | ${NATIVE[floor-http]} (${NATIVE_RANGE[floor-http]}) | $(us "${NATIVE[floor-http]}") |"
+  if (( EXTRAS )); then
+    echo
+    echo "Variants (\`--extras\`; instructions only): previews of proposed SDK changes, not what \`serve_stdio\` does today."
+    echo
+    echo "| variant | instructions / \`tools/call\` | ratio to its floor |"
+    echo "|---|---:|---:|"
+    echo "| mcp stdio over non-blocking pipes (\`echo-server --stdio-pipes\`), $RUNTIME | $(fmt "${IPR[ours-pipes-stdio]}") | $(ratio "${IPR[ours-pipes-stdio]}" "${IPR[floor-stdio]}") |"
+    echo "| mcp \`serve_stdio\`, current-thread runtime | $(fmt "${IPR[ours-ct-stdio]}") | $(ratio "${IPR[ours-ct-stdio]}" "${IPR[floor-stdio]}") |"
+    echo "| mcp stdio over non-blocking pipes, current-thread runtime | $(fmt "${IPR[ours-pipes-ct-stdio]}") | $(ratio "${IPR[ours-pipes-ct-stdio]}" "${IPR[floor-stdio]}") |"
+    echo "| mcp HTTP, current-thread runtime (vs axum floor, current-thread) | $(fmt "${IPR[ours-ct-http]}") | $(ratio "${IPR[ours-ct-http]}" "${IPR[floor-ct-http]}") |"
+    echo "| axum floor, current-thread runtime | $(fmt "${IPR[floor-ct-http]}") | 1.00× |"
+  fi
 } >"$OUT/results.md"
 
 cat "$OUT/results.md"
