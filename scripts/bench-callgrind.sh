@@ -20,9 +20,11 @@
 #                     server on a current-thread runtime
 #   --write           also replace the generated table in BENCHMARKS.md (between the
 #                     bench-callgrind:begin / end markers)
-#   --quick           N1=200 N2=600 NATIVE_N=2000 (a smoke run, e.g. in CI)
+#   --quick           N1=200 N2=600 NATIVE_N=2000, one run each (a smoke run, e.g. in CI)
 # environment:
 #   N1, N2 (default 1000, 3000)   requests of the two callgrind runs
+#   CALLGRIND_RUNS (default 3)    pairs of callgrind runs per server; the median is reported (the
+#                                 multi-thread runtime and tokio's blocking stdio vary by ~3%)
 #   NATIVE_N (default 20000)      requests of each native calls/s run; NATIVE_RUNS (default 3)
 #   CARGO_TARGET_DIR              default: target/bench (its own dir, so it never waits on the
 #                                 lock of other builds)
@@ -45,13 +47,14 @@ N1="${N1:-1000}"
 N2="${N2:-3000}"
 NATIVE_N="${NATIVE_N:-20000}"
 NATIVE_RUNS="${NATIVE_RUNS:-3}"
+CALLGRIND_RUNS="${CALLGRIND_RUNS:-3}"
 for arg in "$@"; do
   case "$arg" in
     --no-build) BUILD=0 ;;
     --current-thread) RT_FLAG=(--current-thread) ;;
     --write) WRITE=1 ;;
     --extras) EXTRAS=1 ;;
-    --quick) N1=200 N2=600 NATIVE_N=2000 ;;
+    --quick) N1=200 N2=600 NATIVE_N=2000 CALLGRIND_RUNS=1 NATIVE_RUNS=1 ;;
     -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
@@ -151,28 +154,73 @@ total_ir() {
   awk '/^(summary|totals):/ { print $2; exit }' "$1"
 }
 
-declare -A IPR NATIVE NATIVE_RANGE
+# Per-function costs of one callgrind file, "cost<TAB>function" (file names and binaries dropped,
+# so inlined pieces of one function add up). $2: self (summed) or inclusive (largest entry).
+function_costs() {
+  local mode=() how=sum
+  if [[ "$2" == inclusive ]]; then mode=(--inclusive=yes); how=max; fi
+  callgrind_annotate --auto=no --threshold=100 "${mode[@]}" "$1" 2>/dev/null | awk -v how="$how" '
+    /^ *[0-9][0-9,]* \(/ && !/PROGRAM TOTALS/ {
+      cost = $1; gsub(",", "", cost)
+      line = $0
+      sub(/^ *[0-9,]+ \([^)]*\) +/, "", line)
+      sub(/ \[[^]]*\]$/, "", line)
+      sub(/ \([0-9,]+x\)$/, "", line)
+      # Drop a leading "path:" (a path has a "/", or is "???").
+      colon = index(line, ":")
+      if (colon > 1) {
+        prefix = substr(line, 1, colon - 1)
+        if ((prefix ~ /\// || prefix == "???") && colon < length(line)) line = substr(line, colon + 1)
+      }
+      if (how == "sum") costs[line] += cost
+      else if (cost > costs[line]) costs[line] = cost
+    }
+    END { for (f in costs) printf "%d\t%s\n", costs[f], f }'
+}
+
+# Per-request profile: the difference of the N2 and N1 runs, divided by N2 - N1, so startup and
+# shutdown cancel out. Writes the top functions by self and by inclusive cost.
+per_request_profile() {
+  local name="$1" run="$2" kind
+  for kind in self inclusive; do
+    echo "== $name: instructions per request by function ($kind cost; (N2 run - N1 run) / $((N2 - N1)))"
+    join -t $'\t' -1 2 -2 2 -a 2 -e 0 -o 0,1.1,2.1 \
+      <(function_costs "$OUT/$name.$N1.$run.callgrind" "$kind" | sort -t $'\t' -k2,2) \
+      <(function_costs "$OUT/$name.$N2.$run.callgrind" "$kind" | sort -t $'\t' -k2,2) |
+      awk -F '\t' -v d="$((N2 - N1))" '{ v = ($3 - $2) / d; if (v >= 1) printf "%9.0f  %s\n", v, $1 }' |
+      sort -rn | head -n 80
+    echo
+  done
+}
+
+declare -A IPR IPR_RANGE NATIVE NATIVE_RANGE
 SERVERS=(ours-stdio floor-stdio ours-http floor-http)
 EXTRA_SERVERS=()
 if (( EXTRAS )); then
   EXTRA_SERVERS=(ours-pipes-stdio ours-ct-stdio ours-pipes-ct-stdio ours-ct-http floor-ct-http)
 fi
 
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+range() { printf '%s\n' "$@" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "–" hi }'; }
+
 for name in "${SERVERS[@]}" "${EXTRA_SERVERS[@]}"; do
-  declare -A total=()
-  for n in "$N1" "$N2"; do
-    file="$OUT/$name.$n.callgrind"
-    echo "== callgrind: $name, $n requests" >&2
-    run_server "$name" "$n" valgrind --tool=callgrind --callgrind-out-file="$file" \
-      --log-file="$OUT/$name.$n.valgrind.log" >&2
-    total[$n]="$(total_ir "$file")"
-    [[ -n "${total[$n]}" ]] || { echo "no totals in $file" >&2; exit 1; }
+  runs=()
+  for run in $(seq "$CALLGRIND_RUNS"); do
+    totals=()
+    for n in "$N1" "$N2"; do
+      file="$OUT/$name.$n.$run.callgrind"
+      echo "== callgrind: $name, $n requests (run $run)" >&2
+      run_server "$name" "$n" valgrind --tool=callgrind --callgrind-out-file="$file" \
+        --log-file="$OUT/$name.$n.$run.valgrind.log" >&2
+      totals+=("$(total_ir "$file")")
+      [[ -n "${totals[-1]}" ]] || { echo "no totals in $file" >&2; exit 1; }
+    done
+    runs+=("$(( (totals[1] - totals[0]) / (N2 - N1) ))")
+    echo "   $name: total($N1)=${totals[0]} total($N2)=${totals[1]} -> ${runs[-1]} instructions/request" >&2
   done
-  IPR[$name]=$(( (total[$N2] - total[$N1]) / (N2 - N1) ))
-  echo "   $name: total($N1)=${total[$N1]} total($N2)=${total[$N2]} -> ${IPR[$name]} instructions/request" >&2
-  callgrind_annotate --inclusive=yes "$OUT/$name.$N2.callgrind" >"$OUT/$name.inclusive.txt" 2>/dev/null || true
-  callgrind_annotate "$OUT/$name.$N2.callgrind" >"$OUT/$name.self.txt" 2>/dev/null || true
-  unset total
+  IPR[$name]="$(median "${runs[@]}")"
+  IPR_RANGE[$name]="$(range "${runs[@]}")"
+  per_request_profile "$name" "$CALLGRIND_RUNS" >"$OUT/$name.profile.txt"
 done
 
 for name in "${SERVERS[@]}"; do
@@ -181,50 +229,65 @@ for name in "${SERVERS[@]}"; do
     line="$(run_server "$name" "$NATIVE_N")"
     rates+=("$(sed -E 's/.*calls_per_s=([0-9]+).*/\1/' <<<"$line")")
   done
-  sorted=($(printf '%s\n' "${rates[@]}" | sort -n))
-  NATIVE[$name]="${sorted[$(( ${#sorted[@]} / 2 ))]}"
-  NATIVE_RANGE[$name]="${sorted[0]}–${sorted[-1]}"
+  NATIVE[$name]="$(median "${rates[@]}")"
+  NATIVE_RANGE[$name]="$(range "${rates[@]}")"
   echo "   $name: native calls/s ${rates[*]}" >&2
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; }
 us() { awk -v r="$1" 'BEGIN { printf "%.1f", 1e6 / r }'; }
 fmt() { sed -E ':a; s/([0-9])([0-9]{3})($|,)/\1,\2\3/; ta' <<<"$1"; }
+instructions() {
+  if (( CALLGRIND_RUNS > 1 )); then
+    echo "$(fmt "${IPR[$1]}") ($(fmt "${IPR_RANGE[$1]%–*}")–$(fmt "${IPR_RANGE[$1]#*–}"))"
+  else
+    fmt "${IPR[$1]}"
+  fi
+}
+# row LABEL TRANSPORT SERVER FLOOR
+row() {
+  echo "| $1 | $2 | $(instructions "$3") | $(ratio "${IPR[$3]}" "${IPR[$4]}") | ${NATIVE[$3]} (${NATIVE_RANGE[$3]}) | $(us "${NATIVE[$3]}") |"
+}
 
 CPU="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 CORES="$(nproc)"
 RUSTC="$(rustc --version)"
 RUNTIME="multi-thread"
 [[ ${#RT_FLAG[@]} -gt 0 ]] && RUNTIME="current-thread"
+REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [[ -n "$(git -C "$ROOT" status --porcelain -- crates benches 2>/dev/null)" ]]; then
+  REV="$REV + uncommitted changes"
+fi
 
 {
-  echo "Measured $(date -u +%Y-%m-%d) by \`scripts/bench-callgrind.sh\`: N1=$N1, N2=$N2 callgrind requests,"
-  echo "native calls/s = median of $NATIVE_RUNS runs of $NATIVE_N sequential calls (one connection / one pipe, 16 B text)."
-  echo "Machine: $CPU, $CORES cores; $RUSTC; tokio runtime: $RUNTIME; valgrind $(valgrind --version | sed 's/valgrind-//')."
+  echo "Measured $(date -u +%Y-%m-%d) at \`$REV\` by \`scripts/bench-callgrind.sh\`."
+  echo "Machine: $CPU, $CORES cores; $RUSTC; valgrind $(valgrind --version | sed 's/valgrind-//'); tokio runtime of the tokio servers: $RUNTIME."
+  echo "Instructions: median (min–max) of $CALLGRIND_RUNS callgrind pairs, (total($N2) − total($N1)) / $((N2 - N1)), server only."
+  echo "calls/s: median (min–max) of $NATIVE_RUNS native runs of $NATIVE_N sequential calls (one pipe / one keep-alive connection, 16 B text); wall clock, noisy."
   echo
-  echo "| server | transport | instructions / \`tools/call\` | ratio to floor | calls/s (noisy, wall clock) | µs/call (noisy) |"
+  echo "| server | transport | instructions / \`tools/call\` | ratio to floor | calls/s (noisy) | µs/call (noisy) |"
   echo "|---|---|---:|---:|---:|---:|"
-  echo "| mcp \`echo-server --stdio\` | stdio | $(fmt "${IPR[ours-stdio]}") | $(ratio "${IPR[ours-stdio]}" "${IPR[floor-stdio]}") | ${NATIVE[ours-stdio]} (${NATIVE_RANGE[ours-stdio]}) | $(us "${NATIVE[ours-stdio]}") |"
-  echo "| \`stdio-floor\` (std I/O + serde_json) | stdio | $(fmt "${IPR[floor-stdio]}") | 1.00× | ${NATIVE[floor-stdio]} (${NATIVE_RANGE[floor-stdio]}) | $(us "${NATIVE[floor-stdio]}") |"
-  echo "| mcp \`echo-server --http\` | HTTP/1.1 JSON | $(fmt "${IPR[ours-http]}") | $(ratio "${IPR[ours-http]}" "${IPR[floor-http]}") | ${NATIVE[ours-http]} (${NATIVE_RANGE[ours-http]}) | $(us "${NATIVE[ours-http]}") |"
-  echo "| \`axum-floor\` (axum + serde_json) | HTTP/1.1 JSON | $(fmt "${IPR[floor-http]}") | 1.00× | ${NATIVE[floor-http]} (${NATIVE_RANGE[floor-http]}) | $(us "${NATIVE[floor-http]}") |"
+  row "mcp \`echo-server --stdio\` (\`serve_stdio\`)" stdio ours-stdio floor-stdio
+  row "\`stdio-floor\` (std I/O + serde_json)" stdio floor-stdio floor-stdio
+  row "mcp \`echo-server --http\` (\`serve_http_on\`)" "HTTP/1.1, JSON" ours-http floor-http
+  row "\`axum-floor\` (axum + serde_json)" "HTTP/1.1, JSON" floor-http floor-http
   if (( EXTRAS )); then
     echo
-    echo "Variants (\`--extras\`; instructions only): previews of proposed SDK changes, not what \`serve_stdio\` does today."
+    echo "Variants (\`--extras\`, instructions only): previews of proposed SDK changes, not what the SDK does today."
     echo
     echo "| variant | instructions / \`tools/call\` | ratio to its floor |"
     echo "|---|---:|---:|"
-    echo "| mcp stdio over non-blocking pipes (\`echo-server --stdio-pipes\`), $RUNTIME | $(fmt "${IPR[ours-pipes-stdio]}") | $(ratio "${IPR[ours-pipes-stdio]}" "${IPR[floor-stdio]}") |"
-    echo "| mcp \`serve_stdio\`, current-thread runtime | $(fmt "${IPR[ours-ct-stdio]}") | $(ratio "${IPR[ours-ct-stdio]}" "${IPR[floor-stdio]}") |"
-    echo "| mcp stdio over non-blocking pipes, current-thread runtime | $(fmt "${IPR[ours-pipes-ct-stdio]}") | $(ratio "${IPR[ours-pipes-ct-stdio]}" "${IPR[floor-stdio]}") |"
-    echo "| mcp HTTP, current-thread runtime (vs axum floor, current-thread) | $(fmt "${IPR[ours-ct-http]}") | $(ratio "${IPR[ours-ct-http]}" "${IPR[floor-ct-http]}") |"
-    echo "| axum floor, current-thread runtime | $(fmt "${IPR[floor-ct-http]}") | 1.00× |"
+    echo "| mcp stdio through non-blocking pipes (\`--stdio-pipes\`), $RUNTIME runtime | $(instructions ours-pipes-stdio) | $(ratio "${IPR[ours-pipes-stdio]}" "${IPR[floor-stdio]}") |"
+    echo "| mcp \`serve_stdio\`, current-thread runtime | $(instructions ours-ct-stdio) | $(ratio "${IPR[ours-ct-stdio]}" "${IPR[floor-stdio]}") |"
+    echo "| mcp stdio through non-blocking pipes, current-thread runtime | $(instructions ours-pipes-ct-stdio) | $(ratio "${IPR[ours-pipes-ct-stdio]}" "${IPR[floor-stdio]}") |"
+    echo "| mcp HTTP, current-thread runtime (floor: axum, current-thread) | $(instructions ours-ct-http) | $(ratio "${IPR[ours-ct-http]}" "${IPR[floor-ct-http]}") |"
+    echo "| axum floor, current-thread runtime | $(instructions floor-ct-http) | 1.00× |"
   fi
 } >"$OUT/results.md"
 
 cat "$OUT/results.md"
 echo >&2
-echo "callgrind files and annotations (<server>.inclusive.txt, <server>.self.txt): $OUT" >&2
+echo "outputs in $OUT: <server>.profile.txt (per-request profile), <server>.<N>.<run>.callgrind" >&2
 
 if (( WRITE )); then
   doc="$ROOT/BENCHMARKS.md"
