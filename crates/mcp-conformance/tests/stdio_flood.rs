@@ -78,7 +78,14 @@ async fn ten_thousand_mixed_lines() {
     let mut by_id: HashMap<i64, Expect> = HashMap::new();
     let mut anonymous: HashMap<i64, usize> = HashMap::new();
     let mut expected_responses = 0usize;
-    let mut payload = Vec::new();
+    // The first request fixes the era of a stdio connection: open it as 2026-07-28.
+    let mut payload = serde_json::to_vec(
+        &json!({"jsonrpc":"2.0","id":-1,"method":"server/discover","params":{"_meta":meta()}}),
+    )
+    .unwrap();
+    payload.push(b'\n');
+    by_id.insert(-1, Expect::Answer(String::new()));
+    expected_responses += 1;
     for n in 0..LINES {
         let (bytes, expect) = line(n, &mut seed);
         payload.extend_from_slice(&bytes);
@@ -115,6 +122,12 @@ async fn ten_thousand_mixed_lines() {
             answered += 1;
             let id = message.get("id").and_then(Value::as_i64);
             match id.and_then(|id| by_id.remove(&id)) {
+                Some(Expect::Answer(value)) if value.is_empty() => {
+                    assert_eq!(
+                        message["result"]["supportedVersions"],
+                        json!(["2026-07-28"])
+                    );
+                }
                 Some(Expect::Answer(value)) => {
                     let text = message["result"]["messages"][0]["content"]["text"]
                         .as_str()
@@ -123,7 +136,7 @@ async fn ten_thousand_mixed_lines() {
                     assert_eq!(message["result"]["resultType"], "complete");
                 }
                 Some(Expect::Error(code)) => {
-                    assert_eq!(message["error"]["code"], code, "{message}")
+                    assert_eq!(message["error"]["code"], code, "{message}");
                 }
                 Some(_) => unreachable!(),
                 None => {

@@ -178,7 +178,9 @@ fn check(case: &Case, transport: &str, response: &Value, status: Option<u16>) {
                 "{}",
                 case.name
             );
-            assert_eq!(error["data"]["requested"], "v999.0.0");
+            if case.body["method"] != "initialize" {
+                assert_eq!(error["data"]["requested"], "v999.0.0");
+            }
         }
         -32021 => assert_eq!(
             error["data"]["requiredCapabilities"],
@@ -194,8 +196,18 @@ fn check(case: &Case, transport: &str, response: &Value, status: Option<u16>) {
 
 #[tokio::test]
 async fn ladder_over_stdio() {
+    // The first request fixes the era of a stdio connection: a modern one makes it modern.
     let mut peer = StdioPeer::start(fixture());
-    for case in body_cases() {
+    let (first, _) = peer
+        .request(&request(1, "server/discover", json!({})))
+        .await;
+    assert_eq!(first["result"]["resultType"], "complete");
+    for mut case in body_cases() {
+        if case.body["method"] == "initialize" {
+            // On a stream connection locked to 2026-07-28, `initialize` names the versions the
+            // connection speaks (the era rule), rather than "not found" as on HTTP.
+            case.code = -32022;
+        }
         let (response, _) = peer.request(&case.body).await;
         check(&case, "stdio", &response, None);
     }
@@ -228,12 +240,7 @@ async fn header_rows_over_http() {
         (
             "version header differs from _meta",
             &call,
-            vec![("mcp-protocol-version", Some("2025-11-25"))],
-        ),
-        (
-            "version header missing",
-            &call,
-            vec![("mcp-protocol-version", None)],
+            vec![("mcp-protocol-version", Some("2026-08-01"))],
         ),
         (
             "method header differs",

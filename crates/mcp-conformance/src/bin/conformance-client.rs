@@ -1,3 +1,290 @@
 //! The conformance fixture client (implemented with the client runtime).
+//!
+//! Contract of the suite (`client` mode): the server URL is the last argument;
+//! `MCP_CONFORMANCE_SCENARIO` names the scenario, `MCP_CONFORMANCE_PROTOCOL_VERSION` the
+//! revision under test (a handshake-era revision selects the `initialize` handshake, anything
+//! else the 2026-07-28 auto mode), and `MCP_CONFORMANCE_CONTEXT` carries scenario data (the tool
+//! calls of `http-custom-headers`). Exit 0 when the scenario's steps ran, 1 otherwise; unknown
+//! scenarios (and the auth ones, which belong to the auth work) exit 1.
 
-fn main() {}
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use mcp::client::{Client, ClientError, Mode};
+use mcp::types::{
+    CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorObject, ListRootsResult,
+    ProtocolVersion, Root, Tool,
+};
+use serde_json::{Map, Value, json};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let Some(url) = std::env::args().skip(1).last() else {
+        say("usage: conformance-client <server-url>");
+        return ExitCode::FAILURE;
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .unwrap_or_else(|_| ProtocolVersion::LATEST.to_string());
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    match run(&scenario, &version, &context, &url).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            say(&format!("scenario {scenario:?} failed: {error}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn say(message: &str) {
+    let _ = writeln!(std::io::stderr(), "conformance-client: {message}");
+}
+
+/// Why a scenario failed.
+#[derive(Debug)]
+enum Failure {
+    Client(ClientError),
+    Unsupported(String),
+    Missing(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Client(error) => write!(f, "{error}"),
+            Self::Unsupported(what) => write!(f, "unsupported scenario: {what}"),
+            Self::Missing(what) => write!(f, "missing: {what}"),
+        }
+    }
+}
+
+impl From<ClientError> for Failure {
+    fn from(value: ClientError) -> Self {
+        Self::Client(value)
+    }
+}
+
+async fn run(scenario: &str, version: &str, context: &Value, url: &str) -> Result<(), Failure> {
+    if scenario.starts_with("auth/") {
+        return Err(Failure::Unsupported(format!(
+            "{scenario} (authorization is not implemented by this client yet)"
+        )));
+    }
+    let known = [
+        "initialize",
+        "tools_call",
+        "request-metadata",
+        "sep-2322-client-request-state",
+        "http-standard-headers",
+        "http-custom-headers",
+        "http-invalid-tool-headers",
+        "json-schema-ref-no-deref",
+        "json-schema-2020-12-preservation",
+        "elicitation-sep1034-client-defaults",
+        "sse-retry",
+    ];
+    if !known.contains(&scenario) {
+        return Err(Failure::Unsupported(format!(
+            "unknown scenario {scenario:?}"
+        )));
+    }
+    let client = connect(version, url).await?;
+    let outcome = scenario_steps(&client, scenario, context).await;
+    let _ = client.close().await;
+    outcome
+}
+
+/// Connects with every callback registered (so every capability is declared, as objects).
+async fn connect(version: &str, url: &str) -> Result<Client, ClientError> {
+    let version = ProtocolVersion::new(version.to_owned());
+    let mode = if version.is_handshake() {
+        Mode::Legacy
+    } else {
+        Mode::Auto
+    };
+    let mut builder = Client::builder()
+        .mode(mode)
+        .client_info(mcp::types::Implementation::new(
+            "mcp-rust-conformance-client",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .on_elicitation(|_context, params: ElicitRequestParams| async move {
+            Ok::<_, ErrorObject>(answer_elicitation(&params))
+        })
+        .on_sampling(|_context, _params| async {
+            Ok::<_, ErrorObject>(CreateMessageResult::text(
+                "test-model",
+                "This is a test response from the client",
+            ))
+        })
+        .on_list_roots(|_context| async {
+            Ok::<_, ErrorObject>(ListRootsResult {
+                roots: vec![Root::new("file:///tmp", Some("tmp".to_owned()))],
+                meta: None,
+                extra: Map::new(),
+            })
+        });
+    if version.is_handshake() {
+        builder = builder.legacy_version(version);
+    }
+    builder.connect_http(url).await
+}
+
+/// Accepts a form with each field's schema default, else its first enum value, else a value of
+/// its type; accepts URL elicitations.
+fn answer_elicitation(params: &ElicitRequestParams) -> ElicitResult {
+    let ElicitRequestParams::Form(form) = params else {
+        return ElicitResult::accept_url();
+    };
+    let schema = serde_json::to_value(&form.requested_schema).unwrap_or(Value::Null);
+    let mut content = Map::new();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            content.insert(name.clone(), default_for(property));
+        }
+    }
+    ElicitResult::accept(content)
+}
+
+fn default_for(property: &Value) -> Value {
+    if let Some(default) = property.get("default") {
+        return default.clone();
+    }
+    if let Some(first) = property
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|values| values.first())
+    {
+        return first.clone();
+    }
+    match property.get("type").and_then(Value::as_str) {
+        Some("boolean") => json!(true),
+        Some("integer") => json!(1),
+        Some("number") => json!(1.5),
+        Some("array") => json!([]),
+        _ => json!("x"),
+    }
+}
+
+/// Stub arguments: one value per required property.
+fn stub_arguments(tool: &Tool) -> Value {
+    let schema = Value::Object(tool.input_schema.clone());
+    let mut arguments = Map::new();
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for name in required.iter().filter_map(Value::as_str) {
+        let property = schema
+            .get("properties")
+            .and_then(|p| p.get(name))
+            .cloned()
+            .unwrap_or(Value::Null);
+        arguments.insert(name.to_owned(), default_for(&property));
+    }
+    Value::Object(arguments)
+}
+
+/// Runs a step whose failure does not end the scenario (the mock may legitimately refuse it).
+fn tolerate<T>(step: &str, outcome: Result<T, ClientError>) {
+    if let Err(error) = outcome {
+        say(&format!("{step}: {error}"));
+    }
+}
+
+async fn scenario_steps(client: &Client, scenario: &str, context: &Value) -> Result<(), Failure> {
+    let tools = client.list_tools().await?;
+    match scenario {
+        "initialize" | "json-schema-ref-no-deref" => {}
+        "tools_call" | "request-metadata" => {
+            client
+                .call_tool("add_numbers", json!({"a": 5, "b": 3}))
+                .await?;
+        }
+        "sep-2322-client-request-state" => {
+            for name in [
+                "test_mrtr_echo_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_state",
+                "test_mrtr_no_result_type",
+            ] {
+                client.call_tool(name, json!({})).await?;
+            }
+        }
+        "http-standard-headers" => {
+            for tool in &tools {
+                tolerate(
+                    &tool.name,
+                    client.call_tool(&tool.name, stub_arguments(tool)).await,
+                );
+            }
+            match client.list_resources().await {
+                Ok(resources) => {
+                    for resource in resources {
+                        tolerate(&resource.uri, client.read_resource(&resource.uri).await);
+                    }
+                }
+                Err(error) => say(&format!("resources/list: {error}")),
+            }
+            match client.list_prompts().await {
+                Ok(prompts) => {
+                    for prompt in prompts {
+                        tolerate(&prompt.name, client.get_prompt(&prompt.name, None).await);
+                    }
+                }
+                Err(error) => say(&format!("prompts/list: {error}")),
+            }
+        }
+        "http-custom-headers" => {
+            let calls = context
+                .get("toolCalls")
+                .and_then(Value::as_array)
+                .ok_or_else(|| Failure::Missing("MCP_CONFORMANCE_CONTEXT.toolCalls".to_owned()))?;
+            for call in calls {
+                let name = call
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| Failure::Missing("toolCalls[].name".to_owned()))?;
+                let arguments = call.get("arguments").cloned().unwrap_or(json!({}));
+                client.call_tool(name, arguments).await?;
+            }
+        }
+        "http-invalid-tool-headers" => {
+            // Tools with invalid x-mcp-header annotations were dropped by list_tools.
+            for tool in &tools {
+                client.call_tool(&tool.name, stub_arguments(tool)).await?;
+            }
+        }
+        "json-schema-2020-12-preservation" => {
+            let tool = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or_else(|| Failure::Missing("json_schema_2020_12_tool".to_owned()))?;
+            let schema = Value::Object(tool.input_schema.clone());
+            client
+                .call_tool("json_schema_echo", json!({ "schema": schema }))
+                .await?;
+        }
+        "elicitation-sep1034-client-defaults" => {
+            client
+                .call_tool("test_client_elicitation_defaults", json!({}))
+                .await?;
+        }
+        "sse-retry" => {
+            client.call_tool("test_reconnection", json!({})).await?;
+        }
+        other => return Err(Failure::Unsupported(other.to_owned())),
+    }
+    Ok(())
+}

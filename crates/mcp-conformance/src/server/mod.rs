@@ -1,6 +1,7 @@
 //! The conformance fixture server: every tool, prompt and resource the suite's server scenarios
 //! call, with exactly the names, inputs and outputs the checks compare.
 
+mod legacy;
 mod mrtr;
 mod prompts;
 mod resources;
@@ -73,6 +74,7 @@ pub fn build(sealing: &Sealing) -> Result<Server, RegistrationError> {
     let builder = mrtr::register(builder);
     let builder = prompts::register(builder);
     let builder = resources::register(builder);
+    let builder = legacy::register(builder);
     builder.build()
 }
 

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mcp_seal::Principal;
 use mcp_types::jsonrpc::encode_notification;
-use mcp_types::methods::{LoggingMessage, Progress};
+use mcp_types::methods::{CreateMessage, Elicit, ListRoots, LoggingMessage, Progress};
 use mcp_types::{
-    ClientCapabilities, ErrorObject, Implementation, LoggingLevel,
-    LoggingMessageNotificationParams, NotificationMethod, ProgressNotificationParams,
-    ProgressToken, ProtocolVersion, RequestId, RequestMeta,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, Era, ErrorCode, ErrorObject, Implementation, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParams, Method, NotificationMethod, ProgressNotificationParams,
+    ProgressToken, ProtocolVersion, RequestId, RequestMeta, RootsListParams,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -18,6 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::Server;
+use super::legacy::LegacySession;
 
 /// Where a request's notifications go: the connection's writer (stdio) or the request's own
 /// response stream (HTTP). Each item is one encoded JSON-RPC message.
@@ -45,6 +47,7 @@ struct Inner {
     last_progress: Mutex<Option<f64>>,
     done: AtomicBool,
     principal: Option<Principal>,
+    legacy: Option<Arc<LegacySession>>,
     #[cfg(feature = "http-server")]
     http: Option<Arc<http::request::Parts>>,
 }
@@ -71,6 +74,7 @@ pub(crate) struct ContextParts {
     pub(crate) notifier: Option<Notifier>,
     pub(crate) cancel: CancellationToken,
     pub(crate) principal: Option<Principal>,
+    pub(crate) legacy: Option<Arc<LegacySession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
@@ -89,6 +93,7 @@ impl RequestContext {
                 last_progress: Mutex::new(None),
                 done: AtomicBool::new(false),
                 principal: parts.principal,
+                legacy: parts.legacy,
                 #[cfg(feature = "http-server")]
                 http: parts.http,
             }),
@@ -113,6 +118,16 @@ impl RequestContext {
     /// The protocol revision of this request.
     pub fn protocol_version(&self) -> &ProtocolVersion {
         &self.inner.protocol_version
+    }
+
+    /// The era of the request: 2026-07-28 (ask by returning an `InputRequiredResult`) or the
+    /// handshake era (ask through [`RequestContext::elicit`] and its siblings).
+    pub fn era(&self) -> Era {
+        if self.inner.legacy.is_some() {
+            Era::Handshake
+        } else {
+            Era::Modern
+        }
     }
 
     /// The client capabilities declared on this request (`{}` when none).
@@ -230,6 +245,84 @@ impl RequestContext {
         }
         let params = LoggingMessageNotificationParams::new(level, logger.map(str::to_owned), data);
         self.notify::<LoggingMessage>(&params).await;
+    }
+
+    /// Asks the user through the client, mid-call (handshake era only: a server→client
+    /// `elicitation/create` request answered by the client's elicitation callback).
+    ///
+    /// # Errors
+    /// On 2026-07-28 (return an `InputRequiredResult` instead), when the client did not declare
+    /// the elicitation mode, or when it answers with an error or goes away.
+    pub async fn elicit(
+        &self,
+        params: impl Into<ElicitRequestParams>,
+    ) -> Result<ElicitResult, ErrorObject> {
+        let params = params.into();
+        let declared = match &params {
+            ElicitRequestParams::Form(_) => self.client_capabilities().elicitation_form(),
+            ElicitRequestParams::Url(_) => self.client_capabilities().elicitation_url(),
+        };
+        self.back_channel::<Elicit, _>(declared, &params).await
+    }
+
+    /// Asks the client's model (handshake era only: `sampling/createMessage`).
+    ///
+    /// # Errors
+    /// As [`RequestContext::elicit`].
+    pub async fn create_message(
+        &self,
+        params: &CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorObject> {
+        let caps = self.client_capabilities();
+        let declared = caps.sampling() && (params.tools.is_none() || caps.sampling_tools());
+        self.back_channel::<CreateMessage, _>(declared, params)
+            .await
+    }
+
+    /// Asks for the client's roots (handshake era only: `roots/list`).
+    ///
+    /// # Errors
+    /// As [`RequestContext::elicit`].
+    pub async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        let declared = self.client_capabilities().roots();
+        self.back_channel::<ListRoots, _>(declared, &RootsListParams::default())
+            .await
+    }
+
+    async fn back_channel<M: Method, P: Serialize>(
+        &self,
+        declared: bool,
+        params: &P,
+    ) -> Result<M::Result, ErrorObject> {
+        let (Some(session), Some(out)) = (&self.inner.legacy, &self.inner.notifier) else {
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Cannot send '{}': a 2026-07-28 request has no back-channel for server-initiated \
+                     requests; return an InputRequiredResult instead",
+                    M::NAME
+                ),
+            ));
+        };
+        if !declared {
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Cannot send '{}': the client did not declare the capability",
+                    M::NAME
+                ),
+            ));
+        }
+        if self.inner.done.load(Ordering::Acquire) || self.inner.cancel.is_cancelled() {
+            return Err(ErrorObject::internal(format!(
+                "Cannot send '{}': the request is over",
+                M::NAME
+            )));
+        }
+        tokio::select! {
+            answer = session.request::<M::Result>(out, M::NAME, params) => answer,
+            () = self.inner.cancel.cancelled() => Err(ErrorObject::internal("the request was cancelled")),
+        }
     }
 
     /// Sends a notification about this request on its response stream.

@@ -33,6 +33,7 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextParts, Notifier};
+use super::legacy::LegacySession;
 use super::registry::Registry;
 use super::{CachePolicy, RequestContext, Server};
 use crate::http::headers::{self, ParamHeader};
@@ -50,6 +51,8 @@ pub(crate) struct Incoming<'a> {
     pub(crate) params: Option<&'a RawValue>,
     pub(crate) headers: Option<&'a dyn HeaderAccess>,
     pub(crate) principal: Option<Principal>,
+    /// The handshake-era session, when the request belongs to one.
+    pub(crate) legacy: Option<Arc<LegacySession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
@@ -329,6 +332,11 @@ impl Server {
         cancel: CancellationToken,
     ) -> Result<Option<Vec<u8>>, ErrorObject> {
         let registry = self.registry();
+        if let Some(session) = incoming.legacy.clone()
+            && let Some(reply) = self.route_legacy(&incoming, &session, &registry)?
+        {
+            return Ok(Some(reply));
+        }
         match incoming.method {
             CallTool::NAME => self
                 .call_tool(&incoming, &registry, notifier, cancel)
@@ -354,11 +362,11 @@ impl Server {
                 let result = ListToolsResult {
                     tools,
                     next_cursor,
-                    ttl_ms: Some(policy.ttl_ms),
-                    cache_scope: Some(policy.scope.clone()),
+                    ttl_ms: self.hints(&incoming, policy).0,
+                    cache_scope: self.hints(&incoming, policy).1,
                     ..Default::default()
                 };
-                self.respond(&incoming.id, result).map(Some)
+                self.respond(&incoming, result).map(Some)
             }
             ListPrompts::NAME => {
                 let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
@@ -372,11 +380,11 @@ impl Server {
                 let result = ListPromptsResult {
                     prompts,
                     next_cursor,
-                    ttl_ms: Some(policy.ttl_ms),
-                    cache_scope: Some(policy.scope.clone()),
+                    ttl_ms: self.hints(&incoming, policy).0,
+                    cache_scope: self.hints(&incoming, policy).1,
                     ..Default::default()
                 };
-                self.respond(&incoming.id, result).map(Some)
+                self.respond(&incoming, result).map(Some)
             }
             ListResources::NAME => {
                 let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
@@ -390,11 +398,11 @@ impl Server {
                 let result = ListResourcesResult {
                     resources,
                     next_cursor,
-                    ttl_ms: Some(policy.ttl_ms),
-                    cache_scope: Some(policy.scope.clone()),
+                    ttl_ms: self.hints(&incoming, policy).0,
+                    cache_scope: self.hints(&incoming, policy).1,
                     ..Default::default()
                 };
-                self.respond(&incoming.id, result).map(Some)
+                self.respond(&incoming, result).map(Some)
             }
             ListResourceTemplates::NAME => {
                 let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
@@ -408,11 +416,11 @@ impl Server {
                 let result = ListResourceTemplatesResult {
                     resource_templates,
                     next_cursor,
-                    ttl_ms: Some(policy.ttl_ms),
-                    cache_scope: Some(policy.scope.clone()),
+                    ttl_ms: self.hints(&incoming, policy).0,
+                    cache_scope: self.hints(&incoming, policy).1,
                     ..Default::default()
                 };
-                self.respond(&incoming.id, result).map(Some)
+                self.respond(&incoming, result).map(Some)
             }
             Discover::NAME => {
                 self.prepare::<EmptyParams>(&incoming, |_| None)?;
@@ -421,11 +429,11 @@ impl Server {
                     supported_versions: self.inner.supported_versions.clone(),
                     capabilities: self.capabilities(),
                     instructions: self.inner.instructions.clone(),
-                    ttl_ms: Some(policy.ttl_ms),
-                    cache_scope: Some(policy.scope.clone()),
+                    ttl_ms: self.hints(&incoming, policy).0,
+                    cache_scope: self.hints(&incoming, policy).1,
                     ..Default::default()
                 };
-                self.respond(&incoming.id, result).map(Some)
+                self.respond(&incoming, result).map(Some)
             }
             Complete::NAME => {
                 let (params, meta, version) =
@@ -443,7 +451,7 @@ impl Server {
                     values.truncate(100);
                     result.completion.has_more = Some(true);
                 }
-                self.respond(&incoming.id, result).map(Some)
+                self.respond(&incoming, result).map(Some)
             }
             SubscriptionsListen::NAME => {
                 let (params, meta, version) = self
@@ -451,7 +459,7 @@ impl Server {
                 let ctx = self.context(&incoming, meta, version, notifier, cancel);
                 match self.listen(&ctx, &params, &registry).await {
                     Some(mut result) => {
-                        self.stamp(&mut result);
+                        self.stamp(&incoming, &mut result);
                         result
                             .meta
                             .get_or_insert_with(Meta::new)
@@ -477,6 +485,45 @@ impl Server {
                     Err(ErrorObject::method_not_found(other))
                 }
             },
+        }
+    }
+
+    /// The methods that exist only in the handshake era (and those that do not exist in it).
+    /// `None` lets the shared routes answer.
+    fn route_legacy(
+        &self,
+        incoming: &Incoming<'_>,
+        session: &LegacySession,
+        registry: &Registry,
+    ) -> Result<Option<Vec<u8>>, ErrorObject> {
+        let empty = || {
+            self.respond(incoming, mcp_types::EmptyResult::default())
+                .map(Some)
+        };
+        match incoming.method {
+            "ping" => empty(),
+            "logging/setLevel" => {
+                let (params, _, _) =
+                    self.prepare::<mcp_types::SetLevelRequestParams>(incoming, |_| None)?;
+                session.set_log_level(params.level);
+                empty()
+            }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let (params, _, _) =
+                    self.prepare::<mcp_types::SubscribeRequestParams>(incoming, |_| None)?;
+                self.gate(incoming, self.has_resources(registry))?;
+                if incoming.method == "resources/subscribe" {
+                    session.subscribe(params.uri);
+                } else {
+                    session.unsubscribe(&params.uri);
+                }
+                empty()
+            }
+            // 2026-07-28 only.
+            Discover::NAME | SubscriptionsListen::NAME => {
+                Err(ErrorObject::method_not_found(incoming.method))
+            }
+            _ => Ok(None),
         }
     }
 
@@ -509,6 +556,20 @@ impl Server {
         incoming: &Incoming<'_>,
         target: fn(&P) -> Option<&str>,
     ) -> Result<(P, RequestMeta, ProtocolVersion), ErrorObject> {
+        if let Some(session) = &incoming.legacy {
+            // The handshake era: the session, not the request, carries version and capabilities.
+            let mut params = decode_params::<P>(incoming.params).map_err(|e| invalid_params(&e))?;
+            let own = params.meta_mut().take().unwrap_or_default();
+            let meta = RequestMeta {
+                protocol_version: Some(session.version.clone()),
+                client_capabilities: Some(session.client_capabilities.clone()),
+                client_info: session.client_info.clone(),
+                log_level: session.log_level(),
+                progress_token: own.progress_token,
+                extra: own.extra,
+            };
+            return Ok((params, meta, session.version.clone()));
+        }
         match decode_params::<P>(incoming.params) {
             Ok(mut params) => {
                 let meta = params.meta_mut().take();
@@ -597,13 +658,19 @@ impl Server {
             notifier,
             cancel,
             principal: incoming.principal.clone(),
+            legacy: incoming.legacy.clone(),
             #[cfg(feature = "http-server")]
             http: incoming.http.clone(),
         })
     }
 
     /// `resultType: "complete"` (unless the handler chose another) and the server stamp.
-    fn stamp(&self, result: &mut dyn WireResult) {
+    fn stamp(&self, incoming: &Incoming<'_>, result: &mut dyn WireResult) {
+        if incoming.legacy.is_some() {
+            // Handshake-era results have neither `resultType` nor the server stamp.
+            result.set_result_type(None);
+            return;
+        }
         if result.result_type().is_none() {
             result.set_result_type(Some(ResultType::COMPLETE));
         }
@@ -615,11 +682,25 @@ impl Server {
 
     fn respond<R: Serialize + WireResult>(
         &self,
-        id: &RequestId,
+        incoming: &Incoming<'_>,
         mut result: R,
     ) -> Result<Vec<u8>, ErrorObject> {
-        self.stamp(&mut result);
-        encode_result(id, &result).map_err(|e| internal(&format!("result not encodable: {e}")))
+        self.stamp(incoming, &mut result);
+        encode_result(&incoming.id, &result)
+            .map_err(|e| internal(&format!("result not encodable: {e}")))
+    }
+
+    /// The caching hints of a policy (none in the handshake era).
+    fn hints(
+        &self,
+        incoming: &Incoming<'_>,
+        policy: &CachePolicy,
+    ) -> (Option<u64>, Option<mcp_types::CacheScope>) {
+        if incoming.legacy.is_some() {
+            (None, None)
+        } else {
+            (Some(policy.ttl_ms), Some(policy.scope.clone()))
+        }
     }
 
     /// One page of a list; the cursor is an opaque encoding of the offset.
@@ -688,7 +769,7 @@ impl Server {
         outcome: Outcome<T>,
     ) -> Result<Vec<u8>, ErrorObject> {
         match outcome {
-            Outcome::Complete(result) => self.respond(&incoming.id, result),
+            Outcome::Complete(result) => self.respond(incoming, result),
             Outcome::InputRequired(irr) => self.finish_input_required(incoming, ctx, target, irr),
             Outcome::Extension(extension) => {
                 encode_result(&incoming.id, &*extension.raw).map_err(|e| internal(&e.to_string()))
@@ -703,6 +784,13 @@ impl Server {
         target: &Target<'_>,
         mut irr: InputRequiredResult,
     ) -> Result<Vec<u8>, ErrorObject> {
+        if incoming.legacy.is_some() {
+            tracing::error!(
+                method = target.method,
+                "an InputRequiredResult cannot be sent to a handshake-era client; ask through the request context instead"
+            );
+            return Err(internal("Handler returned an invalid result"));
+        }
         if !irr.is_valid() {
             tracing::error!(
                 method = target.method,

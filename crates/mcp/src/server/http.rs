@@ -105,9 +105,10 @@ impl HttpConfig {
     }
 }
 
-struct HttpState {
-    server: Server,
-    config: HttpConfig,
+pub(crate) struct HttpState {
+    pub(crate) server: Server,
+    pub(crate) config: HttpConfig,
+    pub(crate) sessions: super::http_legacy::Sessions,
 }
 
 impl HeaderAccess for HeaderMap {
@@ -127,6 +128,7 @@ impl Server {
         let state = Arc::new(HttpState {
             server: self.clone(),
             config,
+            sessions: super::http_legacy::Sessions::default(),
         });
         Router::new().route(&path, any(handle)).with_state(state)
     }
@@ -174,7 +176,7 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     response
 }
 
-fn json(status: u16, body: Vec<u8>) -> Response {
+pub(crate) fn json(status: u16, body: Vec<u8>) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
     response.headers_mut().insert(
@@ -261,8 +263,25 @@ fn accepts_both(headers: &HeaderMap) -> bool {
     covers("application/json") && covers("text/event-stream")
 }
 
+/// Whether a request takes the 2026-07-28 path: its `MCP-Protocol-Version` header names a
+/// version that is not a handshake-era one. Anything else (no header, `2025-11-25`, …) is served
+/// by the handshake-era transport on the same endpoint.
+fn is_modern(headers: &HeaderMap) -> bool {
+    headers
+        .get(crate::http::headers::PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| !mcp_types::ProtocolVersion::new(v.trim().to_owned()).is_handshake())
+}
+
 async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+    let modern = is_modern(request.headers());
     if request.method() != http::Method::POST {
+        if !modern && check_host_and_origin(request.headers(), &state.config).is_ok() {
+            let (parts, _) = request.into_parts();
+            if let Some(response) = super::http_legacy::get_or_delete(&state, &parts) {
+                return response;
+            }
+        }
         let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
         response
             .headers_mut()
@@ -298,6 +317,9 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         }
         Err(_) => return plain(StatusCode::BAD_REQUEST, "Could not read the request body"),
     };
+    if !modern {
+        return super::http_legacy::post(&state, parts, bytes).await;
+    }
     // Classify first: only requests get a response stream.
     match MessageRef::decode_slice(&bytes) {
         Err(error) => {
@@ -320,17 +342,21 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         Arc::new(parts),
         bytes,
         state.config.keep_alive,
+        None,
     )
     .await
 }
 
 type Work = Pin<Box<dyn Future<Output = Reply> + Send>>;
 
-async fn respond(
+/// Runs one request and answers it with JSON, or with SSE once it emits a notification (or, in
+/// the handshake era, a server→client request).
+pub(crate) async fn respond(
     server: Server,
     parts: Arc<http::request::Parts>,
     bytes: Bytes,
     keep_alive: Duration,
+    legacy: Option<Arc<super::legacy::LegacySession>>,
 ) -> Response {
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
@@ -344,8 +370,14 @@ async fn respond(
             id: request.id.clone(),
             method: &request.method,
             params: request.params,
-            headers: Some(&parts.headers),
+            // Header/body agreement is a 2026-07-28 rule.
+            headers: if legacy.is_none() {
+                Some(&parts.headers as &dyn HeaderAccess)
+            } else {
+                None
+            },
             principal: server.principal_of(&parts),
+            legacy,
             http: Some(Arc::clone(&parts)),
         };
         server.dispatch(incoming, Some(notifier), cancel).await
@@ -410,6 +442,38 @@ fn event_stream(
         HeaderValue::from_static("text/event-stream"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// A stream of notifications only (the handshake-era `GET` stream), kept alive until the client
+/// closes it; the forwarding task ends with it.
+pub(crate) fn event_stream_only(
+    notifications: mpsc::Receiver<Vec<u8>>,
+    forwarder: tokio::task::JoinHandle<()>,
+    keep_alive: Duration,
+) -> Response {
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        stop.cancelled().await;
+        forwarder.abort();
+    });
+    let state = StreamState {
+        queued: Vec::new(),
+        notifications,
+        work: Some(Box::pin(std::future::pending())),
+        reply: None,
+        finished: false,
+        keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
+        _guard: cancel.drop_guard(),
+    };
+    let mut response = Response::new(Body::from_stream(events(state)));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
 }

@@ -33,6 +33,9 @@ mod dispatch;
 mod handler;
 #[cfg(feature = "http-server")]
 pub mod http;
+#[cfg(feature = "http-server")]
+mod http_legacy;
+mod legacy;
 mod listen;
 mod registry;
 mod stdio;

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::dispatch::{Incoming, Reply};
+use super::legacy::{self, LegacySession};
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, LineReader};
 
 /// Limits of a stream connection.
@@ -88,6 +89,9 @@ impl Server {
         let permits = Arc::new(Semaphore::new(config.max_concurrent_requests.max(1)));
         let mut tasks = JoinSet::new();
         let mut lines = LineReader::new(reader, config.max_message_size);
+        // The first request fixes the era of the connection (see `Connection`).
+        let mut connection = Connection::Unset;
+        let mut forwarder = None;
         let result = loop {
             while tasks.try_join_next().is_some() {}
             let frame = match lines.next_frame().await {
@@ -116,6 +120,30 @@ impl Server {
                         .await;
                 }
                 Ok(MessageRef::Request(request)) => {
+                    let legacy = match self.era_for(&mut connection, &request, &out).await {
+                        Route::Done => continue,
+                        Route::Modern => None,
+                        Route::Opened(session) => {
+                            if let Some(previous) = forwarder.replace(legacy::forward_changes(
+                                self,
+                                session,
+                                out.clone(),
+                            )) {
+                                previous.abort();
+                            }
+                            continue;
+                        }
+                        Route::Legacy(session, fresh) => {
+                            if fresh {
+                                forwarder = Some(legacy::forward_changes(
+                                    self,
+                                    Arc::clone(&session),
+                                    out.clone(),
+                                ));
+                            }
+                            Some(session)
+                        }
+                    };
                     let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
                         break Ok(());
                     };
@@ -132,6 +160,7 @@ impl Server {
                             params: request.params.as_deref(),
                             headers: None,
                             principal: None,
+                            legacy,
                             #[cfg(feature = "http-server")]
                             http: None,
                         };
@@ -148,24 +177,140 @@ impl Server {
                     });
                 }
                 Ok(MessageRef::Notification(notification)) => {
-                    if notification.method == Cancelled::NAME
+                    if notification.method == "notifications/initialized"
+                        && let Connection::Legacy(session) = &connection
+                    {
+                        session.mark_initialized();
+                    } else if notification.method == Cancelled::NAME
                         && let Ok(params) = notification.params_as::<CancelledNotificationParams>()
                         && let Some(token) = lock(&in_flight).get(&params.request_id)
                     {
                         token.cancel();
                     }
                 }
-                Ok(MessageRef::Response(_)) => {
-                    tracing::debug!("ignoring a response: this connection sent no requests");
+                Ok(MessageRef::Response(response)) => {
+                    // A handshake-era client answering one of our back-channel requests.
+                    let answered = match (&connection, &response.id) {
+                        (Connection::Legacy(session), Some(id)) => {
+                            session.answer(id, response.payload.map(|raw| raw.to_owned()))
+                        }
+                        _ => false,
+                    };
+                    if !answered {
+                        tracing::debug!("ignoring a response to no pending request");
+                    }
                 }
             }
         };
         // End of input: listen streams close, requests in flight still answer.
         self.inner.shutdown.cancel();
+        if let Some(forwarder) = forwarder {
+            forwarder.abort();
+        }
         while tasks.join_next().await.is_some() {}
         drop(out);
         let _ = writer_task.await;
         result
+    }
+}
+
+/// The era of a stream connection, fixed by its first request.
+enum Connection {
+    /// No request yet.
+    Unset,
+    /// 2026-07-28: every request carries its own envelope.
+    Modern,
+    /// The handshake era: one session for the whole connection.
+    Legacy(Arc<LegacySession>),
+}
+
+/// What to do with a request, era-wise.
+enum Route {
+    /// Already answered (an era error, or `initialize`).
+    Done,
+    /// Dispatch on the stateless path.
+    Modern,
+    /// Dispatch in this session (`true` when the session was just opened).
+    Legacy(Arc<LegacySession>, bool),
+    /// `initialize` opened this session and was answered.
+    Opened(Arc<LegacySession>),
+}
+
+impl Server {
+    /// Applies the era rules of a stream connection: a first request carrying the 2026-07-28
+    /// envelope makes it modern, anything else (normally `initialize`) makes it a handshake-era
+    /// session; afterwards `initialize` on a modern connection gets `-32022`, and an enveloped
+    /// request on a legacy one gets `-32600`.
+    async fn era_for(
+        &self,
+        connection: &mut Connection,
+        request: &mcp_types::RequestRef<'_>,
+        out: &mpsc::Sender<Vec<u8>>,
+    ) -> Route {
+        let initialize = request.method == "initialize";
+        match connection {
+            Connection::Modern if initialize => {
+                let requested = request
+                    .params_as::<mcp_types::Extra>()
+                    .ok()
+                    .and_then(|p| {
+                        p.get("protocolVersion")
+                            .and_then(|v| v.as_str())
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_default();
+                let error = legacy::initialize_on_modern(&requested, self.supported_versions());
+                let _ = out.send(encode_error(Some(&request.id), &error)).await;
+                Route::Done
+            }
+            Connection::Modern => Route::Modern,
+            Connection::Legacy(_) if initialize => {
+                self.open_session(connection, request, out).await
+            }
+            Connection::Legacy(session) => {
+                if legacy::has_modern_envelope(request.params) {
+                    let error = legacy::era_mismatch_legacy();
+                    let _ = out.send(encode_error(Some(&request.id), &error)).await;
+                    return Route::Done;
+                }
+                Route::Legacy(Arc::clone(session), false)
+            }
+            Connection::Unset if initialize => self.open_session(connection, request, out).await,
+            Connection::Unset if legacy::has_modern_envelope(request.params) => {
+                *connection = Connection::Modern;
+                Route::Modern
+            }
+            Connection::Unset => {
+                let session = Arc::new(LegacySession::uninitialized());
+                *connection = Connection::Legacy(Arc::clone(&session));
+                Route::Legacy(session, true)
+            }
+        }
+    }
+
+    /// Answers `initialize` and makes the connection a handshake-era session.
+    async fn open_session(
+        &self,
+        connection: &mut Connection,
+        request: &mcp_types::RequestRef<'_>,
+        out: &mpsc::Sender<Vec<u8>>,
+    ) -> Route {
+        let reply = match request.params_as::<mcp_types::InitializeRequestParams>() {
+            Ok(params) => {
+                let (session, result) = self.initialize(params);
+                *connection = Connection::Legacy(Arc::clone(&session));
+                if let Ok(reply) = mcp_types::jsonrpc::encode_result(&request.id, &result) {
+                    let _ = out.send(reply).await;
+                }
+                return Route::Opened(session);
+            }
+            Err(error) => encode_error(
+                Some(&request.id),
+                &ErrorObject::invalid_params(format!("Invalid params: {error}")),
+            ),
+        };
+        let _ = out.send(reply).await;
+        Route::Done
     }
 }
 
