@@ -8,6 +8,8 @@
 //! cargo run -p mcp --example provision_roundtrip
 //! ```
 
+#![allow(clippy::print_stdout, reason = "the example prints the wire for the reader")]
+
 use mcp::server::{RequestContext, Server};
 use mcp::transport::lines::{Frame, LineReader};
 use mcp::transport::memory;
