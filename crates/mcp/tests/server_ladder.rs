@@ -6,6 +6,9 @@ mod server_support;
 use serde_json::{Value, json};
 use server_support::{HttpPeer, StdioPeer, fixture, request};
 
+/// A named request and the header overrides to send it with.
+type HeaderRow<'a> = (&'a str, &'a Value, Vec<(&'a str, Option<&'a str>)>);
+
 struct Case {
     name: &'static str,
     body: Value,
@@ -236,7 +239,7 @@ async fn header_rows_over_http() {
         "tools/call",
         json!({"name":"regional","arguments":{"region":"us-west1","count":3}}),
     );
-    let rows: Vec<(&str, &Value, Vec<(&str, Option<&str>)>)> = vec![
+    let rows: Vec<HeaderRow<'_>> = vec![
         (
             "version header differs from _meta",
             &call,
@@ -303,7 +306,7 @@ async fn header_rows_over_http() {
     }
     // Header name case does not matter, values are trimmed, integers compare numerically and the
     // base64 sentinel is decoded before comparing.
-    let accepted: Vec<(&str, &Value, Vec<(&str, Option<&str>)>)> = vec![
+    let accepted: Vec<HeaderRow<'_>> = vec![
         (
             "upper-case header names",
             &call,

@@ -13,6 +13,9 @@ use mcp::types::*;
 use serde_json::{Value, json};
 use server_support::{HttpPeer, StdioPeer, object, request};
 
+/// A key ring: the secrets of one instance, minting key first.
+type Ring<'a> = &'a [&'a [u8; 32]];
+
 const OLD: &[u8; 32] = b"old-key-old-key-old-key-old-key!";
 const NEW: &[u8; 32] = b"new-key-new-key-new-key-new-key!";
 
@@ -53,7 +56,7 @@ fn provisioner(name: &str, policy: RequestStateSecurity) -> Server {
         .unwrap()
 }
 
-fn call(id: i64, tool: &str, args: Value, state: Option<Value>) -> Value {
+fn call(id: i64, tool: &str, args: &Value, state: Option<Value>) -> Value {
     let mut body = request(id, "tools/call", json!({"name": tool, "arguments": args}));
     body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"roots": {}});
     if let Some(state) = state {
@@ -65,7 +68,7 @@ fn call(id: i64, tool: &str, args: Value, state: Option<Value>) -> Value {
 
 async fn round_one(peer: &mut StdioPeer) -> String {
     let (response, _) = peer
-        .request(&call(1, "provision", json!({"name":"orders"}), None))
+        .request(&call(1, "provision", &json!({"name":"orders"}), None))
         .await;
     let state = response["result"]["requestState"]
         .as_str()
@@ -93,7 +96,7 @@ async fn every_failure_gets_the_same_error() {
         .request(&call(
             2,
             "provision",
-            json!({"name":"orders"}),
+            &json!({"name":"orders"}),
             Some(json!(state)),
         ))
         .await;
@@ -112,7 +115,7 @@ async fn every_failure_gets_the_same_error() {
             call(
                 3,
                 "provision",
-                json!({"name":"orders"}),
+                &json!({"name":"orders"}),
                 Some(json!(tampered)),
             ),
         ),
@@ -121,33 +124,33 @@ async fn every_failure_gets_the_same_error() {
             call(
                 4,
                 "provision",
-                json!({"name":"payroll"}),
+                &json!({"name":"payroll"}),
                 Some(json!(state)),
             ),
         ),
         (
             "other tool (never mints)",
-            call(5, "echo", json!({"name":"orders"}), Some(json!(state))),
+            call(5, "echo", &json!({"name":"orders"}), Some(json!(state))),
         ),
         (
             "plaintext",
             call(
                 6,
                 "provision",
-                json!({"name":"orders"}),
+                &json!({"name":"orders"}),
                 Some(json!("provision-v1")),
             ),
         ),
         (
             "a number",
-            call(7, "provision", json!({"name":"orders"}), Some(json!(42))),
+            call(7, "provision", &json!({"name":"orders"}), Some(json!(42))),
         ),
         (
             "an object",
             call(
                 8,
                 "provision",
-                json!({"name":"orders"}),
+                &json!({"name":"orders"}),
                 Some(json!({"s": 1})),
             ),
         ),
@@ -156,7 +159,7 @@ async fn every_failure_gets_the_same_error() {
             call(
                 9,
                 "provision",
-                json!({"name":"orders"}),
+                &json!({"name":"orders"}),
                 Some(json!(format!("{state}-TAMPERED"))),
             ),
         ),
@@ -172,13 +175,13 @@ async fn every_failure_gets_the_same_error() {
         .request(&call(
             10,
             "provision",
-            json!({"name":"orders"}),
+            &json!({"name":"orders"}),
             Some(json!(state)),
         ))
         .await;
     assert_eq!(expired["error"], frozen(), "expired");
     // JSON null is absent: a fresh round 1.
-    let mut null_state = call(11, "provision", json!({"name":"orders"}), None);
+    let mut null_state = call(11, "provision", &json!({"name":"orders"}), None);
     null_state["params"]["requestState"] = Value::Null;
     let (fresh, _) = peer.request(&null_state).await;
     assert_eq!(fresh["result"]["resultType"], "input_required");
@@ -200,7 +203,7 @@ async fn state_is_bound_to_the_audience() {
         .request(&call(
             2,
             "provision",
-            json!({"name":"orders"}),
+            &json!({"name":"orders"}),
             Some(json!(state)),
         ))
         .await;
@@ -276,13 +279,13 @@ async fn keys_rotate_across_two_instances_without_dropping_a_flow() {
             .request(&call(
                 2,
                 "provision",
-                json!({"name":"orders"}),
+                &json!({"name":"orders"}),
                 Some(json!(state)),
             ))
             .await
             .0
     }
-    let phases: [(&[&[u8; 32]], &[&[u8; 32]]); 6] = [
+    let phases: [(Ring<'_>, Ring<'_>); 6] = [
         (&[OLD], &[OLD]),
         (&[OLD, NEW], &[OLD]), // one instance learns the new key first
         (&[OLD, NEW], &[OLD, NEW]),

@@ -22,7 +22,7 @@ pub fn object(value: Value) -> Extra {
 }
 
 /// The `_meta` of a 2026-07-28 request with the given client capabilities.
-pub fn meta(capabilities: Value) -> Value {
+pub fn meta(capabilities: &Value) -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": capabilities,
@@ -35,7 +35,7 @@ pub fn request(id: i64, method: &str, mut params: Value) -> Value {
     params
         .as_object_mut()
         .unwrap()
-        .insert("_meta".into(), meta(json!({})));
+        .insert("_meta".into(), meta(&json!({})));
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
