@@ -30,6 +30,7 @@
 #                                 lock of other builds)
 #   OUT                           outputs (callgrind files, annotations, results.md); default
 #                                 $CARGO_TARGET_DIR/callgrind
+#   BENCH_REV                     the revision named in the results (default: git HEAD of the checkout)
 #   BENCH_INSTALL=0               never try to install valgrind (default: apt-get install it when
 #                                 missing and running as root)
 # Idempotent: every run rebuilds (incrementally) and overwrites $OUT. Network: 127.0.0.1 only
@@ -55,7 +56,7 @@ for arg in "$@"; do
     --write) WRITE=1 ;;
     --extras) EXTRAS=1 ;;
     --quick) N1=200 N2=600 NATIVE_N=2000 CALLGRIND_RUNS=1 NATIVE_RUNS=1 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -161,7 +162,7 @@ function_costs() {
   if [[ "$2" == inclusive ]]; then mode=(--inclusive=yes); how=max; fi
   callgrind_annotate --auto=no --threshold=100 "${mode[@]}" "$1" 2>/dev/null | awk -v how="$how" '
     /^ *[0-9][0-9,]* \(/ && !/PROGRAM TOTALS/ {
-      cost = $1; gsub(",", "", cost)
+      cost = $1; gsub(",", "", cost); cost += 0
       line = $0
       sub(/^ *[0-9,]+ \([^)]*\) +/, "", line)
       sub(/ \[[^]]*\]$/, "", line)
@@ -175,7 +176,7 @@ function_costs() {
       if (how == "sum") costs[line] += cost
       else if (cost > costs[line]) costs[line] = cost
     }
-    END { for (f in costs) printf "%d\t%s\n", costs[f], f }'
+    END { for (f in costs) printf "%.0f\t%s\n", costs[f], f }'
 }
 
 # Per-request profile: the difference of the N2 and N1 runs, divided by N2 - N1, so startup and
@@ -254,8 +255,8 @@ CORES="$(nproc)"
 RUSTC="$(rustc --version)"
 RUNTIME="multi-thread"
 [[ ${#RT_FLAG[@]} -gt 0 ]] && RUNTIME="current-thread"
-REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [[ -n "$(git -C "$ROOT" status --porcelain -- crates benches 2>/dev/null)" ]]; then
+REV="${BENCH_REV:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+if [[ -z "${BENCH_REV:-}" && -n "$(git -C "$ROOT" status --porcelain -- crates benches 2>/dev/null)" ]]; then
   REV="$REV + uncommitted changes"
 fi
 
