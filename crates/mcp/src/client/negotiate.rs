@@ -60,7 +60,7 @@ pub(crate) async fn negotiate(
         }
         Mode::Legacy => initialize(session, config).await?,
     }
-    session.inner.transport.on_negotiated();
+    session.inner.transport.on_negotiated().await;
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 //! on response streams (answered with a POST of the callback's response), an optional GET
 //! stream and resumption with `Last-Event-ID` (see `http_legacy`).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use bytes::Bytes;
@@ -17,6 +18,7 @@ use mcp_types::jsonrpc::{Message, encode_notification, encode_request};
 use mcp_types::{Era, MessageRef, RequestId};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::value::RawValue;
+use tokio::sync::oneshot;
 
 use super::{HttpHeaders, Outgoing, Reply, http_legacy};
 use crate::client::error::{ClientError, TransportError};
@@ -45,6 +47,9 @@ pub(crate) struct HttpInner {
     pub(crate) shared: Arc<Shared>,
     /// `Mcp-Session-Id` of a handshake-era session.
     pub(crate) session_id: RwLock<Option<String>>,
+    /// Requests waiting for a reply that may arrive on another stream than their own (a
+    /// handshake-era server may answer on the GET stream or a resumed stream).
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<Reply>>>,
 }
 
 /// The HTTP transport.
@@ -73,6 +78,7 @@ impl HttpTransport {
                 config,
                 shared,
                 session_id: RwLock::new(None),
+                waiting: Mutex::new(HashMap::new()),
             }),
             get_stream: Mutex::new(None),
         }
@@ -86,13 +92,16 @@ impl HttpTransport {
             let id = inner.shared.next_id();
             let body = encode_request(&id, outgoing.method, &*outgoing.params)
                 .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+            let mut waiting = Waiting::register(inner, &id);
             let response = inner
                 .post(body, Some(outgoing.method), &outgoing.headers)
                 .await?;
             if outgoing.method == "initialize" {
                 http_legacy::capture_session_id(inner, &response);
             }
-            let received = inner.read_reply(response, &id).await?;
+            let received = inner
+                .read_reply(response, &id, &mut waiting.receiver)
+                .await?;
             let (last_event_id, retry_ms) = match received {
                 Received::Reply(reply) => return Ok(reply),
                 Received::Broken {
@@ -103,8 +112,15 @@ impl HttpTransport {
             broken += 1;
             if inner.shared.era() == Some(Era::Handshake)
                 && let Some(last) = last_event_id
-                && let Some(reply) =
-                    http_legacy::resume(inner, &id, last, retry_ms, &outgoing.headers).await?
+                && let Some(reply) = http_legacy::resume(
+                    inner,
+                    &id,
+                    &mut waiting.receiver,
+                    last,
+                    retry_ms,
+                    &outgoing.headers,
+                )
+                .await?
             {
                 return Ok(reply);
             }
@@ -143,9 +159,17 @@ impl HttpTransport {
         Ok(())
     }
 
-    pub(crate) fn on_negotiated(&self) {
+    /// Opens the handshake-era GET stream, waiting until the server accepted (or refused) it
+    /// so that server requests sent right after connecting are not lost.
+    pub(crate) async fn on_negotiated(&self) {
         if self.inner.shared.era() == Some(Era::Handshake) && self.inner.config.legacy_get_stream {
-            let task = tokio::spawn(http_legacy::get_stream(Arc::clone(&self.inner)));
+            let Some(response) = http_legacy::open_get_stream(&self.inner).await else {
+                return;
+            };
+            let task = tokio::spawn(http_legacy::read_get_stream(
+                Arc::clone(&self.inner),
+                response,
+            ));
             if let Some(old) = self
                 .get_stream
                 .lock()
@@ -234,6 +258,7 @@ impl HttpInner {
         self: &Arc<Self>,
         mut response: reqwest::Response,
         id: &RequestId,
+        elsewhere: &mut oneshot::Receiver<Reply>,
     ) -> Result<Received, ClientError> {
         let status = response.status();
         let content_type = content_type(&response);
@@ -282,23 +307,35 @@ impl HttpInner {
             };
         }
         if content_type.starts_with("text/event-stream") {
-            return self.read_stream(response, Some(id)).await;
+            return self.read_stream(response, Some((id, elsewhere))).await;
         }
         Err(ClientError::Protocol(format!(
             "unexpected content type {content_type:?} for a request"
         )))
     }
 
-    /// Reads an event stream until the response to `id` (or, with `None`, to its end): routes
-    /// notifications and answers server requests on the way.
+    /// Reads an event stream until the response to the awaited request (or, with `None`, to
+    /// its end): routes notifications, other requests' responses and server requests on the
+    /// way. The awaited reply may also arrive on another stream (`elsewhere`).
     pub(crate) async fn read_stream(
         self: &Arc<Self>,
         mut response: reqwest::Response,
-        id: Option<&RequestId>,
+        mut awaited: Option<(&RequestId, &mut oneshot::Receiver<Reply>)>,
     ) -> Result<Received, ClientError> {
         let mut parser = sse::Parser::new(self.config.max_message);
+        let id = awaited.as_ref().map(|(id, _)| (*id).clone());
         loop {
-            let chunk: Bytes = match response.chunk().await {
+            let next = match awaited.as_mut() {
+                Some((_, elsewhere)) => tokio::select! {
+                    chunk = response.chunk() => chunk,
+                    reply = &mut **elsewhere => match reply {
+                        Ok(reply) => return Ok(Received::Reply(reply)),
+                        Err(_) => return Err(TransportError::Closed.into()),
+                    },
+                },
+                None => response.chunk().await,
+            };
+            let chunk: Bytes = match next {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
                 Err(error) => {
@@ -310,7 +347,7 @@ impl HttpInner {
                 .feed(&chunk)
                 .map_err(|e| ClientError::Protocol(e.to_string()))?;
             for event in events {
-                if let Some(reply) = self.handle_event(&event, id) {
+                if let Some(reply) = self.handle_event(&event, id.as_ref()) {
                     return Ok(Received::Reply(reply));
                 }
             }
@@ -331,7 +368,21 @@ impl HttpInner {
                 if id.is_some() && (reply.id.is_none() || reply.id.as_ref() == id) {
                     return Some(reply.payload.into_reply());
                 }
-                tracing::debug!(id = ?reply.id, "response on a stream for another request");
+                // Another request's response (e.g. on the GET stream): hand it over.
+                let waiter = reply.id.as_ref().and_then(|reply_id| {
+                    self.waiting
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(reply_id)
+                });
+                match waiter {
+                    Some(waiter) => {
+                        let _ = waiter.send(reply.payload.into_reply());
+                    }
+                    None => {
+                        tracing::debug!(id = ?reply.id, "response for a request nobody waits for");
+                    }
+                }
             }
             Ok(Message::Notification(notification)) => {
                 self.shared.route_notification(&notification);
@@ -348,6 +399,39 @@ impl HttpInner {
             Err(error) => tracing::warn!(%error, "undecodable event from the server"),
         }
         None
+    }
+}
+
+/// A request's registration for replies arriving on other streams; unregisters on drop.
+struct Waiting<'a> {
+    inner: &'a HttpInner,
+    id: RequestId,
+    receiver: oneshot::Receiver<Reply>,
+}
+
+impl<'a> Waiting<'a> {
+    fn register(inner: &'a HttpInner, id: &RequestId) -> Self {
+        let (sender, receiver) = oneshot::channel();
+        inner
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.clone(), sender);
+        Self {
+            inner,
+            id: id.clone(),
+            receiver,
+        }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.inner
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
     }
 }
 

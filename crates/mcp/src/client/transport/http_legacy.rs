@@ -8,6 +8,7 @@ use std::time::Duration;
 use mcp_types::RequestId;
 use mcp_types::jsonrpc::Request;
 use reqwest::header::{ACCEPT, HeaderValue};
+use tokio::sync::oneshot;
 
 use super::http::{HttpInner, Received, content_type};
 use super::{HttpHeaders, Reply};
@@ -20,6 +21,8 @@ const MAX_RESUMPTIONS: u32 = 2;
 const DEFAULT_RETRY_MS: u64 = 1000;
 /// An upper bound on a server-chosen reconnection delay.
 const MAX_RETRY_MS: u64 = 30_000;
+/// How long connecting waits for the GET stream to open.
+const GET_STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
 
 /// Keeps the session id the server minted on `initialize`.
 pub(super) fn capture_session_id(inner: &HttpInner, response: &reqwest::Response) {
@@ -63,17 +66,25 @@ pub(super) fn answer_on_back_channel(inner: Arc<HttpInner>, request: Request) {
 pub(super) async fn resume(
     inner: &Arc<HttpInner>,
     id: &RequestId,
+    elsewhere: &mut oneshot::Receiver<Reply>,
     mut last_event_id: String,
     mut retry_ms: Option<u64>,
     request_headers: &HttpHeaders,
 ) -> Result<Option<Reply>, ClientError> {
     for _ in 0..MAX_RESUMPTIONS {
         let delay = retry_ms.unwrap_or(DEFAULT_RETRY_MS).min(MAX_RETRY_MS);
-        tokio::time::sleep(Duration::from_millis(delay)).await;
+        // The reply may still arrive elsewhere (e.g. on the GET stream) while we wait.
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(delay)) => {}
+            reply = &mut *elsewhere => return Ok(reply.ok()),
+        }
         let Some(response) = get(inner, request_headers, Some(&last_event_id)).await? else {
             return Ok(None);
         };
-        match inner.read_stream(response, Some(id)).await? {
+        match inner
+            .read_stream(response, Some((id, &mut *elsewhere)))
+            .await?
+        {
             Received::Reply(reply) => return Ok(Some(reply)),
             Received::Broken {
                 last_event_id: last,
@@ -89,21 +100,34 @@ pub(super) async fn resume(
     Ok(None)
 }
 
-/// The standalone GET stream: server requests and notifications outside any POST. A server
-/// without one answers 405, which ends the task quietly.
-pub(super) async fn get_stream(inner: Arc<HttpInner>) {
+/// Opens the standalone GET stream (server requests and notifications outside any POST);
+/// `None` when the server offers none (405) or does not answer in time.
+pub(super) async fn open_get_stream(inner: &HttpInner) -> Option<reqwest::Response> {
     let headers = HttpHeaders {
         protocol_version: inner.shared.version().map(|v| v.to_string()),
         ..HttpHeaders::default()
     };
-    match get(&inner, &headers, None).await {
-        Ok(Some(response)) => {
-            let _ = inner.read_stream(response, None).await;
-            tracing::debug!("the GET stream ended");
+    match tokio::time::timeout(GET_STREAM_OPEN_WAIT, get(inner, &headers, None)).await {
+        Ok(Ok(Some(response))) => Some(response),
+        Ok(Ok(None)) => {
+            tracing::debug!("the server offers no GET stream");
+            None
         }
-        Ok(None) => tracing::debug!("the server offers no GET stream"),
-        Err(error) => tracing::debug!(%error, "opening the GET stream failed"),
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "opening the GET stream failed");
+            None
+        }
+        Err(_) => {
+            tracing::debug!("the GET stream did not open in time");
+            None
+        }
     }
+}
+
+/// Reads the standalone GET stream until it ends.
+pub(super) async fn read_get_stream(inner: Arc<HttpInner>, response: reqwest::Response) {
+    let _ = inner.read_stream(response, None).await;
+    tracing::debug!("the GET stream ended");
 }
 
 /// Opens a GET event stream; `Ok(None)` when the server offers none.

@@ -102,11 +102,11 @@ impl Transport {
     }
 
     /// Called once the era is known (HTTP opens the optional legacy GET stream).
-    pub(crate) fn on_negotiated(&self) {
+    pub(crate) async fn on_negotiated(&self) {
         match self {
             Self::Lines(_) => {}
             #[cfg(feature = "http-client")]
-            Self::Http(t) => t.on_negotiated(),
+            Self::Http(t) => t.on_negotiated().await,
         }
     }
 
