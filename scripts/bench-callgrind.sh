@@ -36,6 +36,7 @@
 # Idempotent: every run rebuilds (incrementally) and overwrites $OUT. Network: 127.0.0.1 only
 # (ephemeral ports).
 set -euo pipefail
+trap 'echo "bench-callgrind.sh: failed (line $LINENO)" >&2' ERR
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -189,7 +190,7 @@ per_request_profile() {
       <(function_costs "$OUT/$name.$N1.$run.callgrind" "$kind" | sort -t $'\t' -k2,2) \
       <(function_costs "$OUT/$name.$N2.$run.callgrind" "$kind" | sort -t $'\t' -k2,2) |
       awk -F '\t' -v d="$((N2 - N1))" '{ v = ($3 - $2) / d; if (v >= 1) printf "%9.0f  %s\n", v, $1 }' |
-      sort -rn | head -n 80
+      sort -rn | awk 'NR <= 80'  # reads all its input: no SIGPIPE under pipefail
     echo
   done
 }
