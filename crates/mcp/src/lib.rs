@@ -16,6 +16,7 @@
 //! | `stdio` | yes | stdio serving and spawning server processes |
 //! | `http-server` | yes | streamable HTTP server on axum/hyper |
 //! | `http-client` | yes | streamable HTTP client on reqwest + rustls |
+//! | `macros` | yes | the high-level [`server::mcp_server::McpServer`] and `#[tool]`, `#[prompt]`, `#[resource]`, `#[resolver]` |
 
 pub use mcp_types as types;
 
@@ -30,6 +31,14 @@ pub mod server;
 
 #[cfg(feature = "client")]
 pub mod client;
+
+#[cfg(feature = "macros")]
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+#[cfg(feature = "macros")]
+pub use mcp_macros::{prompt, resolver, resource, tool};
 
 /// The README's code compiles: its examples are doc-tested here.
 #[cfg(doctest)]

@@ -37,6 +37,8 @@ pub mod http;
 mod http_legacy;
 mod legacy;
 mod listen;
+#[cfg(feature = "macros")]
+pub mod mcp_server;
 mod registry;
 mod stdio;
 pub mod uri_template;
