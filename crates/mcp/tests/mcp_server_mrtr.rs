@@ -1,0 +1,477 @@
+//! The high-level server on the wire, driven by a raw newline-JSON peer: resolver questions
+//! batched into one `InputRequiredResult`, answers carried in the sealed state and bound to the
+//! question's digest, capability checks (`-32021`), decline / cancel / bad content, structured
+//! output, and the run-time guard for an undeclared `InputRequiredResult`.
+
+mod server_support;
+
+#[path = "../examples/mcp_server_bookshop.rs"]
+#[allow(dead_code, unreachable_pub, clippy::print_stderr)]
+mod bookshop;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bookshop::Prefs;
+use mcp::server::mcp_server::{Elicit, McpServer};
+use mcp::types::Outcome;
+use mcp::{resolver, tool};
+use serde_json::{Value, json};
+use server_support::StdioPeer;
+
+const ALL: &str = r#"{"elicitation":{"form":{}},"sampling":{},"roots":{}}"#;
+
+/// The `_meta` envelope of a 2026-07-28 request declaring `capabilities`.
+fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+fn all() -> Value {
+    serde_json::from_str(ALL).unwrap()
+}
+
+fn call(id: i64, name: &str, arguments: Value, capabilities: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments, "_meta": meta(capabilities)}})
+}
+
+/// The same request again with answers and the echoed state (a new id).
+fn retry(first: &Value, id: i64, responses: Value, state: Option<&Value>) -> Value {
+    let mut body = first.clone();
+    body["id"] = json!(id);
+    body["params"]["inputResponses"] = responses;
+    if let Some(state) = state {
+        body["params"]["requestState"] = state.clone();
+    }
+    body
+}
+
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+fn text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+static VERSION: AtomicU64 = AtomicU64::new(1);
+
+/// A question whose wording changes when `VERSION` does (a redeploy rewording it).
+#[resolver]
+async fn ask_seat_versioned() -> Elicit<Prefs> {
+    Elicit::new(format!(
+        "Seat preference (form v{})?",
+        VERSION.load(Ordering::SeqCst)
+    ))
+}
+
+/// Books a seat.
+#[tool]
+async fn book_seat(#[resolve(ask_seat_versioned)] prefs: Prefs) -> String {
+    format!("Booked {}.", prefs.seat)
+}
+
+/// A return type the macro cannot see through.
+type Hidden = Outcome<String>;
+
+/// Uses a resolver and (wrongly) asks by hand as well, behind an alias.
+#[tool]
+async fn sneaky(#[resolve(bookshop::get_roots)] _roots: mcp::types::ListRootsResult) -> Hidden {
+    Outcome::InputRequired(mcp::types::InputRequiredResult::new().with_state("mine"))
+}
+
+fn server() -> McpServer {
+    McpServer::builder("PeerBookshop", "0.0.1")
+        .tool::<bookshop::order_book>()
+        .tool::<bookshop::plan_trip>()
+        .tool::<bookshop::reserve_seat>()
+        .tool::<bookshop::summarize>()
+        .tool::<bookshop::where_am_i>()
+        .tool::<bookshop::echo>()
+        .tool::<bookshop::stock>()
+        .tool::<book_seat>()
+        .tool::<sneaky>()
+        .prompt::<bookshop::briefing>()
+        .resource::<bookshop::report>()
+        .build()
+        .unwrap()
+}
+
+fn peer() -> StdioPeer {
+    StdioPeer::start(server().into_server())
+}
+
+#[tokio::test]
+async fn independent_questions_are_batched_into_one_sealed_round() {
+    let mut peer = peer();
+    let first = call(1, "plan_trip", json!({"city": "Lisbon"}), all());
+    let (response, _) = peer.request(&first).await;
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "input_required");
+    let requests = result["inputRequests"].as_object().unwrap();
+    let keys: Vec<&str> = requests.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "mcp_server_mrtr::bookshop::ask_budget",
+            "mcp_server_mrtr::bookshop::ask_prefs"
+        ]
+    );
+    let prefs = &requests["mcp_server_mrtr::bookshop::ask_prefs"];
+    assert_eq!(prefs["method"], "elicitation/create");
+    assert_eq!(
+        prefs["params"],
+        json!({"mode": "form", "message": "Seat preference for the trip to Lisbon?",
+               "requestedSchema": {"type": "object", "required": ["seat"],
+                   "properties": {"seat": {"type": "string", "description": "Aisle or window."}}}})
+    );
+    let state = &result["requestState"];
+    assert!(
+        state.as_str().unwrap().starts_with("v1."),
+        "sealed: {state}"
+    );
+
+    let answers = json!({
+        "mcp_server_mrtr::bookshop::ask_prefs": accept(json!({"seat": "aisle"})),
+        "mcp_server_mrtr::bookshop::ask_budget": accept(json!({"amount": 1200})),
+    });
+    let (response, _) = peer.request(&retry(&first, 2, answers, Some(state))).await;
+    assert_eq!(
+        text(&response),
+        "Trip to Lisbon: seat aisle, budget 1200 EUR."
+    );
+    assert_eq!(response["result"]["isError"], false);
+}
+
+#[tokio::test]
+async fn a_partial_answer_is_kept_and_only_the_missing_question_asked_again() {
+    let mut peer = peer();
+    let first = call(1, "plan_trip", json!({"city": "Porto"}), all());
+    let (response, _) = peer.request(&first).await;
+    let state = response["result"]["requestState"].clone();
+    let prefs = json!({"mcp_server_mrtr::bookshop::ask_prefs": accept(json!({"seat": "window"}))});
+    let (response, _) = peer.request(&retry(&first, 2, prefs, Some(&state))).await;
+    let requests = response["result"]["inputRequests"].as_object().unwrap();
+    assert_eq!(
+        requests.keys().collect::<Vec<_>>(),
+        ["mcp_server_mrtr::bookshop::ask_budget"]
+    );
+    // The second round's state carries the first answer; only the budget is sent now.
+    let state = response["result"]["requestState"].clone();
+    let budget = json!({"mcp_server_mrtr::bookshop::ask_budget": accept(json!({"amount": 90}))});
+    let (response, _) = peer.request(&retry(&first, 3, budget, Some(&state))).await;
+    assert_eq!(
+        text(&response),
+        "Trip to Porto: seat window, budget 90 EUR."
+    );
+}
+
+#[tokio::test]
+async fn a_question_whose_rendering_changed_is_asked_again() {
+    let mut peer = peer();
+    let key = "mcp_server_mrtr::ask_seat_versioned";
+    VERSION.store(1, Ordering::SeqCst);
+    let first = call(1, "book_seat", json!({}), all());
+    let (response, _) = peer.request(&first).await;
+    assert_eq!(
+        response["result"]["inputRequests"][key]["params"]["message"],
+        "Seat preference (form v1)?"
+    );
+    let state = response["result"]["requestState"].clone();
+
+    // The server is redeployed with a reworded question before the client answers.
+    VERSION.store(2, Ordering::SeqCst);
+    let answer = json!({key: accept(json!({"seat": "aisle"}))});
+    let (response, _) = peer
+        .request(&retry(&first, 2, answer.clone(), Some(&state)))
+        .await;
+    assert_eq!(
+        response["result"]["resultType"], "input_required",
+        "the stale answer must not be consumed: {response}"
+    );
+    assert_eq!(
+        response["result"]["inputRequests"][key]["params"]["message"],
+        "Seat preference (form v2)?"
+    );
+    let state = response["result"]["requestState"].clone();
+    let (response, _) = peer.request(&retry(&first, 3, answer, Some(&state))).await;
+    assert_eq!(text(&response), "Booked aisle.");
+}
+
+#[tokio::test]
+async fn an_answer_without_an_asked_record_is_ignored_and_asked_again() {
+    let mut peer = peer();
+    let first = call(1, "order_book", json!({"title": "Dune"}), all());
+    let answer =
+        json!({"mcp_server_mrtr::bookshop::confirm_backorder": accept(json!({"confirm": true}))});
+    // Answers sent unasked (no state) count for nothing.
+    let (response, _) = peer.request(&retry(&first, 2, answer, None)).await;
+    assert_eq!(response["result"]["resultType"], "input_required");
+    assert_eq!(
+        response["result"]["inputRequests"]["mcp_server_mrtr::bookshop::confirm_backorder"]["params"]
+            ["message"],
+        "'Dune' is out of stock. Place a backorder?"
+    );
+}
+
+#[tokio::test]
+async fn a_client_without_elicitation_gets_32021_with_the_required_capability() {
+    let mut peer = peer();
+    let (response, _) = peer
+        .request(&call(
+            1,
+            "order_book",
+            json!({"title": "Neuromancer"}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(
+        response["error"],
+        json!({"code": -32021,
+               "message": "Client did not declare the form elicitation capability required by resolver 'mcp_server_mrtr::bookshop::confirm_backorder'",
+               "data": {"requiredCapabilities": {"elicitation": {"form": {}}}}})
+    );
+    // URL-only elicitation is not form elicitation either.
+    let url_only = json!({"elicitation": {"url": {}}});
+    let (response, _) = peer
+        .request(&call(
+            2,
+            "order_book",
+            json!({"title": "Neuromancer"}),
+            url_only,
+        ))
+        .await;
+    assert_eq!(response["error"]["code"], -32021);
+    for (id, tool, capability) in [(3, "summarize", "sampling"), (4, "where_am_i", "roots")] {
+        let (response, _) = peer
+            .request(&call(
+                id,
+                tool,
+                json!({"text": "t"}),
+                json!({"elicitation": {}}),
+            ))
+            .await;
+        assert_eq!(response["error"]["code"], -32021, "{tool}");
+        assert_eq!(
+            response["error"]["data"]["requiredCapabilities"],
+            json!({capability: {}}),
+            "{tool}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn decline_fails_the_call_unless_the_parameter_takes_the_outcome() {
+    let mut peer = peer();
+    let first = call(1, "order_book", json!({"title": "Dune"}), all());
+    let (response, _) = peer.request(&first).await;
+    let state = response["result"]["requestState"].clone();
+    let decline = json!({"mcp_server_mrtr::bookshop::confirm_backorder": {"action": "decline"}});
+    let (response, _) = peer.request(&retry(&first, 2, decline, Some(&state))).await;
+    assert_eq!(response["result"]["isError"], true);
+    assert_eq!(
+        text(&response),
+        "Error executing tool order_book: Resolver for parameter 'backorder' could not resolve: elicitation was decline"
+    );
+
+    let first = call(3, "reserve_seat", json!({"city": "Rome"}), all());
+    let (response, _) = peer.request(&first).await;
+    let state = response["result"]["requestState"].clone();
+    let cancel = json!({"mcp_server_mrtr::bookshop::ask_prefs": {"action": "cancel"}});
+    let (response, _) = peer.request(&retry(&first, 4, cancel, Some(&state))).await;
+    assert_eq!(response["result"]["isError"], false);
+    assert_eq!(text(&response), "No seat reserved to Rome (Cancel).");
+}
+
+#[tokio::test]
+async fn accepted_content_must_fit_the_schema_and_answers_the_right_kind() {
+    let mut peer = peer();
+    let first = call(1, "plan_trip", json!({"city": "Oslo"}), all());
+    let (response, _) = peer.request(&first).await;
+    let state = response["result"]["requestState"].clone();
+    let answers = json!({
+        "mcp_server_mrtr::bookshop::ask_prefs": accept(json!({"seat": "aisle"})),
+        "mcp_server_mrtr::bookshop::ask_budget": accept(json!({"amount": "lots"})),
+    });
+    let (response, _) = peer.request(&retry(&first, 2, answers, Some(&state))).await;
+    assert_eq!(response["result"]["isError"], true);
+    assert_eq!(
+        text(&response),
+        "Error executing tool plan_trip: Resolver 'mcp_server_mrtr::bookshop::ask_budget' received an accepted elicitation whose content does not match the requested schema"
+    );
+
+    let first = call(3, "summarize", json!({"text": "abc"}), all());
+    let (response, _) = peer.request(&first).await;
+    let state = response["result"]["requestState"].clone();
+    let roots = json!({"mcp_server_mrtr::bookshop::sample_summary": {"roots": []}});
+    let (response, _) = peer.request(&retry(&first, 4, roots, Some(&state))).await;
+    assert_eq!(
+        text(&response),
+        "Error executing tool summarize: Resolver 'mcp_server_mrtr::bookshop::sample_summary' received a response of the wrong kind"
+    );
+}
+
+/// Records the messages of `tracing` events (the server's log lines).
+#[derive(Clone, Default)]
+struct LogLines(Arc<Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for LogLines {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message<'a>(&'a mut String);
+        impl tracing::field::Visit for Message<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                use std::fmt::Write as _;
+                let _ = write!(self.0, "{}={value:?} ", field.name());
+            }
+        }
+        let mut line = format!("{} ", event.metadata().level());
+        event.record(&mut Message(&mut line));
+        self.0.lock().unwrap().push(line);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn an_undeclared_input_required_result_from_a_resolver_using_body_fails_the_call() {
+    let lines = LogLines::default();
+    let _guard = tracing::subscriber::set_default(lines.clone());
+    let mut peer = peer();
+    let first = call(1, "sneaky", json!({}), all());
+    let (response, _) = peer.request(&first).await;
+    let state = response["result"]["requestState"].clone();
+    let roots = json!({"mcp_server_mrtr::bookshop::get_roots": {"roots": []}});
+    let (response, _) = peer.request(&retry(&first, 2, roots, Some(&state))).await;
+    assert_eq!(response["result"]["isError"], true);
+    // No details for the client; they are in the server log.
+    assert_eq!(text(&response), "Error executing tool sneaky");
+    let logged = lines.0.lock().unwrap().clone();
+    assert!(
+        logged.iter().any(|l| l.starts_with("ERROR")
+            && l.contains("one input channel")
+            && l.contains("name=\"sneaky\"")),
+        "{logged:?}"
+    );
+}
+
+#[tokio::test]
+async fn structured_output_declares_its_schema() {
+    let mut peer = peer();
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                      "params": {"_meta": meta(json!({}))}});
+    let (response, _) = peer.request(&list).await;
+    let tools = response["result"]["tools"].as_array().unwrap();
+    let stock = tools.iter().find(|t| t["name"] == "stock").unwrap();
+    assert_eq!(
+        stock["outputSchema"]["properties"]["copies"]["type"],
+        "integer"
+    );
+    assert_eq!(stock["annotations"], json!({"readOnlyHint": true}));
+    let order = tools.iter().find(|t| t["name"] == "order_book").unwrap();
+    assert_eq!(
+        order["inputSchema"]["properties"],
+        json!({"title": {"type": "string", "description": "The title to order."}}),
+        "resolved parameters are not arguments"
+    );
+    assert!(order.get("outputSchema").is_none());
+
+    let (response, _) = peer
+        .request(&call(2, "stock", json!({"title": "Dune"}), json!({})))
+        .await;
+    assert_eq!(
+        response["result"]["structuredContent"],
+        json!({"title": "Dune", "copies": 0})
+    );
+    assert_eq!(text(&response), r#"{"copies":0,"title":"Dune"}"#);
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_a_failed_call() {
+    let mut peer = peer();
+    let (response, _) = peer
+        .request(&call(1, "echo", json!({"text": 5}), json!({})))
+        .await;
+    assert_eq!(response["result"]["isError"], true);
+    assert!(
+        text(&response).starts_with("Error executing tool echo: invalid arguments: invalid type"),
+        "{response}"
+    );
+}
+
+#[tokio::test]
+async fn a_tampered_state_is_the_frozen_error() {
+    let mut peer = peer();
+    let first = call(1, "order_book", json!({"title": "Dune"}), all());
+    let (response, _) = peer.request(&first).await;
+    let mut state = response["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    state.push('A');
+    let answer =
+        json!({"mcp_server_mrtr::bookshop::confirm_backorder": accept(json!({"confirm": true}))});
+    let (response, _) = peer
+        .request(&retry(&first, 2, answer, Some(&json!(state))))
+        .await;
+    assert_eq!(response["error"]["code"], -32602);
+    assert_eq!(
+        response["error"]["message"],
+        "Invalid or expired requestState"
+    );
+}
+
+#[tokio::test]
+async fn prompts_and_templates_ask_too() {
+    let mut peer = peer();
+    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
+        "name": "briefing", "arguments": {"topic": "Q3"}, "_meta": meta(all())}});
+    let (response, _) = peer.request(&get).await;
+    let key = "mcp_server_mrtr::bookshop::ask_audience";
+    let state = response["result"]["requestState"].clone();
+    assert_eq!(
+        response["result"]["inputRequests"][key]["params"]["message"],
+        "Who is the audience for the briefing on Q3?"
+    );
+    let answer = json!({key: accept(json!({"audience": "the board"}))});
+    let (response, _) = peer.request(&retry(&get, 2, answer, Some(&state))).await;
+    assert_eq!(
+        response["result"]["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "Brief the board on Q3."}}])
+    );
+    // A declined prompt question is a JSON-RPC error (prompts have no isError).
+    let (response, _) = peer.request(&retry(&get, 3, json!({}), None)).await;
+    let state = response["result"]["requestState"].clone();
+    let decline = json!({key: {"action": "decline"}});
+    let (response, _) = peer.request(&retry(&get, 4, decline, Some(&state))).await;
+    assert_eq!(response["error"]["code"], -32603);
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Error rendering prompt briefing: Resolver for parameter 'audience'"),
+        "{response}"
+    );
+
+    let read = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {
+        "uri": "report://q3", "_meta": meta(all())}});
+    let (response, _) = peer.request(&read).await;
+    assert_eq!(response["result"]["resultType"], "input_required");
+    let state = response["result"]["requestState"].clone();
+    let answer = json!({"format": accept(json!({"format": "pdf"}))});
+    let (response, _) = peer.request(&retry(&read, 6, answer, Some(&state))).await;
+    assert_eq!(response["result"]["contents"][0]["text"], "Report q3 (pdf)");
+    assert_eq!(response["result"]["contents"][0]["mimeType"], "text/plain");
+}
