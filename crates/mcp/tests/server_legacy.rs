@@ -22,7 +22,7 @@ fn asker() -> Server {
                         let answer = ctx.elicit(question).await?;
                         answer.content.unwrap_or_default()["region"].as_str().unwrap_or_default().to_owned()
                     }
-                    _ => match params.input_responses.as_ref().and_then(|r| r.get("region")).and_then(|r| r.as_elicit().ok()) {
+                    Era::Modern => match params.input_responses.as_ref().and_then(|r| r.get("region")).and_then(|r| r.as_elicit().ok()) {
                         Some(answer) => answer.content.unwrap_or_default()["region"].as_str().unwrap_or_default().to_owned(),
                         None => return Ok(Outcome::InputRequired(InputRequiredResult::new().with_request("region", InputRequest::elicit(question)))),
                     },
@@ -37,12 +37,12 @@ fn asker() -> Server {
         .unwrap()
 }
 
-fn initialize(id: i64, capabilities: Value) -> Value {
+fn initialize(id: i64, capabilities: &Value) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":capabilities,"clientInfo":{"name":"legacy","version":"0"}}})
 }
 
-fn legacy_call(id: i64, name: &str, arguments: Value) -> Value {
+fn legacy_call(id: i64, name: &str, arguments: &Value) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":arguments}})
 }
 
@@ -50,7 +50,7 @@ fn legacy_call(id: i64, name: &str, arguments: Value) -> Value {
 async fn stdio_legacy_session_uses_the_back_channel() {
     let mut peer = StdioPeer::start(asker());
     let (init, _) = peer
-        .request(&initialize(1, json!({"elicitation":{}})))
+        .request(&initialize(1, &json!({"elicitation":{}})))
         .await;
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
     assert_eq!(init["result"]["serverInfo"]["name"], "era-test");
@@ -62,7 +62,7 @@ async fn stdio_legacy_session_uses_the_back_channel() {
         .await;
 
     // The tool asks through a server→client request on the same connection.
-    peer.send(&legacy_call(2, "provision", json!({"name":"orders"})))
+    peer.send(&legacy_call(2, "provision", &json!({"name":"orders"})))
         .await;
     let ask = peer.next().await.unwrap();
     assert_eq!(ask["method"], "elicitation/create");
@@ -78,7 +78,7 @@ async fn stdio_legacy_session_uses_the_back_channel() {
     assert!(result["result"].get("resultType").is_none());
 
     // A refusal from the client becomes the call's error.
-    peer.send(&legacy_call(3, "provision", json!({"name":"x"})))
+    peer.send(&legacy_call(3, "provision", &json!({"name":"x"})))
         .await;
     let ask = peer.next().await.unwrap();
     peer.send(
@@ -92,7 +92,9 @@ async fn stdio_legacy_session_uses_the_back_channel() {
     );
 
     // An InputRequiredResult cannot be expressed in this era.
-    let (irr, _) = peer.request(&legacy_call(4, "manual_irr", json!({}))).await;
+    let (irr, _) = peer
+        .request(&legacy_call(4, "manual_irr", &json!({})))
+        .await;
     assert_eq!(
         irr["error"],
         json!({"code":-32603,"message":"Handler returned an invalid result"})
@@ -125,7 +127,7 @@ async fn stdio_modern_connection_refuses_initialize() {
         .request(&request(1, "tools/call", json!({"name":"manual_irr"})))
         .await;
     assert_eq!(first["result"]["resultType"], "input_required");
-    let (init, _) = peer.request(&initialize(2, json!({}))).await;
+    let (init, _) = peer.request(&initialize(2, &json!({}))).await;
     assert_eq!(init["error"]["code"], -32022);
     assert_eq!(
         init["error"]["data"],
@@ -152,7 +154,7 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
         builder.send()
     };
     // A legacy client opens a session (no MCP-Protocol-Version header on initialize).
-    let response = post(&initialize(1, json!({"elicitation":{}})), None)
+    let response = post(&initialize(1, &json!({"elicitation":{}})), None)
         .await
         .unwrap();
     let session = response.headers()["mcp-session-id"]
@@ -175,7 +177,7 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
 
     // Its call asks through the back-channel on the response stream...
     let mut call = post(
-        &legacy_call(2, "provision", json!({"name":"orders"})),
+        &legacy_call(2, "provision", &json!({"name":"orders"})),
         Some(&session),
     )
     .await
@@ -230,14 +232,14 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
 
     // Without a session, or with an unknown one, legacy requests are refused; DELETE ends it.
     assert_eq!(
-        post(&legacy_call(3, "provision", json!({})), None)
+        post(&legacy_call(3, "provision", &json!({})), None)
             .await
             .unwrap()
             .status(),
         400
     );
     assert_eq!(
-        post(&legacy_call(3, "provision", json!({})), Some("nope"))
+        post(&legacy_call(3, "provision", &json!({})), Some("nope"))
             .await
             .unwrap()
             .status(),
