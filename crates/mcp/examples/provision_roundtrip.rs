@@ -8,7 +8,10 @@
 //! cargo run -p mcp --example provision_roundtrip
 //! ```
 
-#![allow(clippy::print_stdout, reason = "the example prints the wire for the reader")]
+#![allow(
+    clippy::print_stdout,
+    reason = "the example prints the wire for the reader"
+)]
 
 use mcp::server::{RequestContext, Server};
 use mcp::transport::lines::{Frame, LineReader};
@@ -25,10 +28,24 @@ async fn provision(
     ctx: RequestContext,
     params: CallToolRequestParams,
 ) -> Result<Outcome<CallToolResult>, ErrorObject> {
-    let name = params.arguments.as_ref().and_then(|a| a.get("name")).and_then(Value::as_str).unwrap_or("db");
-    let answer = params.input_responses.as_ref().and_then(|r| r.get("region")).and_then(|a| a.as_elicit().ok());
+    let name = params
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("db");
+    let answer = params
+        .input_responses
+        .as_ref()
+        .and_then(|r| r.get("region"))
+        .and_then(|a| a.as_elicit().ok());
     if let Some(answer) = answer.filter(|a| a.action == ElicitAction::Accept) {
-        let region = answer.content.as_ref().and_then(|c| c.get("region")).and_then(Value::as_str).unwrap_or("?");
+        let region = answer
+            .content
+            .as_ref()
+            .and_then(|c| c.get("region"))
+            .and_then(Value::as_str)
+            .unwrap_or("?");
         let state = params.request_state.as_deref().unwrap_or("none");
         return Ok(Outcome::Complete(CallToolResult::text(format!(
             "Provisioned '{name}' in {region} (protocol {}, state seen by handler: '{state}').",
@@ -43,7 +60,10 @@ async fn provision(
         InputRequiredResult::new()
             .with_request(
                 "region",
-                InputRequest::elicit(ElicitRequestFormParams::new("Which region should the database live in?", schema)),
+                InputRequest::elicit(ElicitRequestFormParams::new(
+                    "Which region should the database live in?",
+                    schema,
+                )),
             )
             .with_state("provision-v1"),
     ))
@@ -51,10 +71,14 @@ async fn provision(
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+    let schema =
+        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
     let server = Server::builder("Provisioner", "0.0.1")
         .tool(
-            Tool { description: Some("Provision a database".into()), ..Tool::new("provision", serde_json::from_value(schema)?) },
+            Tool {
+                description: Some("Provision a database".into()),
+                ..Tool::new("provision", serde_json::from_value(schema)?)
+            },
             provision,
         )
         // The one-line opt-in: requestState is sealed (AES-256-GCM) and bound to this request.
@@ -62,7 +86,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
 
     let pipe = memory::pipe();
-    tokio::spawn(async move { server.serve_io(pipe.server.reader, pipe.server.writer).await });
+    tokio::spawn(async move {
+        server
+            .serve_io(pipe.server.reader, pipe.server.writer)
+            .await
+    });
     let mut to_server = pipe.client.writer;
     let mut from_server = LineReader::new(pipe.client.reader, 1 << 20);
 
@@ -73,15 +101,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let mut send = async |message: Value| -> Result<Value, Box<dyn std::error::Error>> {
         println!("C>S {message}");
-        to_server.write_all(format!("{message}\n").as_bytes()).await?;
-        let Some(Frame::Line(line)) = from_server.next_frame().await? else { return Err("no reply".into()) };
+        to_server
+            .write_all(format!("{message}\n").as_bytes())
+            .await?;
+        let Some(Frame::Line(line)) = from_server.next_frame().await? else {
+            return Err("no reply".into());
+        };
         let reply: Value = serde_json::from_slice(line)?;
         println!("S>C {reply}\n");
         Ok(reply)
     };
 
     let first = send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"_meta": meta, "name": "provision", "arguments": {"name": "orders"}}})).await?;
+        "params": {"_meta": meta, "name": "provision", "arguments": {"name": "orders"}}}))
+    .await?;
     let result = &first["result"];
     assert_eq!(result["resultType"], "input_required");
     let question = &result["inputRequests"]["region"]["params"]["message"];
@@ -93,10 +126,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "params": {"_meta": meta, "name": "provision", "arguments": {"name": "orders"},
                    "inputResponses": {"region": {"action": "accept", "content": {"region": "eu-west-1"}}},
                    "requestState": result["requestState"]}})).await?;
-    println!("    final result: {}", second["result"]["content"][0]["text"]);
+    println!(
+        "    final result: {}",
+        second["result"]["content"][0]["text"]
+    );
 
     // Tampering with the state gets the one frozen error.
-    let mut tampered = result["requestState"].as_str().unwrap_or_default().to_owned();
+    let mut tampered = result["requestState"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     tampered.push('x');
     let third = send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"_meta": meta, "name": "provision", "arguments": {"name": "orders"},

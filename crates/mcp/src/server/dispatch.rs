@@ -38,10 +38,14 @@ use super::registry::Registry;
 use super::{CachePolicy, RequestContext, Server};
 use crate::http::headers::{self, ParamHeader};
 
+/// A header that appears more than once where one value is expected.
+#[derive(Debug)]
+pub(crate) struct Repeated;
+
 /// Request headers, as the HTTP transport exposes them to the ladder.
 pub(crate) trait HeaderAccess: Send + Sync {
-    /// Every value of the header `name` (lower-case).
-    fn values(&self, name: &str) -> Vec<&[u8]>;
+    /// The one value of the header `name` (lower-case), if present.
+    fn single(&self, name: &str) -> Result<Option<&[u8]>, Repeated>;
 }
 
 /// One request as a transport hands it over.
@@ -146,14 +150,14 @@ fn single_header<'h>(
     name: &str,
     display: &str,
 ) -> Result<Option<&'h str>, ErrorObject> {
-    match headers.values(name).as_slice() {
-        [] => Ok(None),
-        [value] => std::str::from_utf8(value)
+    match headers.single(name) {
+        Ok(None) => Ok(None),
+        Ok(Some(value)) => std::str::from_utf8(value)
             .map(|v| Some(v.trim_matches([' ', '\t'])))
             .map_err(|_| {
                 ErrorObject::header_mismatch(format!("{display} header is not valid text"))
             }),
-        _ => Err(ErrorObject::header_mismatch(format!(
+        Err(Repeated) => Err(ErrorObject::header_mismatch(format!(
             "{display} header is repeated"
         ))),
     }

@@ -112,11 +112,13 @@ pub(crate) struct HttpState {
 }
 
 impl HeaderAccess for HeaderMap {
-    fn values(&self, name: &str) -> Vec<&[u8]> {
-        self.get_all(name)
-            .iter()
-            .map(HeaderValue::as_bytes)
-            .collect()
+    fn single(&self, name: &str) -> Result<Option<&[u8]>, super::dispatch::Repeated> {
+        let mut values = self.get_all(name).iter();
+        match (values.next(), values.next()) {
+            (None, _) => Ok(None),
+            (Some(value), None) => Ok(Some(value.as_bytes())),
+            (Some(_), Some(_)) => Err(super::dispatch::Repeated),
+        }
     }
 }
 
@@ -186,15 +188,16 @@ pub(crate) fn json(status: u16, body: Vec<u8>) -> Response {
     response
 }
 
-/// The host part of a `Host` header or an origin authority, lower-cased, without port.
-fn host_name(authority: &str) -> String {
-    let authority = authority.trim().to_ascii_lowercase();
+/// The host part of a `Host` header or an origin authority, without port (brackets kept for
+/// IPv6 literals). Borrowed: the checks run on every request and must not allocate.
+fn host_part(authority: &str) -> &str {
+    let authority = authority.trim();
     if authority.starts_with('[') {
         return authority
-            .split_once(']')
-            .map_or(authority.clone(), |(h, _)| format!("{h}]"));
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
     }
-    authority.split(':').next().unwrap_or_default().to_owned()
+    authority.split(':').next().unwrap_or_default()
 }
 
 fn allowed(list: Option<&Vec<String>>, host: &str) -> bool {
@@ -208,8 +211,8 @@ fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(),
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
-            .map(host_name);
-        if !host.is_some_and(|h| allowed(config.allowed_hosts.as_ref(), &h)) {
+            .map(host_part);
+        if !host.is_some_and(|h| allowed(config.allowed_hosts.as_ref(), h)) {
             return Err(Box::new(plain(
                 StatusCode::MISDIRECTED_REQUEST,
                 "Invalid Host header",
@@ -221,8 +224,8 @@ fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(),
             .to_str()
             .ok()
             .and_then(|o| o.split_once("://"))
-            .map(|(_, authority)| host_name(authority.split('/').next().unwrap_or_default()));
-        if !host.is_some_and(|h| allowed(config.allowed_origins.as_ref(), &h)) {
+            .map(|(_, authority)| host_part(authority.split('/').next().unwrap_or_default()));
+        if !host.is_some_and(|h| allowed(config.allowed_origins.as_ref(), h)) {
             return Err(Box::new(plain(
                 StatusCode::FORBIDDEN,
                 "Invalid Origin header",
@@ -232,35 +235,37 @@ fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(),
     Ok(())
 }
 
-fn media_types(headers: &HeaderMap, name: header::HeaderName) -> Vec<String> {
+/// The media types listed in a header (parameters dropped), without allocating.
+fn media_types(headers: &HeaderMap, name: header::HeaderName) -> impl Iterator<Item = &str> {
     headers
         .get_all(name)
-        .iter()
+        .into_iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .map(|t| {
-            t.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .collect()
+        .map(|t| t.split(';').next().unwrap_or_default().trim())
+}
+
+/// Whether `Content-Type` is JSON.
+fn is_json(headers: &HeaderMap) -> bool {
+    media_types(headers, header::CONTENT_TYPE).any(|t| t.eq_ignore_ascii_case("application/json"))
 }
 
 /// `Accept` must cover both JSON and event streams (an absent header is tolerated).
 fn accepts_both(headers: &HeaderMap) -> bool {
-    let types = media_types(headers, header::ACCEPT);
-    if types.is_empty() {
-        return true;
+    let (mut any, mut json, mut sse) = (false, false, false);
+    for media in media_types(headers, header::ACCEPT) {
+        any = true;
+        let (kind, sub) = media.split_once('/').unwrap_or((media, ""));
+        let wild = sub == "*";
+        let all = wild && kind == "*";
+        json |= all
+            || (kind.eq_ignore_ascii_case("application")
+                && (wild || sub.eq_ignore_ascii_case("json")));
+        sse |= all
+            || (kind.eq_ignore_ascii_case("text")
+                && (wild || sub.eq_ignore_ascii_case("event-stream")));
     }
-    let covers = |wanted: &str| {
-        let (kind, _) = wanted.split_once('/').unwrap_or_default();
-        types
-            .iter()
-            .any(|t| t == wanted || t == "*/*" || *t == format!("{kind}/*"))
-    };
-    covers("application/json") && covers("text/event-stream")
+    !any || (json && sse)
 }
 
 /// Whether a request takes the 2026-07-28 path: its `MCP-Protocol-Version` header names a
@@ -291,10 +296,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     if let Err(response) = check_host_and_origin(request.headers(), &state.config) {
         return *response;
     }
-    if !media_types(request.headers(), header::CONTENT_TYPE)
-        .iter()
-        .any(|t| t == "application/json")
-    {
+    if !is_json(request.headers()) {
         return plain(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Content-Type must be application/json",
@@ -321,7 +323,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         return super::http_legacy::post(&state, parts, bytes).await;
     }
     // Classify first: only requests get a response stream.
-    match MessageRef::decode_slice(&bytes) {
+    let request = match MessageRef::decode_slice(&bytes) {
         Err(error) => {
             return match error_reply(error.id(), &error.to_error_object()) {
                 Reply::Message { body, status } => json(status, body),
@@ -335,12 +337,13 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
             *response.status_mut() = StatusCode::ACCEPTED;
             return response;
         }
-        Ok(MessageRef::Request(_)) => {}
-    }
+        // Decoded once: the owned request moves into the response future.
+        Ok(MessageRef::Request(request)) => request.to_owned_request(),
+    };
     respond(
         state.server.clone(),
         Arc::new(parts),
-        bytes,
+        request,
         state.config.keep_alive,
         None,
     )
@@ -354,7 +357,7 @@ type Work = Pin<Box<dyn Future<Output = Reply> + Send>>;
 pub(crate) async fn respond(
     server: Server,
     parts: Arc<http::request::Parts>,
-    bytes: Bytes,
+    request: mcp_types::jsonrpc::Request,
     keep_alive: Duration,
     legacy: Option<Arc<super::legacy::LegacySession>>,
 ) -> Response {
@@ -363,13 +366,10 @@ pub(crate) async fn respond(
     // Dropping the response (the client went away) cancels the request.
     let guard = cancel.clone().drop_guard();
     let work: Work = Box::pin(async move {
-        let Ok(MessageRef::Request(request)) = MessageRef::decode_slice(&bytes) else {
-            return Reply::Nothing;
-        };
         let incoming = Incoming {
             id: request.id.clone(),
             method: &request.method,
-            params: request.params,
+            params: request.params.as_deref(),
             // Header/body agreement is a 2026-07-28 rule.
             headers: if legacy.is_none() {
                 Some(&parts.headers as &dyn HeaderAccess)

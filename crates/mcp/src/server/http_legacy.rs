@@ -162,10 +162,11 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
                     Reply::Nothing => accepted(),
                 };
             }
+            let request = request.to_owned_request();
             respond(
                 state.server.clone(),
                 Arc::new(parts),
-                bytes,
+                request,
                 state.config.keep_alive,
                 Some(session),
             )

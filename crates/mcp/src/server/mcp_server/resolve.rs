@@ -656,10 +656,10 @@ impl Resolution {
     pub async fn resolve<R: Resolver>(&self) -> Result<Elicitation<R::Value>, Interrupt> {
         {
             let progress = self.progress();
-            if let Some(done) = progress.done.get(&TypeId::of::<R>()) {
-                if let Some(outcome) = done.downcast_ref::<Elicitation<R::Value>>() {
-                    return Ok(outcome.clone());
-                }
+            if let Some(done) = progress.done.get(&TypeId::of::<R>())
+                && let Some(outcome) = done.downcast_ref::<Elicitation<R::Value>>()
+            {
+                return Ok(outcome.clone());
             }
             if progress.pending.contains_key(R::INFO.key) {
                 // Already asked this round by another consumer: do not run it again.
@@ -711,13 +711,12 @@ impl Resolution {
         let mut progress = self.progress();
         // A recorded outcome counts only after the body decided to ask this very question, so
         // state can never stand in for a resolver's own computation.
-        if let Some(entry) = progress.recorded.remove(key) {
-            if entry.q.as_deref() == Some(digest.as_str()) {
-                if let Some(outcome) = question.restore(entry.action, entry.data.as_ref()) {
-                    progress.persist.insert(key.to_owned(), entry);
-                    return Ok(outcome);
-                }
-            }
+        if let Some(entry) = progress.recorded.remove(key)
+            && entry.q.as_deref() == Some(digest.as_str())
+            && let Some(outcome) = question.restore(entry.action, entry.data.as_ref())
+        {
+            progress.persist.insert(key.to_owned(), entry);
+            return Ok(outcome);
         }
         let mut answer = self.answers.get(key).map(|InputResponse(value)| value);
         if answer.is_some() && progress.asked.get(key) != Some(&digest) {

@@ -66,7 +66,7 @@ impl<T: JsonSchema + 'static> ElicitationForm for T {
             return Ok(schema.clone());
         }
         let schema = flat_form(
-            SchemaSettings::draft2020_12()
+            &SchemaSettings::draft2020_12()
                 .with(|s| {
                     s.inline_subschemas = true;
                     s.meta_schema = None;
@@ -86,7 +86,7 @@ impl<T: JsonSchema + 'static> ElicitationForm for T {
 }
 
 /// Reduces a generated schema to the elicitation subset.
-fn flat_form(schema: Value, type_name: &str) -> Result<ElicitationSchema, String> {
+fn flat_form(schema: &Value, type_name: &str) -> Result<ElicitationSchema, String> {
     let not_flat = || format!("{type_name} is not a flat object of primitive fields");
     let object = schema.as_object().ok_or_else(not_flat)?;
     if object.get("type").and_then(Value::as_str) != Some("object") {
@@ -164,10 +164,11 @@ fn primitive(field: &Value) -> Option<PrimitiveSchema> {
                     out.insert((*name).to_owned(), value.clone());
                 }
             }
-            if let Some(format) = field.get("format").and_then(Value::as_str) {
-                if kind == "string" && matches!(format, "email" | "uri" | "date" | "date-time") {
-                    out.insert("format".to_owned(), Value::from(format));
-                }
+            if let Some(format) = field.get("format").and_then(Value::as_str)
+                && kind == "string"
+                && matches!(format, "email" | "uri" | "date" | "date-time")
+            {
+                out.insert("format".to_owned(), Value::from(format));
             }
         }
         _ => return None,
