@@ -211,3 +211,99 @@ pub fn answers() -> Value {
     json!({"region": "eu-west-1", "seat": "aisle", "amount": 1200, "confirm": true,
            "audience": "the board", "format": "pdf", "ok": true})
 }
+
+/// What a fake server received, in order.
+pub type Log = Arc<Mutex<Vec<Value>>>;
+
+/// A scripted server on an in-memory pipe: every message the client writes is logged, sent
+/// to `received`, and handed to `handler`, whose replies are written back in order.
+pub struct FakeServer {
+    pub log: Log,
+    pub received: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    pub reader: tokio::io::ReadHalf<tokio::io::DuplexStream>,
+    pub writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+}
+
+impl FakeServer {
+    pub fn start(mut handler: impl FnMut(&Value) -> Vec<Value> + Send + 'static) -> Self {
+        use tokio::io::AsyncWriteExt as _;
+        let pipe = mcp::transport::memory::pipe();
+        let log: Log = Arc::default();
+        let (sender, received) = tokio::sync::mpsc::unbounded_channel();
+        let task_log = Arc::clone(&log);
+        let mut writer = pipe.server.writer;
+        let reader = pipe.server.reader;
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(reader).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let message: Value = serde_json::from_str(&line).expect("client wrote JSON");
+                task_log.lock().unwrap().push(message.clone());
+                let _ = sender.send(message.clone());
+                for reply in handler(&message) {
+                    let mut bytes = serde_json::to_vec(&reply).unwrap();
+                    bytes.push(b'\n');
+                    if writer.write_all(&bytes).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            let _ = writer.shutdown().await;
+        });
+        Self {
+            log,
+            received,
+            reader: pipe.client.reader,
+            writer: pipe.client.writer,
+        }
+    }
+
+    /// Connects `builder` to this server; returns the client and the server's log/receiver.
+    pub async fn connect(
+        self,
+        builder: ClientBuilder,
+    ) -> (
+        mcp::client::Client,
+        Log,
+        tokio::sync::mpsc::UnboundedReceiver<Value>,
+    ) {
+        let client = builder
+            .connect_io(self.reader, self.writer)
+            .await
+            .expect("connect to the fake server");
+        (client, self.log, self.received)
+    }
+}
+
+/// A JSON-RPC result for `request`.
+pub fn result(request: &Value, result: Value) -> Value {
+    let mut reply = json!({"jsonrpc": "2.0", "id": request["id"]});
+    reply["result"] = result;
+    reply
+}
+
+/// A JSON-RPC error for `request`.
+pub fn error(request: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
+    let mut error = json!({"code": code, "message": message});
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    json!({"jsonrpc": "2.0", "id": request["id"], "error": error})
+}
+
+/// A complete text tool result.
+pub fn text_result(text: &str) -> Value {
+    json!({"resultType": "complete", "content": [{"type": "text", "text": text}]})
+}
+
+/// A form elicitation input request with one boolean field `ok`.
+pub fn elicit_ok(message: &str) -> Value {
+    json!({"method": "elicitation/create", "params": {"mode": "form", "message": message,
+        "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}})
+}
+
+/// A builder pinned to 2026-07-28 (no discover probe), so fake servers see only the calls.
+pub fn pinned() -> ClientBuilder {
+    ClientBuilder::new().mode(mcp::client::Mode::Pinned(
+        mcp::types::ProtocolVersion::V2026_07_28,
+    ))
+}
