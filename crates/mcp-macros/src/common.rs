@@ -99,13 +99,12 @@ pub(crate) fn docs(attrs: &[Attribute]) -> Option<String> {
         if !attr.path().is_ident("doc") {
             continue;
         }
-        if let Meta::NameValue(nv) = &attr.meta {
-            if let Expr::Lit(expr) = &nv.value {
-                if let Lit::Str(s) = &expr.lit {
-                    let line = s.value();
-                    lines.push(line.strip_prefix(' ').unwrap_or(&line).to_owned());
-                }
-            }
+        if let Meta::NameValue(nv) = &attr.meta
+            && let Expr::Lit(expr) = &nv.value
+            && let Lit::Str(s) = &expr.lit
+        {
+            let line = s.value();
+            lines.push(line.strip_prefix(' ').unwrap_or(&line).to_owned());
         }
     }
     let text = lines.join("\n").trim().to_owned();
@@ -261,7 +260,7 @@ pub(crate) fn is_option(ty: &Type) -> bool {
 }
 
 /// Calls the user's function with the parameters bound to locals of the same names.
-pub(crate) fn call(item: &ItemFn, params: &[Param], context: TokenStream) -> TokenStream {
+pub(crate) fn call(item: &ItemFn, params: &[Param], context: &TokenStream) -> TokenStream {
     let name = &item.sig.ident;
     let arguments = params.iter().map(|p| match p.kind {
         ParamKind::Context { by_ref: true } => quote!(&#context),
@@ -281,7 +280,7 @@ pub(crate) fn call(item: &ItemFn, params: &[Param], context: TokenStream) -> Tok
 pub(crate) fn resolve_params(
     params: &[Param],
     resolution: &TokenStream,
-    on_pending: TokenStream,
+    on_pending: &TokenStream,
 ) -> TokenStream {
     let resolved: Vec<(&Param, &Path)> = params
         .iter()
@@ -361,7 +360,7 @@ pub(crate) fn args_struct(params: &[Param], schema: bool) -> TokenStream {
 }
 
 /// `let __McpArgs { a, b, .. } = …;` binding the argument parameters to locals.
-pub(crate) fn bind_args(params: &[Param], source: TokenStream) -> TokenStream {
+pub(crate) fn bind_args(params: &[Param], source: &TokenStream) -> TokenStream {
     let idents = params
         .iter()
         .filter(|p| matches!(p.kind, ParamKind::Argument))

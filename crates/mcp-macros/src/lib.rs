@@ -61,7 +61,7 @@ mod tool;
 
 use proc_macro::TokenStream;
 
-type Expand = fn(common::Options, syn::ItemFn) -> syn::Result<proc_macro2::TokenStream>;
+type Expand = fn(&common::Options, syn::ItemFn) -> syn::Result<proc_macro2::TokenStream>;
 
 fn run(attr: TokenStream, item: TokenStream, expand: Expand) -> TokenStream {
     let options = match syn::parse::<common::Options>(attr) {
@@ -72,7 +72,7 @@ fn run(attr: TokenStream, item: TokenStream, expand: Expand) -> TokenStream {
         Ok(item) => item,
         Err(error) => return error.to_compile_error().into(),
     };
-    expand(options, item)
+    expand(&options, item)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 
 use crate::common::{self, Options, ParamKind};
 
-pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStream> {
+pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(&["name", "title", "description"], &[])?;
     if let Some(literal) = &options.literal {
         return Err(syn::Error::new(
@@ -64,12 +64,12 @@ pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStr
         quote!(::core::option::Option::Some(::std::vec![#(#arguments),*]))
     };
     let args_struct = common::args_struct(&params, false);
-    let bind = common::bind_args(&params, quote!(__mcp_arguments));
+    let bind = common::bind_args(&params, &quote!(__mcp_arguments));
     let resolution = quote!(__mcp_resolution);
     let resolve = common::resolve_params(
         &params,
         &resolution,
-        quote!(::mcp::__private::pending(&#resolution)),
+        &quote!(::mcp::__private::pending(&#resolution)),
     );
     let start_resolution = uses_resolvers.then(|| {
         quote! {
@@ -81,7 +81,7 @@ pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStr
     });
     let infos = common::resolver_infos(&params);
     let names = common::argument_names(&params);
-    let call = common::call(&item, &params, quote!(__mcp_ctx));
+    let call = common::call(&item, &params, &quote!(__mcp_ctx));
     let doc = format!(
         "Registers the [`{fn_name}()`] prompt: `McpServer::builder(..).prompt::<{fn_name}>()`."
     );

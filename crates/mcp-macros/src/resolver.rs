@@ -38,7 +38,7 @@ fn is_question(ty: &Type) -> bool {
     }
 }
 
-pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStream> {
+pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(&[], &[])?;
     if let Some(literal) = &options.literal {
         return Err(syn::Error::new(
@@ -73,7 +73,7 @@ pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStr
     let resolve = common::resolve_params(
         &params,
         &resolution,
-        quote!(::core::result::Result::Err(
+        &quote!(::core::result::Result::Err(
             ::mcp::__private::Interrupt::Pending
         )),
     );
@@ -105,7 +105,7 @@ pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStr
             ParamKind::Context { .. } => {}
         }
     }
-    let call = common::call(&item, &params, quote!(*#resolution.context()));
+    let call = common::call(&item, &params, &quote!(*#resolution.context()));
     let doc =
         format!("The [`{fn_name}()`] resolver: use it as `#[resolve({fn_name})]` on a parameter.");
     let registration = common::registration_type(&item, &doc);

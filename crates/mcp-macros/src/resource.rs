@@ -18,7 +18,7 @@ fn template_variables(template: &str) -> Vec<String> {
         .collect()
 }
 
-pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStream> {
+pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(&["name", "title", "description", "mime_type"], &[])?;
     let Some(uri) = options.literal.clone() else {
         return Err(syn::Error::new(
@@ -89,12 +89,12 @@ pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStr
     let title = common::option_string(options.value("title").map(syn::LitStr::value));
     let mime_type = common::option_string(options.value("mime_type").map(syn::LitStr::value));
     let args_struct = common::args_struct(&params, false);
-    let bind = common::bind_args(&params, quote!(__mcp_arguments));
+    let bind = common::bind_args(&params, &quote!(__mcp_arguments));
     let resolution = quote!(__mcp_resolution);
     let resolve = common::resolve_params(
         &params,
         &resolution,
-        quote!(::mcp::__private::pending(&#resolution)),
+        &quote!(::mcp::__private::pending(&#resolution)),
     );
     let start_resolution = uses_resolvers.then(|| {
         quote! {
@@ -105,7 +105,7 @@ pub(crate) fn expand(options: Options, mut item: ItemFn) -> syn::Result<TokenStr
         }
     });
     let infos = common::resolver_infos(&params);
-    let call = common::call(&item, &params, quote!(__mcp_ctx));
+    let call = common::call(&item, &params, &quote!(__mcp_ctx));
     let doc = format!(
         "Registers the [`{fn_name}()`] resource: `McpServer::builder(..).resource::<{fn_name}>()`."
     );

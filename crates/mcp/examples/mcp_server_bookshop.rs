@@ -154,15 +154,15 @@ fn form(message: String, field: &str, kind: &str) -> InputRequest {
 /// Return an InputRequiredResult built by hand (requestState `manual:<x>`).
 #[tool]
 pub async fn manual_irr(x: i64, ctx: Context) -> Outcome<String> {
-    if let Some(answer) = ctx.elicit_result("confirm") {
-        if answer.action == ElicitAction::Accept {
-            let ok = answer.content.as_ref().and_then(|c| c.get("ok")).cloned();
-            return Outcome::Complete(format!(
-                "manual_irr done: x={x}, ok={}, state seen by handler: '{}'",
-                ok.unwrap_or_default(),
-                ctx.request_state().unwrap_or_default()
-            ));
-        }
+    if let Some(answer) = ctx.elicit_result("confirm")
+        && answer.action == ElicitAction::Accept
+    {
+        let ok = answer.content.as_ref().and_then(|c| c.get("ok")).cloned();
+        return Outcome::Complete(format!(
+            "manual_irr done: x={x}, ok={}, state seen by handler: '{}'",
+            ok.unwrap_or_default(),
+            ctx.request_state().unwrap_or_default()
+        ));
     }
     Outcome::InputRequired(
         InputRequiredResult::new()
@@ -266,6 +266,10 @@ pub fn bookshop() -> McpServer {
 }
 
 #[allow(dead_code)]
+#[allow(
+    clippy::print_stderr,
+    reason = "the URL is the example's output, as the Python peers print it"
+)]
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = bookshop();

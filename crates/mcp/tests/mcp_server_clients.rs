@@ -3,6 +3,9 @@
 //! `mcp.Client` with callbacks (`tests/python/client_driver.py`, over stdio against the example
 //! binary and over HTTP).
 
+// Test helpers take JSON values by value: they are built inline with `json!`.
+#![allow(clippy::needless_pass_by_value)]
+
 #[path = "../examples/mcp_server_bookshop.rs"]
 #[allow(dead_code, unreachable_pub, clippy::print_stderr)]
 mod bookshop;
@@ -387,7 +390,7 @@ fn check_python_run(results: &[Value], callbacks: &[Value], prefix: &str) {
     .chain(["format".to_owned()])
     .collect();
     let mut sorted_keys = keys.clone();
-    let mut sorted_expected = expected.clone();
+    let mut sorted_expected = expected;
     sorted_keys.sort_unstable();
     sorted_expected.sort_unstable();
     assert_eq!(sorted_keys, sorted_expected, "{callbacks:?}");

@@ -3,6 +3,9 @@
 //! question's digest, capability checks (`-32021`), decline / cancel / bad content, structured
 //! output, and the run-time guard for an undeclared `InputRequiredResult`.
 
+// Test helpers take JSON values by value: they are built inline with `json!`.
+#![allow(clippy::needless_pass_by_value)]
+
 mod server_support;
 
 #[path = "../examples/mcp_server_bookshop.rs"]
