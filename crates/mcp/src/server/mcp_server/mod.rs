@@ -89,6 +89,7 @@
 
 mod context;
 mod output;
+mod questions;
 mod resolve;
 mod schema;
 
@@ -111,10 +112,10 @@ use super::{BoxFuture, RegistrationError, RequestContext, Server, ServerBuilder,
 
 pub use context::Context;
 pub use output::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
+pub use questions::{Ask, Elicit, ListRoots, Question, Ready, ResolverOutput, Sample};
 pub use resolve::{
-    ArgumentUse, Ask, Asker, BackChannel, Elicit, Elicitation, FromElicitation, Interrupt,
-    ListRoots, Question, Ready, Resolution, ResolveFuture, Resolver, ResolverInfo, ResolverOutput,
-    Sample,
+    ArgumentUse, Asker, BackChannel, Elicitation, FromElicitation, Interrupt, Resolution,
+    ResolveFuture, Resolver, ResolverInfo,
 };
 pub use schema::{ElicitationForm, input_schema, output_schema};
 
