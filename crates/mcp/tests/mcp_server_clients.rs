@@ -217,6 +217,42 @@ async fn our_client_over_http() {
 }
 
 #[tokio::test]
+async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel() {
+    let pipe = mcp::transport::memory::pipe();
+    let server = bookshop::bookshop();
+    tokio::spawn(async move {
+        server
+            .serve_io(pipe.server.reader, pipe.server.writer)
+            .await
+    });
+    let seen = Seen::default();
+    let client = builder(&seen, true)
+        .mode(mcp::client::Mode::Legacy)
+        .connect_io(pipe.client.reader, pipe.client.writer)
+        .await
+        .unwrap();
+    assert_eq!(client.era(), mcp::types::Era::Handshake);
+    // The same resolvers, asked mid-call (two requests for the two questions, no state).
+    let result = client
+        .call_tool("plan_trip", json!({"city": "Lisbon"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.first_text(),
+        Some("Trip to Lisbon: seat aisle, budget 1200 EUR.")
+    );
+    let seen = seen.take();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        seen.iter()
+            .all(|(kind, key, _)| kind == "elicitation" && key.is_empty())
+    );
+    let result = client.call_tool("where_am_i", json!({})).await.unwrap();
+    assert_eq!(result.first_text(), Some("roots: file:///tmp/shop (shop)"));
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn our_client_without_elicitation_gets_32021() {
     let pipe = mcp::transport::memory::pipe();
     let server = bookshop::bookshop();
@@ -409,6 +445,56 @@ async fn python_client_over_http() {
     let server = http().await;
     let (results, callbacks) = driver(&["--url", &server.url], &python_ops(), &[]).await;
     check_python_run(&results, &callbacks, "mcp_server_clients::bookshop::");
+}
+
+#[tokio::test]
+async fn python_legacy_client_is_asked_through_the_back_channel() {
+    let binary = example_binary();
+    let ops = json!([
+        {"op": "call_tool", "name": "order_book", "arguments": {"title": "Neuromancer"}},
+        {"op": "call_tool", "name": "plan_trip", "arguments": {"city": "Lisbon"}},
+        {"op": "call_tool", "name": "summarize", "arguments": {"text": "long text"}},
+        {"op": "get_prompt", "name": "briefing", "arguments": {"topic": "Q3"}},
+        {"op": "call_tool", "name": "manual_irr", "arguments": {"x": 7}},
+    ]);
+    let (results, callbacks) = driver(
+        &["--stdio", binary.to_str().unwrap()],
+        &ops,
+        &["--mode", "legacy"],
+    )
+    .await;
+    for result in &results {
+        assert_eq!(result["protocol_version"], "2025-11-25");
+    }
+    let text = |i: usize| results[i]["result"]["content"][0]["text"].clone();
+    assert_eq!(text(0), "Backorder for 'Neuromancer': placed.");
+    assert_eq!(text(1), "Trip to Lisbon: seat aisle, budget 1200 EUR.");
+    assert_eq!(text(2), "summary[fake-llm-1]: A short summary.");
+    assert_eq!(
+        results[3]["result"]["messages"][0]["content"]["text"],
+        "Brief the board on Q3."
+    );
+    // A hand-made InputRequiredResult cannot travel on a handshake-era session (as in Python).
+    assert_eq!(results[4]["error"]["code"], -32603);
+    // Back-channel requests carry JSON-RPC ids, not input-request keys.
+    let kinds: Vec<&str> = callbacks
+        .iter()
+        .filter_map(|c| c["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "elicitation",
+            "elicitation",
+            "elicitation",
+            "sampling",
+            "elicitation"
+        ]
+    );
+    assert!(
+        callbacks.iter().all(|c| c["key"].is_number()),
+        "{callbacks:?}"
+    );
 }
 
 #[tokio::test]

@@ -3,11 +3,13 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use mcp_types::{ElicitResult, InputResponse, InputResponses, LoggingLevel};
+use mcp_types::{
+    ElicitResult, Era, ErrorObject, InputRequest, InputResponse, InputResponses, LoggingLevel,
+};
 use serde_json::Value;
 
 use super::resolve::{Asker, BackChannel};
-use crate::server::RequestContext;
+use crate::server::{BoxFuture, RequestContext};
 
 /// Everything about the request being served: the low-level [`RequestContext`] (reached through
 /// `Deref`: protocol version, this request's client capabilities, progress, logging,
@@ -122,11 +124,33 @@ impl Context {
     }
 }
 
-/// The back-channel of a handshake-era request, when the transport offers one.
-///
-/// The hook for the legacy era: the low-level `RequestContext` does not yet expose server→client
-/// requests, so every request is answered the 2026-07-28 way. Once it does, return its
-/// [`BackChannel`] here (for a pre-2026 protocol version) and every resolver asks mid-call.
-fn legacy_back_channel(_request: &RequestContext) -> Option<Arc<dyn BackChannel>> {
-    None
+/// The back-channel of a handshake-era request: its server→client requests
+/// ([`RequestContext::elicit`] and its siblings). A 2026-07-28 request has none, and its
+/// questions travel in an `InputRequiredResult`.
+fn legacy_back_channel(request: &RequestContext) -> Option<Arc<dyn BackChannel>> {
+    matches!(request.era(), Era::Handshake)
+        .then(|| Arc::new(RequestBackChannel(request.clone())) as Arc<dyn BackChannel>)
+}
+
+/// Sends each question as a server→client request of the handshake-era session.
+struct RequestBackChannel(RequestContext);
+
+impl BackChannel for RequestBackChannel {
+    fn ask(&self, request: InputRequest) -> BoxFuture<Result<Value, ErrorObject>> {
+        let context = self.0.clone();
+        Box::pin(async move {
+            fn encode(result: &impl serde::Serialize) -> Result<Value, ErrorObject> {
+                serde_json::to_value(result).map_err(|e| ErrorObject::internal(e.to_string()))
+            }
+            match request {
+                InputRequest::Elicit(r) => encode(&context.elicit(r.params).await?),
+                InputRequest::CreateMessage(r) => encode(&context.create_message(&r.params).await?),
+                InputRequest::ListRoots(_) => encode(&context.list_roots().await?),
+                other => Err(ErrorObject::internal(format!(
+                    "no back-channel request for {}",
+                    other.method()
+                ))),
+            }
+        })
+    }
 }

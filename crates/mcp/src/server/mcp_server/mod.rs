@@ -82,6 +82,9 @@
 //! decoded into the form type; a decline or cancel fails the call (`isError`) unless the
 //! parameter is declared as [`Elicitation<T>`], which receives the whole outcome.
 //!
+//! On a handshake-era (2025-11-25) session the same resolvers ask mid-call instead, through
+//! server→client requests answered by the same client callbacks (see [`Asker`]).
+//!
 //! A tool, prompt or template may instead return an `InputRequiredResult` itself
 //! ([`mcp_types::Outcome`]) and read [`Context::input_responses`] / [`Context::request_state`]
 //! — but not both: a call has one input channel, so combining resolvers with such a return type

@@ -31,6 +31,8 @@ use serde_json::Value;
 
 use super::Context;
 use super::questions::Question;
+#[cfg(doc)]
+use super::questions::{Elicit, ListRoots, Sample};
 use crate::server::BoxFuture;
 
 /// A boxed future borrowing the resolution it runs in.
