@@ -1,15 +1,20 @@
 //! Configuring and connecting a [`Client`].
 
+use std::future::Future;
 use std::time::Duration;
 
 use mcp_types::jsonrpc::Notification;
 use mcp_types::{
-    ElicitationCapability, Implementation, ProtocolVersion, ResultTypes, SamplingCapability,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, ErrorObject, Implementation, ListRootsResult, ProtocolVersion,
+    ResultTypes, SamplingCapability,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::api::Client;
-use super::callbacks::{Callbacks, ElicitationCallback, RootsCallback, SamplingCallback};
+use super::callbacks::{
+    CallbackContext, Callbacks, ElicitationCallback, RootsCallback, SamplingCallback,
+};
 use super::error::ClientError;
 use super::input_loop::LoopLimits;
 use super::negotiate::{Mode, NegotiationConfig, negotiate};
@@ -114,11 +119,22 @@ impl ClientBuilder {
         self
     }
 
-    /// Answers elicitations; declares `elicitation: {"form":{},"url":{}}` unless
-    /// [`Self::elicitation_capability`] says otherwise.
+    /// Answers elicitations with an async closure; declares
+    /// `elicitation: {"form":{},"url":{}}` unless [`Self::elicitation_capability`] says
+    /// otherwise.
     #[must_use]
-    pub fn on_elicitation(mut self, callback: impl ElicitationCallback) -> Self {
-        self.callbacks.elicitation = Some(std::sync::Arc::new(callback));
+    pub fn on_elicitation<F, Fut>(self, callback: F) -> Self
+    where
+        F: Fn(CallbackContext, ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+    {
+        self.elicitation_handler(callback)
+    }
+
+    /// Answers elicitations with a handler object (see [`Self::on_elicitation`]).
+    #[must_use]
+    pub fn elicitation_handler(mut self, handler: impl ElicitationCallback) -> Self {
+        self.callbacks.elicitation = Some(std::sync::Arc::new(handler));
         self
     }
 
@@ -129,11 +145,21 @@ impl ClientBuilder {
         self
     }
 
-    /// Answers sampling requests; declares `sampling: {}` unless
+    /// Answers sampling requests with an async closure; declares `sampling: {}` unless
     /// [`Self::sampling_capability`] says otherwise.
     #[must_use]
-    pub fn on_sampling(mut self, callback: impl SamplingCallback) -> Self {
-        self.callbacks.sampling = Some(std::sync::Arc::new(callback));
+    pub fn on_sampling<F, Fut>(self, callback: F) -> Self
+    where
+        F: Fn(CallbackContext, CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
+    {
+        self.sampling_handler(callback)
+    }
+
+    /// Answers sampling requests with a handler object (see [`Self::on_sampling`]).
+    #[must_use]
+    pub fn sampling_handler(mut self, handler: impl SamplingCallback) -> Self {
+        self.callbacks.sampling = Some(std::sync::Arc::new(handler));
         self
     }
 
@@ -144,10 +170,20 @@ impl ClientBuilder {
         self
     }
 
-    /// Answers roots requests; declares `roots: {}`.
+    /// Answers roots requests with an async closure; declares `roots: {}`.
     #[must_use]
-    pub fn on_list_roots(mut self, callback: impl RootsCallback) -> Self {
-        self.callbacks.roots = Some(std::sync::Arc::new(callback));
+    pub fn on_list_roots<F, Fut>(self, callback: F) -> Self
+    where
+        F: Fn(CallbackContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ListRootsResult, ErrorObject>> + Send + 'static,
+    {
+        self.roots_handler(callback)
+    }
+
+    /// Answers roots requests with a handler object (see [`Self::on_list_roots`]).
+    #[must_use]
+    pub fn roots_handler(mut self, handler: impl RootsCallback) -> Self {
+        self.callbacks.roots = Some(std::sync::Arc::new(handler));
         self
     }
 

@@ -281,9 +281,9 @@ impl Session {
     where
         M::Params: RequestParams,
     {
-        let negotiated = self.inner.shared.negotiated();
-        let era = envelope.era.or(negotiated.era);
-        let version = envelope.version.clone().or(negotiated.version);
+        let (era, version) = self.inner.shared.era_and_version();
+        let era = envelope.era.or(era);
+        let version = envelope.version.clone().or(version);
         let progress = options
             .progress
             .clone()

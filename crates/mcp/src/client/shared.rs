@@ -84,6 +84,15 @@ impl Shared {
             .era
     }
 
+    /// The era and version, without copying the rest of the negotiated state (the hot path).
+    pub(crate) fn era_and_version(&self) -> (Option<Era>, Option<ProtocolVersion>) {
+        let negotiated = self
+            .negotiated
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        (negotiated.era, negotiated.version.clone())
+    }
+
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
         self.negotiated
             .read()

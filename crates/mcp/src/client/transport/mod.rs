@@ -26,7 +26,8 @@ pub(crate) struct Outgoing {
     pub(crate) method: &'static str,
     /// The params, already serialized (the envelope is written around them per attempt).
     pub(crate) params: Box<RawValue>,
-    /// What HTTP mirrors into headers.
+    /// What HTTP mirrors into headers (unused by the line transports).
+    #[cfg_attr(not(feature = "http-client"), allow(dead_code))]
     pub(crate) headers: HttpHeaders,
     /// Whether abandoning the request sends `notifications/cancelled` (never for `initialize`).
     pub(crate) cancellable: bool,
@@ -34,6 +35,7 @@ pub(crate) struct Outgoing {
 
 /// The HTTP headers a request carries besides the fixed ones.
 #[derive(Debug, Default, Clone)]
+#[cfg_attr(not(feature = "http-client"), allow(dead_code))]
 pub(crate) struct HttpHeaders {
     /// `MCP-Protocol-Version`; `None` omits it (the handshake's `initialize`).
     pub(crate) protocol_version: Option<String>,
