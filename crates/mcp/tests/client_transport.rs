@@ -399,7 +399,7 @@ async fn legacy_back_channel() {
 }
 
 /// Progress notifications reach the request that asked for them; other notifications reach
-/// the notification callback.
+/// the notification callback; the log level opt-in travels in `_meta`.
 #[tokio::test]
 async fn progress_and_notifications() {
     let server = FakeServer::start(|m| {
@@ -416,10 +416,12 @@ async fn progress_and_notifications() {
     });
     let notes: Arc<Mutex<Vec<String>>> = Arc::default();
     let record = Arc::clone(&notes);
-    let builder = pinned().on_notification(move |n: &mcp::types::jsonrpc::Notification| {
-        record.lock().unwrap().push(n.method.clone());
-    });
-    let (client, _log, _) = server.connect(builder).await;
+    let builder = pinned()
+        .log_level(mcp::types::LoggingLevel::Info)
+        .on_notification(move |n: &mcp::types::jsonrpc::Notification| {
+            record.lock().unwrap().push(n.method.clone());
+        });
+    let (client, log, _) = server.connect(builder).await;
     let progress: Arc<Mutex<Vec<String>>> = Arc::default();
     let record = Arc::clone(&progress);
     let options = RequestOptions::new().on_progress(move |p| {
@@ -431,6 +433,11 @@ async fn progress_and_notifications() {
         .unwrap();
     assert_eq!(*progress.lock().unwrap(), ["1", "2"]);
     assert_eq!(*notes.lock().unwrap(), ["notifications/message"]);
+    // The request opted in to log messages.
+    assert_eq!(
+        log.lock().unwrap()[0]["params"]["_meta"]["io.modelcontextprotocol/logLevel"],
+        "info"
+    );
 }
 
 /// Session-level calls: without `allow_input_required` an input-required result is an error

@@ -6,8 +6,8 @@ use std::time::Duration;
 use mcp_types::jsonrpc::Notification;
 use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationCapability, ErrorObject, Implementation, ListRootsResult, ProtocolVersion,
-    ResultTypes, SamplingCapability,
+    ElicitationCapability, ErrorObject, Implementation, ListRootsResult, LoggingLevel,
+    ProtocolVersion, ResultTypes, SamplingCapability,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -44,6 +44,7 @@ pub struct ClientBuilder {
     limits: LoopLimits,
     loop_timeout: Option<Duration>,
     request_timeout: Option<Duration>,
+    log_level: Option<LoggingLevel>,
     probe_timeout: Duration,
     legacy_version: ProtocolVersion,
     max_message: usize,
@@ -90,6 +91,7 @@ impl ClientBuilder {
             limits: LoopLimits::default(),
             loop_timeout: None,
             request_timeout: None,
+            log_level: None,
             probe_timeout: Duration::from_secs(10),
             legacy_version: ProtocolVersion::LATEST_HANDSHAKE,
             max_message: DEFAULT_MAX_LINE,
@@ -230,6 +232,15 @@ impl ClientBuilder {
     #[must_use]
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Opts every 2026-07-28 request in to log messages of at least `level`
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`); they reach
+    /// [`Self::on_notification`]. Without it a 2026 server sends none.
+    #[must_use]
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
         self
     }
 
@@ -383,6 +394,7 @@ impl ClientBuilder {
             client_info: self.client_info,
             capabilities: self.callbacks.capabilities(),
             request_timeout: self.request_timeout,
+            log_level: self.log_level,
             result_types: ResultTypes::core(),
         };
         let session = Session::new(shared, transport, config);

@@ -108,6 +108,7 @@ pub(crate) struct SessionConfig {
     pub(crate) client_info: Implementation,
     pub(crate) capabilities: ClientCapabilities,
     pub(crate) request_timeout: Option<Duration>,
+    pub(crate) log_level: Option<mcp_types::LoggingLevel>,
     pub(crate) result_types: ResultTypes,
 }
 
@@ -353,6 +354,9 @@ impl Session {
             target.protocol_version = version.cloned();
             target.client_capabilities = Some(self.inner.config.capabilities.clone());
             target.client_info = Some(self.inner.config.client_info.clone());
+            if let Some(level) = self.inner.config.log_level {
+                target.log_level = Some(level);
+            }
         } else {
             // The handshake era has no per-request envelope.
             target.protocol_version = None;
