@@ -27,6 +27,7 @@ type Script = dyn Fn(&Value, usize) -> (u16, &'static str, String) + Send + Sync
 struct Fake {
     seen: Mutex<Vec<Seen>>,
     script: Box<Script>,
+    arrived: tokio::sync::Notify,
 }
 
 async fn handle(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: String) -> Response {
@@ -39,9 +40,22 @@ async fn handle(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: String)
         });
         seen.len() - 1
     };
+    fake.arrived.notify_waiters();
     let (status, content_type, text) = (fake.script)(&body, index);
-    Response::builder()
-        .status(StatusCode::from_u16(status).unwrap())
+    let mut response = Response::builder().status(StatusCode::from_u16(status).unwrap());
+    if body["method"] == "initialize" {
+        response = response.header("mcp-session-id", "session-1");
+    }
+    if content_type == "hang" {
+        // An event stream that never ends.
+        return response
+            .header("content-type", "text/event-stream")
+            .body(Body::from_stream(futures::stream::pending::<
+                Result<bytes::Bytes, std::io::Error>,
+            >()))
+            .unwrap();
+    }
+    response
         .header("content-type", content_type)
         .body(Body::from(text))
         .unwrap()
@@ -54,6 +68,7 @@ async fn serve(
     let fake = Arc::new(Fake {
         seen: Mutex::new(Vec::new()),
         script: Box::new(script),
+        arrived: tokio::sync::Notify::new(),
     });
     let app = axum::Router::new()
         .route("/mcp", axum::routing::post(handle))
@@ -339,4 +354,58 @@ async fn connection_refused_is_a_transport_error() {
     drop(listener);
     let error = mcp::client::Client::connect_http(&url).await.unwrap_err();
     assert!(matches!(error, ClientError::Transport(_)), "{error:?}");
+}
+
+/// A handshake-era request abandoned by its caller is cancelled with
+/// `notifications/cancelled`, sent in the session.
+#[tokio::test]
+async fn legacy_abandoned_request_is_cancelled() {
+    let (url, fake) = serve(|m, _| match m["method"].as_str() {
+        Some("initialize") => json_reply(
+            m,
+            &json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "old", "version": "1"}}),
+        ),
+        Some("tools/call") => (200, "hang", String::new()),
+        _ => (202, "application/json", String::new()),
+    })
+    .await;
+    let client = mcp::client::Client::builder()
+        .mode(mcp::client::Mode::Legacy)
+        .legacy_get_stream(false)
+        .connect_http(&url)
+        .await
+        .unwrap();
+    let abandoned = tokio::time::timeout(
+        std::time::Duration::from_millis(200),
+        client.call_tool("slow", json!({})),
+    )
+    .await;
+    assert!(abandoned.is_err());
+    let cancel = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        loop {
+            let arrived = fake.arrived.notified();
+            let found = fake
+                .seen
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|s| s.body["method"] == "notifications/cancelled")
+                .cloned();
+            if let Some(found) = found {
+                return found;
+            }
+            arrived.await;
+        }
+    })
+    .await
+    .expect("notifications/cancelled was sent");
+    let seen = fake.seen.lock().unwrap().clone();
+    let call = seen
+        .iter()
+        .find(|s| s.body["method"] == "tools/call")
+        .unwrap();
+    assert_eq!(cancel.body["params"]["requestId"], call.body["id"]);
+    assert_eq!(header(&cancel, "mcp-session-id"), Some("session-1"));
+    assert_eq!(header(&cancel, "mcp-protocol-version"), Some("2025-11-25"));
 }

@@ -90,45 +90,62 @@ impl HttpTransport {
         loop {
             // A re-issued request is a new request: it gets a new id.
             let id = inner.shared.next_id();
-            let body = encode_request(&id, outgoing.method, &*outgoing.params)
-                .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
-            let mut waiting = Waiting::register(inner, &id);
-            let response = inner
-                .post(body, Some(outgoing.method), &outgoing.headers)
-                .await?;
-            if outgoing.method == "initialize" {
-                http_legacy::capture_session_id(inner, &response);
-            }
-            let received = inner
-                .read_reply(response, &id, &mut waiting.receiver)
-                .await?;
-            let (last_event_id, retry_ms) = match received {
-                Received::Reply(reply) => return Ok(reply),
-                Received::Broken {
-                    last_event_id,
-                    retry_ms,
-                } => (last_event_id, retry_ms),
-            };
-            broken += 1;
-            if inner.shared.era() == Some(Era::Handshake)
-                && let Some(last) = last_event_id
-                && let Some(reply) = http_legacy::resume(
-                    inner,
-                    &id,
-                    &mut waiting.receiver,
-                    last,
-                    retry_ms,
-                    &outgoing.headers,
-                )
-                .await?
-            {
+            let mut waiting = Waiting::register(inner, &id, outgoing.cancellable);
+            let attempt = self.attempt(outgoing, &id, &mut waiting).await;
+            // Finished one way or another: nothing to cancel any more.
+            waiting.settled = true;
+            if let Some(reply) = attempt? {
                 return Ok(reply);
             }
+            broken += 1;
             if broken > inner.config.max_reissues {
                 return Err(TransportError::StreamBroken { attempts: broken }.into());
             }
             tracing::debug!(method = outgoing.method, %id, "response stream broke; re-issuing");
         }
+    }
+
+    /// One POST of the request as `id`; `Ok(None)` when its stream broke (and, in the
+    /// handshake era, resuming it did not bring the reply either).
+    async fn attempt(
+        &self,
+        outgoing: &Outgoing,
+        id: &RequestId,
+        waiting: &mut Waiting,
+    ) -> Result<Option<Reply>, ClientError> {
+        let inner = &self.inner;
+        let body = encode_request(id, outgoing.method, &*outgoing.params)
+            .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        let response = inner
+            .post(body, Some(outgoing.method), &outgoing.headers)
+            .await?;
+        if outgoing.method == "initialize" {
+            http_legacy::capture_session_id(inner, &response);
+        }
+        let (last_event_id, retry_ms) = match inner
+            .read_reply(response, id, &mut waiting.receiver)
+            .await?
+        {
+            Received::Reply(reply) => return Ok(Some(reply)),
+            Received::Broken {
+                last_event_id,
+                retry_ms,
+            } => (last_event_id, retry_ms),
+        };
+        if inner.shared.era() == Some(Era::Handshake)
+            && let Some(last) = last_event_id
+        {
+            return http_legacy::resume(
+                inner,
+                id,
+                &mut waiting.receiver,
+                last,
+                retry_ms,
+                &outgoing.headers,
+            )
+            .await;
+        }
+        Ok(None)
     }
 
     pub(crate) async fn notify(
@@ -402,15 +419,20 @@ impl HttpInner {
     }
 }
 
-/// A request's registration for replies arriving on other streams; unregisters on drop.
-struct Waiting<'a> {
-    inner: &'a HttpInner,
+/// A request's registration for replies arriving on other streams; unregisters on drop. A
+/// handshake-era request abandoned before it settled is cancelled with
+/// `notifications/cancelled` (2026-07-28 cancels by closing the stream, which dropping the
+/// response does by itself).
+struct Waiting {
+    inner: Arc<HttpInner>,
     id: RequestId,
     receiver: oneshot::Receiver<Reply>,
+    cancellable: bool,
+    settled: bool,
 }
 
-impl<'a> Waiting<'a> {
-    fn register(inner: &'a HttpInner, id: &RequestId) -> Self {
+impl Waiting {
+    fn register(inner: &Arc<HttpInner>, id: &RequestId, cancellable: bool) -> Self {
         let (sender, receiver) = oneshot::channel();
         inner
             .waiting
@@ -418,20 +440,45 @@ impl<'a> Waiting<'a> {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.clone(), sender);
         Self {
-            inner,
+            inner: Arc::clone(inner),
             id: id.clone(),
             receiver,
+            cancellable,
+            settled: false,
         }
     }
 }
 
-impl Drop for Waiting<'_> {
+impl Drop for Waiting {
     fn drop(&mut self) {
         self.inner
             .waiting
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.id);
+        if self.settled || !self.cancellable || self.inner.shared.era() != Some(Era::Handshake) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let params = mcp_types::CancelledNotificationParams::new(
+            self.id.clone(),
+            Some("the client abandoned the request".to_owned()),
+        );
+        let Ok(body) = encode_notification("notifications/cancelled", Some(&params)) else {
+            return;
+        };
+        let inner = Arc::clone(&self.inner);
+        runtime.spawn(async move {
+            let headers = HttpHeaders {
+                protocol_version: inner.shared.version().map(|v| v.to_string()),
+                ..HttpHeaders::default()
+            };
+            if let Err(error) = inner.post(body, None, &headers).await {
+                tracing::debug!(%error, "could not send notifications/cancelled");
+            }
+        });
     }
 }
 
