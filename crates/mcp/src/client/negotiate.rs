@@ -133,7 +133,7 @@ async fn probe(
     };
     let reply = session
         .send_once::<Discover>(
-            EmptyParams::default(),
+            &mut EmptyParams::default(),
             &envelope,
             &RequestOptions::new(),
             &[],
@@ -179,7 +179,7 @@ fn adopt(session: &Session, result: DiscoverResult, version: ProtocolVersion) {
 
 /// The handshake: `initialize`, then `notifications/initialized`.
 async fn initialize(session: &Session, config: &NegotiationConfig) -> Result<(), ClientError> {
-    let params = InitializeRequestParams {
+    let mut params = InitializeRequestParams {
         protocol_version: config.legacy_version.clone(),
         capabilities: session.inner.config.capabilities.clone(),
         client_info: session.inner.config.client_info.clone(),
@@ -192,7 +192,7 @@ async fn initialize(session: &Session, config: &NegotiationConfig) -> Result<(),
         timeout: None,
     };
     let reply = session
-        .send_once::<Initialize>(params, &envelope, &RequestOptions::new(), &[])
+        .send_once::<Initialize>(&mut params, &envelope, &RequestOptions::new(), &[])
         .await?
         .map_err(ClientError::Rpc)?;
     let result: InitializeResult = match session.decode::<Initialize>(&reply)? {

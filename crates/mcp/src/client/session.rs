@@ -212,27 +212,30 @@ impl Session {
         options: &RequestOptions,
     ) -> Result<RoundOutcome<M::Result>, ClientError>
     where
-        M::Params: RequestParams + Clone,
+        M::Params: RequestParams,
     {
-        self.request_with_headers::<M>(params, options, Vec::new())
+        let mut params = params;
+        self.request_with_headers::<M>(&mut params, options, Vec::new())
             .await
     }
 
+    /// [`Session::request`] with `Mcp-Param-*` headers; `params` is left stamped (a re-send
+    /// re-stamps it).
     pub(crate) async fn request_with_headers<M: Method>(
         &self,
-        params: M::Params,
+        params: &mut M::Params,
         options: &RequestOptions,
         param_headers: Vec<(String, String)>,
     ) -> Result<RoundOutcome<M::Result>, ClientError>
     where
-        M::Params: RequestParams + Clone,
+        M::Params: RequestParams,
     {
         let envelope = Envelope {
             timeout: options.timeout,
             ..Envelope::default()
         };
         let reply = self
-            .send_once::<M>(params.clone(), &envelope, options, &param_headers)
+            .send_once::<M>(params, &envelope, options, &param_headers)
             .await?;
         let raw = match reply {
             Err(error)
@@ -249,6 +252,7 @@ impl Session {
                 self.inner
                     .shared
                     .update(|n| n.version = Some(version.clone()));
+                // Re-stamped with the new version.
                 self.send_once::<M>(params, &envelope, options, &param_headers)
                     .await?
                     .map_err(ClientError::Rpc)?
@@ -274,7 +278,7 @@ impl Session {
     /// Stamps, encodes and sends one request; returns the raw reply.
     pub(crate) async fn send_once<M: Method>(
         &self,
-        mut params: M::Params,
+        params: &mut M::Params,
         envelope: &Envelope,
         options: &RequestOptions,
         param_headers: &[(String, String)],
@@ -295,9 +299,12 @@ impl Session {
             version.as_ref(),
             progress.as_ref().map(|p| &p.token),
         );
-        let raw = to_raw_value(&params).map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        let raw =
+            to_raw_value(&*params).map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
         let modern = era == Some(Era::Modern);
-        let name = if modern && M::INPUT_REQUIRED {
+        // Only HTTP mirrors anything into headers: the line transports skip the work.
+        let http = self.inner.transport.kind() == TransportKind::Http;
+        let name = if http && modern && M::INPUT_REQUIRED {
             serde_json::from_str::<RoutingProbe>(raw.get())
                 .ok()
                 .and_then(|p| p.name.or(p.uri))
@@ -499,16 +506,13 @@ impl Session {
     /// refresh a `-32020` earns was spent.
     pub(crate) async fn call_tool_round(
         &self,
-        params: CallToolRequestParams,
+        mut params: CallToolRequestParams,
         options: &RequestOptions,
         refreshed: &mut bool,
     ) -> Result<RoundOutcome<CallToolResult>, ClientError> {
-        let headers = self
-            .inner
-            .tools
-            .headers_for(&params.name, params.arguments.as_ref());
+        let headers = self.param_headers(&params);
         match self
-            .request_with_headers::<CallTool>(params.clone(), options, headers)
+            .request_with_headers::<CallTool>(&mut params, options, headers)
             .await
         {
             Err(ClientError::Rpc(error))
@@ -519,15 +523,22 @@ impl Session {
                 *refreshed = true;
                 tracing::info!(tool = %params.name, "header mismatch; refreshing tools/list and re-sending");
                 Box::pin(self.refresh_tools()).await?;
-                let headers = self
-                    .inner
-                    .tools
-                    .headers_for(&params.name, params.arguments.as_ref());
-                self.request_with_headers::<CallTool>(params, options, headers)
+                let headers = self.param_headers(&params);
+                self.request_with_headers::<CallTool>(&mut params, options, headers)
                     .await
             }
             other => other,
         }
+    }
+
+    /// The `Mcp-Param-*` mirrors of a call (HTTP only).
+    fn param_headers(&self, params: &CallToolRequestParams) -> Vec<(String, String)> {
+        if self.inner.transport.kind() != TransportKind::Http {
+            return Vec::new();
+        }
+        self.inner
+            .tools
+            .headers_for(&params.name, params.arguments.as_ref())
     }
 
     /// Re-reads every page of `tools/list` (refreshing the header index).
