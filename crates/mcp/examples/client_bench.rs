@@ -4,11 +4,14 @@
 //!
 //! ```sh
 //! cargo run --release -p mcp --example client_bench -- [--n 20000] [--runs 3]
+//!     [--only stdio|http|memory] [--flow echo|provision]
 //! ```
 //!
 //! Each figure is the median of `--runs` runs of `--n` sequential calls on one connection
 //! (after 500 warm-up calls). The server is this binary re-run with `--serve-stdio` or
-//! `--serve-http`, so client and server do not share a runtime. Prints a Markdown table.
+//! `--serve-http`, so client and server do not share a runtime (and a profiler attached to
+//! this process, e.g. callgrind without `--trace-children`, measures the client alone). Prints
+//! a Markdown table.
 
 use std::io::Write as _;
 use std::process::Stdio;
@@ -172,6 +175,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let n = option("--n", 20_000);
     let runs = option("--runs", 3).max(1);
+    let text_option = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let only = text_option("--only");
+    let flow = text_option("--flow");
 
     let mut http_server = tokio::process::Command::new(std::env::current_exe()?)
         .arg("--serve-http")
@@ -193,16 +204,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     writeln!(out, "|---|---|---:|---:|---|")?;
     let targets = [
-        ("stdio (child process)", Target::Stdio),
-        ("HTTP/1.1 (child process, 127.0.0.1)", Target::Http(url)),
-        ("in-memory pipe (same process)", Target::Memory),
+        ("stdio", "stdio (child process)", Target::Stdio),
+        (
+            "http",
+            "HTTP/1.1 (child process, 127.0.0.1)",
+            Target::Http(url),
+        ),
+        ("memory", "in-memory pipe (same process)", Target::Memory),
     ];
-    for (label, target) in &targets {
+    for (key, label, target) in &targets {
+        if only.as_deref().is_some_and(|o| o != *key) {
+            continue;
+        }
         for (tool, what, calls_per_op) in [
             ("echo", "`tools/call echo`", 1),
             ("provision", "input-required flow (2 requests)", 2),
         ] {
-            let count = if calls_per_op == 1 { n } else { n / 4 };
+            if flow.as_deref().is_some_and(|f| f != tool) {
+                continue;
+            }
+            let count = if calls_per_op == 1 || flow.is_some() {
+                n
+            } else {
+                n / 4
+            };
             let mut rates = Vec::new();
             for _ in 0..runs {
                 let client = connect(target).await;

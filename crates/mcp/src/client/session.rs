@@ -142,6 +142,8 @@ pub(crate) struct SessionInner {
     pub(crate) transport: Transport,
     pub(crate) config: SessionConfig,
     pub(crate) tools: ToolHeaderIndex,
+    /// The serialized 2026 `_meta` envelope and the version it was built for.
+    envelope: std::sync::Mutex<Option<(Option<ProtocolVersion>, Arc<str>)>>,
 }
 
 #[derive(Deserialize)]
@@ -160,6 +162,7 @@ impl Session {
                 transport,
                 config,
                 tools: ToolHeaderIndex::default(),
+                envelope: std::sync::Mutex::new(None),
             }),
         }
     }
@@ -293,19 +296,28 @@ impl Session {
             .progress
             .clone()
             .map(|callback| self.inner.shared.register_progress(callback));
-        self.stamp(
-            params.meta_mut(),
-            era,
-            version.as_ref(),
-            progress.as_ref().map(|p| &p.token),
-        );
-        let raw =
-            to_raw_value(&*params).map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
         let modern = era == Some(Era::Modern);
+        let json = if modern && progress.is_none() && params.meta_mut().is_none() {
+            // The common case: the envelope is this session's, pre-serialized once per version
+            // and spliced in front of the other members.
+            let envelope = self.envelope_json(version.as_ref());
+            let body = serde_json::to_string(&*params)
+                .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+            splice_meta(&body, &envelope)
+        } else {
+            self.stamp(
+                params.meta_mut(),
+                era,
+                version.as_ref(),
+                progress.as_ref().map(|p| &p.token),
+            );
+            serde_json::to_string(&*params)
+                .map_err(|e| ClientError::InvalidArgument(e.to_string()))?
+        };
         // Only HTTP mirrors anything into headers: the line transports skip the work.
         let http = self.inner.transport.kind() == TransportKind::Http;
         let name = if http && modern && M::INPUT_REQUIRED {
-            serde_json::from_str::<RoutingProbe>(raw.get())
+            serde_json::from_str::<RoutingProbe>(&json)
                 .ok()
                 .and_then(|p| p.name.or(p.uri))
         } else {
@@ -326,7 +338,7 @@ impl Session {
         };
         let outgoing = Outgoing {
             method: M::NAME,
-            params: raw,
+            params: json,
             headers,
             cancellable: M::NAME != mcp_types::methods::Initialize::NAME,
         };
@@ -346,6 +358,29 @@ impl Session {
             };
         drop(progress);
         reply
+    }
+
+    /// The serialized 2026 `_meta` envelope for `version` (cached; rebuilt when the version
+    /// changes). Exactly what [`Self::stamp`] would write into an empty `_meta`.
+    fn envelope_json(&self, version: Option<&ProtocolVersion>) -> Arc<str> {
+        let mut cache = self
+            .inner
+            .envelope
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((cached_version, json)) = cache.as_ref()
+            && cached_version.as_ref() == version
+        {
+            return Arc::clone(json);
+        }
+        let mut meta = None;
+        self.stamp(&mut meta, Some(Era::Modern), version, None);
+        // A RequestMeta of strings and maps always serializes.
+        let json: Arc<str> = serde_json::to_string(&meta)
+            .unwrap_or_else(|_| "{}".to_owned())
+            .into();
+        *cache = Some((version.cloned(), Arc::clone(&json)));
+        json
     }
 
     /// Writes the era's envelope into `_meta`, keeping whatever else the caller put there.
@@ -595,6 +630,19 @@ impl Session {
     }
 }
 
+/// Inserts `"_meta":<meta>` as the first member of the serialized object `body`.
+fn splice_meta(body: &str, meta: &str) -> String {
+    let rest = body.strip_prefix('{').unwrap_or(body);
+    let mut out = String::with_capacity(body.len() + meta.len() + 10);
+    out.push_str("{\"_meta\":");
+    out.push_str(meta);
+    if !rest.starts_with('}') {
+        out.push(',');
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Turns an input-required outcome into an error unless the caller handles them.
 fn gate<T>(outcome: RoundOutcome<T>, allow: bool) -> Result<RoundOutcome<T>, ClientError> {
     match outcome {
@@ -622,4 +670,39 @@ pub(crate) fn mutual_modern(supported: &[ProtocolVersion]) -> Option<ProtocolVer
         .iter()
         .find(|v| supported.contains(v))
         .cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::splice_meta;
+    use mcp_types::{
+        CallToolRequestParams, ClientCapabilities, EmptyParams, Implementation, ProtocolVersion,
+        RequestMeta,
+    };
+
+    /// The spliced envelope is byte for byte what typed stamping produces.
+    #[test]
+    fn splicing_matches_stamping() {
+        let meta = RequestMeta::modern(
+            ProtocolVersion::V2026_07_28,
+            ClientCapabilities::new().with_elicitation_form(),
+            Some(Implementation::new("c", "1")),
+        );
+        let meta_json = serde_json::to_string(&meta).unwrap();
+
+        let mut call = CallToolRequestParams::new(
+            "t",
+            serde_json::json!({"b": [1, {"c": "\u{e9}"}], "a": null})
+                .as_object()
+                .cloned(),
+        );
+        let spliced = splice_meta(&serde_json::to_string(&call).unwrap(), &meta_json);
+        call.meta = Some(meta.clone());
+        assert_eq!(spliced, serde_json::to_string(&call).unwrap());
+
+        let mut empty = EmptyParams::default();
+        let spliced = splice_meta(&serde_json::to_string(&empty).unwrap(), &meta_json);
+        empty.meta = Some(meta);
+        assert_eq!(spliced, serde_json::to_string(&empty).unwrap());
+    }
 }

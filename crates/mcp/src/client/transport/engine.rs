@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mcp_types::jsonrpc::{encode_notification, encode_request};
+use mcp_types::jsonrpc::encode_notification;
 use mcp_types::methods::Cancelled;
 use mcp_types::{CancelledNotificationParams, MessageRef, NotificationMethod, RequestId};
 use serde_json::value::RawValue;
@@ -135,8 +135,7 @@ impl LineTransport {
 
     pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
         let id = self.shared.next_id();
-        let line = encode_request(&id, outgoing.method, &*outgoing.params)
-            .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        let line = super::encode_request(&id, outgoing.method, &outgoing.params);
         let (sender, receiver) = oneshot::channel();
         self.pending.insert(id.clone(), sender)?;
         let mut guard = InFlight {

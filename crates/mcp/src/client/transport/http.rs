@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use bytes::Bytes;
-use mcp_types::jsonrpc::{Message, encode_notification, encode_request};
+use mcp_types::jsonrpc::{Message, encode_notification};
 use mcp_types::{Era, MessageRef, RequestId};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::value::RawValue;
@@ -114,8 +114,7 @@ impl HttpTransport {
         waiting: &mut Waiting,
     ) -> Result<Option<Reply>, ClientError> {
         let inner = &self.inner;
-        let body = encode_request(id, outgoing.method, &*outgoing.params)
-            .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        let body = super::encode_request(id, outgoing.method, &outgoing.params);
         let response = inner
             .post(body, Some(outgoing.method), &outgoing.headers)
             .await?;

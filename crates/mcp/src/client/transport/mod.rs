@@ -15,7 +15,7 @@ pub(crate) mod stdio;
 
 use serde_json::value::RawValue;
 
-use mcp_types::ErrorObject;
+use mcp_types::{ErrorObject, RequestId};
 
 use super::error::ClientError;
 
@@ -24,8 +24,9 @@ use super::error::ClientError;
 pub(crate) struct Outgoing {
     /// The JSON-RPC method.
     pub(crate) method: &'static str,
-    /// The params, already serialized (the envelope is written around them per attempt).
-    pub(crate) params: Box<RawValue>,
+    /// The params, already serialized by serde_json (the envelope is written around them per
+    /// attempt, with a fresh id each time).
+    pub(crate) params: String,
     /// What HTTP mirrors into headers (unused by the line transports).
     #[cfg_attr(not(feature = "http-client"), allow(dead_code))]
     pub(crate) headers: HttpHeaders,
@@ -45,6 +46,21 @@ pub(crate) struct HttpHeaders {
     pub(crate) name: Option<String>,
     /// `Mcp-Param-*` headers: lower-cased name and already-encoded value.
     pub(crate) params: Vec<(String, String)>,
+}
+
+/// Encodes a request around already-serialized params (valid JSON from serde_json), without
+/// re-validating them. No trailing newline.
+pub(crate) fn encode_request(id: &RequestId, method: &str, params: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(params.len() + 64);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    // Ids and method names are strings and integers: writing them into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, id);
+    out.extend_from_slice(br#","method":"#);
+    let _ = serde_json::to_writer(&mut out, method);
+    out.extend_from_slice(br#","params":"#);
+    out.extend_from_slice(params.as_bytes());
+    out.push(b'}');
+    out
 }
 
 /// The server's answer: the raw result, or its JSON-RPC error.
