@@ -1,0 +1,309 @@
+//! `mcp tools|prompts|resources` and `mcp call|prompt|read`.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use mcp::client::{Client, RequestOptions};
+use mcp::types::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
+use serde_json::{Map, Value};
+
+use crate::answers::{Answers, lenient_json};
+use crate::ask::Asker;
+use crate::cli::{CallArgs, ConnectArgs, ListArgs};
+use crate::error::{CliError, Result};
+use crate::progress::ProgressView;
+use crate::render;
+use crate::target::{Target, describe_server, timeout};
+
+/// What to list.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum List {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// What to get.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Get {
+    Tool,
+    Prompt,
+    Resource,
+}
+
+/// Runs `work` under `--timeout`.
+async fn bounded<T>(args: &ConnectArgs, work: impl Future<Output = Result<T>>) -> Result<T> {
+    match timeout(args) {
+        Some(after) => tokio::time::timeout(after, work).await.map_err(|_| {
+            CliError::failed(format!(
+                "timed out after {} s (--timeout)",
+                after.as_secs_f64()
+            ))
+        })?,
+        None => work.await,
+    }
+}
+
+fn failed(what: &str) -> impl FnOnce(mcp::client::ClientError) -> CliError + '_ {
+    move |error| CliError::failed(format!("{what}: {error}"))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// `mcp tools|prompts|resources TARGET`.
+pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
+    let (target, rest) = Target::split(&args.positional, &args.command)?;
+    if let Some(extra) = rest.first() {
+        return Err(CliError::usage(format!("unexpected argument {extra:?}")));
+    }
+    bounded(&args.connect, async {
+        let client = target.connect(Client::builder(), &args.connect).await?;
+        let (raw, human) = match what {
+            List::Tools => {
+                let tools = to_json(&client.list_tools().await.map_err(failed("tools/list"))?);
+                let human = render::tools(tools.as_array().map_or(&[], Vec::as_slice));
+                (tools, human)
+            }
+            List::Prompts => {
+                let prompts = to_json(
+                    &client
+                        .list_prompts()
+                        .await
+                        .map_err(failed("prompts/list"))?,
+                );
+                let human = render::prompts(prompts.as_array().map_or(&[], Vec::as_slice));
+                (prompts, human)
+            }
+            List::Resources => {
+                let resources = to_json(
+                    &client
+                        .list_resources()
+                        .await
+                        .map_err(failed("resources/list"))?,
+                );
+                let templates = to_json(
+                    &client
+                        .list_resource_templates()
+                        .await
+                        .map_err(failed("resources/templates/list"))?,
+                );
+                let human = render::resources(
+                    resources.as_array().map_or(&[], Vec::as_slice),
+                    templates.as_array().map_or(&[], Vec::as_slice),
+                );
+                let mut both = Map::new();
+                both.insert("resources".to_owned(), resources);
+                both.insert("resourceTemplates".to_owned(), templates);
+                (Value::Object(both), human)
+            }
+        };
+        let _ = client.close().await;
+        if args.json {
+            println!("{}", render::json(&raw));
+        } else {
+            print!("{human}");
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+    .await
+}
+
+/// `mcp call|prompt|read [TARGET] NAME …`.
+pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
+    let (target, operands) = Target::split(&args.positional, &args.command)?;
+    let Some((name, rest)) = operands.split_first() else {
+        return Err(CliError::usage(match what {
+            Get::Tool => "which tool? `mcp call [TARGET] TOOL [ARGS…]`",
+            Get::Prompt => "which prompt? `mcp prompt [TARGET] NAME [key=value…]`",
+            Get::Resource => "which resource? `mcp read [TARGET] URI`",
+        }));
+    };
+    if matches!(what, Get::Resource)
+        && let Some(extra) = rest.first()
+    {
+        return Err(CliError::usage(format!("unexpected argument {extra:?}")));
+    }
+    let answers = Answers::from_args(&args.answer.answers, args.answer.answers_file.as_deref())?;
+    let progress = ProgressView::stderr();
+    let asker = Arc::new(Asker::new(
+        answers,
+        args.answer.llm_cmd.clone(),
+        &args.answer.roots,
+        true,
+        progress.clone(),
+    )?);
+    let builder = asker.install(Client::builder());
+    let outcome = bounded(&args.connect, async {
+        let client = target.connect(builder, &args.connect).await?;
+        asker.set_server(format!("{} ({target})", describe_server(&client)));
+        let shown = progress.clone();
+        let options = RequestOptions::new().on_progress(move |p| shown.update(&p));
+        let result = match what {
+            Get::Tool => {
+                let arguments = tool_arguments(&client, name, rest).await?;
+                let params = CallToolRequestParams::new(name.clone(), Some(arguments));
+                Box::pin(client.call_tool_with(params, options))
+                    .await
+                    .map(|r| to_json(&r))
+                    .map_err(failed("tools/call"))
+            }
+            Get::Prompt => {
+                let params = GetPromptRequestParams {
+                    name: name.clone(),
+                    arguments: Some(prompt_arguments(rest)?),
+                    ..GetPromptRequestParams::default()
+                };
+                Box::pin(client.get_prompt_with(params, options))
+                    .await
+                    .map(|r| to_json(&r))
+                    .map_err(failed("prompts/get"))
+            }
+            Get::Resource => Box::pin(client.read_resource_with(
+                ReadResourceRequestParams {
+                    uri: name.clone(),
+                    ..ReadResourceRequestParams::default()
+                },
+                options,
+            ))
+            .await
+            .map(|r| to_json(&r))
+            .map_err(failed("resources/read")),
+        };
+        let _ = client.close().await;
+        result
+    })
+    .await;
+    progress.clear();
+    let result = outcome?;
+    if args.json {
+        println!("{}", render::json(&result));
+    } else {
+        let text = match what {
+            Get::Tool => render::tool_result(&result),
+            Get::Prompt => render::prompt_result(&result),
+            Get::Resource => render::read_result(&result),
+        };
+        println!("{text}");
+    }
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        eprintln!("error: the tool reported an error (isError)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tool's arguments: one JSON object, or `key=value` / `key:=JSON` pairs. A `key=value`
+/// is a string unless the tool's input schema gives the property another type.
+async fn tool_arguments(
+    client: &Client,
+    tool: &str,
+    operands: &[String],
+) -> Result<Map<String, Value>> {
+    if let [single] = operands
+        && single.trim_start().starts_with('{')
+    {
+        return match serde_json::from_str(single) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) | Err(_) => Err(CliError::usage(format!(
+                "{single:?} is not a JSON object of arguments"
+            ))),
+        };
+    }
+    let pairs = operands
+        .iter()
+        .map(|operand| split_pair(operand))
+        .collect::<Result<Vec<_>>>()?;
+    let mut schema = None;
+    if pairs.iter().any(|(_, _, raw)| !raw) {
+        // Only `key=value` pairs need the schema to know their type.
+        schema = client
+            .list_tools()
+            .await
+            .ok()
+            .and_then(|tools| tools.into_iter().find(|t| t.name == tool))
+            .map(|t| to_json(&t.input_schema));
+    }
+    let mut arguments = Map::new();
+    for (key, value, raw_json) in pairs {
+        let value = if raw_json {
+            serde_json::from_str(&value)
+                .map_err(|e| CliError::usage(format!("{key}:={value}: not JSON: {e}")))?
+        } else {
+            let declared = schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(|p| p.get(&key))
+                .and_then(|p| p.get("type"))
+                .and_then(Value::as_str);
+            match declared {
+                Some("string") | None => Value::String(value),
+                Some(_) => lenient_json(&value),
+            }
+        };
+        arguments.insert(key, value);
+    }
+    Ok(arguments)
+}
+
+/// The prompt's arguments (strings): `key=value`, or `key:=JSON` (a JSON string is unquoted,
+/// anything else is its JSON text).
+fn prompt_arguments(operands: &[String]) -> Result<BTreeMap<String, String>> {
+    operands
+        .iter()
+        .map(|operand| {
+            let (key, value, raw_json) = split_pair(operand)?;
+            let value = if raw_json {
+                match lenient_json(&value) {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                }
+            } else {
+                value
+            };
+            Ok((key, value))
+        })
+        .collect()
+}
+
+/// `key=value` → (key, value, false); `key:=JSON` → (key, JSON, true).
+fn split_pair(operand: &str) -> Result<(String, String, bool)> {
+    let (key, value) = operand.split_once('=').ok_or_else(|| {
+        CliError::usage(format!(
+            "{operand:?}: expected key=value, key:=JSON or a single JSON object"
+        ))
+    })?;
+    match key.strip_suffix(':') {
+        Some(key) if !key.is_empty() => Ok((key.to_owned(), value.to_owned(), true)),
+        _ if !key.is_empty() => Ok((key.to_owned(), value.to_owned(), false)),
+        _ => Err(CliError::usage(format!("{operand:?}: the key is empty"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs() {
+        assert_eq!(
+            split_pair("name=orders").unwrap(),
+            ("name".into(), "orders".into(), false)
+        );
+        assert_eq!(split_pair("n:=3").unwrap(), ("n".into(), "3".into(), true));
+        assert_eq!(
+            split_pair("q=a=b").unwrap(),
+            ("q".into(), "a=b".into(), false)
+        );
+        assert!(split_pair("novalue").is_err());
+        assert!(split_pair("=x").is_err());
+        let args =
+            prompt_arguments(&["topic=Q3".into(), "n:=3".into(), "s:=\"x\"".into()]).unwrap();
+        assert_eq!(args["topic"], "Q3");
+        assert_eq!(args["n"], "3");
+        assert_eq!(args["s"], "x");
+    }
+}

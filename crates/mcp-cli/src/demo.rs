@@ -1,0 +1,356 @@
+//! The demo server of `mcp serve demo`: every kind of question a server can put to a user,
+//! built with the high-level [`McpServer`].
+//!
+//! | surface | asks |
+//! |---|---|
+//! | tool `provision {name}` | the region (one form field), then reports progress |
+//! | tool `deploy {service}` | where and how many replicas: two questions in one round |
+//! | tool `summarize {text}` | the client's LLM (sampling) |
+//! | tool `where_am_i` | the client's roots |
+//! | tool `connect_account {service}` | consent to open a URL (URL-mode elicitation) |
+//! | tool `echo {text}` | nothing |
+//! | prompt `briefing {topic}` | the audience |
+//! | template `report://{quarter}` | the format (a choice) |
+//! | resource `demo://regions` | nothing |
+//!
+//! Request state is sealed: with [`Sealing::from_env`] keys every instance that shares them
+//! accepts the others' tokens.
+
+use std::time::Duration;
+
+use mcp::seal::RequestStateSecurity;
+use mcp::server::mcp_server::{BuildError, Context, Elicit, ListRoots, McpServer, Sample};
+use mcp::types::{
+    CreateMessageResult, ElicitAction, ElicitRequestUrlParams, InputRequest, InputRequiredResult,
+    ListRootsResult, OneOrMany, Outcome,
+};
+use mcp::{prompt, resolver, resource, tool};
+use serde::Deserialize;
+
+/// The demo server's name (also the audience of its sealed state).
+pub const NAME: &str = "mcp-demo";
+
+/// The regions the demo knows.
+pub const REGIONS: [&str; 4] = ["eu-west-1", "eu-central-1", "us-east-1", "ap-southeast-2"];
+
+/// How long each step of `provision` takes when the client asked for progress.
+const STEP: Duration = Duration::from_millis(150);
+
+/// How request state is sealed: `MCP_REQUEST_STATE_KEYS` and `MCP_REQUEST_STATE_TTL`, as the
+/// conformance server reads them.
+#[derive(Debug, Clone, Default)]
+pub struct Sealing {
+    /// Shared secrets (the first mints, all verify); empty means a random per-process key.
+    pub keys: Vec<Vec<u8>>,
+    /// Lifetime of a token (default 600 s).
+    pub ttl: Option<Duration>,
+}
+
+impl Sealing {
+    /// Reads `MCP_REQUEST_STATE_KEYS` (comma-separated secrets) and `MCP_REQUEST_STATE_TTL`
+    /// (seconds).
+    pub fn from_env() -> Self {
+        let keys = std::env::var("MCP_REQUEST_STATE_KEYS")
+            .map(|v| {
+                v.split(',')
+                    .filter(|k| !k.is_empty())
+                    .map(|k| k.as_bytes().to_vec())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let ttl = std::env::var("MCP_REQUEST_STATE_TTL")
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map(Duration::from_secs_f64);
+        Self { keys, ttl }
+    }
+
+    /// The policy, or `None` for the server's default (an ephemeral key).
+    ///
+    /// # Errors
+    /// A key shorter than 32 bytes, duplicate keys, or an invalid TTL.
+    pub fn policy(&self) -> Result<Option<RequestStateSecurity>, mcp::seal::ConfigError> {
+        if self.keys.is_empty() && self.ttl.is_none() {
+            return Ok(None);
+        }
+        let policy = if self.keys.is_empty() {
+            RequestStateSecurity::ephemeral()
+        } else {
+            RequestStateSecurity::with_keys(&self.keys)?
+        };
+        match self.ttl {
+            Some(ttl) => policy.with_ttl(ttl).map(Some),
+            None => Ok(Some(policy)),
+        }
+    }
+}
+
+/// The region of a new database.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct Region {
+    /// The cloud region, e.g. eu-west-1.
+    pub region: String,
+}
+
+/// Asks which region the database should live in.
+#[resolver]
+pub async fn region() -> Elicit<Region> {
+    Elicit::new("Which region should the database live in?")
+}
+
+/// Provision a database; asks which region it should live in.
+#[tool]
+pub async fn provision(
+    /// The database's name.
+    name: String,
+    #[resolve(region)] region: Region,
+    ctx: Context,
+) -> String {
+    let request = ctx.request_context();
+    let steps = [
+        "allocating storage",
+        "creating the database",
+        "configuring backups",
+    ];
+    for (done, step) in (1u32..).zip(steps) {
+        if request.progress_token().is_some() {
+            // Only a client that shows progress waits: the steps take a moment so that a
+            // progress bar has something to show.
+            tokio::time::sleep(STEP).await;
+        }
+        request
+            .progress(f64::from(done), Some(3.0), Some(step))
+            .await;
+    }
+    format!("Provisioned '{name}' in {}.", region.region)
+}
+
+/// Where a service runs.
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Environment {
+    /// The staging environment.
+    Staging,
+    /// The production environment.
+    Production,
+}
+
+/// Where to deploy.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct Placement {
+    /// The environment.
+    pub environment: Environment,
+}
+
+/// How many replicas to run.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct Replicas {
+    /// Replicas (1 to 10).
+    #[schemars(range(min = 1, max = 10))]
+    pub count: u32,
+}
+
+/// Asks where to deploy the service.
+#[resolver]
+pub async fn placement(service: String) -> Elicit<Placement> {
+    Elicit::new(format!("Where should {service} be deployed?"))
+}
+
+/// Asks how many replicas to run.
+#[resolver]
+pub async fn replicas(service: String) -> Elicit<Replicas> {
+    Elicit::new(format!("How many replicas of {service}?"))
+}
+
+/// Deploy a service; asks where and how many replicas, both in one round.
+#[tool]
+pub async fn deploy(
+    /// The service to deploy.
+    service: String,
+    #[resolve(placement)] placement: Placement,
+    #[resolve(replicas)] replicas: Replicas,
+) -> String {
+    let environment = match placement.environment {
+        Environment::Staging => "staging",
+        Environment::Production => "production",
+    };
+    format!(
+        "Deployed {service} to {environment} with {} replica(s).",
+        replicas.count
+    )
+}
+
+/// Asks the client's LLM for a summary.
+#[resolver]
+pub async fn llm_summary(text: String) -> Sample {
+    Sample::text(format!("Summarize in one sentence: {text}"), 100)
+}
+
+/// Summarize text with the client's LLM (sampling).
+#[tool]
+pub async fn summarize(
+    /// The text to summarize.
+    text: String,
+    #[resolve(llm_summary)] summary: CreateMessageResult,
+) -> String {
+    let sampled = match &summary.content {
+        OneOrMany::One(block) => block.as_text().unwrap_or("?").to_owned(),
+        OneOrMany::Many(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.as_text())
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    let _ = text;
+    format!("Summary by {}: {sampled}", summary.model)
+}
+
+/// Asks for the client's roots.
+#[resolver]
+pub async fn client_roots() -> ListRoots {
+    ListRoots
+}
+
+/// List the directories the client shares (roots).
+#[tool]
+pub async fn where_am_i(#[resolve(client_roots)] roots: ListRootsResult) -> String {
+    let roots: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
+    format!("Your roots: {}", roots.join(", "))
+}
+
+/// Connect an external account; asks you to open a URL (URL-mode elicitation).
+#[tool]
+pub async fn connect_account(
+    /// The service, e.g. github.
+    service: String,
+    ctx: Context,
+) -> Outcome<String> {
+    match ctx.elicit_result("consent") {
+        Some(answer) if answer.action == ElicitAction::Accept => {
+            Outcome::Complete(format!("Connected your {service} account."))
+        }
+        Some(answer) => Outcome::Complete(format!(
+            "Your {service} account was not connected ({}).",
+            match answer.action {
+                ElicitAction::Decline => "declined",
+                _ => "cancelled",
+            }
+        )),
+        None => Outcome::InputRequired(
+            InputRequiredResult::new()
+                .with_request(
+                    "consent",
+                    InputRequest::elicit(ElicitRequestUrlParams::new(
+                        format!("Sign in to {service} to connect your account."),
+                        format!("https://accounts.example.com/connect?service={service}"),
+                    )),
+                )
+                .with_state(format!("connect:{service}")),
+        ),
+    }
+}
+
+/// Return the given text unchanged.
+#[tool(read_only, idempotent)]
+pub async fn echo(
+    /// The text.
+    text: String,
+) -> String {
+    text
+}
+
+/// Who a briefing is for.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct Audience {
+    /// The audience, e.g. the board.
+    pub audience: String,
+}
+
+/// Asks who the briefing is for.
+#[resolver]
+pub async fn audience(topic: String) -> Elicit<Audience> {
+    Elicit::new(format!("Who is the audience for the briefing on {topic}?"))
+}
+
+/// A briefing prompt; asks who the audience is.
+#[prompt]
+pub async fn briefing(
+    /// What the briefing is about.
+    topic: String,
+    #[resolve(audience)] audience: Audience,
+) -> String {
+    format!("Brief {} on {topic}.", audience.audience)
+}
+
+/// A report's format.
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Plain text.
+    Text,
+    /// Markdown.
+    Markdown,
+    /// Comma-separated values.
+    Csv,
+}
+
+/// The format to render a report in.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct ReportFormat {
+    /// The format.
+    pub format: Format,
+}
+
+/// Asks which format to render the report in.
+#[resolver]
+pub async fn report_format(quarter: String) -> Elicit<ReportFormat> {
+    Elicit::new(format!("Which format for the {quarter} report?"))
+}
+
+/// A quarterly report; asks which format to render.
+#[resource("report://{quarter}", mime_type = "text/plain")]
+pub async fn report(quarter: String, #[resolve(report_format)] format: ReportFormat) -> String {
+    match format.format {
+        Format::Text => format!("Report {quarter}: revenue up 4%."),
+        Format::Markdown => format!("# Report {quarter}\n\n* revenue up 4%"),
+        Format::Csv => format!("quarter,revenue_change\n{quarter},4%"),
+    }
+}
+
+/// The regions the demo knows.
+#[resource("demo://regions", mime_type = "text/plain")]
+pub async fn regions() -> String {
+    REGIONS.join("\n")
+}
+
+/// The demo server, sealed with `sealing` (or an ephemeral key).
+///
+/// # Errors
+/// An invalid sealing configuration.
+pub fn server(sealing: &Sealing) -> Result<McpServer, BuildError> {
+    let mut builder = McpServer::builder(NAME, env!("CARGO_PKG_VERSION"))
+        .instructions(
+            "The mcp CLI's demo server: tools that ask the user (provision, deploy, \
+             connect_account), use the client's LLM (summarize) or roots (where_am_i).",
+        )
+        .tool::<provision>()
+        .tool::<deploy>()
+        .tool::<summarize>()
+        .tool::<where_am_i>()
+        .tool::<connect_account>()
+        .tool::<echo>()
+        .prompt::<briefing>()
+        .resource::<report>()
+        .resource::<regions>();
+    match sealing.policy() {
+        Ok(Some(policy)) => builder = builder.request_state_security(policy),
+        Ok(None) => {}
+        Err(error) => {
+            return Err(BuildError::from(mcp::server::RegistrationError::Sealing(
+                error.to_string(),
+            )));
+        }
+    }
+    builder.build()
+}

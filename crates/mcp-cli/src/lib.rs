@@ -1,0 +1,81 @@
+//! The `mcp` command: talk to any MCP server from a terminal or a script.
+//!
+//! * `mcp tools|prompts|resources TARGET` lists; `mcp call TARGET TOOL [ARGS…]`,
+//!   `mcp prompt TARGET NAME [key=value…]` and `mcp read TARGET URI` run one request through
+//!   every input-required round, asking the user in the terminal (or reading `--answer`s).
+//!   TARGET is an http(s) URL, or a stdio server's command line after `--`.
+//! * `mcp serve demo [--http ADDR]` runs the [`demo`] server.
+//! * `mcp keys generate` and `mcp state inspect --key K TOKEN` help operators with sealed
+//!   request state.
+//! * `mcp bench TARGET --tool NAME` measures calls/s and latency against any server.
+//!
+//! The binary is a thin wrapper around [`run`].
+
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a command-line tool prints its results and its questions"
+)]
+
+mod answers;
+mod ask;
+mod bench;
+mod cli;
+mod client_cmd;
+pub mod demo;
+mod error;
+mod form;
+mod keys;
+mod progress;
+mod render;
+mod serve;
+mod target;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+use crate::cli::{Cli, Command, KeysCommand, ServeCommand, StateCommand};
+use crate::client_cmd::{Get, List};
+
+/// Parses the command line and runs the command; returns the process exit code (0 success,
+/// 1 failure or a tool error, 2 usage).
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Tools(args) => client_cmd::list(List::Tools, args).await,
+            Command::Prompts(args) => client_cmd::list(List::Prompts, args).await,
+            Command::Resources(args) => client_cmd::list(List::Resources, args).await,
+            Command::Call(args) => client_cmd::get(Get::Tool, args).await,
+            Command::Prompt(args) => client_cmd::get(Get::Prompt, args).await,
+            Command::Read(args) => client_cmd::get(Get::Resource, args).await,
+            Command::Serve(ServeCommand::Demo(args)) => serve::demo(args).await,
+            Command::Keys(KeysCommand::Generate) => keys::generate().map(|key| {
+                println!("{key}");
+                ExitCode::SUCCESS
+            }),
+            Command::State(StateCommand::Inspect(args)) => keys::inspect(&args),
+            Command::Bench(args) => bench::bench(args).await,
+        }
+    });
+    // A stdin reader blocked on a terminal must not hold the exit up.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error}");
+            error.exit_code()
+        }
+    }
+}

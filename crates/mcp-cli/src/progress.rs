@@ -1,0 +1,90 @@
+//! Progress notifications as a progress bar (on a terminal) or as lines (otherwise).
+
+use std::io::{IsTerminal as _, Write as _};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mcp::types::ProgressNotificationParams;
+
+/// Steps of the bar when the server gives a total (progress values need not be integers).
+const SCALE: u64 = 1000;
+
+/// Where the progress of the running request is shown.
+#[derive(Debug, Clone)]
+pub(crate) struct ProgressView {
+    bar: Arc<Mutex<Option<ProgressBar>>>,
+    terminal: bool,
+}
+
+impl ProgressView {
+    /// A view on stderr: a bar if stderr is a terminal, plain lines otherwise.
+    pub(crate) fn stderr() -> Self {
+        Self {
+            bar: Arc::new(Mutex::new(None)),
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Shows one notification.
+    pub(crate) fn update(&self, params: &ProgressNotificationParams) {
+        let progress = params.progress.as_f64().unwrap_or(0.0);
+        let total = params.total.as_ref().and_then(serde_json::Number::as_f64);
+        let message = params.message.clone().unwrap_or_default();
+        if !self.terminal {
+            let mut err = std::io::stderr().lock();
+            let _ = match total {
+                Some(total) => writeln!(err, "progress {progress}/{total} {message}"),
+                None => writeln!(err, "progress {progress} {message}"),
+            };
+            return;
+        }
+        let mut slot = self.bar.lock().unwrap_or_else(PoisonError::into_inner);
+        let bar = slot.get_or_insert_with(|| new_bar(total.is_some()));
+        match total.filter(|t| *t > 0.0) {
+            Some(total) => {
+                let ratio = (progress / total).clamp(0.0, 1.0);
+                // Rounded to the bar's resolution; a ratio of at most 1 fits in u64.
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "0 ≤ ratio ≤ 1"
+                )]
+                bar.set_position((ratio * SCALE as f64).round() as u64);
+                bar.set_message(format!("{progress}/{total} {message}"));
+            }
+            None => {
+                bar.set_message(format!("{progress} {message}"));
+                bar.tick();
+            }
+        }
+    }
+
+    /// Removes the bar (before the terminal is used for a question, and at the end).
+    pub(crate) fn clear(&self) {
+        if let Some(bar) = self
+            .bar
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn new_bar(bounded: bool) -> ProgressBar {
+    let bar = if bounded {
+        ProgressBar::with_draw_target(Some(SCALE), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+    };
+    let template = if bounded {
+        "{spinner} [{bar:30}] {msg}"
+    } else {
+        "{spinner} {msg}"
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}

@@ -1,0 +1,1 @@
+//! Helpers shared by the examples in `examples/` (see `examples/README.md`).
