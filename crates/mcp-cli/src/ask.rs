@@ -120,7 +120,17 @@ impl Asker {
         }
     }
 
+    /// A dim line of commentary (none when not interactive: `mcp bench` stays quiet).
+    fn note(&self, text: &str) {
+        if self.interactive {
+            note_line(text);
+        }
+    }
+
     fn header(&self, what: &str, message: &str, key: Option<&str>) {
+        if !self.interactive {
+            return;
+        }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(
             err,
@@ -157,7 +167,7 @@ impl Asker {
         let mut prepared = Map::new();
         if let Some(answer) = key.and_then(|k| self.answers.for_request(k)) {
             if let Some((action, content)) = explicit_action(answer) {
-                note(&format!("answered from --answer: {action}"));
+                self.note(&format!("answered from --answer: {action}"));
                 return action_result(action, content);
             }
             match answer {
@@ -167,7 +177,7 @@ impl Asker {
                         prepared.insert(name.clone(), value.clone());
                     }
                 }
-                _ => note(
+                _ => self.note(
                     "the --answer for this request is not an object, and the form has \
                            several fields; asking",
                 ),
@@ -187,9 +197,11 @@ impl Asker {
                     Ok(value) => {
                         content.insert(name, value);
                     }
-                    Err(problem) => note(&format!("--answer {name}: {problem}; asking instead")),
+                    Err(problem) => {
+                        self.note(&format!("--answer {name}: {problem}; asking instead"))
+                    }
                 },
-                None => note(&format!("--answer {name}: the form has no such field")),
+                None => self.note(&format!("--answer {name}: the form has no such field")),
             }
         }
         if !content.is_empty() && required.iter().all(|r| content.contains_key(*r)) {
@@ -200,14 +212,14 @@ impl Asker {
                     content.insert(name.clone(), value);
                 }
             }
-            note(&format!(
+            self.note(&format!(
                 "answered from --answer: {}",
                 Value::Object(content.clone())
             ));
             return ElicitResult::accept(content);
         }
         if !self.interactive {
-            note("no --answer covers this form; cancelling");
+            self.note("no --answer covers this form; cancelling");
             return ElicitResult::cancel();
         }
 
@@ -215,7 +227,7 @@ impl Asker {
             .properties
             .values()
             .any(|f| form::default(f).is_some());
-        note(if defaults {
+        self.note(if defaults {
             "Type !decline or !cancel at any prompt; Enter keeps a [default]."
         } else {
             "Type !decline or !cancel at any prompt."
@@ -280,7 +292,7 @@ impl Asker {
     ) -> Step<Option<Value>> {
         let label = field.title().unwrap_or(name);
         if let Some(description) = field.description() {
-            note(&format!("{label}: {description}"));
+            self.note(&format!("{label}: {description}"));
         }
         if let Some(choices) = form::choices(field) {
             let listed: Vec<String> = choices
@@ -294,7 +306,7 @@ impl Asker {
                     }
                 })
                 .collect();
-            note(&format!("  {}", listed.join("  ")));
+            self.note(&format!("  {}", listed.join("  ")));
         }
         let default = form::default(field);
         let prompt = format!(
@@ -309,7 +321,7 @@ impl Asker {
         );
         loop {
             let Some(line) = self.read(input, &prompt).await else {
-                note("stdin is closed; cancelling");
+                self.note("stdin is closed; cancelling");
                 return Step::Stop(ElicitAction::Cancel);
             };
             let line = line.trim();
@@ -368,12 +380,12 @@ impl Asker {
                 other => explicit_action(other).map(|(action, _)| action),
             };
             if let Some(action) = action.filter(|a| ["accept", "decline", "cancel"].contains(a)) {
-                note(&format!("answered from --answer: {action}"));
+                self.note(&format!("answered from --answer: {action}"));
                 return url_result(action);
             }
         }
         if !self.interactive {
-            note("no --answer covers this URL; cancelling");
+            self.note("no --answer covers this URL; cancelling");
             return ElicitResult::cancel();
         }
         let choice = self
@@ -406,7 +418,7 @@ impl Asker {
     ) -> &'static str {
         loop {
             let Some(line) = self.read(input, prompt).await else {
-                note("stdin is closed; cancelling");
+                self.note("stdin is closed; cancelling");
                 return "cancel";
             };
             let typed = line.trim().to_ascii_lowercase();
@@ -454,7 +466,7 @@ impl Asker {
             context.key(),
         );
         if let Some(answer) = context.key().and_then(|k| self.answers.for_request(k)) {
-            note("answered from --answer");
+            self.note("answered from --answer");
             return match answer {
                 Value::String(text) => Ok(CreateMessageResult::text("mcp-cli --answer", text)),
                 other if explicit_action(other).is_some() => Err(rejected("by --answer")),
@@ -467,10 +479,10 @@ impl Asker {
             };
         }
         let Some(command) = &self.llm_cmd else {
-            note("declined: pass --llm-cmd CMD to answer sampling requests");
+            self.note("declined: pass --llm-cmd CMD to answer sampling requests");
             return Err(rejected("no --llm-cmd was given"));
         };
-        note(&format!(
+        self.note(&format!(
             "running --llm-cmd `{command}` with the prompt on its stdin"
         ));
         run_llm(command, &prompt).await.map(|text| {
@@ -503,7 +515,7 @@ impl Asker {
         }
         let _terminal = self.input.lock().await;
         let uris: Vec<&str> = self.roots.iter().map(|r| r.uri.as_str()).collect();
-        note(&format!(
+        self.note(&format!(
             "{} lists roots: {}",
             self.server(),
             uris.join(", ")
@@ -515,7 +527,7 @@ impl Asker {
     }
 }
 
-fn note(text: &str) {
+fn note_line(text: &str) {
     let _ = writeln!(
         std::io::stderr().lock(),
         "  {}",

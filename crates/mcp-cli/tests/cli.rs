@@ -1,0 +1,786 @@
+//! The `mcp` binary end to end: against the demo server (`mcp serve demo`, stdio and HTTP) and
+//! the Python SDK 2.3.0 low-level provisioner (`tests/python/provisioner.py`), answering in a
+//! pseudo-terminal, through piped stdin, and with `--answer`.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// The interpreter of the project venv with the Python SDK 2.3.0 (`scripts/python-env.sh`).
+fn python() -> &'static str {
+    static PYTHON: OnceLock<String> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let output = Command::new("bash")
+            .arg(repo_root().join("scripts/python-env.sh"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run scripts/python-env.sh");
+        assert!(output.status.success(), "scripts/python-env.sh failed");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    })
+}
+
+fn provisioner() -> String {
+    repo_root()
+        .join("tests/python/provisioner.py")
+        .display()
+        .to_string()
+}
+
+/// Runs `mcp args…` with `stdin` piped in; every client command gets `--timeout 60`.
+fn mcp(args: &[&str], stdin: &str) -> Output {
+    mcp_in(args, stdin, None)
+}
+
+fn mcp_in(args: &[&str], stdin: &str, dir: Option<&Path>) -> Output {
+    let mut command = Command::new(MCP);
+    command
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn().expect("spawn mcp");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_ok(output: &Output) {
+    assert!(
+        output.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// A server started with `--http 0`, reporting `listening on http://…/mcp` on stderr; killed
+/// on drop.
+struct HttpServer {
+    url: String,
+    child: Child,
+}
+
+impl HttpServer {
+    fn start(program: &str, args: &[&str]) -> Self {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn server");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("the server exited before listening")
+                .unwrap();
+            if let Some(url) = line.split("listening on ").nth(1) {
+                break url.trim().to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Self { url, child }
+    }
+
+    fn demo() -> Self {
+        Self::start(MCP, &["serve", "demo", "--http", "0"])
+    }
+
+    fn python_provisioner() -> Self {
+        Self::start(python(), &[&provisioner(), "--http", "0"])
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Acceptance 1: `mcp call` in a pseudo-terminal asks for the region field by field, shows the
+/// answer for review, and prints the final result.
+#[test]
+fn terminal_form_in_a_pty() {
+    let mut command = Command::new(MCP);
+    command.args([
+        "call",
+        "--timeout",
+        "60",
+        "provision",
+        "name=orders",
+        "--",
+        MCP,
+        "serve",
+        "demo",
+    ]);
+    let mut session =
+        rexpect::session::spawn_command(command, Some(60_000)).expect("spawn in a pty");
+    // Which server asks, and what.
+    session.exp_string("mcp-demo").unwrap();
+    session
+        .exp_string("Which region should the database live in?")
+        .unwrap();
+    session.exp_string("!decline or !cancel").unwrap();
+    session.exp_string("(text): ").unwrap();
+    session.send_line("eu-west-1").unwrap();
+    session
+        .exp_string(r#"Send {"region":"eu-west-1"}?"#)
+        .unwrap();
+    session.exp_string("[d]ecline, [c]ancel, [e]dit: ").unwrap();
+    session.send_line("").unwrap();
+    session
+        .exp_string("Provisioned 'orders' in eu-west-1.")
+        .unwrap();
+    session.exp_eof().unwrap();
+    match session.process_mut().wait().unwrap() {
+        rexpect::process::WaitStatus::Exited(_, code) => assert_eq!(code, 0),
+        other => panic!("mcp ended with {other:?}"),
+    }
+}
+
+/// Acceptance 2: `--answer region='"eu-west-1"'` completes `provision` against our demo server
+/// and the Python SDK's low-level provisioner, over stdio and HTTP, in both eras.
+#[test]
+fn answer_flag_completes_provision_against_both_servers() {
+    let answer = r#"region="eu-west-1""#;
+    let demo_http = HttpServer::demo();
+    let python_http = HttpServer::python_provisioner();
+    let py = python();
+    let provisioner = provisioner();
+    for mode in ["auto", "legacy"] {
+        let base = [
+            "call",
+            "--timeout",
+            "60",
+            "--mode",
+            mode,
+            "--answer",
+            answer,
+        ];
+        let demo_stdio = [
+            &base[..],
+            &["provision", "name=orders", "--", MCP, "serve", "demo"],
+        ]
+        .concat();
+        let python_stdio = [
+            &base[..],
+            &["provision", "name=orders", "--", py, &provisioner],
+        ]
+        .concat();
+        let demo_url = [
+            &base[..],
+            &[demo_http.url.as_str(), "provision", "name=orders"],
+        ]
+        .concat();
+        let python_url = [
+            &base[..],
+            &[python_http.url.as_str(), "provision", "name=orders"],
+        ]
+        .concat();
+        for (server, args) in [
+            ("demo stdio", demo_stdio),
+            ("demo HTTP", demo_url),
+            ("python stdio", python_stdio),
+            ("python HTTP", python_url),
+        ] {
+            let output = mcp(&args, "");
+            assert_ok(&output);
+            let text = stdout(&output);
+            assert!(
+                text.starts_with("Provisioned 'orders' in eu-west-1"),
+                "{server} {mode}: {text}"
+            );
+            if server.starts_with("python") {
+                let era = if mode == "auto" {
+                    "2026-07-28"
+                } else {
+                    "2025-11-25"
+                };
+                assert!(
+                    text.contains(&format!("protocol {era}")),
+                    "{server} {mode}: {text}"
+                );
+            }
+            assert!(
+                stderr(&output).contains("answered from --answer: {\"region\":\"eu-west-1\"}"),
+                "{server} {mode}: {}",
+                stderr(&output)
+            );
+        }
+    }
+}
+
+/// Two questions in one round, asked field by field from piped stdin: wrong input is refused
+/// with a reason and asked again; enums take a number or a value.
+#[test]
+fn piped_form_checks_types_and_batched_questions() {
+    for mode in ["auto", "legacy"] {
+        let output = mcp(
+            &[
+                "call",
+                "--timeout",
+                "60",
+                "--mode",
+                mode,
+                "deploy",
+                "service=api",
+                "--",
+                MCP,
+                "serve",
+                "demo",
+            ],
+            "prod\n2\n\n0\nthree\n3\n\n",
+        );
+        assert_ok(&output);
+        assert_eq!(
+            stdout(&output).trim(),
+            "Deployed api to production with 3 replica(s)."
+        );
+        let err = stderr(&output);
+        assert!(err.contains("Where should api be deployed?"), "{err}");
+        assert!(err.contains("How many replicas of api?"), "{err}");
+        assert!(err.contains("1) staging  2) production"), "{err}");
+        assert!(
+            err.contains(r#""prod" is not one of: staging, production"#),
+            "{err}"
+        );
+        assert!(err.contains("0 is below the minimum 1"), "{err}");
+        assert!(err.contains(r#""three" is not a number"#), "{err}");
+    }
+}
+
+/// The user can decline or cancel; closed stdin cancels; the tool's error exits 1.
+#[test]
+fn decline_cancel_and_closed_stdin() {
+    let demo = ["--", MCP, "serve", "demo"];
+    let declined = mcp(
+        &[
+            &["call", "--timeout", "60", "provision", "name=x"][..],
+            &demo[..],
+        ]
+        .concat(),
+        "!decline\n",
+    );
+    assert_eq!(declined.status.code(), Some(1));
+    assert!(
+        stdout(&declined).contains("elicitation was decline"),
+        "{}",
+        stdout(&declined)
+    );
+
+    let reviewed = mcp(
+        &[
+            &["call", "--timeout", "60", "provision", "name=x"][..],
+            &demo[..],
+        ]
+        .concat(),
+        "eu-west-1\nc\n",
+    );
+    assert_eq!(reviewed.status.code(), Some(1));
+    assert!(
+        stdout(&reviewed).contains("elicitation was cancel"),
+        "{}",
+        stdout(&reviewed)
+    );
+
+    let closed = mcp(
+        &[
+            &["call", "--timeout", "60", "provision", "name=x"][..],
+            &demo[..],
+        ]
+        .concat(),
+        "",
+    );
+    assert_eq!(closed.status.code(), Some(1));
+    assert!(
+        stderr(&closed).contains("stdin is closed; cancelling"),
+        "{}",
+        stderr(&closed)
+    );
+
+    let answered = mcp(
+        &[
+            &[
+                "call",
+                "--timeout",
+                "60",
+                "--answer",
+                r#"region={"action":"decline"}"#,
+            ],
+            &["provision", "name=x"][..],
+            &demo[..],
+        ]
+        .concat(),
+        "",
+    );
+    assert_eq!(answered.status.code(), Some(1));
+    assert!(stdout(&answered).contains("elicitation was decline"));
+}
+
+/// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked.
+#[test]
+fn url_elicitation_asks_consent() {
+    let accepted = mcp(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            "connect_account",
+            "service=github",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ],
+        "y\n",
+    );
+    assert_ok(&accepted);
+    assert_eq!(stdout(&accepted).trim(), "Connected your github account.");
+    let err = stderr(&accepted);
+    assert!(
+        err.contains("asks you to open a URL: Sign in to github"),
+        "{err}"
+    );
+    assert!(
+        err.contains("URL:    https://accounts.example.com/connect?service=github"),
+        "{err}"
+    );
+    assert!(err.contains("domain: accounts.example.com"), "{err}");
+    assert!(err.contains("does not open or fetch this URL"), "{err}");
+
+    // Enter declines (the default is "no").
+    let declined = mcp(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            "connect_account",
+            "service=github",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ],
+        "\n",
+    );
+    assert_ok(&declined);
+    assert_eq!(
+        stdout(&declined).trim(),
+        "Your github account was not connected (declined)."
+    );
+}
+
+/// Sampling goes to --llm-cmd (prompt on stdin, text on stdout), or is declined.
+#[test]
+fn sampling_through_llm_cmd_or_declined() {
+    let sampled = mcp(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            "--llm-cmd",
+            "tr a-z A-Z",
+            "summarize",
+            "text=hello",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ],
+        "",
+    );
+    assert_ok(&sampled);
+    assert_eq!(
+        stdout(&sampled).trim(),
+        "Summary by tr: SUMMARIZE IN ONE SENTENCE: HELLO"
+    );
+
+    let declined = mcp(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            "summarize",
+            "text=hello",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ],
+        "",
+    );
+    assert_eq!(declined.status.code(), Some(1));
+    assert!(
+        stderr(&declined).contains("User rejected sampling request"),
+        "{}",
+        stderr(&declined)
+    );
+}
+
+/// Roots default to the current directory; --root overrides.
+#[test]
+fn roots_default_to_the_current_directory() {
+    let dir = std::env::temp_dir().join(format!("mcp-cli-roots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let output = mcp_in(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            "where_am_i",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ],
+        "",
+        Some(&dir),
+    );
+    assert_ok(&output);
+    assert_eq!(
+        stdout(&output).trim(),
+        format!("Your roots: file://{}", dir.display())
+    );
+    let output = mcp(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            "--root",
+            "/srv/a",
+            "--root",
+            "/srv/b",
+            "where_am_i",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ],
+        "",
+    );
+    assert_ok(&output);
+    assert_eq!(
+        stdout(&output).trim(),
+        "Your roots: file:///srv/a, file:///srv/b"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A prompt and a resource template ask too; `--answers FILE` and `--json`.
+#[test]
+fn prompt_and_template_ask_too() {
+    let dir = std::env::temp_dir().join(format!("mcp-cli-answers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("answers.json");
+    std::fs::write(&file, r#"{"audience": "the board", "format": "csv"}"#).unwrap();
+    let file = file.display().to_string();
+
+    let prompt = mcp(
+        &[
+            "prompt",
+            "--timeout",
+            "60",
+            "--answers",
+            &file,
+            "briefing",
+            "topic=Q3",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ],
+        "",
+    );
+    assert_ok(&prompt);
+    assert_eq!(stdout(&prompt).trim(), "[user] Brief the board on Q3.");
+
+    let read = mcp(
+        &[
+            "read",
+            "--timeout",
+            "60",
+            "--answers",
+            &file,
+            "--json",
+            "report://2026-Q3",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ],
+        "",
+    );
+    assert_ok(&read);
+    let result: Value = serde_json::from_str(&stdout(&read)).unwrap();
+    assert_eq!(
+        result["contents"][0]["text"],
+        "quarter,revenue_change\n2026-Q3,4%"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Lists, human and JSON; a JSON object as tool arguments; typed key=value.
+#[test]
+fn lists_and_arguments() {
+    let demo = ["--", MCP, "serve", "demo"];
+    let tools = mcp(&[&["tools", "--json"][..], &demo[..]].concat(), "");
+    assert_ok(&tools);
+    let tools: Value = serde_json::from_str(&stdout(&tools)).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for expected in [
+        "provision",
+        "deploy",
+        "summarize",
+        "where_am_i",
+        "connect_account",
+        "echo",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    let human = mcp(&[&["tools"][..], &demo[..]].concat(), "");
+    assert!(
+        stdout(&human).contains("provision(name: string*)"),
+        "{}",
+        stdout(&human)
+    );
+    let prompts = mcp(&[&["prompts"][..], &demo[..]].concat(), "");
+    assert!(
+        stdout(&prompts).contains("briefing(topic*)"),
+        "{}",
+        stdout(&prompts)
+    );
+    let resources = mcp(&[&["resources"][..], &demo[..]].concat(), "");
+    assert!(stdout(&resources).contains("report://{quarter} (text/plain)"));
+    assert!(stdout(&resources).contains("demo://regions (text/plain)"));
+
+    let json_args = mcp(
+        &[&["call", "echo", r#"{"text": "hi"}"#][..], &demo[..]].concat(),
+        "",
+    );
+    assert_ok(&json_args);
+    assert_eq!(stdout(&json_args).trim(), "hi");
+    // A number-looking value stays a string where the schema says string.
+    let typed = mcp(&[&["call", "echo", "text=42"][..], &demo[..]].concat(), "");
+    assert_ok(&typed);
+    assert_eq!(stdout(&typed).trim(), "42");
+    let deploy = mcp(
+        &[
+            &[
+                "call",
+                "deploy",
+                "service=api",
+                "--answer",
+                "environment=staging",
+            ][..],
+            &["--answer", "replicas=2"][..],
+            &demo[..],
+        ]
+        .concat(),
+        "",
+    );
+    assert_ok(&deploy);
+    assert_eq!(
+        stdout(&deploy).trim(),
+        "Deployed api to staging with 2 replica(s)."
+    );
+
+    let usage = mcp(&["call", "echo"], "");
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(
+        stderr(&usage).contains("is not an http(s) URL"),
+        "{}",
+        stderr(&usage)
+    );
+}
+
+/// `mcp keys generate` makes keys the demo accepts; `mcp state inspect` opens its tokens.
+#[test]
+fn keys_and_state_inspect() {
+    let key = stdout(&mcp(&["keys", "generate"], "")).trim().to_owned();
+    assert_eq!(key.len(), 64);
+    assert_ne!(key, stdout(&mcp(&["keys", "generate"], "")).trim());
+
+    // One raw round against a demo server sealed with the key.
+    let mut server = Command::new(MCP)
+        .args(["serve", "demo"])
+        .env("MCP_REQUEST_STATE_KEYS", &key)
+        .env("MCP_REQUEST_STATE_TTL", "120")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let request = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"provision","arguments":{"name":"orders"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}}}"#;
+    let mut stdin = server.stdin.take().unwrap();
+    writeln!(stdin, "{request}").unwrap();
+    drop(stdin);
+    let reply = server.wait_with_output().unwrap();
+    let reply: Value = serde_json::from_slice(&reply.stdout).unwrap();
+    let token = reply["result"]["requestState"].as_str().unwrap().to_owned();
+    assert!(token.starts_with("v1."), "{reply}");
+
+    let inspected = mcp(
+        &[
+            "state",
+            "inspect",
+            "--key",
+            &key,
+            "--args",
+            r#"{"name":"orders"}"#,
+            &token,
+        ],
+        "",
+    );
+    assert_ok(&inspected);
+    let text = stdout(&inspected);
+    for expected in [
+        "(key 1 of 1, the minting key)",
+        "method:    tools/call",
+        "target:    provision",
+        "(matches --args)",
+        "audience:  mcp-demo",
+        "\"mcp_cli::demo::region\"",
+        "(in 120 s)",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    let json = mcp(&["state", "inspect", "--key", &key, "--json", &token], "");
+    let claims: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(claims["m"], "tools/call");
+    assert_eq!(claims["aud"], "mcp-demo");
+
+    let other = mcp(&["state", "inspect", "--key", &"k".repeat(32), &token], "");
+    assert_eq!(other.status.code(), Some(1));
+    assert!(
+        stderr(&other).contains("(unknown key)"),
+        "{}",
+        stderr(&other)
+    );
+    let tampered = mcp(
+        &["state", "inspect", "--key", &key, &format!("{token}A")],
+        "",
+    );
+    assert_eq!(tampered.status.code(), Some(1));
+    let mismatch = mcp(
+        &[
+            "state",
+            "inspect",
+            "--key",
+            &key,
+            "--args",
+            r#"{"name":"other"}"#,
+            &token,
+        ],
+        "",
+    );
+    assert!(stdout(&mismatch).contains("does NOT match --args"));
+}
+
+/// `mcp bench` against our server and the Python SDK's, stdio and HTTP.
+#[test]
+fn bench_reports_figures() {
+    let demo_http = HttpServer::demo();
+    let py = python();
+    let provisioner = provisioner();
+    let demo_stdio = ["--", MCP, "serve", "demo"];
+    let python_stdio = ["--", py, provisioner.as_str()];
+    let base = [
+        "bench",
+        "--timeout",
+        "120",
+        "--tool",
+        "echo",
+        "--args",
+        r#"{"text":"hi"}"#,
+        "--calls",
+        "200",
+        "--warmup",
+        "10",
+        "--concurrency",
+        "4",
+        "--json",
+    ];
+    for (server, tail, transport) in [
+        ("demo stdio", &demo_stdio[..], "stdio"),
+        ("demo HTTP", &[demo_http.url.as_str()][..], "http"),
+        ("python stdio", &python_stdio[..], "stdio"),
+    ] {
+        let output = mcp(&[&base[..], tail].concat(), "");
+        assert_ok(&output);
+        let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(report["calls"], 200, "{server}");
+        assert_eq!(report["errors"], 0, "{server}");
+        assert_eq!(report["transport"], transport, "{server}");
+        assert!(report["callsPerSecond"].as_f64().unwrap() > 0.0, "{server}");
+        let latency = &report["latencyUs"];
+        assert!(latency["p50"].as_f64().unwrap() <= latency["p99"].as_f64().unwrap());
+        assert!(latency["p99"].as_f64().unwrap() <= latency["max"].as_f64().unwrap());
+    }
+    // A tool that asks: whole flows, answered from --answer.
+    let flows = mcp(
+        &[
+            &["bench", "--tool", "provision", "--args", r#"{"name":"x"}"#][..],
+            &[
+                "--answer",
+                "region=eu-west-1",
+                "--calls",
+                "20",
+                "--warmup",
+                "1",
+                "--json",
+            ],
+            &demo_stdio[..],
+        ]
+        .concat(),
+        "",
+    );
+    assert_ok(&flows);
+    let report: Value = serde_json::from_str(&stdout(&flows)).unwrap();
+    assert_eq!(report["errors"], 0);
+}
+
+/// `--http` binds loopback addresses only, unless told otherwise.
+#[test]
+fn demo_http_is_loopback_only() {
+    let output = mcp(&["serve", "demo", "--http", "0.0.0.0:0"], "");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("not a loopback address"));
+}
