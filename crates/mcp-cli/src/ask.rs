@@ -198,7 +198,7 @@ impl Asker {
                         content.insert(name, value);
                     }
                     Err(problem) => {
-                        self.note(&format!("--answer {name}: {problem}; asking instead"))
+                        self.note(&format!("--answer {name}: {problem}; asking instead"));
                     }
                 },
                 None => self.note(&format!("--answer {name}: the form has no such field")),
