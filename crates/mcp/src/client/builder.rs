@@ -275,7 +275,8 @@ impl ClientBuilder {
         self
     }
 
-    /// The `reqwest` client to use (default: a new one with rustls).
+    /// The `reqwest` client to use (default: a new one with rustls that does not follow
+    /// redirects).
     #[cfg(feature = "http-client")]
     #[must_use]
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
@@ -369,7 +370,12 @@ impl ClientBuilder {
             .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
         let client = match &self.http.client {
             Some(client) => client.clone(),
-            None => reqwest::Client::builder().build()?,
+            // Redirects are not followed: an MCP endpoint that moves is a configuration error,
+            // and a POST replayed to another origin could leak the request (it surfaces as
+            // `ClientError::HttpStatus`).
+            None => reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()?,
         };
         let shared = Shared::new(self.callbacks.clone());
         let config = super::transport::http::HttpConfig {
