@@ -50,6 +50,9 @@ pub struct HttpConfig {
     pub allowed_origins: Option<Vec<String>>,
     /// Interval of keep-alive comments on idle event streams (default 15 s).
     pub keep_alive: Duration,
+    /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
+    #[cfg(feature = "auth")]
+    pub auth: Option<Arc<super::auth::ResourceServer>>,
 }
 
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -63,6 +66,8 @@ impl Default for HttpConfig {
             allowed_hosts: Some(loopback.clone()),
             allowed_origins: Some(loopback),
             keep_alive: Duration::from_secs(15),
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 }
@@ -86,6 +91,15 @@ impl HttpConfig {
     #[must_use]
     pub fn allowed_origins(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_origins = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Requires a valid bearer token on every request (OAuth 2.1 resource server), and serves the
+    /// protected resource metadata unauthenticated at its well-known path.
+    #[cfg(feature = "auth")]
+    #[must_use]
+    pub fn auth(mut self, resource_server: super::auth::ResourceServer) -> Self {
+        self.auth = Some(Arc::new(resource_server));
         self
     }
 
@@ -132,7 +146,28 @@ impl Server {
             config,
             sessions: super::http_legacy::Sessions::default(),
         });
-        Router::new().route(&path, any(handle)).with_state(state)
+        let router = Router::new().route(&path, any(handle));
+        #[cfg(feature = "auth")]
+        let router = match &state.config.auth {
+            Some(auth) => {
+                let document =
+                    Bytes::from(serde_json::to_vec(&auth.metadata()).unwrap_or_default());
+                let serve = move || {
+                    let document = document.clone();
+                    async move { json(200, document.to_vec()) }
+                };
+                let root = "/.well-known/oauth-protected-resource";
+                let router = router.route(&auth.metadata_path(), axum::routing::get(serve.clone()));
+                // Clients also look at the root location (RFC 9728 §3.1 fallback).
+                if auth.metadata_path() == root {
+                    router
+                } else {
+                    router.route(root, axum::routing::get(serve))
+                }
+            }
+            None => router,
+        };
+        router.with_state(state)
     }
 
     /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
@@ -282,7 +317,10 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     let modern = is_modern(request.headers());
     if request.method() != http::Method::POST {
         if !modern && check_host_and_origin(request.headers(), &state.config).is_ok() {
-            let (parts, _) = request.into_parts();
+            let (mut parts, _) = request.into_parts();
+            if let Err(response) = authenticate(&state, &mut parts).await {
+                return response;
+            }
             if let Some(response) = super::http_legacy::get_or_delete(&state, &parts) {
                 return response;
             }
@@ -308,7 +346,11 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
             "Accept must include application/json and text/event-stream",
         );
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    // Every request is authenticated on its own: there is no handshake to do it once.
+    if let Err(response) = authenticate(&state, &mut parts).await {
+        return response;
+    }
     let bytes = match Limited::new(body, state.config.max_body_size)
         .collect()
         .await
@@ -348,6 +390,27 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         None,
     )
     .await
+}
+
+/// Checks the bearer token when the endpoint is protected, and puts the token and its principal
+/// in the request extensions (sealed state is bound to the principal).
+#[allow(
+    clippy::unused_async,
+    reason = "without the auth feature there is nothing to await"
+)]
+async fn authenticate(state: &HttpState, parts: &mut http::request::Parts) -> Result<(), Response> {
+    #[cfg(feature = "auth")]
+    if let Some(auth) = &state.config.auth {
+        let token = auth
+            .authenticate(&parts.headers)
+            .await
+            .map_err(super::auth::AuthRejection::into_response)?;
+        parts.extensions.insert(token.principal());
+        parts.extensions.insert(token);
+    }
+    #[cfg(not(feature = "auth"))]
+    let _ = (state, parts);
+    Ok(())
 }
 
 type Work = Pin<Box<dyn Future<Output = Reply> + Send>>;

@@ -28,6 +28,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod context;
 mod dispatch;
 mod handler;
