@@ -1,0 +1,72 @@
+//! The server of the reliability suite: the conformance fixtures (`mcp_conformance::server`)
+//! plus an `echo` tool, with the SDK's default limits.
+//!
+//! * `reliability-server --stdio` serves stdin/stdout;
+//! * `PORT=<port> reliability-server` serves `http://127.0.0.1:<port>/mcp` (`PORT=0`: any free
+//!   port) and prints `listening http://127.0.0.1:<port>/mcp` on stdout once bound; SIGTERM or
+//!   SIGINT stops it gracefully (no new connections, requests in flight finish).
+//!
+//! `MCP_REQUEST_STATE_KEYS` (comma-separated secrets, the first one mints) and
+//! `MCP_REQUEST_STATE_TTL` (seconds) configure sealing, as for `conformance-server`; without
+//! keys each process seals under its own random key.
+
+use std::io::Write as _;
+
+use mcp::server::http::HttpConfig;
+use mcp::types::{CallToolRequestParams, CallToolResult, Tool};
+use mcp_conformance::server::{Sealing, build};
+use serde_json::json;
+use tokio::signal::unix::{SignalKind, signal};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let server = build(&Sealing::from_env())?;
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    let echo = Tool::new(
+        "echo",
+        serde_json::from_value(schema).map_err(|e| e.to_string())?,
+    );
+    server.add_tool(echo, |_ctx, params: CallToolRequestParams| async move {
+        let text = params
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("text"))
+            .and_then(|t| t.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        CallToolResult::text(text)
+    })?;
+    if std::env::args().any(|a| a == "--stdio") {
+        server.serve_stdio().await?;
+        return Ok(());
+    }
+    let port: u16 = match std::env::var("PORT") {
+        Ok(port) => port.parse()?,
+        Err(_) => 0,
+    };
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let port = listener.local_addr()?.port();
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let shutdown = async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    };
+    {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "listening http://127.0.0.1:{port}/mcp")?;
+        stdout.flush()?;
+    }
+    server
+        .serve_http_on(listener, HttpConfig::default(), shutdown)
+        .await?;
+    Ok(())
+}

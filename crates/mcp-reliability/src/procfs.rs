@@ -1,0 +1,49 @@
+//! Memory of a process, from `/proc/<pid>/status` (Linux).
+
+use std::io;
+
+/// Resident memory of a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Memory {
+    /// `VmRSS`: resident now, in KiB.
+    pub rss_kib: u64,
+    /// `VmHWM`: the peak resident size so far, in KiB.
+    pub hwm_kib: u64,
+}
+
+impl Memory {
+    /// `VmRSS` in MiB.
+    pub fn rss_mib(&self) -> f64 {
+        self.rss_kib as f64 / 1024.0
+    }
+
+    /// `VmHWM` in MiB.
+    pub fn hwm_mib(&self) -> f64 {
+        self.hwm_kib as f64 / 1024.0
+    }
+}
+
+/// Reads `VmRSS` and `VmHWM` of `pid`.
+///
+/// # Errors
+/// The process is gone, or the file lacks the fields (not Linux).
+pub fn memory(pid: u32) -> io::Result<Memory> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .ok_or_else(|| io::Error::other(format!("no {name} in /proc/{pid}/status")))
+    };
+    Ok(Memory {
+        rss_kib: field("VmRSS:")?,
+        hwm_kib: field("VmHWM:")?,
+    })
+}
