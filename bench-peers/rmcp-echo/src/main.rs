@@ -1,0 +1,98 @@
+//! An echo server on rmcp 3.11, the bench peer of `mcp bench` (see `scripts/bench-peers.sh`).
+//!
+//! `rmcp-echo` serves stdio; `rmcp-echo --http PORT` serves streamable HTTP at
+//! `http://127.0.0.1:PORT/mcp` (port 0 picks one) and prints `listening on <url>` to stderr.
+//! One tool, `echo {text}`, returns `text`, as the mcp and Python bench servers do.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+
+#[derive(Clone)]
+struct Echo {
+    tools: Arc<Vec<Tool>>,
+}
+
+impl Echo {
+    fn new() -> Self {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        });
+        let schema = match schema {
+            serde_json::Value::Object(map) => map,
+            _ => unreachable!(),
+        };
+        Self {
+            tools: Arc::new(vec![Tool::new(
+                "echo",
+                "Return the given text unchanged.",
+                schema,
+            )]),
+        }
+    }
+}
+
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("rmcp-echo", "3.11.0"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != "echo" {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {}", request.name),
+                None,
+            ));
+        }
+        let text = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("text"))
+            .and_then(|t| t.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(i) = args.iter().position(|a| a == "--http") else {
+        Echo::new().serve(rmcp::transport::stdio()).await?.waiting().await?;
+        return Ok(());
+    };
+    let port = args.get(i + 1).map_or("0", String::as_str);
+    // JSON responses for plain request/response calls, as the mcp server answers.
+    let config = StreamableHttpServerConfig::default().with_json_response(true);
+    let service: StreamableHttpService<Echo, LocalSessionManager> =
+        StreamableHttpService::new(|| Ok(Echo::new()), Default::default(), config);
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
+    let addr = listener.local_addr()?;
+    eprintln!("listening on http://{addr}/mcp");
+    axum::serve(listener, router).await?;
+    Ok(())
+}
