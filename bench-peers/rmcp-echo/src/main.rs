@@ -81,7 +81,11 @@ impl ServerHandler for Echo {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let Some(i) = args.iter().position(|a| a == "--http") else {
-        Echo::new().serve(rmcp::transport::stdio()).await?.waiting().await?;
+        Echo::new()
+            .serve(rmcp::transport::stdio())
+            .await?
+            .waiting()
+            .await?;
         return Ok(());
     };
     let port = args.get(i + 1).map_or("0", String::as_str);

@@ -222,6 +222,14 @@ fn answer_flag_completes_provision_against_both_servers() {
                 text.starts_with("Provisioned 'orders' in eu-west-1"),
                 "{server} {mode}: {text}"
             );
+            if server.starts_with("demo") {
+                // Progress notifications, as lines when stderr is not a terminal.
+                assert!(
+                    stderr(&output).contains("progress 3/3 configuring backups"),
+                    "{server} {mode}: {}",
+                    stderr(&output)
+                );
+            }
             if server.starts_with("python") {
                 let era = if mode == "auto" {
                     "2026-07-28"
@@ -783,4 +791,100 @@ fn demo_http_is_loopback_only() {
     let output = mcp(&["serve", "demo", "--http", "0.0.0.0:0"], "");
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("not a loopback address"));
+}
+
+/// `--max-rounds` bounds the input-required loop (the Python provisioner's `state_only {n}`
+/// answers n state-only rounds first); typed `key=value` follows the tool's schema.
+#[test]
+fn max_rounds_bounds_the_loop() {
+    let py = python();
+    let provisioner = provisioner();
+    let finished = mcp(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            "state_only",
+            "n=3",
+            "--",
+            py,
+            &provisioner,
+        ],
+        "",
+    );
+    assert_ok(&finished);
+    assert_eq!(
+        stdout(&finished).trim(),
+        "state_only completed after 3 state-only round(s)"
+    );
+    let capped = mcp(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            "--max-rounds",
+            "2",
+            "state_only",
+            "n:=3",
+            "--",
+            py,
+            &provisioner,
+        ],
+        "",
+    );
+    assert_eq!(capped.status.code(), Some(1));
+    assert!(
+        stderr(&capped).contains("for more than 2 rounds"),
+        "{}",
+        stderr(&capped)
+    );
+}
+
+/// Two demo servers given the same MCP_REQUEST_STATE_KEYS: the state one seals, the other
+/// opens (round 1 on A, the retry on B); a third with another key refuses it.
+#[test]
+fn demo_servers_share_keys() {
+    let key = stdout(&mcp(&["keys", "generate"], "")).trim().to_owned();
+    let round = |key: &str, request: &str| -> Value {
+        let mut server = Command::new(MCP)
+            .args(["serve", "demo"])
+            .env("MCP_REQUEST_STATE_KEYS", key)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = server.stdin.take().unwrap();
+        writeln!(stdin, "{request}").unwrap();
+        drop(stdin);
+        let reply = server.wait_with_output().unwrap();
+        serde_json::from_slice(&reply.stdout).unwrap()
+    };
+    let meta = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    });
+    let first = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "provision", "arguments": {"name": "orders"}, "_meta": meta}});
+    let asked = round(&key, &first.to_string());
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let question = result["inputRequests"].as_object().unwrap();
+    let (question_key, _) = question.iter().next().unwrap();
+    let retry = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "provision", "arguments": {"name": "orders"}, "_meta": meta,
+            "inputResponses": {question_key: {"action": "accept", "content": {"region": "eu-west-1"}}},
+            "requestState": result["requestState"]}});
+    let finished = round(&key, &retry.to_string());
+    assert_eq!(
+        finished["result"]["content"][0]["text"], "Provisioned 'orders' in eu-west-1.",
+        "{finished}"
+    );
+    let other_key = stdout(&mcp(&["keys", "generate"], "")).trim().to_owned();
+    let refused = round(&other_key, &retry.to_string());
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "Invalid or expired requestState"
+    );
 }
