@@ -64,7 +64,7 @@ impl Response {
     }
 }
 
-/// `POST path` to `addr` with these headers (plus `Host`, the body length and
+/// `POST path` to `addr` with these headers (plus `Host` unless given, the body length and
 /// `Connection: close`), answered within `timeout`.
 ///
 /// # Errors
@@ -79,11 +79,10 @@ pub async fn post(
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
     let (mut reader, mut writer) = stream.into_split();
-    let mut head = format!(
-        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n",
-        addr.port()
-    )
-    .into_bytes();
+    let mut head = format!("POST {path} HTTP/1.1\r\n").into_bytes();
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        head.extend_from_slice(format!("Host: 127.0.0.1:{}\r\n", addr.port()).as_bytes());
+    }
     for (name, value) in headers {
         head.extend_from_slice(name.as_bytes());
         head.extend_from_slice(b": ");

@@ -1,0 +1,278 @@
+//! Hostile input over stdio, against a real `reliability-server --stdio` process: every case of
+//! `hostile_support` gets its precise error (or answer), each is followed by a probe that must be
+//! answered, a 100 MB line is refused with bounded memory, and end of input still ends the
+//! server cleanly.
+
+mod hostile_support;
+
+use std::time::Duration;
+
+use hostile_support::{Case, Expect, Reply, Wire, bytes, check, error, probe};
+use mcp_reliability::procfs::Memory;
+use mcp_reliability::server::{Launch, StdioServer};
+use mcp_reliability::wire;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+
+/// The stdio line limit of the SDK (`StdioConfig::default().max_message_size`).
+const MAX_LINE: usize = 16 * 1024 * 1024;
+const MIB: u64 = 1024;
+
+struct Stdio {
+    server: StdioServer,
+    stdin: Option<ChildStdin>,
+}
+
+impl Stdio {
+    async fn start() -> Self {
+        let mut server = StdioServer::start(
+            env!("CARGO_BIN_EXE_reliability-server").as_ref(),
+            &Launch::default(),
+        )
+        .expect("the server starts");
+        let stdin = server.stdin.take();
+        let mut stdio = Self { server, stdin };
+        // The first request fixes the era of a stdio connection: open it as 2026-07-28.
+        let discover = bytes(&wire::request("open", "server/discover", json!({})));
+        let reply = stdio.exchange(&discover, None, true).await;
+        let message: serde_json::Value = serde_json::from_slice(&reply.body).expect("JSON");
+        assert_eq!(
+            message["result"]["supportedVersions"],
+            json!(["2026-07-28"])
+        );
+        stdio
+    }
+
+    async fn write_line(&mut self, body: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(body).await.expect("write");
+        stdin.write_all(b"\n").await.expect("write");
+        stdin.flush().await.expect("flush");
+    }
+
+    async fn read_line(&mut self) -> Vec<u8> {
+        tokio::time::timeout(Duration::from_secs(30), self.server.stdout.next_line())
+            .await
+            .expect("an answer within 30 s")
+            .expect("read")
+            .expect("the server ended early")
+            .into_bytes()
+    }
+
+    /// Closes stdin: the server must exit successfully.
+    async fn finish(mut self) {
+        drop(self.stdin);
+        let status = tokio::time::timeout(Duration::from_secs(30), self.server.child.wait())
+            .await
+            .expect("exit within 30 s of EOF")
+            .expect("wait");
+        assert!(status.success(), "{status}");
+    }
+}
+
+impl Wire for Stdio {
+    fn name(&self) -> &'static str {
+        "stdio"
+    }
+
+    async fn exchange(
+        &mut self,
+        body: &[u8],
+        _headers: Option<&[(String, Vec<u8>)]>,
+        reply: bool,
+    ) -> Reply {
+        self.write_line(body).await;
+        let body = if reply {
+            self.read_line().await
+        } else {
+            Vec::new()
+        };
+        Reply { status: None, body }
+    }
+
+    fn memory(&self) -> Memory {
+        self.server.memory().expect("the server is running")
+    }
+}
+
+#[tokio::test]
+async fn every_hostile_case_over_stdio() {
+    let mut stdio = Stdio::start().await;
+    let before = stdio.memory();
+    let mut cases = hostile_support::cases();
+    // stdio only: the era is fixed by the first request.
+    cases.push(Case::new(
+        "initialize on a 2026-07-28 connection",
+        bytes(&json!({"jsonrpc":"2.0","id":43,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}})),
+        error(-32022, Some(json!(43)), ""),
+    ));
+    cases.push(Case::new(
+        "a blank line (skipped)",
+        b"   \t ".to_vec(),
+        Expect::Silent,
+    ));
+    let started = std::time::Instant::now();
+    let mut failures = hostile_support::run_cases(&mut stdio, &cases).await;
+    failures.extend(hostile_support::ten_thousand_input_responses(&mut stdio).await);
+    let first_pass = stdio.memory();
+    // A second pass: memory must plateau (what the first pass left is reused, not added to).
+    failures.extend(hostile_support::run_cases(&mut stdio, &cases).await);
+    failures.extend(hostile_support::ten_thousand_input_responses(&mut stdio).await);
+    let after = stdio.memory();
+    eprintln!(
+        "stdio: 2 × {} cases in {:?}; VmRSS {:.1} → {:.1} → {:.1} MiB, VmHWM {:.1} → {:.1} MiB",
+        cases.len() + 4,
+        started.elapsed(),
+        before.rss_mib(),
+        first_pass.rss_mib(),
+        after.rss_mib(),
+        first_pass.hwm_mib(),
+        after.hwm_mib()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // Bounded, and flat: the largest messages here are ~3 MiB (a 1 MiB id, 10 000 input
+    // responses decoded into maps), far below the 16 MiB line limit; a second pass over every
+    // case adds nothing.
+    assert!(after.hwm_kib < 64 * MIB, "VmHWM {:.1} MiB", after.hwm_mib());
+    assert!(
+        after.hwm_kib < first_pass.hwm_kib + 8 * MIB,
+        "VmHWM grew on the second pass: {:.1} → {:.1} MiB",
+        first_pass.hwm_mib(),
+        after.hwm_mib()
+    );
+    stdio.finish().await;
+}
+
+/// A line of `total` bytes: an echo request whose text fills it.
+fn echo_line(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) {
+    let prefix = format!(
+        r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"_meta":{},"name":"echo","arguments":{{"text":""#,
+        wire::meta()
+    );
+    let suffix = r#""}}}"#;
+    let fill = total - prefix.len() - suffix.len();
+    (prefix.into_bytes(), suffix.as_bytes().to_vec(), fill)
+}
+
+#[tokio::test]
+async fn a_hundred_megabyte_line_over_stdio() {
+    let mut stdio = Stdio::start().await;
+    let before = stdio.memory();
+
+    // 100 MB: refused without being buffered, and the stream goes on.
+    let total = 100_000_000;
+    let (prefix, suffix, fill) = echo_line("big", total);
+    let mut stdin = stdio.stdin.take().expect("stdin open");
+    let writer = tokio::spawn(async move {
+        stdin.write_all(&prefix).await.expect("write");
+        let block = vec![b'a'; 1 << 20];
+        let mut left = fill;
+        while left > 0 {
+            let n = left.min(block.len());
+            stdin.write_all(&block[..n]).await.expect("write");
+            left -= n;
+        }
+        stdin.write_all(&suffix).await.expect("write");
+        stdin.write_all(b"\n").await.expect("write");
+        stdin.flush().await.expect("flush");
+        stdin
+    });
+    let started = std::time::Instant::now();
+    let answer = stdio.read_line().await;
+    stdio.stdin = Some(writer.await.expect("writer"));
+    let case = Case::new(
+        "a 100 MB line",
+        Vec::new(),
+        error(-32600, None, "exceeds the limit of 16777216 bytes"),
+    );
+    let reply = Reply {
+        status: None,
+        body: answer,
+    };
+    check("stdio", &case, &reply).unwrap_or_else(|f| panic!("{f}"));
+    let message: serde_json::Value = serde_json::from_slice(&reply.body).expect("JSON");
+    assert!(
+        message["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("message of {total} bytes"))),
+        "{message}"
+    );
+    let elapsed = started.elapsed();
+    probe(&mut stdio, 1).await.unwrap_or_else(|f| panic!("{f}"));
+    let after_big = stdio.memory();
+    eprintln!(
+        "stdio 100 MB line: refused in {elapsed:?}; VmRSS {:.1} → {:.1} MiB, VmHWM {:.1} → {:.1} MiB",
+        before.rss_mib(),
+        after_big.rss_mib(),
+        before.hwm_mib(),
+        after_big.hwm_mib()
+    );
+    // Bounded by the line limit: the reader keeps at most one line (≤ 16 MiB) before it
+    // discards, so the peak grows by less than the limit plus slack — never by 100 MB.
+    assert!(
+        after_big.hwm_kib < before.hwm_kib + 16 * MIB + 8 * MIB,
+        "VmHWM grew from {:.1} to {:.1} MiB on a 100 MB line",
+        before.hwm_mib(),
+        after_big.hwm_mib()
+    );
+
+    // The limit is exact: one byte over is refused, a line of exactly the limit is served.
+    let (prefix, suffix, fill) = echo_line("over", MAX_LINE + 1);
+    let mut line = prefix;
+    line.resize(line.len() + fill, b'b');
+    line.extend_from_slice(&suffix);
+    let reply = stdio.exchange(&line, None, true).await;
+    let case = Case::new(
+        "a line of the limit + 1",
+        Vec::new(),
+        error(-32600, None, "exceeds the limit"),
+    );
+    check("stdio", &case, &reply).unwrap_or_else(|f| panic!("{f}"));
+    let (prefix, suffix, fill) = echo_line("at-limit", MAX_LINE);
+    let mut line = prefix;
+    line.resize(line.len() + fill, b'c');
+    line.extend_from_slice(&suffix);
+    let reply = stdio.exchange(&line, None, true).await;
+    let case = Case::new(
+        "a line of exactly the limit",
+        Vec::new(),
+        Expect::Text {
+            id: json!("at-limit"),
+            text: "c".repeat(fill),
+        },
+    );
+    check("stdio", &case, &reply).unwrap_or_else(|f| panic!("{f}"));
+    probe(&mut stdio, 2).await.unwrap_or_else(|f| panic!("{f}"));
+    let after = stdio.memory();
+    eprintln!(
+        "stdio at the limit: VmRSS {:.1} MiB, VmHWM {:.1} MiB",
+        after.rss_mib(),
+        after.hwm_mib()
+    );
+    // Serving one maximal message holds a few copies of it (the line, the owned request, the
+    // decoded text, the encoded answer): bounded by a small multiple of the limit.
+    assert!(
+        after.hwm_kib < before.hwm_kib + 6 * 16 * MIB,
+        "VmHWM {:.1} MiB",
+        after.hwm_mib()
+    );
+    stdio.finish().await;
+}
+
+#[tokio::test]
+#[ignore = "SDK defects (see RELIABILITY.md): invalid UTF-8 in an unknown top-level member is \
+            answered instead of -32700; a deeply nested non-string requestState gets a generic \
+            -32602 instead of the frozen request-state error; a wrong-typed _meta member is \
+            reported as a missing envelope"]
+async fn known_defects_over_stdio() {
+    let mut stdio = Stdio::start().await;
+    let failures = hostile_support::run_defects(&mut stdio, &hostile_support::cases()).await;
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    stdio.finish().await;
+}
