@@ -68,6 +68,7 @@ mod result;
 mod roots;
 mod sampling;
 mod subscriptions;
+pub mod tasks;
 mod tools;
 mod version;
 
@@ -137,6 +138,7 @@ pub use subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenRequestParams,
     SubscriptionsListenResult,
 };
+pub use tasks::{CreateTaskResult, DetailedTask, GetTaskResult, TASKS_EXTENSION, Task, TaskStatus};
 pub use tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool, ToolAnnotations};
 pub use version::{Era, ProtocolVersion};
 
