@@ -139,6 +139,30 @@ impl ClientCapabilities {
         self
     }
 
+    /// Adds every capability of `other` (elicitation modes, sampling with its `tools` and
+    /// `context`, roots, extensions) to these.
+    pub fn union(&mut self, other: &Self) {
+        if let Some(e) = &other.elicitation {
+            let target = self.elicitation.get_or_insert_with(Default::default);
+            target.form = target.form.take().or_else(|| e.form.clone());
+            target.url = target.url.take().or_else(|| e.url.clone());
+        }
+        if let Some(s) = &other.sampling {
+            let target = self.sampling.get_or_insert_with(Default::default);
+            target.tools = target.tools.take().or_else(|| s.tools.clone());
+            target.context = target.context.take().or_else(|| s.context.clone());
+        }
+        if other.roots.is_some() {
+            self.roots.get_or_insert_with(Default::default);
+        }
+        for (id, settings) in other.extensions.iter().flatten() {
+            self.extensions
+                .get_or_insert_with(Extra::new)
+                .entry(id.clone())
+                .or_insert_with(|| settings.clone());
+        }
+    }
+
     /// Whether every capability declared in `required` is declared here too (the check behind
     /// `-32021`).
     pub fn satisfies(&self, required: &Self) -> bool {

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ListRootsResult, Meta, ResultType, RootsListParams, result::impl_wire_result,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ListRootsResult, Meta, ResultType, RootsListParams, result::impl_wire_result,
 };
 
 wire_struct! {
@@ -77,6 +77,25 @@ impl InputRequest {
     /// The method name.
     pub fn method(&self) -> &str {
         self.tag()
+    }
+
+    /// The client capabilities a client must declare before it may be sent this request: the
+    /// elicitation mode, sampling (with `tools` when the request offers tools or a tool choice),
+    /// or roots.
+    pub fn required_capabilities(&self) -> ClientCapabilities {
+        match self {
+            Self::Elicit(elicit) => match &elicit.params {
+                ElicitRequestParams::Form(_) => ClientCapabilities::new().with_elicitation_form(),
+                ElicitRequestParams::Url(_) => ClientCapabilities::new().with_elicitation_url(),
+            },
+            Self::CreateMessage(sample)
+                if sample.params.tools.is_some() || sample.params.tool_choice.is_some() =>
+            {
+                ClientCapabilities::new().with_sampling_tools()
+            }
+            Self::CreateMessage(_) => ClientCapabilities::new().with_sampling(),
+            Self::ListRoots(_) => ClientCapabilities::new().with_roots(),
+        }
     }
 }
 

@@ -12,18 +12,17 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt as _;
-use mcp_seal::{Principal, RequestBinding};
+use mcp_seal::Principal;
 use mcp_types::jsonrpc::{encode_error, encode_result};
 use mcp_types::methods::{
     CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
     ListTools, ReadResource, SubscriptionsListen,
 };
 use mcp_types::{
-    CallToolRequestParams, ClientCapabilities, CompleteRequestParams, DiscoverResult, EmptyParams,
-    ErrorCode, ErrorObject, Extra, GetPromptRequestParams, InputRequest, InputRequiredResult,
+    CompleteRequestParams, DiscoverResult, EmptyParams, ErrorCode, ErrorObject, Extra,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta,
-    Method, Outcome, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, RequestId,
-    RequestMeta, RequestParams, ResultType, WireResult,
+    Method, PaginatedRequestParams, ProtocolVersion, RequestId, RequestMeta, RequestParams,
+    ResultType, WireResult,
 };
 use serde::Deserialize;
 use serde::Serialize;
@@ -33,20 +32,10 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextParts, Notifier};
+use super::headers::{HeaderAccess, check_headers};
 use super::legacy::LegacySession;
 use super::registry::Registry;
 use super::{CachePolicy, RequestContext, Server};
-use crate::http::headers::{self, ParamHeader};
-
-/// A header that appears more than once where one value is expected.
-#[derive(Debug)]
-pub(crate) struct Repeated;
-
-/// Request headers, as the HTTP transport exposes them to the ladder.
-pub(crate) trait HeaderAccess: Send + Sync {
-    /// The one value of the header `name` (lower-case), if present.
-    fn single(&self, name: &str) -> Result<Option<&[u8]>, Repeated>;
-}
 
 /// One request as a transport hands it over.
 pub(crate) struct Incoming<'a> {
@@ -98,7 +87,7 @@ pub(crate) fn invalid_request_state() -> ErrorObject {
         .with_data(serde_json::json!({ "reason": mcp_seal::WIRE_DATA_REASON }))
 }
 
-fn internal(message: &str) -> ErrorObject {
+pub(crate) fn internal(message: &str) -> ErrorObject {
     ErrorObject::internal(message)
 }
 
@@ -106,7 +95,9 @@ fn invalid_params(error: &serde_json::Error) -> ErrorObject {
     ErrorObject::invalid_params(format!("Invalid params: {error}"))
 }
 
-fn decode_params<P: DeserializeOwned>(params: Option<&RawValue>) -> Result<P, serde_json::Error> {
+pub(crate) fn decode_params<P: DeserializeOwned>(
+    params: Option<&RawValue>,
+) -> Result<P, serde_json::Error> {
     serde_json::from_str(params.map_or("{}", RawValue::get))
 }
 
@@ -121,17 +112,6 @@ fn probe_meta(params: Option<&RawValue>) -> Option<RequestMeta> {
     serde_json::from_value(probe.meta?).ok()
 }
 
-/// `arguments` from the raw params (the binding of sealed state; read only when sealing acts).
-fn raw_arguments(params: Option<&RawValue>) -> Option<Value> {
-    #[derive(Deserialize)]
-    struct Probe {
-        arguments: Option<Value>,
-    }
-    decode_params::<Probe>(params)
-        .ok()
-        .and_then(|p| p.arguments)
-}
-
 /// Whether `requestState` is present but neither a string nor null.
 fn request_state_is_malformed(params: Option<&RawValue>) -> bool {
     #[derive(Deserialize)]
@@ -143,167 +123,6 @@ fn request_state_is_malformed(params: Option<&RawValue>) -> bool {
         .ok()
         .and_then(|p| p.request_state)
         .is_some_and(|s| !s.is_string())
-}
-
-fn single_header<'h>(
-    headers: &'h dyn HeaderAccess,
-    name: &str,
-    display: &str,
-) -> Result<Option<&'h str>, ErrorObject> {
-    match headers.single(name) {
-        Ok(None) => Ok(None),
-        Ok(Some(value)) => std::str::from_utf8(value)
-            .map(|v| Some(v.trim_matches([' ', '\t'])))
-            .map_err(|_| {
-                ErrorObject::header_mismatch(format!("{display} header is not valid text"))
-            }),
-        Err(Repeated) => Err(ErrorObject::header_mismatch(format!(
-            "{display} header is repeated"
-        ))),
-    }
-}
-
-/// The standard headers agree with the body (SEP-2243).
-fn check_headers(
-    headers: &dyn HeaderAccess,
-    method: &str,
-    version: Option<&ProtocolVersion>,
-    target: Option<&str>,
-) -> Result<(), ErrorObject> {
-    match single_header(headers, headers::PROTOCOL_VERSION, "MCP-Protocol-Version")? {
-        None => {
-            return Err(ErrorObject::header_mismatch(
-                "missing MCP-Protocol-Version header",
-            ));
-        }
-        Some(value) => {
-            if let Some(version) = version.filter(|v| *v != value) {
-                return Err(ErrorObject::header_mismatch(format!(
-                    "MCP-Protocol-Version header {value:?} does not match params._meta protocolVersion {:?}",
-                    version.as_str()
-                )));
-            }
-        }
-    }
-    match single_header(headers, headers::METHOD, "Mcp-Method")? {
-        None => return Err(ErrorObject::header_mismatch("missing Mcp-Method header")),
-        Some(value) if value != method => {
-            return Err(ErrorObject::header_mismatch(format!(
-                "Mcp-Method header {value:?} does not match the body method {method:?}"
-            )));
-        }
-        Some(_) => {}
-    }
-    if matches!(
-        method,
-        CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
-    ) {
-        let raw = single_header(headers, headers::NAME, "Mcp-Name")?
-            .ok_or_else(|| ErrorObject::header_mismatch("missing Mcp-Name header"))?;
-        let value = headers::decode_value(raw)
-            .map_err(|e| ErrorObject::header_mismatch(format!("Mcp-Name: {e}")))?;
-        if let Some(target) = target.filter(|t| *t != value) {
-            return Err(ErrorObject::header_mismatch(format!(
-                "Mcp-Name header value {value:?} does not match body value {target:?}"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// `Mcp-Param-*` headers agree with the `x-mcp-header` arguments of the tool.
-fn check_param_headers(
-    headers: &dyn HeaderAccess,
-    declared: &[ParamHeader],
-    arguments: Option<&Extra>,
-) -> Result<(), ErrorObject> {
-    for param in declared {
-        let display = format!("Mcp-Param-{}", param.name);
-        let header = single_header(headers, &param.header, &display)?;
-        match (param.value_in(arguments), header) {
-            (None, None) => {}
-            (None, Some(_)) => {
-                return Err(ErrorObject::header_mismatch(format!(
-                    "{display} header is present but the argument is absent"
-                )));
-            }
-            (Some(_), None) => {
-                return Err(ErrorObject::header_mismatch(format!(
-                    "missing {display} header for argument {:?}",
-                    param.path.join(".")
-                )));
-            }
-            (Some(value), Some(raw)) => {
-                let decoded = headers::decode_value(raw)
-                    .map_err(|e| ErrorObject::header_mismatch(format!("{display}: {e}")))?;
-                if !param.matches(&decoded, value) {
-                    return Err(ErrorObject::header_mismatch(format!(
-                        "{display} header value {decoded:?} does not match the argument {value}"
-                    )));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Every answer in `inputResponses` must at least have the shape of an answer (an elicitation,
-/// sampling or roots result); a malformed structure is a protocol error, not a question to ask
-/// again. Whether it fits the question asked under its key is for the handler to judge.
-fn check_input_responses(responses: Option<&mcp_types::InputResponses>) -> Result<(), ErrorObject> {
-    for (key, response) in responses.into_iter().flatten() {
-        if response.kind().is_none() {
-            return Err(ErrorObject::invalid_params(format!(
-                "Invalid request parameters: inputResponses[{key:?}] is not an elicitation, \
-                 sampling or roots result"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The capabilities an input request needs.
-fn required_for(request: &InputRequest) -> ClientCapabilities {
-    match request {
-        InputRequest::Elicit(elicit) => match &elicit.params {
-            mcp_types::ElicitRequestParams::Form(_) => {
-                ClientCapabilities::new().with_elicitation_form()
-            }
-            mcp_types::ElicitRequestParams::Url(_) => {
-                ClientCapabilities::new().with_elicitation_url()
-            }
-        },
-        InputRequest::CreateMessage(sample) => {
-            if sample.params.tools.is_some() || sample.params.tool_choice.is_some() {
-                ClientCapabilities::new().with_sampling_tools()
-            } else {
-                ClientCapabilities::new().with_sampling()
-            }
-        }
-        InputRequest::ListRoots(_) => ClientCapabilities::new().with_roots(),
-        _ => ClientCapabilities::new(),
-    }
-}
-
-fn merge(into: &mut ClientCapabilities, more: ClientCapabilities) {
-    if let Some(e) = more.elicitation {
-        let target = into.elicitation.get_or_insert_with(Default::default);
-        target.form = target.form.take().or(e.form);
-        target.url = target.url.take().or(e.url);
-    }
-    if let Some(s) = more.sampling {
-        let target = into.sampling.get_or_insert_with(Default::default);
-        target.tools = target.tools.take().or(s.tools);
-    }
-    if more.roots.is_some() {
-        into.roots.get_or_insert_with(Default::default);
-    }
-}
-
-/// Which sealed-state binding a request has.
-struct Target<'a> {
-    method: &'static str,
-    name: &'a str,
 }
 
 impl Server {
@@ -531,22 +350,22 @@ impl Server {
         }
     }
 
-    fn has_tools(&self, registry: &Registry) -> bool {
+    pub(crate) fn has_tools(&self, registry: &Registry) -> bool {
         self.inner.declare.tools || !registry.tools.is_empty()
     }
 
-    fn has_prompts(&self, registry: &Registry) -> bool {
+    pub(crate) fn has_prompts(&self, registry: &Registry) -> bool {
         self.inner.declare.prompts || !registry.prompts.is_empty()
     }
 
-    fn has_resources(&self, registry: &Registry) -> bool {
+    pub(crate) fn has_resources(&self, registry: &Registry) -> bool {
         self.inner.declare.resources
             || !registry.resources.is_empty()
             || !registry.templates.is_empty()
     }
 
     /// `-32601` for a method whose capability is not declared.
-    fn gate(&self, incoming: &Incoming<'_>, available: bool) -> Result<(), ErrorObject> {
+    pub(crate) fn gate(&self, incoming: &Incoming<'_>, available: bool) -> Result<(), ErrorObject> {
         if available {
             Ok(())
         } else {
@@ -555,7 +374,7 @@ impl Server {
     }
 
     /// Typed params, then the ladder (see the module docs for why in this order).
-    fn prepare<P: DeserializeOwned + RequestParams>(
+    pub(crate) fn prepare<P: DeserializeOwned + RequestParams>(
         &self,
         incoming: &Incoming<'_>,
         target: fn(&P) -> Option<&str>,
@@ -645,7 +464,7 @@ impl Server {
         Ok((meta, version))
     }
 
-    fn context(
+    pub(crate) fn context(
         &self,
         incoming: &Incoming<'_>,
         meta: RequestMeta,
@@ -684,7 +503,7 @@ impl Server {
             .set_server_info_raw(Arc::clone(&self.inner.info_raw));
     }
 
-    fn respond<R: Serialize + WireResult>(
+    pub(crate) fn respond<R: Serialize + WireResult>(
         &self,
         incoming: &Incoming<'_>,
         mut result: R,
@@ -734,219 +553,6 @@ impl Server {
         let end = start + page.len();
         let next = (end < len).then(|| URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
         Ok((page, next))
-    }
-
-    /// Replaces an inbound sealed `requestState` with its plaintext (every inbound state is
-    /// verified, even for handlers that never mint).
-    fn open_state(
-        &self,
-        incoming: &Incoming<'_>,
-        target: &Target<'_>,
-        state: &mut Option<String>,
-    ) -> Result<(), ErrorObject> {
-        let (Some(policy), Some(token)) = (&self.inner.sealing, state.as_deref()) else {
-            return Ok(());
-        };
-        let arguments = raw_arguments(incoming.params);
-        let binding = RequestBinding::new(target.method, target.name)
-            .with_arguments(arguments.as_ref())
-            .with_principal(incoming.principal.as_ref());
-        match policy.open(token, &binding) {
-            Ok(plain) => {
-                *state = Some(plain);
-                Ok(())
-            }
-            Err(error) => {
-                tracing::info!(method = target.method, target = target.name, %error, "requestState rejected");
-                Err(invalid_request_state())
-            }
-        }
-    }
-
-    /// Encodes a multi-round-trip outcome: complete results are stamped; input-required results
-    /// are checked (shape, the client's capabilities), their state sealed, and stamped.
-    fn finish_outcome<T: Serialize + WireResult>(
-        &self,
-        incoming: &Incoming<'_>,
-        ctx: &RequestContext,
-        target: &Target<'_>,
-        outcome: Outcome<T>,
-    ) -> Result<Vec<u8>, ErrorObject> {
-        match outcome {
-            Outcome::Complete(result) => self.respond(incoming, result),
-            Outcome::InputRequired(irr) => self.finish_input_required(incoming, ctx, target, irr),
-            Outcome::Extension(extension) => {
-                encode_result(&incoming.id, &*extension.raw).map_err(|e| internal(&e.to_string()))
-            }
-        }
-    }
-
-    fn finish_input_required(
-        &self,
-        incoming: &Incoming<'_>,
-        ctx: &RequestContext,
-        target: &Target<'_>,
-        mut irr: InputRequiredResult,
-    ) -> Result<Vec<u8>, ErrorObject> {
-        if incoming.legacy.is_some() {
-            tracing::error!(
-                method = target.method,
-                "an InputRequiredResult cannot be sent to a handshake-era client; ask through the request context instead"
-            );
-            return Err(internal("Handler returned an invalid result"));
-        }
-        if !irr.is_valid() {
-            tracing::error!(
-                method = target.method,
-                "handler returned an InputRequiredResult without inputRequests or requestState"
-            );
-            return Err(internal("Handler returned an invalid result"));
-        }
-        let declared = ctx.client_capabilities();
-        let mut missing = ClientCapabilities::new();
-        for request in irr.input_requests.iter().flat_map(|r| r.values()) {
-            let required = required_for(request);
-            if !declared.satisfies(&required) {
-                merge(&mut missing, required);
-            }
-        }
-        if missing != ClientCapabilities::new() {
-            tracing::warn!(
-                method = target.method,
-                "handler asked for input the client cannot give"
-            );
-            ctx.require_capabilities(&missing)?;
-        }
-        if let (Some(policy), Some(state)) = (&self.inner.sealing, irr.request_state.as_deref()) {
-            let arguments = raw_arguments(incoming.params);
-            let binding = RequestBinding::new(target.method, target.name)
-                .with_arguments(arguments.as_ref())
-                .with_principal(incoming.principal.as_ref());
-            let sealed = policy.seal(state, &binding).map_err(|error| {
-                tracing::error!(%error, "requestState could not be sealed");
-                internal("Internal error")
-            })?;
-            irr.request_state = Some(sealed);
-        }
-        irr.result_type = Some(ResultType::INPUT_REQUIRED);
-        irr.meta
-            .get_or_insert_with(Meta::new)
-            .set_server_info_raw(Arc::clone(&self.inner.info_raw));
-        encode_result(&incoming.id, &irr).map_err(|e| internal(&e.to_string()))
-    }
-
-    async fn call_tool(
-        &self,
-        incoming: &Incoming<'_>,
-        registry: &Registry,
-        notifier: Option<Notifier>,
-        cancel: CancellationToken,
-    ) -> Result<Vec<u8>, ErrorObject> {
-        let (mut params, meta, version) =
-            self.prepare::<CallToolRequestParams>(incoming, |p| Some(p.name.as_str()))?;
-        self.gate(incoming, self.has_tools(registry))?;
-        let entry = registry
-            .tool(&params.name)
-            .cloned()
-            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
-        if let Some(headers) = incoming.headers {
-            check_param_headers(headers, &entry.headers, params.arguments.as_ref())?;
-        }
-        let target = Target {
-            method: CallTool::NAME,
-            name: &entry.tool.name,
-        };
-        check_input_responses(params.input_responses.as_ref())?;
-        self.open_state(incoming, &target, &mut params.request_state)?;
-        let ctx = self.context(incoming, meta, version, notifier, cancel);
-        let outcome = entry.handler.call(ctx.clone(), params).await;
-        ctx.finish();
-        self.finish_outcome(incoming, &ctx, &target, outcome?)
-    }
-
-    async fn get_prompt(
-        &self,
-        incoming: &Incoming<'_>,
-        registry: &Registry,
-        notifier: Option<Notifier>,
-        cancel: CancellationToken,
-    ) -> Result<Vec<u8>, ErrorObject> {
-        let (mut params, meta, version) =
-            self.prepare::<GetPromptRequestParams>(incoming, |p| Some(p.name.as_str()))?;
-        self.gate(incoming, self.has_prompts(registry))?;
-        let entry = registry.prompt(&params.name).cloned().ok_or_else(|| {
-            ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name))
-        })?;
-        for argument in entry.prompt.arguments.iter().flatten() {
-            let given = params
-                .arguments
-                .as_ref()
-                .is_some_and(|a| a.contains_key(&argument.name));
-            if argument.required == Some(true) && !given {
-                return Err(ErrorObject::invalid_params(format!(
-                    "Missing required argument {:?} for prompt {:?}",
-                    argument.name, entry.prompt.name
-                )));
-            }
-        }
-        let target = Target {
-            method: GetPrompt::NAME,
-            name: &entry.prompt.name,
-        };
-        check_input_responses(params.input_responses.as_ref())?;
-        self.open_state(incoming, &target, &mut params.request_state)?;
-        let ctx = self.context(incoming, meta, version, notifier, cancel);
-        let outcome = entry.handler.get(ctx.clone(), params).await;
-        ctx.finish();
-        self.finish_outcome(incoming, &ctx, &target, outcome?)
-    }
-
-    async fn read_resource(
-        &self,
-        incoming: &Incoming<'_>,
-        registry: &Registry,
-        notifier: Option<Notifier>,
-        cancel: CancellationToken,
-    ) -> Result<Vec<u8>, ErrorObject> {
-        let (mut params, meta, version) =
-            self.prepare::<ReadResourceRequestParams>(incoming, |p| Some(p.uri.as_str()))?;
-        self.gate(incoming, self.has_resources(registry))?;
-        let uri = params.uri.clone();
-        let target = Target {
-            method: ReadResource::NAME,
-            name: &uri,
-        };
-        check_input_responses(params.input_responses.as_ref())?;
-        self.open_state(incoming, &target, &mut params.request_state)?;
-        let outcome = if let Some(entry) = registry.resource(&uri).cloned() {
-            let ctx = self.context(incoming, meta, version, notifier, cancel);
-            let result = entry.handler.read(ctx.clone(), params).await;
-            ctx.finish();
-            (ctx, result.map(Outcome::Complete))
-        } else if let Some((entry, variables)) = registry.template_for(&uri) {
-            let entry = Arc::clone(entry);
-            let ctx = self.context(incoming, meta, version, notifier, cancel);
-            let result = entry.handler.read(ctx.clone(), params, variables).await;
-            ctx.finish();
-            (ctx, result)
-        } else {
-            return Err(ErrorObject::resource_not_found(&uri));
-        };
-        let (ctx, outcome) = outcome;
-        let outcome = match outcome? {
-            Outcome::Complete(result) if result.contents.is_empty() => {
-                // Never an empty `contents`: that is how "not found" must not be said.
-                return Err(ErrorObject::resource_not_found(&uri));
-            }
-            Outcome::Complete(mut result) => {
-                let CachePolicy { ttl_ms, scope } = &self.inner.caching.reads;
-                result.ttl_ms.get_or_insert(*ttl_ms);
-                result.cache_scope.get_or_insert_with(|| scope.clone());
-                Outcome::Complete(result)
-            }
-            other => other,
-        };
-        self.finish_outcome(incoming, &ctx, &target, outcome)
     }
 
     async fn custom(

@@ -32,7 +32,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::Server;
-use super::dispatch::{HeaderAccess, Incoming, Reply, error_reply};
+use super::dispatch::{Incoming, Reply, error_reply};
+use super::headers::{HeaderAccess, Repeated};
 use crate::http::sse;
 
 /// Settings of the HTTP endpoint.
@@ -126,12 +127,12 @@ pub(crate) struct HttpState {
 }
 
 impl HeaderAccess for HeaderMap {
-    fn single(&self, name: &str) -> Result<Option<&[u8]>, super::dispatch::Repeated> {
+    fn single(&self, name: &str) -> Result<Option<&[u8]>, Repeated> {
         let mut values = self.get_all(name).iter();
         match (values.next(), values.next()) {
             (None, _) => Ok(None),
             (Some(value), None) => Ok(Some(value.as_bytes())),
-            (Some(_), Some(_)) => Err(super::dispatch::Repeated),
+            (Some(_), Some(_)) => Err(Repeated),
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod auth;
 mod context;
 mod dispatch;
 mod handler;
+mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;
 #[cfg(feature = "http-server")]
@@ -41,6 +42,7 @@ mod legacy;
 mod listen;
 #[cfg(feature = "macros")]
 pub mod mcp_server;
+mod mrtr;
 mod registry;
 mod stdio;
 pub mod uri_template;

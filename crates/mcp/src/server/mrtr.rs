@@ -1,0 +1,270 @@
+//! The three methods that take part in multi-round-trip requests (`tools/call`, `prompts/get`,
+//! `resources/read`): opening inbound sealed state, checking and sealing the
+//! `InputRequiredResult`s their handlers return.
+
+use std::sync::Arc;
+
+use mcp_seal::RequestBinding;
+use mcp_types::jsonrpc::encode_result;
+use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
+use mcp_types::{
+    CallToolRequestParams, ClientCapabilities, ErrorObject, GetPromptRequestParams,
+    InputRequiredResult, Meta, Method, Outcome, ReadResourceRequestParams, ResultType, WireResult,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use super::context::Notifier;
+use super::dispatch::{Incoming, decode_params, internal, invalid_request_state};
+use super::headers::check_param_headers;
+use super::registry::Registry;
+use super::{CachePolicy, RequestContext, Server};
+
+/// `arguments` from the raw params (the binding of sealed state; read only when sealing acts).
+fn raw_arguments(params: Option<&RawValue>) -> Option<Value> {
+    #[derive(Deserialize)]
+    struct Probe {
+        arguments: Option<Value>,
+    }
+    decode_params::<Probe>(params)
+        .ok()
+        .and_then(|p| p.arguments)
+}
+
+/// Every answer in `inputResponses` must at least have the shape of an answer (an elicitation,
+/// sampling or roots result); a malformed structure is a protocol error, not a question to ask
+/// again. Whether it fits the question asked under its key is for the handler to judge.
+fn check_input_responses(responses: Option<&mcp_types::InputResponses>) -> Result<(), ErrorObject> {
+    for (key, response) in responses.into_iter().flatten() {
+        if response.kind().is_none() {
+            return Err(ErrorObject::invalid_params(format!(
+                "Invalid request parameters: inputResponses[{key:?}] is not an elicitation, \
+                 sampling or roots result"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Which sealed-state binding a request has.
+pub(crate) struct Target<'a> {
+    pub(crate) method: &'static str,
+    pub(crate) name: &'a str,
+}
+
+impl Server {
+    /// Replaces an inbound sealed `requestState` with its plaintext (every inbound state is
+    /// verified, even for handlers that never mint).
+    pub(crate) fn open_state(
+        &self,
+        incoming: &Incoming<'_>,
+        target: &Target<'_>,
+        state: &mut Option<String>,
+    ) -> Result<(), ErrorObject> {
+        let (Some(policy), Some(token)) = (&self.inner.sealing, state.as_deref()) else {
+            return Ok(());
+        };
+        let arguments = raw_arguments(incoming.params);
+        let binding = RequestBinding::new(target.method, target.name)
+            .with_arguments(arguments.as_ref())
+            .with_principal(incoming.principal.as_ref());
+        match policy.open(token, &binding) {
+            Ok(plain) => {
+                *state = Some(plain);
+                Ok(())
+            }
+            Err(error) => {
+                tracing::info!(method = target.method, target = target.name, %error, "requestState rejected");
+                Err(invalid_request_state())
+            }
+        }
+    }
+
+    /// Encodes a multi-round-trip outcome: complete results are stamped; input-required results
+    /// are checked (shape, the client's capabilities), their state sealed, and stamped.
+    pub(crate) fn finish_outcome<T: Serialize + WireResult>(
+        &self,
+        incoming: &Incoming<'_>,
+        ctx: &RequestContext,
+        target: &Target<'_>,
+        outcome: Outcome<T>,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        match outcome {
+            Outcome::Complete(result) => self.respond(incoming, result),
+            Outcome::InputRequired(irr) => self.finish_input_required(incoming, ctx, target, irr),
+            Outcome::Extension(extension) => {
+                encode_result(&incoming.id, &*extension.raw).map_err(|e| internal(&e.to_string()))
+            }
+        }
+    }
+
+    fn finish_input_required(
+        &self,
+        incoming: &Incoming<'_>,
+        ctx: &RequestContext,
+        target: &Target<'_>,
+        mut irr: InputRequiredResult,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        if incoming.legacy.is_some() {
+            tracing::error!(
+                method = target.method,
+                "an InputRequiredResult cannot be sent to a handshake-era client; ask through the request context instead"
+            );
+            return Err(internal("Handler returned an invalid result"));
+        }
+        if !irr.is_valid() {
+            tracing::error!(
+                method = target.method,
+                "handler returned an InputRequiredResult without inputRequests or requestState"
+            );
+            return Err(internal("Handler returned an invalid result"));
+        }
+        let declared = ctx.client_capabilities();
+        let mut missing = ClientCapabilities::new();
+        for request in irr.input_requests.iter().flat_map(|r| r.values()) {
+            let required = request.required_capabilities();
+            if !declared.satisfies(&required) {
+                missing.union(&required);
+            }
+        }
+        if missing != ClientCapabilities::new() {
+            tracing::warn!(
+                method = target.method,
+                "handler asked for input the client cannot give"
+            );
+            ctx.require_capabilities(&missing)?;
+        }
+        if let (Some(policy), Some(state)) = (&self.inner.sealing, irr.request_state.as_deref()) {
+            let arguments = raw_arguments(incoming.params);
+            let binding = RequestBinding::new(target.method, target.name)
+                .with_arguments(arguments.as_ref())
+                .with_principal(incoming.principal.as_ref());
+            let sealed = policy.seal(state, &binding).map_err(|error| {
+                tracing::error!(%error, "requestState could not be sealed");
+                internal("Internal error")
+            })?;
+            irr.request_state = Some(sealed);
+        }
+        irr.result_type = Some(ResultType::INPUT_REQUIRED);
+        irr.meta
+            .get_or_insert_with(Meta::new)
+            .set_server_info_raw(Arc::clone(&self.inner.info_raw));
+        encode_result(&incoming.id, &irr).map_err(|e| internal(&e.to_string()))
+    }
+
+    pub(crate) async fn call_tool(
+        &self,
+        incoming: &Incoming<'_>,
+        registry: &Registry,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let (mut params, meta, version) =
+            self.prepare::<CallToolRequestParams>(incoming, |p| Some(p.name.as_str()))?;
+        self.gate(incoming, self.has_tools(registry))?;
+        let entry = registry
+            .tool(&params.name)
+            .cloned()
+            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)))?;
+        if let Some(headers) = incoming.headers {
+            check_param_headers(headers, &entry.headers, params.arguments.as_ref())?;
+        }
+        let target = Target {
+            method: CallTool::NAME,
+            name: &entry.tool.name,
+        };
+        check_input_responses(params.input_responses.as_ref())?;
+        self.open_state(incoming, &target, &mut params.request_state)?;
+        let ctx = self.context(incoming, meta, version, notifier, cancel);
+        let outcome = entry.handler.call(ctx.clone(), params).await;
+        ctx.finish();
+        self.finish_outcome(incoming, &ctx, &target, outcome?)
+    }
+
+    pub(crate) async fn get_prompt(
+        &self,
+        incoming: &Incoming<'_>,
+        registry: &Registry,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let (mut params, meta, version) =
+            self.prepare::<GetPromptRequestParams>(incoming, |p| Some(p.name.as_str()))?;
+        self.gate(incoming, self.has_prompts(registry))?;
+        let entry = registry.prompt(&params.name).cloned().ok_or_else(|| {
+            ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name))
+        })?;
+        for argument in entry.prompt.arguments.iter().flatten() {
+            let given = params
+                .arguments
+                .as_ref()
+                .is_some_and(|a| a.contains_key(&argument.name));
+            if argument.required == Some(true) && !given {
+                return Err(ErrorObject::invalid_params(format!(
+                    "Missing required argument {:?} for prompt {:?}",
+                    argument.name, entry.prompt.name
+                )));
+            }
+        }
+        let target = Target {
+            method: GetPrompt::NAME,
+            name: &entry.prompt.name,
+        };
+        check_input_responses(params.input_responses.as_ref())?;
+        self.open_state(incoming, &target, &mut params.request_state)?;
+        let ctx = self.context(incoming, meta, version, notifier, cancel);
+        let outcome = entry.handler.get(ctx.clone(), params).await;
+        ctx.finish();
+        self.finish_outcome(incoming, &ctx, &target, outcome?)
+    }
+
+    pub(crate) async fn read_resource(
+        &self,
+        incoming: &Incoming<'_>,
+        registry: &Registry,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let (mut params, meta, version) =
+            self.prepare::<ReadResourceRequestParams>(incoming, |p| Some(p.uri.as_str()))?;
+        self.gate(incoming, self.has_resources(registry))?;
+        let uri = params.uri.clone();
+        let target = Target {
+            method: ReadResource::NAME,
+            name: &uri,
+        };
+        check_input_responses(params.input_responses.as_ref())?;
+        self.open_state(incoming, &target, &mut params.request_state)?;
+        let outcome = if let Some(entry) = registry.resource(&uri).cloned() {
+            let ctx = self.context(incoming, meta, version, notifier, cancel);
+            let result = entry.handler.read(ctx.clone(), params).await;
+            ctx.finish();
+            (ctx, result.map(Outcome::Complete))
+        } else if let Some((entry, variables)) = registry.template_for(&uri) {
+            let entry = Arc::clone(entry);
+            let ctx = self.context(incoming, meta, version, notifier, cancel);
+            let result = entry.handler.read(ctx.clone(), params, variables).await;
+            ctx.finish();
+            (ctx, result)
+        } else {
+            return Err(ErrorObject::resource_not_found(&uri));
+        };
+        let (ctx, outcome) = outcome;
+        let outcome = match outcome? {
+            Outcome::Complete(result) if result.contents.is_empty() => {
+                // Never an empty `contents`: that is how "not found" must not be said.
+                return Err(ErrorObject::resource_not_found(&uri));
+            }
+            Outcome::Complete(mut result) => {
+                let CachePolicy { ttl_ms, scope } = &self.inner.caching.reads;
+                result.ttl_ms.get_or_insert(*ttl_ms);
+                result.cache_scope.get_or_insert_with(|| scope.clone());
+                Outcome::Complete(result)
+            }
+            other => other,
+        };
+        self.finish_outcome(incoming, &ctx, &target, outcome)
+    }
+}
