@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Fleet: two reliability-server instances behind nginx (round-robin, 127.0.0.1 only) and
+# two-round multi-round-trip flows through it (crates/mcp-reliability/src/bin/mcp-fleet.rs):
+#
+#   1. shared keys (MCP_REQUEST_STATE_KEYS): FLEET_FLOWS flows whose rounds alternate between
+#      the instances, then FLEET_FLOWS concurrent flows: 0 failures;
+#   2. per-process default keys: cross-instance rounds get exactly the documented -32602 and
+#      the driver starts those flows again until they complete;
+#   3. a rolling three-phase key rotation [OLD] → [OLD,NEW] → [NEW,OLD] → [NEW], one instance
+#      restarted at a time while flows run: 0 failures.
+#
+# nginx is the Debian package, installed with apt-get when absent (CI runs as root on Debian).
+# It runs in the foreground as a child of the driver with its own configuration, pid, logs and
+# temp paths under .cache/fleet (git-ignored); no system configuration is read or changed.
+#
+#   scripts/fleet.sh                          # 1 000 flows per phase, release build
+#   FLEET_FLOWS=200 FLEET_PROFILE=dev scripts/fleet.sh    # the bounded CI run
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+flows="${FLEET_FLOWS:-1000}"
+concurrency="${FLEET_CONCURRENCY:-16}"
+profile="${FLEET_PROFILE:-release}"
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+case "$profile" in
+  dev) bin_dir="$target_dir/debug" ;;
+  *) bin_dir="$target_dir/$profile" ;;
+esac
+
+find_nginx() {
+  command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true
+}
+nginx_bin="$(find_nginx)"
+if [ -z "$nginx_bin" ]; then
+  if ! command -v apt-get >/dev/null; then
+    echo "fleet: nginx is not installed and apt-get is not available" >&2
+    exit 2
+  fi
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    sudo="sudo"
+  fi
+  echo "fleet: installing nginx (Debian package)" >&2
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nginx >/dev/null
+  nginx_bin="$(find_nginx)"
+  [ -n "$nginx_bin" ] || { echo "fleet: nginx still not found after installing" >&2; exit 2; }
+fi
+echo "fleet: $("$nginx_bin" -v 2>&1)" >&2
+
+echo "fleet: building mcp-reliability ($profile)" >&2
+cargo build --quiet --profile "$profile" -p mcp-reliability --bins
+
+work="$root/.cache/fleet"
+mkdir -p "$work"
+"$bin_dir/mcp-fleet" \
+  --server "$bin_dir/reliability-server" \
+  --nginx "$nginx_bin" \
+  --dir "$work" \
+  --flows "$flows" \
+  --concurrency "$concurrency" \
+  --json "$work/fleet.json"
