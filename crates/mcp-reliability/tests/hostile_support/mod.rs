@@ -51,6 +51,8 @@ pub(crate) enum Expect {
         id: Option<Value>,
         contains: &'static str,
     },
+    /// An error with this code whatever the id (a message with two ids).
+    ErrorAnyId { code: i64, contains: &'static str },
     /// Exactly this error object, for this id.
     Exact { id: Option<Value>, error: Value },
     /// A complete result whose first content block is this text.
@@ -294,6 +296,36 @@ pub(crate) fn cases() -> Vec<Case> {
             "",
         ),
         error(-32700, None, "Parse error"),
+    );
+
+    // --- Duplicate members and unpaired surrogates: JSON that is not a valid message.
+    push(
+        "duplicate member: id",
+        br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}"#.to_vec(),
+        Expect::ErrorAnyId {
+            code: -32600,
+            contains: "duplicate field `id`",
+        },
+    );
+    push(
+        "duplicate member: method",
+        br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","method":"tools/call"}"#.to_vec(),
+        error(-32600, Some(json!(3)), "duplicate field `method`"),
+    );
+    push(
+        "duplicate member: params.name",
+        format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"_meta":{meta_text},"name":"echo","name":"test_simple_text","arguments":{{}}}}}}"#).into_bytes(),
+        error(-32602, Some(json!(4)), "duplicate field `name`"),
+    );
+    push(
+        "unpaired surrogate escape: in the id",
+        br#"{"jsonrpc":"2.0","id":"\ud800","method":"tools/list"}"#.to_vec(),
+        error(-32600, None, "malformed \"id\""),
+    );
+    push(
+        "unpaired surrogate escape: in an argument",
+        format!(r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{{"_meta":{meta_text},"name":"echo","arguments":{{"text":"\udc00"}}}}}}"#).into_bytes(),
+        error(-32602, Some(json!(6)), "Invalid params"),
     );
 
     // --- Nesting depth 100 000.
@@ -843,7 +875,7 @@ pub(crate) fn check(transport: &str, case: &Case, reply: &Reply) -> Result<Optio
     let body = String::from_utf8_lossy(&reply.body);
     let shown: String = body.chars().take(400).collect();
     let expected_status = match &case.expect {
-        Expect::Error { code, .. } => http_status(*code),
+        Expect::Error { code, .. } | Expect::ErrorAnyId { code, .. } => http_status(*code),
         Expect::Exact { error, .. } => http_status(error["code"].as_i64().unwrap_or_default()),
         Expect::Text { .. } | Expect::InputRequired { .. } => 200,
         Expect::Silent => 202,
@@ -897,6 +929,14 @@ pub(crate) fn check(transport: &str, case: &Case, reply: &Reply) -> Result<Optio
             let text = error["message"].as_str().unwrap_or_default();
             if text.is_empty() || !text.contains(contains) {
                 return fail(format!("message {text:?} lacks {contains:?}"));
+            }
+        }
+        Expect::ErrorAnyId { code, contains } => {
+            let text = message["error"]["message"].as_str().unwrap_or_default();
+            if message["error"]["code"].as_i64() != Some(*code) || !text.contains(contains) {
+                return fail(format!(
+                    "expected code {code} and {contains:?}, got {shown}"
+                ));
             }
         }
         Expect::Exact { id, error } => {
