@@ -61,6 +61,8 @@ struct HttpOptions {
     headers: reqwest::header::HeaderMap,
     max_reissues: u32,
     legacy_get_stream: bool,
+    #[cfg(feature = "auth-client")]
+    oauth: Option<super::auth::OAuthConfig>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -103,6 +105,8 @@ impl ClientBuilder {
                 headers: reqwest::header::HeaderMap::new(),
                 max_reissues: 2,
                 legacy_get_stream: true,
+                #[cfg(feature = "auth-client")]
+                oauth: None,
             },
         }
     }
@@ -296,6 +300,17 @@ impl ClientBuilder {
         self
     }
 
+    /// Signs in to OAuth-protected HTTP servers (see [`super::auth`]): on a 401 the client
+    /// discovers the authorization server, registers, has the user authorize through the
+    /// configured handler, and retries with the access token; it refreshes expired tokens and
+    /// steps up scopes on a 403 `insufficient_scope`.
+    #[cfg(feature = "auth-client")]
+    #[must_use]
+    pub fn oauth(mut self, config: super::auth::OAuthConfig) -> Self {
+        self.http.oauth = Some(config);
+        self
+    }
+
     /// How many times a request whose response stream broke is re-issued (default 2).
     #[cfg(feature = "http-client")]
     #[must_use]
@@ -366,6 +381,14 @@ impl ClientBuilder {
     /// An invalid URL, or the negotiation failed.
     #[cfg(feature = "http-client")]
     pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
+        #[cfg(feature = "auth-client")]
+        let auth = match &self.http.oauth {
+            Some(config) => Some(std::sync::Arc::new(super::auth::OAuthClient::new(
+                config.clone(),
+                url,
+            )?)),
+            None => None,
+        };
         let url = reqwest::Url::parse(url)
             .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
         let client = match &self.http.client {
@@ -385,6 +408,8 @@ impl ClientBuilder {
             max_reissues: self.http.max_reissues,
             max_message: self.max_message,
             legacy_get_stream: self.http.legacy_get_stream,
+            #[cfg(feature = "auth-client")]
+            auth,
         };
         let transport =
             super::transport::http::HttpTransport::new(config, std::sync::Arc::clone(&shared));

@@ -105,6 +105,13 @@ pub enum ClientError {
     #[error("version negotiation failed: {0}")]
     Negotiation(String),
 
+    /// Signing in to an OAuth-protected server failed, or the server kept refusing the
+    /// tokens obtained (see [`crate::client::auth`]). A local error: the details come from this
+    /// client's checks or from the authorization server, not from the MCP server.
+    #[cfg(feature = "auth-client")]
+    #[error("authorization failed: {0}")]
+    Auth(#[from] crate::client::auth::AuthError),
+
     /// The caller passed something this client cannot send (e.g. tool arguments that are not an
     /// object, a pinned version that is not a 2026 revision).
     #[error("invalid argument: {0}")]

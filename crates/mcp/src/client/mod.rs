@@ -34,6 +34,12 @@
 //! process — use the [`Session`] methods with `allow_input_required`, and
 //! [`Client::resume_call_tool`] / [`PendingRequest`].
 //!
+//! # Authorization
+//!
+//! With the `auth-client` feature, [`ClientBuilder::oauth`] makes an HTTP client sign in to
+//! OAuth-protected servers by itself: discovery, registration, authorization code with PKCE,
+//! token refresh and scope step-up (see [`auth`]).
+//!
 //! # Time bounds
 //!
 //! [`ClientBuilder::loop_timeout`] bounds a whole loop; equivalently wrap the call in
@@ -73,6 +79,8 @@
 //! ```
 
 mod api;
+#[cfg(feature = "auth-client")]
+pub mod auth;
 mod builder;
 mod callbacks;
 mod error;

@@ -88,6 +88,11 @@ async fn auto(session: &Session, config: &NegotiationConfig) -> Result<(), Clien
             // An outage is not an era verdict.
             return Err(probe_error);
         }
+        #[cfg(feature = "auth-client")]
+        if matches!(probe_error, ClientError::Auth(_)) {
+            // Neither is a failed sign-in: `initialize` would only ask the user again.
+            return Err(probe_error);
+        }
         if let Some(supported) = probe_error.rpc_error().and_then(|e| e.supported_versions()) {
             if let Some(mutual) = mutual_modern(&supported)
                 && attempt == 0

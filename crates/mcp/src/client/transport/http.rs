@@ -38,6 +38,9 @@ pub(crate) struct HttpConfig {
     pub(crate) max_reissues: u32,
     pub(crate) max_message: usize,
     pub(crate) legacy_get_stream: bool,
+    /// Signs requests in when the server asks (OAuth 2.1), see `client::auth`.
+    #[cfg(feature = "auth-client")]
+    pub(crate) auth: Option<Arc<crate::client::auth::OAuthClient>>,
 }
 
 /// The parts spawned tasks (back-channel answers, the GET stream) need too.
@@ -225,13 +228,47 @@ impl Drop for HttpTransport {
 }
 
 impl HttpInner {
-    /// POSTs one message with the standard headers.
+    /// POSTs one message with the standard headers (and, with OAuth configured, the access
+    /// token: a 401 or 403 `insufficient_scope` signs in and sends the message again).
     pub(crate) async fn post(
         &self,
         body: Vec<u8>,
         method: Option<&str>,
         extra: &HttpHeaders,
     ) -> Result<reqwest::Response, ClientError> {
+        #[cfg(feature = "auth-client")]
+        if let Some(auth) = &self.config.auth {
+            let body = Bytes::from(body);
+            return auth
+                .send(|authorization| self.post_request(body.clone(), method, extra, authorization))
+                .await;
+        }
+        Ok(self.post_request(body, method, extra, None)?.send().await?)
+    }
+
+    /// The `Authorization` header of requests that are not retried on a refusal (the
+    /// handshake era's GET stream and `DELETE`).
+    pub(crate) async fn authorize(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> reqwest::RequestBuilder {
+        #[cfg(feature = "auth-client")]
+        if let Some(auth) = &self.config.auth
+            && let Some(value) = auth.current_authorization().await
+        {
+            return request.headers(authorization_header(&value));
+        }
+        request
+    }
+
+    /// Builds the POST of one message.
+    fn post_request(
+        &self,
+        body: impl Into<reqwest::Body>,
+        method: Option<&str>,
+        extra: &HttpHeaders,
+        authorization: Option<&HeaderValue>,
+    ) -> Result<reqwest::RequestBuilder, ClientError> {
         let mut request = self
             .config
             .client
@@ -239,6 +276,10 @@ impl HttpInner {
             .headers(self.config.extra_headers.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, ACCEPT_BOTH);
+        if let Some(value) = authorization {
+            // Replaces any configured Authorization header rather than adding a second one.
+            request = request.headers(authorization_header(value));
+        }
         if let Some(version) = &extra.protocol_version {
             request = request.header(headers::PROTOCOL_VERSION, header_value(version)?);
         }
@@ -259,7 +300,7 @@ impl HttpInner {
         if let Some(session) = self.session_id() {
             request = request.header(headers::SESSION_ID, header_value(&session)?);
         }
-        Ok(request.body(body).send().await?)
+        Ok(request.body(body))
     }
 
     pub(crate) fn session_id(&self) -> Option<String> {
@@ -493,6 +534,13 @@ impl IntoReply for mcp_types::jsonrpc::ResponsePayload {
             Self::Error(error) => Err(error),
         }
     }
+}
+
+/// A map holding only `Authorization: value` (`RequestBuilder::headers` replaces).
+fn authorization_header(value: &HeaderValue) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    map.insert(reqwest::header::AUTHORIZATION, value.clone());
+    map
 }
 
 fn header_value(value: &str) -> Result<HeaderValue, ClientError> {

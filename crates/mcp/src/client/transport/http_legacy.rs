@@ -137,10 +137,14 @@ async fn get(
     last_event_id: Option<&str>,
 ) -> Result<Option<reqwest::Response>, ClientError> {
     let mut request = inner
-        .config
-        .client
-        .get(inner.config.url.clone())
-        .headers(inner.config.extra_headers.clone())
+        .authorize(
+            inner
+                .config
+                .client
+                .get(inner.config.url.clone())
+                .headers(inner.config.extra_headers.clone()),
+        )
+        .await
         .header(ACCEPT, "text/event-stream");
     if let Some(version) = &request_headers.protocol_version
         && let Ok(value) = HeaderValue::from_str(version)
@@ -175,10 +179,14 @@ pub(super) async fn end_session(inner: &HttpInner) {
         return;
     };
     let mut request = inner
-        .config
-        .client
-        .delete(inner.config.url.clone())
-        .headers(inner.config.extra_headers.clone())
+        .authorize(
+            inner
+                .config
+                .client
+                .delete(inner.config.url.clone())
+                .headers(inner.config.extra_headers.clone()),
+        )
+        .await
         .header(headers::SESSION_ID, value);
     if let Some(version) = inner.shared.version()
         && let Ok(value) = HeaderValue::from_str(version.as_ref())

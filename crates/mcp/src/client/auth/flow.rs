@@ -1,0 +1,1102 @@
+//! The OAuth client behind the HTTP transport: which token a request carries, and what a 401
+//! or a 403 `insufficient_scope` sets in motion (see the module docs of `auth`).
+
+use std::fmt;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use reqwest::{RequestBuilder, Response, StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::challenge::BearerChallenge;
+use super::discovery::{
+    ResourceMetadata, ServerMetadata, canonical_resource, is_loopback, resource_covers,
+    resource_metadata_urls, secure_url, server_metadata_urls,
+};
+use super::error::AuthError;
+use super::handler::{AuthorizationHandler, AuthorizationRequest};
+use super::pkce::{Pkce, constant_time_eq, random_token};
+use super::store::{ClientRegistration, StoredTokens};
+use super::{ApplicationType, Grant, OAuthConfig};
+use crate::client::error::ClientError;
+
+/// The most requests one call may send (sign-in, refresh and step-up retries included).
+const MAX_SENDS: u32 = 6;
+/// The largest metadata or token response read.
+const MAX_DOCUMENT: usize = 1024 * 1024;
+
+/// What the transport calls around every HTTP request.
+pub(crate) struct OAuthClient {
+    config: OAuthConfig,
+    /// The server URL as given to `connect_http` (the token store's key).
+    server_url: String,
+    http: reqwest::Client,
+    slot: RwLock<TokenSlot>,
+    loaded: tokio::sync::OnceCell<()>,
+    flow: tokio::sync::Mutex<FlowState>,
+}
+
+impl fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("server_url", &self.server_url)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The token requests are sent with; `generation` changes whenever it does, so a request
+/// refused with an old token does not start a second sign-in.
+#[derive(Default)]
+struct TokenSlot {
+    tokens: Option<Arc<StoredTokens>>,
+    generation: u64,
+}
+
+/// What the last discovery found, and the scopes asked for so far.
+#[derive(Default)]
+struct FlowState {
+    discovered: Option<Arc<Discovered>>,
+    requested_scope: Option<String>,
+}
+
+/// The protected resource and its authorization server.
+struct Discovered {
+    /// The resource indicator sent in authorization and token requests: the metadata's
+    /// `resource` verbatim (checked to cover the server), else the canonical server URI.
+    resource: String,
+    /// The authorization server's issuer identifier (as the protected resource names it, and
+    /// as its metadata confirmed it).
+    issuer: String,
+    metadata: ServerMetadata,
+    resource_scopes: Option<Vec<String>>,
+}
+
+/// What handling a refusal achieved.
+enum Recovery {
+    /// Another request already replaced the token: just retry.
+    Retry,
+    /// The token was refreshed.
+    Refreshed,
+    /// A new authorization produced a token.
+    SignedIn,
+}
+
+/// A token endpoint response (RFC 6749 §5.1).
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    token_type: String,
+    #[serde(default, deserialize_with = "number_or_string")]
+    expires_in: Option<u64>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+/// An OAuth error body (RFC 6749 §5.2).
+#[derive(Deserialize, Default)]
+struct ErrorBody {
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    error_description: Option<String>,
+}
+
+/// A dynamic registration response (RFC 7591 §3.2.1).
+#[derive(Deserialize)]
+struct RegistrationResponse {
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    token_endpoint_auth_method: Option<String>,
+    #[serde(default)]
+    redirect_uris: Option<Vec<String>>,
+    #[serde(default)]
+    client_secret_expires_at: Option<u64>,
+}
+
+fn number_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        Some(Value::Number(n)) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl OAuthClient {
+    /// The OAuth client for the server at `server_url`.
+    pub(crate) fn new(config: OAuthConfig, server_url: &str) -> Result<Self, AuthError> {
+        if let Some(url) = &config.client_metadata_url {
+            let parsed = reqwest::Url::parse(url).ok();
+            let valid = parsed
+                .as_ref()
+                .is_some_and(|u| u.scheme() == "https" && !matches!(u.path(), "" | "/"));
+            if !valid {
+                return Err(AuthError::InvalidConfig(format!(
+                    "the client metadata URL {url:?} must be an https URL with a path"
+                )));
+            }
+        }
+        if let Grant::AuthorizationCode(handler) = &config.grant {
+            check_redirect_uri(&handler.redirect_uri())?;
+        }
+        let http = match &config.http {
+            Some(client) => client.clone(),
+            None => reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(30))
+                .build()?,
+        };
+        Ok(Self {
+            config,
+            server_url: server_url.to_owned(),
+            http,
+            slot: RwLock::new(TokenSlot::default()),
+            loaded: tokio::sync::OnceCell::new(),
+            flow: tokio::sync::Mutex::new(FlowState::default()),
+        })
+    }
+
+    /// Sends a request built by `build` (given the `Authorization` value, if any); signs in,
+    /// refreshes or steps up and sends it again as the server's answers require.
+    pub(crate) async fn send<F>(&self, build: F) -> Result<Response, ClientError>
+    where
+        F: Fn(Option<&HeaderValue>) -> Result<RequestBuilder, ClientError>,
+    {
+        let mut signed_in = false;
+        let mut refreshed = false;
+        let mut step_ups = 0u32;
+        for _ in 0..MAX_SENDS {
+            let (authorization, generation) = self.authorization().await?;
+            let response = build(authorization.as_ref())?.send().await?;
+            match response.status() {
+                StatusCode::UNAUTHORIZED => {
+                    if signed_in {
+                        return Err(AuthError::Unauthorized.into());
+                    }
+                    let challenge = BearerChallenge::from_headers(response.headers());
+                    drop(response);
+                    match self
+                        .on_unauthorized(&challenge, generation, refreshed)
+                        .await?
+                    {
+                        Recovery::Retry => {}
+                        Recovery::Refreshed => refreshed = true,
+                        Recovery::SignedIn => signed_in = true,
+                    }
+                }
+                StatusCode::FORBIDDEN => {
+                    let challenge = BearerChallenge::from_headers(response.headers());
+                    if !challenge.is_insufficient_scope() {
+                        return Ok(response);
+                    }
+                    drop(response);
+                    match self
+                        .on_insufficient_scope(&challenge, generation, step_ups)
+                        .await?
+                    {
+                        Recovery::Retry => {}
+                        Recovery::Refreshed | Recovery::SignedIn => {
+                            step_ups += 1;
+                            signed_in = true;
+                        }
+                    }
+                }
+                _ => return Ok(response),
+            }
+        }
+        Err(AuthError::Unauthorized.into())
+    }
+
+    /// The `Authorization` value for requests that are not retried (the handshake era's GET
+    /// stream and session `DELETE`).
+    pub(crate) async fn current_authorization(&self) -> Option<HeaderValue> {
+        self.authorization().await.ok().and_then(|(value, _)| value)
+    }
+
+    /// The current token as an `Authorization` value (refreshed first when it is about to
+    /// expire and can be), and its generation.
+    async fn authorization(&self) -> Result<(Option<HeaderValue>, u64), AuthError> {
+        self.loaded
+            .get_or_try_init(|| async {
+                if let Some(tokens) = self.config.store.load_tokens(&self.server_url).await? {
+                    let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+                    slot.tokens = Some(Arc::new(tokens));
+                    slot.generation += 1;
+                }
+                Ok::<_, AuthError>(())
+            })
+            .await?;
+        let (tokens, generation) = self.snapshot();
+        let margin = self.config.refresh_margin.as_secs();
+        let Some(tokens) = tokens else {
+            return Ok((None, generation));
+        };
+        if !tokens.expires_within(now(), margin) {
+            return Ok((bearer(&tokens), generation));
+        }
+        if tokens.refresh_token.is_some() {
+            let flow = self.flow.lock().await;
+            if self.snapshot().1 == generation
+                && let Some(discovered) = flow.discovered.clone()
+                && discovered.issuer == tokens.issuer
+                && discovered.resource == tokens.resource
+            {
+                match self.refresh(&discovered, &tokens).await {
+                    Ok(fresh) => self.install(fresh).await?,
+                    Err(error) => {
+                        tracing::debug!(%error, "refreshing the access token failed");
+                        self.clear_tokens().await?;
+                    }
+                }
+            }
+            drop(flow);
+            let (tokens, generation) = self.snapshot();
+            return Ok((
+                tokens
+                    .filter(|t| !t.expires_within(now(), 0))
+                    .and_then(|t| bearer(&t)),
+                generation,
+            ));
+        }
+        // Expired and not refreshable now: the server's 401 starts a new authorization.
+        Ok((None, generation))
+    }
+
+    fn snapshot(&self) -> (Option<Arc<StoredTokens>>, u64) {
+        let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
+        (slot.tokens.clone(), slot.generation)
+    }
+
+    async fn install(&self, tokens: StoredTokens) -> Result<(), AuthError> {
+        self.config
+            .store
+            .save_tokens(&self.server_url, tokens.clone())
+            .await?;
+        let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+        slot.tokens = Some(Arc::new(tokens));
+        slot.generation += 1;
+        Ok(())
+    }
+
+    async fn clear_tokens(&self) -> Result<(), AuthError> {
+        self.config.store.remove_tokens(&self.server_url).await?;
+        let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+        slot.tokens = None;
+        slot.generation += 1;
+        Ok(())
+    }
+
+    /// A 401: rediscover, then refresh or authorize.
+    async fn on_unauthorized(
+        &self,
+        challenge: &BearerChallenge,
+        generation: u64,
+        refreshed: bool,
+    ) -> Result<Recovery, AuthError> {
+        let mut flow = self.flow.lock().await;
+        if self.snapshot().1 != generation {
+            return Ok(Recovery::Retry);
+        }
+        let discovered = Arc::new(
+            self.discover(challenge.resource_metadata.as_deref())
+                .await?,
+        );
+        flow.discovered = Some(Arc::clone(&discovered));
+        let mut current = self.snapshot().0;
+        if let Some(tokens) = &current
+            && (tokens.issuer != discovered.issuer || tokens.resource != discovered.resource)
+        {
+            // Another authorization server (or resource) now: its tokens are worthless here
+            // and must not be presented; neither may its refresh token.
+            tracing::debug!(old = %tokens.issuer, new = %discovered.issuer, "the authorization server changed");
+            self.clear_tokens().await?;
+            flow.requested_scope = None;
+            current = None;
+        }
+        if let Some(tokens) = current
+            && tokens.refresh_token.is_some()
+            && !refreshed
+        {
+            match self.refresh(&discovered, &tokens).await {
+                Ok(fresh) => {
+                    self.install(fresh).await?;
+                    return Ok(Recovery::Refreshed);
+                }
+                Err(error) => tracing::debug!(%error, "refresh failed; authorizing again"),
+            }
+        }
+        let scope = self.initial_scope(challenge.scope.as_deref(), &discovered);
+        let tokens = self.sign_in(&discovered, scope.clone()).await?;
+        self.install(tokens).await?;
+        flow.requested_scope = scope;
+        Ok(Recovery::SignedIn)
+    }
+
+    /// A 403 `insufficient_scope`: authorize again for the union of scopes.
+    async fn on_insufficient_scope(
+        &self,
+        challenge: &BearerChallenge,
+        generation: u64,
+        step_ups: u32,
+    ) -> Result<Recovery, AuthError> {
+        let mut flow = self.flow.lock().await;
+        if self.snapshot().1 != generation {
+            return Ok(Recovery::Retry);
+        }
+        let challenged = challenge.scope.clone().unwrap_or_default();
+        let current = self.snapshot().0;
+        let granted: Vec<&str> = current
+            .as_deref()
+            .map(|t| t.scopes().collect())
+            .unwrap_or_default();
+        let nothing_new = challenged.split_whitespace().all(|s| granted.contains(&s));
+        if nothing_new || step_ups >= self.config.max_step_ups {
+            // Asking again for what was granted would loop: the server wants something this
+            // client cannot obtain.
+            return Err(AuthError::InsufficientScope { scope: challenged });
+        }
+        let discovered = match &flow.discovered {
+            Some(discovered) => Arc::clone(discovered),
+            None => {
+                let discovered = Arc::new(
+                    self.discover(challenge.resource_metadata.as_deref())
+                        .await?,
+                );
+                flow.discovered = Some(Arc::clone(&discovered));
+                discovered
+            }
+        };
+        let union = union_scopes([
+            flow.requested_scope.as_deref(),
+            current.as_deref().and_then(|t| t.scope.as_deref()),
+            Some(challenged.as_str()),
+        ]);
+        let scope = self.with_offline_access(Some(union), &discovered);
+        let tokens = self.sign_in(&discovered, scope.clone()).await?;
+        self.install(tokens).await?;
+        flow.requested_scope = scope;
+        Ok(Recovery::SignedIn)
+    }
+
+    /// The scopes of a first authorization: the challenge's, else the protected resource's
+    /// `scopes_supported`, else none (the authorization server's default).
+    fn initial_scope(&self, challenged: Option<&str>, discovered: &Discovered) -> Option<String> {
+        let base = challenged
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| union_scopes([Some(s)]))
+            .or_else(|| {
+                discovered
+                    .resource_scopes
+                    .as_ref()
+                    .filter(|scopes| !scopes.is_empty())
+                    .map(|scopes| scopes.join(" "))
+            });
+        self.with_offline_access(base.filter(|s| !s.is_empty()), discovered)
+    }
+
+    /// Adds `offline_access` (a refresh token) when wanted and listed by the authorization
+    /// server, to a non-empty scope (alone it would replace the server's default scope).
+    fn with_offline_access(
+        &self,
+        scope: Option<String>,
+        discovered: &Discovered,
+    ) -> Option<String> {
+        let scope = scope?;
+        let wanted = self.config.refresh_tokens
+            && matches!(self.config.grant, Grant::AuthorizationCode(_))
+            && discovered.metadata.lists_scope("offline_access")
+            && !scope.split_whitespace().any(|s| s == "offline_access");
+        Some(if wanted {
+            format!("{scope} offline_access")
+        } else {
+            scope
+        })
+    }
+
+    /// Protected resource metadata, then the authorization server's.
+    async fn discover(&self, challenge_url: Option<&str>) -> Result<Discovered, AuthError> {
+        let mut resource_metadata = None;
+        for url in resource_metadata_urls(challenge_url, &self.server_url) {
+            match self.fetch_json::<ResourceMetadata>(&url).await? {
+                Some(document) if !document.authorization_servers.is_empty() => {
+                    resource_metadata = Some(document);
+                    break;
+                }
+                _ => tracing::debug!(%url, "no usable protected resource metadata"),
+            }
+        }
+        let Some(prm) = resource_metadata else {
+            return Err(AuthError::Discovery(format!(
+                "no protected resource metadata for {}",
+                self.server_url
+            )));
+        };
+        let resource = match &prm.resource {
+            Some(resource) if resource_covers(resource, &self.server_url) => resource.clone(),
+            Some(resource) => {
+                return Err(AuthError::ResourceMismatch {
+                    resource: resource.clone(),
+                    server: self.server_url.clone(),
+                });
+            }
+            None => canonical_resource(&self.server_url),
+        };
+        let mut first_error = None;
+        for issuer in &prm.authorization_servers {
+            match self.server_metadata(issuer).await {
+                Ok(metadata) => {
+                    return Ok(Discovered {
+                        resource,
+                        issuer: issuer.clone(),
+                        metadata,
+                        resource_scopes: prm.scopes_supported,
+                    });
+                }
+                Err(error) => {
+                    tracing::debug!(%issuer, %error, "authorization server unusable");
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        Err(first_error
+            .unwrap_or_else(|| AuthError::Discovery("no authorization server".to_owned())))
+    }
+
+    /// The metadata of the authorization server `issuer`, its `issuer` checked.
+    async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, AuthError> {
+        secure_url(issuer, self.config.allow_insecure_http)?;
+        for url in server_metadata_urls(issuer) {
+            if let Some(metadata) = self.fetch_json::<ServerMetadata>(&url).await? {
+                if metadata.issuer != issuer {
+                    return Err(AuthError::IssuerMismatch {
+                        expected: issuer.to_owned(),
+                        found: metadata.issuer,
+                        url,
+                    });
+                }
+                return Ok(metadata);
+            }
+        }
+        Err(AuthError::Discovery(format!(
+            "no authorization server metadata for {issuer}"
+        )))
+    }
+
+    /// `GET`s a JSON document; `None` when the answer is not a 200 with such a document.
+    async fn fetch_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+    ) -> Result<Option<T>, AuthError> {
+        let Ok(parsed) = reqwest::Url::parse(url) else {
+            return Ok(None);
+        };
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Ok(None);
+        }
+        let mut response = self
+            .http
+            .get(parsed)
+            .header(ACCEPT, "application/json")
+            .send()
+            .await?;
+        if response.status() != StatusCode::OK {
+            return Ok(None);
+        }
+        let body = read_limited(&mut response).await?;
+        Ok(serde_json::from_slice(&body).ok())
+    }
+
+    /// Obtains tokens with the configured grant.
+    async fn sign_in(
+        &self,
+        discovered: &Discovered,
+        scope: Option<String>,
+    ) -> Result<StoredTokens, AuthError> {
+        match &self.config.grant {
+            Grant::AuthorizationCode(handler) => {
+                self.authorization_code(handler.as_ref(), discovered, scope)
+                    .await
+            }
+            Grant::ClientCredentials => {
+                let client = self.client_for(discovered, None, scope.as_deref()).await?;
+                let mut form = vec![
+                    ("grant_type", "client_credentials".to_owned()),
+                    ("resource", discovered.resource.clone()),
+                ];
+                if let Some(scope) = &scope {
+                    form.push(("scope", scope.clone()));
+                }
+                let response = self.token_request(discovered, &client, form).await?;
+                Ok(tokens_from(response, discovered, scope, None))
+            }
+        }
+    }
+
+    /// The authorization code flow with PKCE.
+    async fn authorization_code(
+        &self,
+        handler: &dyn AuthorizationHandler,
+        discovered: &Discovered,
+        scope: Option<String>,
+    ) -> Result<StoredTokens, AuthError> {
+        let metadata = &discovered.metadata;
+        if !metadata.supports_s256() {
+            return Err(AuthError::PkceUnsupported {
+                issuer: discovered.issuer.clone(),
+            });
+        }
+        let endpoint = metadata.authorization_endpoint.as_deref().ok_or_else(|| {
+            AuthError::Discovery(format!(
+                "{} has no authorization_endpoint",
+                discovered.issuer
+            ))
+        })?;
+        let mut url = secure_url(endpoint, self.config.allow_insecure_http)?;
+        let redirect_uri = handler.redirect_uri();
+        let client = self
+            .client_for(discovered, Some(&redirect_uri), scope.as_deref())
+            .await?;
+        let pkce = Pkce::new()?;
+        let state = random_token()?;
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &client.client_id)
+                .append_pair("redirect_uri", &redirect_uri)
+                .append_pair("state", &state)
+                .append_pair("code_challenge", &pkce.challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("resource", &discovered.resource);
+            if let Some(scope) = &scope {
+                query.append_pair("scope", scope);
+                if scope.split_whitespace().any(|s| s == "offline_access") {
+                    // OpenID Connect issues refresh tokens for offline_access after consent.
+                    query.append_pair("prompt", "consent");
+                }
+            }
+        }
+        let request = AuthorizationRequest {
+            url,
+            redirect_uri: redirect_uri.clone(),
+            state: state.clone(),
+            issuer: discovered.issuer.clone(),
+            scope: scope.clone(),
+        };
+        let response = handler.authorize(request).await?;
+        // RFC 9207 before anything else in the response: from another issuer, even an error
+        // is not to be acted on.
+        match &response.iss {
+            Some(iss) if iss != &discovered.issuer => {
+                return Err(AuthError::ResponseIssuer {
+                    expected: discovered.issuer.clone(),
+                    found: Some(iss.clone()),
+                });
+            }
+            None if metadata.authorization_response_iss_parameter_supported == Some(true) => {
+                return Err(AuthError::ResponseIssuer {
+                    expected: discovered.issuer.clone(),
+                    found: None,
+                });
+            }
+            _ => {}
+        }
+        if let Some(error) = response.error {
+            return Err(AuthError::Denied {
+                error,
+                description: response.error_description,
+            });
+        }
+        if !response
+            .state
+            .as_deref()
+            .is_some_and(|s| constant_time_eq(s, &state))
+        {
+            return Err(AuthError::StateMismatch);
+        }
+        let code = response.code.ok_or(AuthError::MissingCode)?;
+        let form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code),
+            ("redirect_uri", redirect_uri),
+            ("code_verifier", pkce.verifier),
+            ("resource", discovered.resource.clone()),
+        ];
+        let response = self.token_request(discovered, &client, form).await?;
+        Ok(tokens_from(response, discovered, scope, None))
+    }
+
+    /// A refresh token grant for `tokens`.
+    async fn refresh(
+        &self,
+        discovered: &Discovered,
+        tokens: &StoredTokens,
+    ) -> Result<StoredTokens, AuthError> {
+        let refresh_token = tokens
+            .refresh_token
+            .clone()
+            .ok_or_else(|| AuthError::Token {
+                status: 0,
+                error: Some("no refresh token".to_owned()),
+                description: None,
+            })?;
+        let redirect_uri = match &self.config.grant {
+            Grant::AuthorizationCode(handler) => Some(handler.redirect_uri()),
+            Grant::ClientCredentials => None,
+        };
+        let client = self
+            .client_for(discovered, redirect_uri.as_deref(), None)
+            .await?;
+        let form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token),
+            ("resource", discovered.resource.clone()),
+        ];
+        let response = self.token_request(discovered, &client, form).await?;
+        Ok(tokens_from(response, discovered, None, Some(tokens)))
+    }
+
+    /// The client's registration with the discovered authorization server: pre-registered,
+    /// stored, a client ID metadata document, or a new dynamic registration.
+    async fn client_for(
+        &self,
+        discovered: &Discovered,
+        redirect_uri: Option<&str>,
+        scope: Option<&str>,
+    ) -> Result<ClientRegistration, AuthError> {
+        let issuer = discovered.issuer.as_str();
+        let pre_registered = self
+            .config
+            .pre_registered
+            .iter()
+            .find(|(bound, _)| bound.as_deref() == Some(issuer))
+            .or_else(|| {
+                self.config
+                    .pre_registered
+                    .iter()
+                    .find(|(bound, _)| bound.is_none())
+            });
+        if let Some((_, client)) = pre_registered {
+            return Ok(client.clone());
+        }
+        if matches!(self.config.grant, Grant::ClientCredentials) {
+            return Err(AuthError::Registration(
+                "the client credentials grant needs pre-registered credentials".to_owned(),
+            ));
+        }
+        if let Some(client) = self.config.store.load_client(issuer).await?
+            && client.usable(redirect_uri, now())
+        {
+            return Ok(client);
+        }
+        if discovered.metadata.client_id_metadata_document_supported == Some(true)
+            && let Some(url) = &self.config.client_metadata_url
+        {
+            let mut client = ClientRegistration::new(url.clone()).with_auth_method("none");
+            client.redirect_uris = redirect_uri.map(str::to_owned).into_iter().collect();
+            return Ok(client);
+        }
+        if let Some(endpoint) = &discovered.metadata.registration_endpoint {
+            let client = self
+                .register(discovered, endpoint, redirect_uri, scope)
+                .await?;
+            self.config
+                .store
+                .save_client(issuer, client.clone())
+                .await?;
+            return Ok(client);
+        }
+        Err(AuthError::Registration(format!(
+            "{issuer} offers neither client ID metadata documents (or none is configured) nor \
+             dynamic registration; configure pre-registered credentials"
+        )))
+    }
+
+    /// Dynamic client registration (RFC 7591).
+    async fn register(
+        &self,
+        discovered: &Discovered,
+        endpoint: &str,
+        redirect_uri: Option<&str>,
+        scope: Option<&str>,
+    ) -> Result<ClientRegistration, AuthError> {
+        let url = secure_url(endpoint, self.config.allow_insecure_http)?;
+        let metadata = &discovered.metadata;
+        let method = ["none", "client_secret_basic", "client_secret_post"]
+            .into_iter()
+            .find(|m| metadata.supports_auth_method(m))
+            .ok_or_else(|| {
+                AuthError::Registration(format!(
+                    "{} supports none of the token endpoint authentication methods none, \
+                     client_secret_basic, client_secret_post",
+                    discovered.issuer
+                ))
+            })?;
+        let application_type = self.config.application_type.unwrap_or_else(|| {
+            match redirect_uri.and_then(|u| reqwest::Url::parse(u).ok()) {
+                Some(url) if url.scheme() == "https" && !is_loopback(&url) => ApplicationType::Web,
+                _ => ApplicationType::Native,
+            }
+        });
+        let mut grant_types = vec!["authorization_code"];
+        if self.config.refresh_tokens {
+            grant_types.push("refresh_token");
+        }
+        let mut body = json!({
+            "client_name": self.config.client_name,
+            "redirect_uris": redirect_uri.into_iter().collect::<Vec<_>>(),
+            "grant_types": grant_types,
+            "response_types": ["code"],
+            "token_endpoint_auth_method": method,
+            "application_type": application_type.as_str(),
+        });
+        if let Some(uri) = &self.config.client_uri {
+            body["client_uri"] = Value::from(uri.clone());
+        }
+        if let Some(scope) = scope {
+            body["scope"] = Value::from(scope);
+        }
+        let mut response = self
+            .http
+            .post(url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json")
+            .body(serde_json::to_vec(&body).unwrap_or_default())
+            .send()
+            .await?;
+        let status = response.status();
+        let bytes = read_limited(&mut response).await?;
+        if !status.is_success() {
+            let error: ErrorBody = serde_json::from_slice(&bytes).unwrap_or_default();
+            return Err(AuthError::Registration(format!(
+                "{} answered {status}{}",
+                discovered.issuer,
+                error.error.map(|e| format!(": {e}")).unwrap_or_default()
+            )));
+        }
+        let registered: RegistrationResponse = serde_json::from_slice(&bytes).map_err(|e| {
+            AuthError::Registration(format!("unreadable registration response: {e}"))
+        })?;
+        let method = registered
+            .token_endpoint_auth_method
+            .unwrap_or_else(|| method.to_owned());
+        if matches!(
+            method.as_str(),
+            "client_secret_basic" | "client_secret_post"
+        ) && registered.client_secret.is_none()
+        {
+            return Err(AuthError::Registration(format!(
+                "registered for {method} without a client secret"
+            )));
+        }
+        if !matches!(
+            method.as_str(),
+            "none" | "client_secret_basic" | "client_secret_post"
+        ) {
+            return Err(AuthError::Registration(format!(
+                "registered for the unsupported method {method}"
+            )));
+        }
+        Ok(ClientRegistration {
+            client_id: registered.client_id,
+            client_secret: registered.client_secret,
+            token_endpoint_auth_method: Some(method),
+            redirect_uris: registered
+                .redirect_uris
+                .unwrap_or_else(|| redirect_uri.map(str::to_owned).into_iter().collect()),
+            client_secret_expires_at: registered.client_secret_expires_at,
+        })
+    }
+
+    /// The token endpoint authentication method for `client`.
+    fn auth_method(&self, client: &ClientRegistration, metadata: &ServerMetadata) -> String {
+        if let Some(method) = &client.token_endpoint_auth_method {
+            return method.clone();
+        }
+        if client.client_secret.is_some() {
+            if !metadata.supports_auth_method("client_secret_basic")
+                && metadata.supports_auth_method("client_secret_post")
+            {
+                return "client_secret_post".to_owned();
+            }
+            return "client_secret_basic".to_owned();
+        }
+        if self.config.assertion_key.is_some() {
+            return "private_key_jwt".to_owned();
+        }
+        "none".to_owned()
+    }
+
+    /// A token endpoint request with client authentication; the parsed response.
+    async fn token_request(
+        &self,
+        discovered: &Discovered,
+        client: &ClientRegistration,
+        mut form: Vec<(&'static str, String)>,
+    ) -> Result<TokenResponse, AuthError> {
+        let endpoint = discovered
+            .metadata
+            .token_endpoint
+            .as_deref()
+            .ok_or_else(|| {
+                AuthError::Discovery(format!("{} has no token_endpoint", discovered.issuer))
+            })?;
+        let url = secure_url(endpoint, self.config.allow_insecure_http)?;
+        let mut request = self
+            .http
+            .post(url)
+            .header(ACCEPT, "application/json")
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
+        let method = self.auth_method(client, &discovered.metadata);
+        let secret = || {
+            client
+                .client_secret
+                .clone()
+                .ok_or_else(|| AuthError::Registration(format!("{method} needs a client secret")))
+        };
+        match method.as_str() {
+            "client_secret_basic" => {
+                // RFC 6749 §2.3.1: both parts form-encoded before base64.
+                let credentials = format!(
+                    "{}:{}",
+                    form_encode_value(&client.client_id),
+                    form_encode_value(&secret()?)
+                );
+                let mut value =
+                    HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(credentials)))
+                        .map_err(|_| {
+                            AuthError::Registration("unusable client credentials".to_owned())
+                        })?;
+                value.set_sensitive(true);
+                request = request.header(AUTHORIZATION, value);
+            }
+            "client_secret_post" => {
+                form.push(("client_id", client.client_id.clone()));
+                form.push(("client_secret", secret()?));
+            }
+            "private_key_jwt" => {
+                form.push(("client_id", client.client_id.clone()));
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+                ));
+                form.push((
+                    "client_assertion",
+                    self.client_assertion(client, discovered)?,
+                ));
+            }
+            "none" => form.push(("client_id", client.client_id.clone())),
+            other => {
+                return Err(AuthError::Registration(format!(
+                    "unsupported token endpoint authentication method {other}"
+                )));
+            }
+        }
+        let mut response = request.body(form_encode(&form)).send().await?;
+        let status = response.status();
+        let bytes = read_limited(&mut response).await?;
+        if !status.is_success() {
+            let error: ErrorBody = serde_json::from_slice(&bytes).unwrap_or_default();
+            return Err(AuthError::Token {
+                status: status.as_u16(),
+                error: error.error,
+                description: error.error_description,
+            });
+        }
+        let token: TokenResponse =
+            serde_json::from_slice(&bytes).map_err(|e| AuthError::Token {
+                status: status.as_u16(),
+                error: Some("unreadable token response".to_owned()),
+                description: Some(e.to_string()),
+            })?;
+        if !token.token_type.eq_ignore_ascii_case("bearer") {
+            return Err(AuthError::UnsupportedTokenType(token.token_type));
+        }
+        Ok(token)
+    }
+
+    /// A `private_key_jwt` client assertion (RFC 7523 §3) for the authorization server.
+    fn client_assertion(
+        &self,
+        client: &ClientRegistration,
+        discovered: &Discovered,
+    ) -> Result<String, AuthError> {
+        let key = self.config.assertion_key.as_ref().ok_or_else(|| {
+            AuthError::InvalidConfig(
+                "private_key_jwt needs OAuthConfig::private_key_jwt".to_owned(),
+            )
+        })?;
+        let issued = now();
+        let claims = json!({
+            "iss": client.client_id,
+            "sub": client.client_id,
+            "aud": discovered.issuer,
+            "iat": issued,
+            "exp": issued + 300,
+            "jti": random_token()?,
+        });
+        jsonwebtoken::encode(&jsonwebtoken::Header::new(key.algorithm), &claims, &key.key).map_err(
+            |e| AuthError::InvalidConfig(format!("signing the client assertion failed: {e}")),
+        )
+    }
+}
+
+/// Stored tokens from a token response (a refresh keeps what the response leaves out).
+fn tokens_from(
+    response: TokenResponse,
+    discovered: &Discovered,
+    requested_scope: Option<String>,
+    previous: Option<&StoredTokens>,
+) -> StoredTokens {
+    StoredTokens {
+        access_token: response.access_token,
+        token_type: "Bearer".to_owned(),
+        refresh_token: response
+            .refresh_token
+            .or_else(|| previous.and_then(|p| p.refresh_token.clone())),
+        expires_at: response.expires_in.map(|s| now().saturating_add(s)),
+        scope: response
+            .scope
+            .or(requested_scope)
+            .or_else(|| previous.and_then(|p| p.scope.clone())),
+        issuer: discovered.issuer.clone(),
+        resource: discovered.resource.clone(),
+    }
+}
+
+/// `Authorization: Bearer …`, marked sensitive so that it is never logged.
+fn bearer(tokens: &StoredTokens) -> Option<HeaderValue> {
+    let mut value = HeaderValue::from_str(&format!("Bearer {}", tokens.access_token)).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// Space-separated scopes, merged in order without duplicates.
+fn union_scopes<'a>(parts: impl IntoIterator<Item = Option<&'a str>>) -> String {
+    let mut merged: Vec<&str> = Vec::new();
+    for scope in parts.into_iter().flatten().flat_map(str::split_whitespace) {
+        if !merged.contains(&scope) {
+            merged.push(scope);
+        }
+    }
+    merged.join(" ")
+}
+
+/// A redirect URI must be loopback `http` or `https` (or a private-use scheme of a native
+/// app, which has no host).
+fn check_redirect_uri(uri: &str) -> Result<(), AuthError> {
+    let parsed = reqwest::Url::parse(uri)
+        .map_err(|_| AuthError::InvalidConfig(format!("the redirect URI {uri:?} is not a URL")))?;
+    let ok = match parsed.scheme() {
+        "https" => true,
+        "http" => is_loopback(&parsed),
+        // A private-use scheme (RFC 8252 §7.1), e.g. `com.example.app:/callback`.
+        scheme => scheme.contains('.') && parsed.host_str().is_none_or(str::is_empty),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(AuthError::InvalidConfig(format!(
+            "the redirect URI {uri:?} must be https or loopback"
+        )))
+    }
+}
+
+/// Reads a response body of at most [`MAX_DOCUMENT`] bytes.
+async fn read_limited(response: &mut Response) -> Result<Vec<u8>, AuthError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_DOCUMENT {
+            return Err(AuthError::Discovery(
+                "response larger than 1 MiB".to_owned(),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// `application/x-www-form-urlencoded`.
+fn form_encode(pairs: &[(&str, String)]) -> String {
+    pairs
+        .iter()
+        .map(|(name, value)| format!("{}={}", form_encode_value(name), form_encode_value(value)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn form_encode_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(byte as char);
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_union_in_order() {
+        assert_eq!(
+            union_scopes([
+                Some("mcp:basic"),
+                Some("mcp:basic offline_access"),
+                Some("mcp:write")
+            ]),
+            "mcp:basic offline_access mcp:write"
+        );
+        assert_eq!(union_scopes([None, Some("  a  b ")]), "a b");
+    }
+
+    #[test]
+    fn redirect_uris() {
+        assert!(check_redirect_uri("http://127.0.0.1:1234/callback").is_ok());
+        assert!(check_redirect_uri("http://localhost:3000/callback").is_ok());
+        assert!(check_redirect_uri("https://app.example.com/cb").is_ok());
+        assert!(check_redirect_uri("com.example.app:/callback").is_ok());
+        assert!(check_redirect_uri("http://app.example.com/cb").is_err());
+        assert!(check_redirect_uri("javascript:alert(1)").is_err());
+    }
+
+    #[test]
+    fn form_encoding() {
+        assert_eq!(
+            form_encode(&[("a", "x y".to_owned()), ("b", "é&=/:".to_owned())]),
+            "a=x+y&b=%C3%A9%26%3D%2F%3A"
+        );
+    }
+
+    #[test]
+    fn expires_in_number_or_string() {
+        let a: TokenResponse =
+            serde_json::from_str(r#"{"access_token":"x","token_type":"bearer","expires_in":"60"}"#)
+                .unwrap();
+        assert_eq!(a.expires_in, Some(60));
+        let b: TokenResponse =
+            serde_json::from_str(r#"{"access_token":"x","token_type":"Bearer","expires_in":3600}"#)
+                .unwrap();
+        assert_eq!(b.expires_in, Some(3600));
+    }
+}

@@ -1,0 +1,363 @@
+//! Where tokens and client registrations live between requests (and, with a persistent
+//! store, between runs).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::sync::{Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+/// The tokens obtained for one MCP server.
+///
+/// `Debug` never shows the tokens.
+#[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoredTokens {
+    /// The access token, sent as `Authorization: Bearer …` and nowhere else.
+    pub access_token: String,
+    /// `Bearer`.
+    pub token_type: String,
+    /// The refresh token, when the authorization server issued one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+    /// When the access token expires (seconds since the Unix epoch), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    /// The granted scopes (space separated): the token response's `scope`, else the requested
+    /// ones (RFC 6749 §5.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// The authorization server that issued the tokens (its issuer identifier). Tokens are
+    /// only ever sent to a server whose metadata names this issuer.
+    pub issuer: String,
+    /// The resource indicator (RFC 8707) the tokens were issued for.
+    pub resource: String,
+}
+
+impl StoredTokens {
+    /// Tokens as a token response describes them.
+    pub fn new(
+        access_token: impl Into<String>,
+        issuer: impl Into<String>,
+        resource: impl Into<String>,
+    ) -> Self {
+        Self {
+            access_token: access_token.into(),
+            token_type: "Bearer".to_owned(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+            issuer: issuer.into(),
+            resource: resource.into(),
+        }
+    }
+
+    /// With a refresh token.
+    #[must_use]
+    pub fn with_refresh_token(mut self, token: impl Into<String>) -> Self {
+        self.refresh_token = Some(token.into());
+        self
+    }
+
+    /// With an expiry (seconds since the Unix epoch).
+    #[must_use]
+    pub fn with_expires_at(mut self, at: u64) -> Self {
+        self.expires_at = Some(at);
+        self
+    }
+
+    /// With the granted scopes.
+    #[must_use]
+    pub fn with_scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = Some(scope.into());
+        self
+    }
+
+    /// Whether the access token expires within `margin` seconds of `now`.
+    pub(crate) fn expires_within(&self, now: u64, margin: u64) -> bool {
+        self.expires_at
+            .is_some_and(|at| now.saturating_add(margin) >= at)
+    }
+
+    /// The granted scopes, one by one.
+    pub(crate) fn scopes(&self) -> impl Iterator<Item = &str> {
+        self.scope.as_deref().unwrap_or_default().split_whitespace()
+    }
+}
+
+impl fmt::Debug for StoredTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoredTokens")
+            .field("access_token", &"<redacted>")
+            .field("token_type", &self.token_type)
+            .field(
+                "refresh_token",
+                &self.refresh_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("expires_at", &self.expires_at)
+            .field("scope", &self.scope)
+            .field("issuer", &self.issuer)
+            .field("resource", &self.resource)
+            .finish()
+    }
+}
+
+/// The client's registration with one authorization server: pre-registered, from a client
+/// ID metadata document, or from dynamic client registration.
+///
+/// `Debug` never shows the secret.
+#[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientRegistration {
+    /// The client identifier.
+    pub client_id: String,
+    /// The client secret of a confidential client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// How the client authenticates at the token endpoint: `client_secret_basic`,
+    /// `client_secret_post` or `none`. When absent it is chosen from the authorization
+    /// server's metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_method: Option<String>,
+    /// The registered redirect URIs (empty: unknown, e.g. pre-registered).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redirect_uris: Vec<String>,
+    /// When the secret expires (seconds since the Unix epoch; 0 or absent: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_expires_at: Option<u64>,
+}
+
+impl ClientRegistration {
+    /// A public client (`token_endpoint_auth_method` chosen from the metadata).
+    pub fn new(client_id: impl Into<String>) -> Self {
+        Self {
+            client_id: client_id.into(),
+            client_secret: None,
+            token_endpoint_auth_method: None,
+            redirect_uris: Vec::new(),
+            client_secret_expires_at: None,
+        }
+    }
+
+    /// With a client secret (a confidential client).
+    #[must_use]
+    pub fn with_secret(mut self, secret: impl Into<String>) -> Self {
+        self.client_secret = Some(secret.into());
+        self
+    }
+
+    /// With a fixed token endpoint authentication method.
+    #[must_use]
+    pub fn with_auth_method(mut self, method: impl Into<String>) -> Self {
+        self.token_endpoint_auth_method = Some(method.into());
+        self
+    }
+
+    /// With the registered redirect URIs.
+    #[must_use]
+    pub fn with_redirect_uris(mut self, uris: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.redirect_uris = uris.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether the registration still works for `redirect_uri` at `now`.
+    pub(crate) fn usable(&self, redirect_uri: Option<&str>, now: u64) -> bool {
+        let secret_valid = self
+            .client_secret_expires_at
+            .is_none_or(|at| at == 0 || at > now);
+        let redirect_ok = match redirect_uri {
+            Some(uri) => {
+                self.redirect_uris.is_empty() || self.redirect_uris.iter().any(|r| r == uri)
+            }
+            None => true,
+        };
+        secret_valid && redirect_ok
+    }
+}
+
+impl fmt::Debug for ClientRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientRegistration")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field(
+                "token_endpoint_auth_method",
+                &self.token_endpoint_auth_method,
+            )
+            .field("redirect_uris", &self.redirect_uris)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Keeps tokens (per MCP server URL) and client registrations (per authorization server
+/// issuer: credentials are never reused across authorization servers).
+///
+/// The default is [`InMemoryTokenStore`]. A persistent implementation should keep the
+/// values confidential (e.g. the OS keychain, or a file readable by the user only).
+pub trait TokenStore: Send + Sync + 'static {
+    /// The tokens for the MCP server at `server` (its URL as given to `connect_http`).
+    fn load_tokens<'a>(
+        &'a self,
+        server: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<StoredTokens>>>;
+    /// Replaces the tokens for `server`.
+    fn save_tokens<'a>(
+        &'a self,
+        server: &'a str,
+        tokens: StoredTokens,
+    ) -> BoxFuture<'a, io::Result<()>>;
+    /// Forgets the tokens for `server`.
+    fn remove_tokens<'a>(&'a self, server: &'a str) -> BoxFuture<'a, io::Result<()>>;
+    /// The client's registration with the authorization server `issuer`.
+    fn load_client<'a>(
+        &'a self,
+        issuer: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<ClientRegistration>>>;
+    /// Replaces the registration with `issuer`.
+    fn save_client<'a>(
+        &'a self,
+        issuer: &'a str,
+        client: ClientRegistration,
+    ) -> BoxFuture<'a, io::Result<()>>;
+    /// Forgets the registration with `issuer`.
+    fn remove_client<'a>(&'a self, issuer: &'a str) -> BoxFuture<'a, io::Result<()>>;
+}
+
+/// A [`TokenStore`] in memory: signing in lasts as long as the process.
+#[derive(Default)]
+pub struct InMemoryTokenStore {
+    tokens: Mutex<HashMap<String, StoredTokens>>,
+    clients: Mutex<HashMap<String, ClientRegistration>>,
+}
+
+impl InMemoryTokenStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl fmt::Debug for InMemoryTokenStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let servers: Vec<String> = self
+            .tokens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        let issuers: Vec<String> = self
+            .clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        f.debug_struct("InMemoryTokenStore")
+            .field("servers", &servers)
+            .field("issuers", &issuers)
+            .finish()
+    }
+}
+
+impl TokenStore for InMemoryTokenStore {
+    fn load_tokens<'a>(
+        &'a self,
+        server: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<StoredTokens>>> {
+        let found = self
+            .tokens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(server)
+            .cloned();
+        Box::pin(async move { Ok(found) })
+    }
+
+    fn save_tokens<'a>(
+        &'a self,
+        server: &'a str,
+        tokens: StoredTokens,
+    ) -> BoxFuture<'a, io::Result<()>> {
+        self.tokens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(server.to_owned(), tokens);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn remove_tokens<'a>(&'a self, server: &'a str) -> BoxFuture<'a, io::Result<()>> {
+        self.tokens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(server);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn load_client<'a>(
+        &'a self,
+        issuer: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<ClientRegistration>>> {
+        let found = self
+            .clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(issuer)
+            .cloned();
+        Box::pin(async move { Ok(found) })
+    }
+
+    fn save_client<'a>(
+        &'a self,
+        issuer: &'a str,
+        client: ClientRegistration,
+    ) -> BoxFuture<'a, io::Result<()>> {
+        self.clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(issuer.to_owned(), client);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn remove_client<'a>(&'a self, issuer: &'a str) -> BoxFuture<'a, io::Result<()>> {
+        self.clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(issuer);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_redacts_secrets() {
+        let tokens = StoredTokens::new("at-secret", "https://as", "https://rs/mcp")
+            .with_refresh_token("rt-secret");
+        let shown = format!("{tokens:?}");
+        assert!(
+            !shown.contains("at-secret") && !shown.contains("rt-secret"),
+            "{shown}"
+        );
+        let client = ClientRegistration::new("id").with_secret("cs-secret");
+        assert!(!format!("{client:?}").contains("cs-secret"));
+    }
+
+    #[test]
+    fn registration_usability() {
+        let client = ClientRegistration::new("id").with_redirect_uris(["http://127.0.0.1:1/cb"]);
+        assert!(client.usable(Some("http://127.0.0.1:1/cb"), 0));
+        assert!(!client.usable(Some("http://127.0.0.1:2/cb"), 0));
+        let mut expired = ClientRegistration::new("id");
+        expired.client_secret_expires_at = Some(10);
+        assert!(!expired.usable(None, 11));
+        assert!(expired.usable(None, 9));
+    }
+}
