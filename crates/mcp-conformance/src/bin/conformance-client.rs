@@ -4,12 +4,22 @@
 //! `MCP_CONFORMANCE_SCENARIO` names the scenario, `MCP_CONFORMANCE_PROTOCOL_VERSION` the
 //! revision under test (a handshake-era revision selects the `initialize` handshake, anything
 //! else the 2026-07-28 auto mode), and `MCP_CONFORMANCE_CONTEXT` carries scenario data (the tool
-//! calls of `http-custom-headers`). Exit 0 when the scenario's steps ran, 1 otherwise; unknown
-//! scenarios (and the auth ones, which belong to the auth work) exit 1.
+//! calls of `http-custom-headers`, the pre-registered credentials of the auth scenarios). Exit 0
+//! when the scenario's steps ran, 1 otherwise (an auth scenario whose authorization must be
+//! refused exits 1 by design); unknown scenarios exit 1.
+//!
+//! Every `auth/*` scenario runs the same client: OAuth through `ClientBuilder::oauth` with a
+//! `RedirectFetcher` (the suite's authorization server approves at once and redirects to
+//! `http://localhost:3000/callback`, which nothing serves), the suite's client ID metadata
+//! document URL, and pre-registered credentials when the context carries some; then
+//! `tools/list` and a call of the first tool. The client-credentials extension scenarios use
+//! the client credentials grant (`client_secret_basic`, or `private_key_jwt` with the context's
+//! key).
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
+use mcp::client::auth::{ClientRegistration, OAuthConfig, RedirectFetcher};
 use mcp::client::{Client, ClientError, Mode};
 use mcp::types::{
     CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorObject, ListRootsResult,
@@ -74,11 +84,15 @@ impl From<ClientError> for Failure {
     }
 }
 
+/// The redirect URI the suite's authorization server redirects to (nothing serves it: the
+/// `RedirectFetcher` reads the redirect itself).
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The client ID metadata document URL the suite expects (it need not resolve).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
 async fn run(scenario: &str, version: &str, context: &Value, url: &str) -> Result<(), Failure> {
     if scenario.starts_with("auth/") {
-        return Err(Failure::Unsupported(format!(
-            "{scenario} (authorization is not implemented by this client yet)"
-        )));
+        return run_auth(scenario, version, context, url).await;
     }
     let known = [
         "initialize",
@@ -98,14 +112,73 @@ async fn run(scenario: &str, version: &str, context: &Value, url: &str) -> Resul
             "unknown scenario {scenario:?}"
         )));
     }
-    let client = connect(version, url).await?;
+    let client = connect(version, url, None).await?;
     let outcome = scenario_steps(&client, scenario, context).await;
     let _ = client.close().await;
     outcome
 }
 
+/// An auth scenario: sign in as the scenario requires, list the tools, call the first one.
+async fn run_auth(
+    scenario: &str,
+    version: &str,
+    context: &Value,
+    url: &str,
+) -> Result<(), Failure> {
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let config = match scenario {
+        "auth/client-credentials-basic" => {
+            let id = text("client_id").ok_or_else(|| Failure::Missing("client_id".to_owned()))?;
+            let secret = text("client_secret")
+                .ok_or_else(|| Failure::Missing("client_secret".to_owned()))?;
+            OAuthConfig::client_credentials(
+                ClientRegistration::new(id)
+                    .with_secret(secret)
+                    .with_auth_method("client_secret_basic"),
+            )
+        }
+        "auth/client-credentials-jwt" => {
+            let id = text("client_id").ok_or_else(|| Failure::Missing("client_id".to_owned()))?;
+            let pem = text("private_key_pem")
+                .ok_or_else(|| Failure::Missing("private_key_pem".to_owned()))?;
+            let algorithm = text("signing_algorithm").unwrap_or_else(|| "ES256".to_owned());
+            OAuthConfig::client_credentials(ClientRegistration::new(id))
+                .private_key_jwt(&pem, &algorithm)
+                .map_err(|e| Failure::Client(e.into()))?
+        }
+        _ => {
+            let mut config = OAuthConfig::new(RedirectFetcher::new(REDIRECT_URI))
+                .client_name("mcp-rust-conformance-client")
+                .client_metadata_url(CLIENT_METADATA_URL);
+            if let Some(id) = text("client_id") {
+                let mut client = ClientRegistration::new(id);
+                if let Some(secret) = text("client_secret") {
+                    client = client.with_secret(secret);
+                }
+                config = config.pre_registered(client);
+            }
+            config
+        }
+    };
+    let client = connect(version, url, Some(config)).await?;
+    let outcome = async {
+        let tools = client.list_tools().await?;
+        if let Some(tool) = tools.first() {
+            tolerate(&tool.name, client.call_tool(&tool.name, json!({})).await);
+        }
+        Ok::<_, Failure>(())
+    }
+    .await;
+    let _ = client.close().await;
+    outcome
+}
+
 /// Connects with every callback registered (so every capability is declared, as objects).
-async fn connect(version: &str, url: &str) -> Result<Client, ClientError> {
+async fn connect(
+    version: &str,
+    url: &str,
+    oauth: Option<OAuthConfig>,
+) -> Result<Client, ClientError> {
     let version = ProtocolVersion::new(version.to_owned());
     let mode = if version.is_handshake() {
         Mode::Legacy
@@ -136,6 +209,9 @@ async fn connect(version: &str, url: &str) -> Result<Client, ClientError> {
         });
     if version.is_handshake() {
         builder = builder.legacy_version(version);
+    }
+    if let Some(oauth) = oauth {
+        builder = builder.oauth(oauth);
     }
     builder.connect_http(url).await
 }
