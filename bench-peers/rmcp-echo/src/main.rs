@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use axum::serve::ListenerExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -96,6 +97,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await?;
     let addr = listener.local_addr()?;
+    // TCP_NODELAY, as the mcp server sets it: without it the handshake era's SSE responses
+    // (headers and events written separately) stall ~40 ms on Nagle + delayed ACK, and the
+    // figures would measure that instead of rmcp.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     eprintln!("listening on http://{addr}/mcp");
     axum::serve(listener, router).await?;
     Ok(())
