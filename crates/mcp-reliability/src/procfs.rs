@@ -47,3 +47,34 @@ pub fn memory(pid: u32) -> io::Result<Memory> {
         hwm_kib: field("VmHWM:")?,
     })
 }
+
+/// The bytes queued on every IPv4 TCP socket with `port` at either end, from `/proc/net/tcp`:
+/// `(tx_queue, rx_queue)` per socket. All zeros means every byte sent has been read.
+///
+/// # Errors
+/// The file is not readable (not Linux).
+pub fn tcp_queues(port: u16) -> io::Result<Vec<(u64, u64)>> {
+    let table = std::fs::read_to_string("/proc/net/tcp")?;
+    let port_of = |address: &str| {
+        address
+            .rsplit(':')
+            .next()
+            .and_then(|p| u16::from_str_radix(p, 16).ok())
+    };
+    Ok(table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let local = port_of(fields.nth(1)?)?;
+            let remote = port_of(fields.next()?)?;
+            let (tx, rx) = fields.nth(1)?.split_once(':')?;
+            ((local == port || remote == port) && local != 0).then(|| {
+                (
+                    u64::from_str_radix(tx, 16).unwrap_or(u64::MAX),
+                    u64::from_str_radix(rx, 16).unwrap_or(u64::MAX),
+                )
+            })
+        })
+        .collect())
+}
