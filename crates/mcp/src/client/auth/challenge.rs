@@ -74,7 +74,7 @@ pub(crate) fn parse(header: &str) -> Vec<Challenge> {
             skip(bytes, &mut pos, |b| b == b' ' || b == b'\t');
             let value = match bytes.get(pos) {
                 Some(b'"') => quoted(header, &mut pos),
-                Some(b'=') | Some(b',') | None => {
+                Some(b'=' | b',') | None => {
                     // token68 padding: not a parameter.
                     skip(bytes, &mut pos, |b| b != b',');
                     continue;

@@ -142,9 +142,9 @@ impl LoopbackRedirect {
 
     /// Answers one connection; the response when it was the redirect.
     async fn serve(&self, mut stream: TcpStream) -> Option<AuthorizationResponse> {
-        let head = match tokio::time::timeout(REQUEST_READ_WAIT, read_head(&mut stream)).await {
-            Ok(Ok(head)) => head,
-            _ => return None,
+        let Ok(Ok(head)) = tokio::time::timeout(REQUEST_READ_WAIT, read_head(&mut stream)).await
+        else {
+            return None;
         };
         let target = head
             .lines()
