@@ -243,32 +243,22 @@ fn question_digest(request: &InputRequest) -> String {
     mcp_seal::question_digest(params.as_ref()).unwrap_or_default()
 }
 
-/// The capability a question needs, and its name for the `-32021` message.
-fn required_capability(request: &InputRequest) -> Option<(ClientCapabilities, &'static str)> {
-    match request {
-        InputRequest::Elicit(r) => Some(match r.params {
-            mcp_types::ElicitRequestParams::Form(_) => (
-                ClientCapabilities::new().with_elicitation_form(),
-                "form elicitation",
-            ),
-            mcp_types::ElicitRequestParams::Url(_) => (
-                ClientCapabilities::new().with_elicitation_url(),
-                "URL elicitation",
-            ),
-        }),
-        InputRequest::CreateMessage(r) => Some(
-            if r.params.tools.is_some() || r.params.tool_choice.is_some() {
-                (
-                    ClientCapabilities::new().with_sampling_tools(),
-                    "sampling.tools",
-                )
-            } else {
-                (ClientCapabilities::new().with_sampling(), "sampling")
-            },
-        ),
-        InputRequest::ListRoots(_) => Some((ClientCapabilities::new().with_roots(), "roots")),
-        _ => None,
-    }
+/// The capability a question needs (the mapping the low-level server enforces too), and its name
+/// for the `-32021` message.
+fn required_capability(request: &InputRequest) -> (ClientCapabilities, &'static str) {
+    let required = request.required_capabilities();
+    let name = if required.elicitation_url() {
+        "URL elicitation"
+    } else if required.elicitation.is_some() {
+        "form elicitation"
+    } else if required.sampling_tools() {
+        "sampling.tools"
+    } else if required.sampling() {
+        "sampling"
+    } else {
+        "roots"
+    };
+    (required, name)
 }
 
 #[derive(Default)]
@@ -457,9 +447,7 @@ impl Resolution {
     }
 
     fn require_capability(&self, key: &str, request: &InputRequest) -> Result<(), Interrupt> {
-        let Some((required, name)) = required_capability(request) else {
-            return Ok(());
-        };
+        let (required, name) = required_capability(request);
         if self.context.client_capabilities().satisfies(&required) {
             return Ok(());
         }
@@ -624,7 +612,7 @@ mod tests {
         let mut params = CreateMessageRequestParams::new(vec![], 10);
         params.tools = Some(vec![]);
         let request = Sample::from_params(params).render().unwrap();
-        let (required, name) = required_capability(&request).unwrap();
+        let (required, name) = required_capability(&request);
         assert_eq!(name, "sampling.tools");
         assert!(required.sampling_tools());
     }
