@@ -5,6 +5,7 @@ mod legacy;
 mod mrtr;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 use std::time::Duration;
@@ -75,6 +76,7 @@ pub fn build(sealing: &Sealing) -> Result<Server, RegistrationError> {
     let builder = prompts::register(builder);
     let builder = resources::register(builder);
     let builder = legacy::register(builder);
+    let builder = tasks::register(builder);
     builder.build()
 }
 

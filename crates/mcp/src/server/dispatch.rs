@@ -280,6 +280,8 @@ impl Server {
                 let (params, meta, version) = self
                     .prepare::<mcp_types::SubscriptionsListenRequestParams>(&incoming, |_| None)?;
                 let ctx = self.context(&incoming, meta, version, notifier, cancel);
+                // Extensions may refuse the filter (tasks: `taskIds` need the extension, -32021).
+                self.check_listen(&ctx, &params)?;
                 match self.listen(&ctx, &params, &registry).await {
                     Some(mut result) => {
                         self.stamp(&incoming, &mut result);

@@ -1,12 +1,15 @@
 //! `subscriptions/listen`: a long-lived request whose response stream carries the change
 //! notifications the client opted into, each tagged with the subscription id.
 
+use futures::StreamExt as _;
+use futures::stream::BoxStream;
 use mcp_types::methods::{
     PromptListChanged, ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged,
     ToolListChanged,
 };
+use mcp_types::tasks::{DetailedTask, TaskStatusNotification};
 use mcp_types::{
-    Meta, NotificationParams, ResourceUpdatedNotificationParams, SubscriptionFilter,
+    ErrorObject, Meta, NotificationParams, ResourceUpdatedNotificationParams, SubscriptionFilter,
     SubscriptionsAcknowledgedParams, SubscriptionsListenRequestParams, SubscriptionsListenResult,
 };
 use tokio::sync::broadcast::error::RecvError;
@@ -39,7 +42,11 @@ impl Server {
     ) -> Option<SubscriptionsListenResult> {
         // Subscribe before acknowledging, so no change between the two is lost.
         let mut changes = self.inner.changes.subscribe();
-        let honored = self.honored(&params.notifications, registry);
+        let mut honored = self.honored(&params.notifications, registry);
+        // The tasks extension: `notifications/tasks` for the honoured `taskIds`.
+        let mut tasks = self
+            .task_notifications(ctx, &params.notifications, &mut honored)
+            .await;
         let tag = Meta::for_subscription(ctx.id());
         ctx.notify::<SubscriptionsAcknowledged>(&SubscriptionsAcknowledgedParams {
             notifications: honored.clone(),
@@ -55,6 +62,10 @@ impl Server {
             tokio::select! {
                 () = ctx.cancelled() => return None,
                 () = self.inner.shutdown.cancelled() => return Some(SubscriptionsListenResult::default()),
+                Some(mut task) = tasks.next() => {
+                    task.meta = Some(tag.clone());
+                    ctx.notify::<TaskStatusNotification>(&task).await;
+                }
                 change = changes.recv() => match change {
                     Ok(Change::ToolsListChanged) if honored.tools_list_changed == Some(true) => {
                         ctx.notify::<ToolListChanged>(&list_changed).await;
@@ -83,6 +94,37 @@ impl Server {
                 },
             }
         }
+    }
+
+    /// Refuses a filter an extension cannot serve for this request: `taskIds` from a client
+    /// that did not declare the tasks extension get `-32021`.
+    pub(crate) fn check_listen(
+        &self,
+        ctx: &RequestContext,
+        params: &SubscriptionsListenRequestParams,
+    ) -> Result<(), ErrorObject> {
+        #[cfg(feature = "tasks")]
+        if self.inner.tasks.is_some() {
+            super::tasks::Tasks::check_listen(ctx, &params.notifications)?;
+        }
+        let _ = (ctx, params);
+        Ok(())
+    }
+
+    /// The tasks extension's `notifications/tasks` for the filter's `taskIds` (a stream that
+    /// never ends when there are none); the honoured ids go into the acknowledgement.
+    async fn task_notifications(
+        &self,
+        ctx: &RequestContext,
+        filter: &SubscriptionFilter,
+        honored: &mut SubscriptionFilter,
+    ) -> BoxStream<'static, DetailedTask> {
+        #[cfg(feature = "tasks")]
+        if let Some(tasks) = &self.inner.tasks {
+            return tasks.listen(ctx, filter, honored).await;
+        }
+        let _ = (ctx, filter, honored);
+        futures::stream::pending().boxed()
     }
 
     /// The part of a filter this server can honour.

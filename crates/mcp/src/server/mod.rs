@@ -45,6 +45,9 @@ pub mod mcp_server;
 mod mrtr;
 mod registry;
 mod stdio;
+// The tasks extension (issue 12).
+#[cfg(feature = "tasks")]
+pub mod tasks;
 pub mod uri_template;
 
 use std::collections::HashMap;
@@ -141,6 +144,9 @@ struct Inner {
     shutdown: CancellationToken,
     #[cfg(feature = "http-server")]
     principal: Option<PrincipalHook>,
+    /// The tasks extension's runtime (`ServerBuilder::tasks`).
+    #[cfg(feature = "tasks")]
+    tasks: Option<tasks::Tasks>,
 }
 
 /// Finds the authenticated principal of an HTTP request (see
@@ -253,6 +259,17 @@ impl Server {
         }
         if self.inner.logging {
             capabilities.logging = Some(mcp_types::Extra::new());
+        }
+        // The tasks extension: `extensions["io.modelcontextprotocol/tasks"] = {}`.
+        #[cfg(feature = "tasks")]
+        if self.inner.tasks.is_some() {
+            capabilities
+                .extensions
+                .get_or_insert_with(mcp_types::Extra::new)
+                .insert(
+                    mcp_types::TASKS_EXTENSION.to_owned(),
+                    serde_json::Value::Object(mcp_types::Extra::new()),
+                );
         }
         capabilities
     }
@@ -372,6 +389,8 @@ pub struct ServerBuilder {
     page_size: Option<usize>,
     #[cfg(feature = "http-server")]
     principal: Option<PrincipalHook>,
+    #[cfg(feature = "tasks")]
+    tasks: Option<tasks::Tasks>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -398,6 +417,8 @@ impl ServerBuilder {
             page_size: None,
             #[cfg(feature = "http-server")]
             principal: None,
+            #[cfg(feature = "tasks")]
+            tasks: None,
         }
     }
 
@@ -565,6 +586,12 @@ impl ServerBuilder {
             .map_err(|e| RegistrationError::Sealing(e.to_string()))?
             .into();
         let (changes, _) = broadcast::channel(256);
+        // The task sweep resumes work orphaned by a previous run; it needs a Tokio runtime
+        // (otherwise it starts with the first task).
+        #[cfg(feature = "tasks")]
+        if let Some(tasks) = &self.tasks {
+            tasks.start();
+        }
         Ok(Server {
             inner: Arc::new(Inner {
                 info: self.info,
@@ -583,6 +610,8 @@ impl ServerBuilder {
                 shutdown: CancellationToken::new(),
                 #[cfg(feature = "http-server")]
                 principal: self.principal,
+                #[cfg(feature = "tasks")]
+                tasks: self.tasks,
             }),
         })
     }

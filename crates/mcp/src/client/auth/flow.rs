@@ -431,12 +431,16 @@ impl OAuthClient {
     async fn discover(&self, challenge_url: Option<&str>) -> Result<Discovered, AuthError> {
         let mut resource_metadata = None;
         for url in resource_metadata_urls(challenge_url, &self.server_url) {
-            match self.fetch_json::<ResourceMetadata>(&url).await? {
-                Some(document) if !document.authorization_servers.is_empty() => {
+            // An unreachable location is one more that has nothing: try the next.
+            match self.fetch_json::<ResourceMetadata>(&url).await {
+                Ok(Some(document)) if !document.authorization_servers.is_empty() => {
                     resource_metadata = Some(document);
                     break;
                 }
-                _ => tracing::debug!(%url, "no usable protected resource metadata"),
+                Ok(_) => tracing::debug!(%url, "no usable protected resource metadata"),
+                Err(error) => {
+                    tracing::debug!(%url, %error, "protected resource metadata unreachable")
+                }
             }
         }
         let Some(prm) = resource_metadata else {

@@ -1,0 +1,209 @@
+//! [`SqliteStore`]: tasks in an SQLite database (SQLite is compiled in). Durable across
+//! restarts; several processes on one host may share the file (WAL mode, busy timeout).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use rusqlite::{Connection, OptionalExtension as _, params};
+
+use super::store::{StoreError, TaskRecord, TaskStore};
+
+/// A task store in an SQLite database: one row per task (the record as JSON, plus the columns
+/// the sweep and the purge query). Every write is committed with `synchronous = FULL` before
+/// its future completes.
+#[derive(Clone)]
+pub struct SqliteStore {
+    connection: Arc<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").finish_non_exhaustive()
+    }
+}
+
+const SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS mcp_tasks (
+        task_id    TEXT PRIMARY KEY,
+        version    INTEGER NOT NULL,
+        terminal   INTEGER NOT NULL,
+        expires_at INTEGER,
+        record     TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS mcp_tasks_active ON mcp_tasks (terminal);
+    CREATE INDEX IF NOT EXISTS mcp_tasks_expiry ON mcp_tasks (expires_at);
+";
+
+fn backend(error: rusqlite::Error) -> StoreError {
+    StoreError::backend(error)
+}
+
+fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the database at `path`.
+    ///
+    /// # Errors
+    /// The file cannot be opened or initialised.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let connection = Connection::open(path).map_err(backend)?;
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
+            )
+            .map_err(backend)?;
+        Self::with_connection(connection)
+    }
+
+    /// A private in-memory database (gone with the store; for tests).
+    ///
+    /// # Errors
+    /// SQLite cannot initialise it.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::with_connection(Connection::open_in_memory().map_err(backend)?)
+    }
+
+    fn with_connection(connection: Connection) -> Result<Self, StoreError> {
+        connection.execute_batch(SCHEMA).map_err(backend)?;
+        Ok(Self {
+            connection: Arc::new(Mutex::new(connection)),
+        })
+    }
+
+    /// Runs `work` on the connection off the async threads.
+    fn run<'a, T: Send + 'static>(
+        &'a self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> BoxFuture<'a, Result<T, StoreError>> {
+        let connection = Arc::clone(&self.connection);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+                work(&connection)
+            })
+            .await
+            .map_err(|e| StoreError::new(format!("sqlite worker: {e}")))?
+        })
+    }
+}
+
+fn columns(record: &TaskRecord) -> Result<(String, i64, i64, Option<i64>), StoreError> {
+    Ok((
+        serde_json::to_string(record)?,
+        signed(record.version),
+        i64::from(record.is_terminal()),
+        record.expires_at_ms().map(signed),
+    ))
+}
+
+impl TaskStore for SqliteStore {
+    fn create<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>> {
+        let id = record.task_id.clone();
+        let row = columns(record);
+        self.run(move |c| {
+            let (json, version, terminal, expires) = row?;
+            c.execute(
+                "INSERT INTO mcp_tasks (task_id, version, terminal, expires_at, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, version, terminal, expires, json],
+            )
+            .map_err(backend)?;
+            Ok(())
+        })
+    }
+
+    fn load<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        let id = task_id.to_owned();
+        self.run(move |c| {
+            let json: Option<String> = c
+                .query_row(
+                    "SELECT record FROM mcp_tasks WHERE task_id = ?1",
+                    params![id],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(backend)?;
+            json.map(|j| serde_json::from_str(&j).map_err(StoreError::from))
+                .transpose()
+        })
+    }
+
+    fn swap<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        expected: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let id = record.task_id.clone();
+        let row = columns(record);
+        self.run(move |c| {
+            let (json, version, terminal, expires) = row?;
+            let changed = c
+                .execute(
+                    "UPDATE mcp_tasks SET version = ?1, terminal = ?2, expires_at = ?3, record = ?4
+                     WHERE task_id = ?5 AND version = ?6",
+                    params![version, terminal, expires, json, id, signed(expected)],
+                )
+                .map_err(backend)?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn active(&self) -> BoxFuture<'_, Result<Vec<String>, StoreError>> {
+        self.run(|c| {
+            let mut statement = c
+                .prepare("SELECT task_id FROM mcp_tasks WHERE terminal = 0")
+                .map_err(backend)?;
+            let ids = statement
+                .query_map([], |row| row.get(0))
+                .map_err(backend)?
+                .collect::<Result<Vec<String>, _>>()
+                .map_err(backend)?;
+            Ok(ids)
+        })
+    }
+
+    fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
+        self.run(move |c| {
+            c.execute(
+                "DELETE FROM mcp_tasks WHERE expires_at IS NOT NULL AND expires_at <= ?1",
+                params![signed(now_ms)],
+            )
+            .map_err(backend)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn sqlite_store_keeps_the_contract() {
+        let store = super::SqliteStore::in_memory().unwrap();
+        super::super::store::contract::check(&store, "sqlite").await;
+    }
+
+    #[tokio::test]
+    async fn records_survive_reopening_the_file() {
+        let dir = std::env::temp_dir().join(format!(
+            "mcp-tasks-sqlite-{}",
+            super::super::runtime::random_id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tasks.db");
+        let record = super::TaskRecord::new("t-1".to_owned(), "tool".to_owned(), 5);
+        {
+            let store = super::SqliteStore::open(&path).unwrap();
+            super::TaskStore::create(&store, &record).await.unwrap();
+        }
+        let store = super::SqliteStore::open(&path).unwrap();
+        let loaded = super::TaskStore::load(&store, "t-1").await.unwrap();
+        assert_eq!(loaded, Some(record));
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,319 @@
+//! Where tasks live: the [`TaskStore`] trait, the record it stores, and an in-memory store.
+//!
+//! A store is deliberately small — create, load, compare-and-swap, list the unfinished, purge
+//! the expired — so that a new backend (Postgres, DynamoDB, …) is an afternoon's work. Every
+//! state transition of a task is a read-modify-write by the runtime, made safe by the version
+//! check of [`TaskStore::swap`]: two instances that race on one task (a `tasks/cancel` here, the
+//! worker's completion there) never overwrite each other; the loser reloads and retries.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+
+use futures::future::BoxFuture;
+use mcp_types::tasks::TaskStatus;
+use mcp_types::{ClientCapabilities, ErrorObject, Extra, InputRequests, InputResponses};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A backend failure (connection lost, disk full, a record that does not decode).
+#[derive(Debug, thiserror::Error)]
+#[error("task store: {message}")]
+pub struct StoreError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl StoreError {
+    /// An error with a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Wraps a backend error.
+    pub fn backend(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            message: error.to_string(),
+            source: Some(Box::new(error)),
+        }
+    }
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(error: serde_json::Error) -> Self {
+        Self::backend(error)
+    }
+}
+
+/// Who runs a `working` task right now: an instance id and the time (Unix milliseconds) its
+/// claim lapses unless renewed. An expired lease means the worker died.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lease {
+    /// The instance that runs the task.
+    pub owner: String,
+    /// When the claim lapses (Unix milliseconds).
+    pub until_ms: u64,
+}
+
+/// Everything the SDK persists about one task: enough to answer `tasks/get` from any instance
+/// and to re-run the tool from its last checkpoint after a restart.
+///
+/// Stores treat it as an opaque JSON document plus the few fields they index
+/// ([`TaskRecord::task_id`], [`TaskRecord::version`], [`TaskRecord::is_terminal`],
+/// [`TaskRecord::expires_at_ms`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TaskRecord {
+    /// The task id.
+    pub task_id: String,
+    /// Bumped by every write; the compare-and-swap token.
+    pub version: u64,
+    /// The tool the task runs.
+    pub tool: String,
+    /// The tool's arguments.
+    pub arguments: Extra,
+    /// The capabilities the client declared on the `tools/call` that created the task (what
+    /// the task may ask it).
+    pub client_capabilities: ClientCapabilities,
+    /// The authenticated principal that created the task; only it may see or steer the task.
+    pub principal: Option<String>,
+    /// The status.
+    pub status: TaskStatus,
+    /// The status message.
+    pub status_message: Option<String>,
+    /// Creation time (Unix milliseconds).
+    pub created_at_ms: u64,
+    /// Time of the last change (Unix milliseconds).
+    pub updated_at_ms: u64,
+    /// Lifetime from creation in milliseconds (`None`: unlimited).
+    pub ttl_ms: Option<u64>,
+    /// The suggested polling interval in milliseconds.
+    pub poll_interval_ms: Option<u64>,
+    /// The tool's last checkpoint.
+    pub state: Option<Value>,
+    /// Outstanding input requests (status `input_required`).
+    pub pending: InputRequests,
+    /// Every answer received over the task's life, by key.
+    pub answers: InputResponses,
+    /// Every input-request key ever issued (keys are unique over the task's life).
+    pub issued_keys: BTreeSet<String>,
+    /// The final result (status `completed`).
+    pub result: Option<Extra>,
+    /// The JSON-RPC error (status `failed`).
+    pub error: Option<ErrorObject>,
+    /// A client asked to cancel; the worker stops at its next look at the store.
+    pub cancel_requested: bool,
+    /// The worker's claim, while `working`.
+    pub lease: Option<Lease>,
+}
+
+impl TaskRecord {
+    /// A fresh record (version 1, status `working`, created `now_ms`).
+    pub(crate) fn new(task_id: String, tool: String, now_ms: u64) -> Self {
+        Self {
+            task_id,
+            version: 1,
+            tool,
+            arguments: Extra::new(),
+            client_capabilities: ClientCapabilities::new(),
+            principal: None,
+            status: TaskStatus::WORKING,
+            status_message: None,
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+            ttl_ms: None,
+            poll_interval_ms: None,
+            state: None,
+            pending: InputRequests::new(),
+            answers: InputResponses::new(),
+            issued_keys: BTreeSet::new(),
+            result: None,
+            error: None,
+            cancel_requested: false,
+            lease: None,
+        }
+    }
+
+    /// Whether the task reached `completed`, `failed` or `cancelled`.
+    pub fn is_terminal(&self) -> bool {
+        self.status.is_terminal()
+    }
+
+    /// When the task may be discarded (Unix milliseconds), if ever.
+    pub fn expires_at_ms(&self) -> Option<u64> {
+        self.ttl_ms
+            .map(|ttl| self.created_at_ms.saturating_add(ttl))
+    }
+
+    /// Whether the TTL elapsed before `now_ms`.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expires_at_ms().is_some_and(|at| at <= now_ms)
+    }
+}
+
+/// Durable storage of [`TaskRecord`]s.
+///
+/// Requirements: [`TaskStore::create`] and [`TaskStore::swap`] are durable and visible to every
+/// instance sharing the store when their futures complete (the spec forbids returning a task
+/// before `tasks/get` would find it); [`TaskStore::swap`] is atomic. Stores may drop records
+/// after [`TaskRecord::expires_at_ms`].
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new record. Fails if the id exists.
+    fn create<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The record of `task_id`, if stored.
+    fn load<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
+
+    /// Replaces the stored record by `record` if the stored version is still `expected`
+    /// (`record.version` is the next one). `Ok(false)`: someone else wrote first, or the record
+    /// is gone.
+    fn swap<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        expected: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// The ids of the tasks that are not terminal (the orphan sweep reads them).
+    fn active(&self) -> BoxFuture<'_, Result<Vec<String>, StoreError>>;
+
+    /// Deletes the tasks whose TTL elapsed before `now_ms`; returns how many.
+    fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
+}
+
+/// A store in this process's memory: fast, shared by the clones of one server, and gone with
+/// the process. For tests and for servers that accept losing tasks on restart.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    records: Mutex<HashMap<String, TaskRecord>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn records(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskRecord>> {
+        self.records
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl TaskStore for MemoryStore {
+    fn create<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>> {
+        let result = match self.records().entry(record.task_id.clone()) {
+            std::collections::hash_map::Entry::Occupied(_) => {
+                Err(StoreError::new(format!("task {} exists", record.task_id)))
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(record.clone());
+                Ok(())
+            }
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn load<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        let record = self.records().get(task_id).cloned();
+        Box::pin(std::future::ready(Ok(record)))
+    }
+
+    fn swap<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        expected: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let mut records = self.records();
+        let swapped = match records.get_mut(&record.task_id) {
+            Some(stored) if stored.version == expected => {
+                *stored = record.clone();
+                true
+            }
+            _ => false,
+        };
+        Box::pin(std::future::ready(Ok(swapped)))
+    }
+
+    fn active(&self) -> BoxFuture<'_, Result<Vec<String>, StoreError>> {
+        let ids = self
+            .records()
+            .values()
+            .filter(|r| !r.is_terminal())
+            .map(|r| r.task_id.clone())
+            .collect();
+        Box::pin(std::future::ready(Ok(ids)))
+    }
+
+    fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
+        let mut records = self.records();
+        let before = records.len();
+        records.retain(|_, r| !r.is_expired(now_ms));
+        let purged = before - records.len();
+        Box::pin(std::future::ready(Ok(purged)))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod contract {
+    //! The behaviour every store must have; run against each implementation.
+
+    use super::{TaskRecord, TaskStore};
+
+    pub(crate) async fn check(store: &dyn TaskStore, prefix: &str) {
+        let id = format!("{prefix}-contract-{}", super::super::runtime::random_id());
+        let now = super::super::runtime::now_ms();
+        let mut record = TaskRecord::new(id.clone(), "tool".to_owned(), now);
+        record.ttl_ms = Some(60_000);
+        store.create(&record).await.unwrap();
+        assert!(store.create(&record).await.is_err(), "create is exclusive");
+        assert_eq!(store.load(&id).await.unwrap().as_ref(), Some(&record));
+        assert_eq!(store.load("nope").await.unwrap(), None);
+        assert!(store.active().await.unwrap().contains(&id));
+
+        let mut next = record.clone();
+        next.version = 2;
+        next.status = mcp_types::tasks::TaskStatus::COMPLETED;
+        assert!(
+            !store.swap(&next, 7).await.unwrap(),
+            "stale version refused"
+        );
+        assert!(store.swap(&next, 1).await.unwrap());
+        assert!(
+            !store.swap(&next, 1).await.unwrap(),
+            "a second swap on v1 loses"
+        );
+        assert_eq!(store.load(&id).await.unwrap().unwrap().version, 2);
+        assert!(
+            !store.active().await.unwrap().contains(&id),
+            "terminal is not active"
+        );
+
+        store.purge_expired(now + 30_000).await.unwrap();
+        assert!(
+            store.load(&id).await.unwrap().is_some(),
+            "not purged before its TTL"
+        );
+        // Stores may rely on their own expiry instead; either way the record is gone or expired.
+        store.purge_expired(now + 61_000).await.unwrap();
+        if let Some(left) = store.load(&id).await.unwrap() {
+            assert!(left.is_expired(now + 61_000));
+        }
+    }
+
+    #[tokio::test]
+    async fn memory_store_keeps_the_contract() {
+        check(&super::MemoryStore::new(), "memory").await;
+    }
+}
