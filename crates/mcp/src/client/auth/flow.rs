@@ -439,7 +439,7 @@ impl OAuthClient {
                 }
                 Ok(_) => tracing::debug!(%url, "no usable protected resource metadata"),
                 Err(error) => {
-                    tracing::debug!(%url, %error, "protected resource metadata unreachable")
+                    tracing::debug!(%url, %error, "protected resource metadata unreachable");
                 }
             }
         }
