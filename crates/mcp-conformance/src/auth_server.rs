@@ -667,19 +667,12 @@ async fn authorize(State(inner): State<Arc<Inner>>, RawQuery(query): RawQuery) -
     redirect(vec![("code", code)])
 }
 
-/// Authenticates the client of a token request; its id.
+/// Authenticates the client of a token request; its id (`None`: `invalid_client`).
 fn authenticate_client(
     inner: &Inner,
     headers: &HeaderMap,
     form: &HashMap<String, String>,
-) -> Result<String, Response> {
-    let invalid = || {
-        oauth_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_client",
-            "client authentication failed",
-        )
-    };
+) -> Option<String> {
     let basic = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -693,18 +686,14 @@ fn authenticate_client(
     let (client_id, presented, method) = match (basic, form.get("client_secret")) {
         (Some((id, secret)), None) => (id, Some(secret), "client_secret_basic"),
         (None, Some(secret)) => (
-            form.get("client_id").cloned().ok_or_else(invalid)?,
+            form.get("client_id").cloned()?,
             Some(secret.clone()),
             "client_secret_post",
         ),
-        (None, None) => (
-            form.get("client_id").cloned().ok_or_else(invalid)?,
-            None,
-            "none",
-        ),
-        (Some(_), Some(_)) => return Err(invalid()),
+        (None, None) => (form.get("client_id").cloned()?, None, "none"),
+        (Some(_), Some(_)) => return None,
     };
-    let (secret, _, registered_method) = inner.client(&client_id).ok_or_else(invalid)?;
+    let (secret, _, registered_method) = inner.client(&client_id)?;
     let ok = match (&secret, &presented) {
         (Some(expected), Some(given)) => {
             expected.len() == given.len()
@@ -718,7 +707,7 @@ fn authenticate_client(
         (None, None) => true,
         _ => false,
     };
-    if ok { Ok(client_id) } else { Err(invalid()) }
+    ok.then_some(client_id)
 }
 
 async fn token(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -731,9 +720,12 @@ async fn token(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes)
 }
 
 fn token_grant(inner: &Inner, headers: &HeaderMap, form: &HashMap<String, String>) -> Response {
-    let client_id = match authenticate_client(inner, headers, form) {
-        Ok(id) => id,
-        Err(response) => return response,
+    let Some(client_id) = authenticate_client(inner, headers, form) else {
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "client authentication failed",
+        );
     };
     let grant =
         |error: &str, description: &str| oauth_error(StatusCode::BAD_REQUEST, error, description);
