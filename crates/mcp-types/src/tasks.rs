@@ -570,7 +570,7 @@ mod tests {
             json!({"taskId":"t","inputResponses":{"k":{"action":"decline"}}})
         );
         assert_eq!(GetTask::NAME, "tasks/get");
-        assert!(!GetTask::INPUT_REQUIRED);
+        const { assert!(!GetTask::INPUT_REQUIRED) };
         assert_eq!(TaskStatusNotification::NAME, "notifications/tasks");
         assert!(TASK_METHODS.contains(&"tasks/cancel"));
         assert_eq!(

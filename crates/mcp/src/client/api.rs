@@ -270,6 +270,24 @@ impl Client {
         first: Option<InputRequiredResult>,
         options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
+        match self.run_tool_loop(params, first, &options).await {
+            // The tasks extension: the server runs the call as a task; follow it to its end
+            // (client/tasks.rs).
+            Err(ClientError::TaskCreated(task)) => {
+                Box::pin(self.follow_task(&task, &options)).await
+            }
+            other => other,
+        }
+    }
+
+    /// The input-required loop of `tools/call`; a task handle ends it as
+    /// [`ClientError::TaskCreated`].
+    pub(crate) async fn run_tool_loop(
+        &self,
+        params: CallToolRequestParams,
+        first: Option<InputRequiredResult>,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
         let session = &self.session;
         // A -32020 earns one tools/list refresh per call, not per round.
         let refreshed = AtomicBool::new(false);
@@ -280,7 +298,6 @@ impl Client {
             params,
             first,
             |params| {
-                let options = &options;
                 let refreshed = &refreshed;
                 async move {
                     let mut spent = refreshed.load(Ordering::Relaxed);

@@ -52,6 +52,8 @@ pub struct ClientBuilder {
     shutdown_grace: Duration,
     #[cfg(feature = "http-client")]
     http: HttpOptions,
+    /// The tasks extension ([`ClientBuilder::tasks`], in `tasks.rs`).
+    pub(crate) tasks: Option<super::tasks::TaskSettings>,
 }
 
 #[cfg(feature = "http-client")]
@@ -108,6 +110,7 @@ impl ClientBuilder {
                 #[cfg(feature = "auth-client")]
                 oauth: None,
             },
+            tasks: None,
         }
     }
 
@@ -421,12 +424,20 @@ impl ClientBuilder {
         shared: std::sync::Arc<Shared>,
         transport: Transport,
     ) -> Result<Client, ClientError> {
+        let mut capabilities = self.callbacks.capabilities();
+        let mut result_types = ResultTypes::core();
+        // The tasks extension: declared on every request, and `resultType: "task"` accepted.
+        if self.tasks.is_some() {
+            capabilities = capabilities.with_extension(mcp_types::TASKS_EXTENSION);
+            result_types = result_types.with(mcp_types::ResultType::TASK);
+        }
         let config = SessionConfig {
             client_info: self.client_info,
-            capabilities: self.callbacks.capabilities(),
+            capabilities,
             request_timeout: self.request_timeout,
             log_level: self.log_level,
-            result_types: ResultTypes::core(),
+            result_types,
+            tasks: self.tasks,
         };
         let session = Session::new(shared, transport, config);
         let negotiation = NegotiationConfig {

@@ -112,6 +112,20 @@ pub enum ClientError {
     #[error("authorization failed: {0}")]
     Auth(#[from] crate::client::auth::AuthError),
 
+    /// The server answered `tools/call` with a task (`resultType: "task"`, the tasks
+    /// extension) where the caller follows no tasks (a session-level call, or
+    /// [`Client::start_tool`](super::Client::start_tool)): follow it with
+    /// [`Client::wait_task`](super::Client::wait_task).
+    #[error("the server runs the call as task {}", .0.task_id)]
+    TaskCreated(Box<mcp_types::CreateTaskResult>),
+
+    /// The task ended `cancelled` (by `tasks/cancel`, from this client or another).
+    #[error("task {task_id} was cancelled")]
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+    },
+
     /// The caller passed something this client cannot send (e.g. tool arguments that are not an
     /// object, a pinned version that is not a 2026 revision).
     #[error("invalid argument: {0}")]

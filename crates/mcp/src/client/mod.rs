@@ -88,6 +88,7 @@ mod input_loop;
 mod negotiate;
 mod session;
 mod shared;
+mod tasks;
 mod tool_headers;
 mod transport;
 
@@ -100,4 +101,5 @@ pub use callbacks::{
 pub use error::{ClientError, TransportError};
 pub use negotiate::Mode;
 pub use session::{RequestOptions, RoundOutcome, Session};
+pub use tasks::{TaskFollow, TaskSettings, TaskStatusCallback, ToolStart};
 pub use transport::TransportKind;

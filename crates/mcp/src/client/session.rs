@@ -66,6 +66,8 @@ impl<T> RoundOutcome<T> {
 pub struct RequestOptions {
     pub(crate) progress: Option<ProgressCallback>,
     pub(crate) timeout: Option<Duration>,
+    /// The tasks extension: changes of the task a `tools/call` becomes (client/tasks.rs).
+    pub(crate) task_status: Option<super::tasks::TaskStatusCallback>,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -73,6 +75,7 @@ impl std::fmt::Debug for RequestOptions {
         f.debug_struct("RequestOptions")
             .field("progress", &self.progress.is_some())
             .field("timeout", &self.timeout)
+            .field("task_status", &self.task_status.is_some())
             .finish()
     }
 }
@@ -110,6 +113,8 @@ pub(crate) struct SessionConfig {
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) log_level: Option<mcp_types::LoggingLevel>,
     pub(crate) result_types: ResultTypes,
+    /// The tasks extension, when enabled (client/tasks.rs).
+    pub(crate) tasks: Option<super::tasks::TaskSettings>,
 }
 
 /// Overrides used while the era is still being negotiated.
@@ -152,6 +157,8 @@ struct RoutingProbe {
     name: Option<String>,
     #[serde(default)]
     uri: Option<String>,
+    #[serde(default, rename = "taskId")]
+    task_id: Option<String>,
 }
 
 impl Session {
@@ -272,6 +279,19 @@ impl Session {
         match decode_result::<M>(raw, &self.inner.config.result_types)? {
             Outcome::Complete(result) => Ok(RoundOutcome::Complete(result)),
             Outcome::InputRequired(result) => Ok(RoundOutcome::InputRequired(result)),
+            // The tasks extension: a task handle for `tools/call` (the only method that may
+            // return one) goes to the caller, who follows it (client/tasks.rs).
+            Outcome::Extension(result)
+                if result.result_type == ResultType::TASK && M::NAME == CallTool::NAME =>
+            {
+                let task = serde_json::from_str(result.raw.get()).map_err(|source| {
+                    ClientError::InvalidResult(ResultDecodeError::Malformed {
+                        method: M::NAME,
+                        source,
+                    })
+                })?;
+                Err(ClientError::TaskCreated(Box::new(task)))
+            }
             Outcome::Extension(result) => Err(ClientError::InvalidResult(
                 ResultDecodeError::UnknownResultType(result.result_type.to_string()),
             )),
@@ -320,6 +340,11 @@ impl Session {
             serde_json::from_str::<RoutingProbe>(&json)
                 .ok()
                 .and_then(|p| p.name.or(p.uri))
+        } else if http && modern && mcp_types::tasks::TASK_METHODS.contains(&M::NAME) {
+            // The tasks extension: `Mcp-Name` carries `params.taskId`.
+            serde_json::from_str::<RoutingProbe>(&json)
+                .ok()
+                .and_then(|p| p.task_id)
         } else {
             None
         };

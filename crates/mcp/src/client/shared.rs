@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     next_progress: AtomicI64,
     negotiated: RwLock<Negotiated>,
     progress: Mutex<HashMap<RequestId, ProgressCallback>>,
+    /// The tasks extension: where `notifications/tasks` for followed tasks go.
+    pub(crate) task_watchers: super::tasks::TaskWatchers,
 }
 
 impl std::fmt::Debug for Shared {
@@ -55,6 +57,7 @@ impl Shared {
             next_progress: AtomicI64::new(1),
             negotiated: RwLock::new(Negotiated::default()),
             progress: Mutex::new(HashMap::new()),
+            task_watchers: Mutex::new(HashMap::new()),
         })
     }
 
@@ -115,9 +118,45 @@ impl Shared {
         }
     }
 
-    /// Routes a notification: progress to the request that registered its token, everything
-    /// else to the notification callback.
+    /// Sends the `notifications/tasks` of `task_id` to the returned receiver until the guard
+    /// drops (the tasks extension's listen mode).
+    pub(crate) fn watch_task(
+        self: &Arc<Self>,
+        task_id: &str,
+    ) -> (
+        super::tasks::TaskWatch,
+        tokio::sync::mpsc::UnboundedReceiver<mcp_types::DetailedTask>,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        self.task_watchers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(task_id.to_owned(), tx);
+        let guard = super::tasks::TaskWatch {
+            shared: Arc::clone(self),
+            task_id: task_id.to_owned(),
+        };
+        (guard, rx)
+    }
+
+    /// Routes a notification: progress to the request that registered its token, a followed
+    /// task's `notifications/tasks` to its follower, everything else to the notification
+    /// callback.
     pub(crate) fn route_notification(&self, notification: &Notification) {
+        if notification.method == mcp_types::tasks::TaskStatusNotification::NAME
+            && let Ok(task) = notification.params_as::<mcp_types::DetailedTask>()
+        {
+            let watcher = self
+                .task_watchers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&task.task_id)
+                .cloned();
+            if let Some(watcher) = watcher {
+                let _ = watcher.send(task);
+                return;
+            }
+        }
         if notification.method == Progress::NAME
             && let Ok(params) = notification.params_as::<ProgressNotificationParams>()
         {

@@ -211,6 +211,13 @@ impl Tasks {
         self.runtime.shutdown().await;
     }
 
+    /// Stops this instance's workers and sweep at once without writing anything, as a crash
+    /// would: their tasks resume elsewhere once their leases lapse ([`TasksBuilder::lease`]).
+    /// For fail-fast exits and tests.
+    pub fn halt(&self) {
+        self.runtime.halt();
+    }
+
     /// The `notifications/tasks` of a listen stream: `-32021` when the filter names tasks and
     /// the request did not declare the extension.
     pub(crate) fn check_listen(

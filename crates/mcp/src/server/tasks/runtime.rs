@@ -226,21 +226,25 @@ impl Runtime {
         }
     }
 
+    /// Stops the sweep and every local worker at once, writing nothing (as a crash would):
+    /// their leases lapse on their own. Returns the ids of the stopped tasks.
+    pub(crate) fn halt(&self) -> Vec<String> {
+        self.shutdown.cancel();
+        let mut running = self.running();
+        running
+            .drain()
+            .map(|(id, worker)| {
+                worker.cancel.cancel();
+                worker.abort.abort();
+                id
+            })
+            .collect()
+    }
+
     /// Stops the sweep and every local worker, and releases their leases so that another
     /// instance resumes them at once. Nothing else is written: the tasks stay as they are.
     pub(crate) async fn shutdown(&self) {
-        self.shutdown.cancel();
-        let stopped: Vec<String> = {
-            let mut running = self.running();
-            running
-                .drain()
-                .map(|(id, worker)| {
-                    worker.cancel.cancel();
-                    worker.abort.abort();
-                    id
-                })
-                .collect()
-        };
+        let stopped = self.halt();
         for id in stopped {
             let released = self
                 .transition(&id, |record| {

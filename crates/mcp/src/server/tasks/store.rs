@@ -113,8 +113,8 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
-    /// A fresh record (version 1, status `working`, created `now_ms`).
-    pub(crate) fn new(task_id: String, tool: String, now_ms: u64) -> Self {
+    /// A fresh record (version 1, status `working`, created `now_ms`), e.g. to test a store.
+    pub fn new(task_id: String, tool: String, now_ms: u64) -> Self {
         Self {
             task_id,
             version: 1,
