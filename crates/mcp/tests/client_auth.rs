@@ -190,11 +190,7 @@ async fn observe(
             let challenge = format!(
                 "Bearer error=\"insufficient_scope\", scope=\"{needed}\", resource_metadata=\"{metadata_url}\""
             );
-            return (
-                StatusCode::FORBIDDEN,
-                [("www-authenticate", challenge)],
-            )
-                .into_response();
+            return (StatusCode::FORBIDDEN, [("www-authenticate", challenge)]).into_response();
         }
     }
     next.run(request).await
@@ -766,4 +762,33 @@ async fn a_server_without_auth_is_unaffected() {
     assert_eq!(whoami(&client).await, " ");
     client.close().await.unwrap();
     drop(stop);
+}
+
+#[tokio::test]
+async fn the_users_time_does_not_count_against_time_bounds() {
+    let auth = AuthServer::start(AuthServerConfig::default(), 0)
+        .await
+        .unwrap();
+    let rs = Protected::start(auth.issuer(), &auth.jwks_url(), &["mcp:tools"], None).await;
+    let inner = Arc::new(fetcher());
+    // The "user" takes longer than the probe and request bounds.
+    let slow_user = handler_fn(REDIRECT, move |request| {
+        let inner = Arc::clone(&inner);
+        async move {
+            tokio::time::sleep(Duration::from_millis(1200)).await;
+            inner.authorize(request).await
+        }
+    });
+    let client = Client::builder()
+        .probe_timeout(Duration::from_millis(500))
+        .request_timeout(Duration::from_millis(500))
+        .oauth(OAuthConfig::new(slow_user))
+        .connect_http(&rs.url)
+        .await
+        .unwrap();
+    // The probe was not taken for a handshake-era server's silence.
+    assert_eq!(client.protocol_version().as_ref(), "2026-07-28");
+    assert_eq!(auth.stats().authorization_requests, 1);
+    assert!(whoami(&client).await.starts_with("alice"));
+    client.close().await.unwrap();
 }

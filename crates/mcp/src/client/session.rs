@@ -371,16 +371,25 @@ impl Session {
         // Boxed: transport futures (reqwest's above all) are large, and this one is nested in
         // every call and every round of the input-required loop.
         let request = Box::pin(self.inner.transport.request(&outgoing));
-        let reply =
-            match timeout {
-                None => request.await,
-                Some(after) => tokio::time::timeout(after, request).await.map_err(|_| {
-                    ClientError::Timeout {
-                        operation: "request",
-                        after,
-                    }
-                })?,
-            };
+        let reply = match timeout {
+            None => request.await,
+            Some(after) => {
+                // Time spent signing in with the user (OAuth) does not count.
+                #[cfg(feature = "auth-client")]
+                let bounded = crate::client::auth::bounded(
+                    after,
+                    request,
+                    self.inner.transport.pause_clock(),
+                )
+                .await;
+                #[cfg(not(feature = "auth-client"))]
+                let bounded = tokio::time::timeout(after, request).await.ok();
+                bounded.ok_or(ClientError::Timeout {
+                    operation: "request",
+                    after,
+                })?
+            }
+        };
         drop(progress);
         reply
     }

@@ -19,6 +19,7 @@ use super::discovery::{
 };
 use super::error::AuthError;
 use super::handler::{AuthorizationHandler, AuthorizationRequest};
+use super::pause::PauseClock;
 use super::pkce::{Pkce, constant_time_eq, random_token};
 use super::store::{ClientRegistration, StoredTokens};
 use super::{ApplicationType, Grant, OAuthConfig};
@@ -38,6 +39,7 @@ pub(crate) struct OAuthClient {
     slot: RwLock<TokenSlot>,
     loaded: tokio::sync::OnceCell<()>,
     flow: tokio::sync::Mutex<FlowState>,
+    clock: PauseClock,
 }
 
 impl fmt::Debug for OAuthClient {
@@ -167,6 +169,7 @@ impl OAuthClient {
             slot: RwLock::new(TokenSlot::default()),
             loaded: tokio::sync::OnceCell::new(),
             flow: tokio::sync::Mutex::new(FlowState::default()),
+            clock: PauseClock::default(),
         })
     }
 
@@ -219,6 +222,11 @@ impl OAuthClient {
             }
         }
         Err(AuthError::Unauthorized.into())
+    }
+
+    /// The clock request time bounds exclude the user's time from.
+    pub(crate) fn clock(&self) -> &PauseClock {
+        &self.clock
     }
 
     /// The `Authorization` value for requests that are not retried (the handshake era's GET
@@ -601,7 +609,10 @@ impl OAuthClient {
             issuer: discovered.issuer.clone(),
             scope: scope.clone(),
         };
-        let response = handler.authorize(request).await?;
+        let response = {
+            let _user_time = self.clock.pause();
+            handler.authorize(request).await?
+        };
         // RFC 9207 before anything else in the response: from another issuer, even an error
         // is not to be acted on.
         match &response.iss {

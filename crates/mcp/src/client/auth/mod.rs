@@ -39,6 +39,11 @@
 //! [`OAuthConfig::max_step_ups`] step-ups were made for the request; then the call fails with
 //! [`AuthError::InsufficientScope`].
 //!
+//! The time the [`AuthorizationHandler`] takes (the user in the browser) does not count
+//! against [`ClientBuilder::request_timeout`](super::ClientBuilder::request_timeout) or the
+//! `server/discover` probe timeout; it does count against
+//! [`ClientBuilder::loop_timeout`](super::ClientBuilder::loop_timeout).
+//!
 //! # Handlers
 //!
 //! * [`LoopbackRedirect`]: opens the browser (through a callback, e.g. [`open_in_browser`]) and
@@ -69,6 +74,7 @@ mod error;
 mod flow;
 mod handler;
 mod loopback;
+mod pause;
 mod pkce;
 mod store;
 
@@ -81,9 +87,10 @@ pub use handler::{
     AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, RedirectFetcher, handler_fn,
 };
 pub use loopback::{LoopbackRedirect, open_in_browser};
-pub use store::{ClientRegistration, InMemoryTokenStore, StoredTokens, TokenStore};
+pub use store::{ClientRegistration, FileTokenStore, InMemoryTokenStore, StoredTokens, TokenStore};
 
 pub(crate) use flow::OAuthClient;
+pub(crate) use pause::{PauseClock, bounded};
 
 /// The kind of application, sent as `application_type` in dynamic client registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,7 +253,8 @@ impl OAuthConfig {
         self
     }
 
-    /// Where tokens and registrations are kept (default: [`InMemoryTokenStore`]).
+    /// Where tokens and registrations are kept (default: [`InMemoryTokenStore`]; see also
+    /// [`FileTokenStore`]).
     #[must_use]
     pub fn token_store(self, store: impl TokenStore) -> Self {
         self.shared_token_store(Arc::new(store))

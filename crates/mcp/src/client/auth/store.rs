@@ -333,6 +333,140 @@ impl TokenStore for InMemoryTokenStore {
     }
 }
 
+/// A [`TokenStore`] in a JSON file, so that signing in survives the process (e.g. a
+/// command-line tool). The file is created readable and writable by the user only (on Unix)
+/// and replaced atomically on every change; it holds access and refresh tokens and client
+/// secrets, so keep it in a private directory.
+#[derive(Debug)]
+pub struct FileTokenStore {
+    path: std::path::PathBuf,
+    /// Serialises read-modify-write cycles of this process.
+    lock: tokio::sync::Mutex<()>,
+}
+
+/// The file's content.
+#[derive(Default, Serialize, Deserialize)]
+struct FileContent {
+    #[serde(default)]
+    tokens: HashMap<String, StoredTokens>,
+    #[serde(default)]
+    clients: HashMap<String, ClientRegistration>,
+}
+
+impl FileTokenStore {
+    /// Keeps tokens in `path` (created on the first sign-in).
+    pub fn new(path: impl Into<std::path::PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    async fn read(&self) -> io::Result<FileContent> {
+        let path = self.path.clone();
+        blocking(move || match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(io::Error::other),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(FileContent::default()),
+            Err(error) => Err(error),
+        })
+        .await
+    }
+
+    async fn update(
+        &self,
+        change: impl FnOnce(&mut FileContent) + Send + 'static,
+    ) -> io::Result<()> {
+        let _guard = self.lock.lock().await;
+        let mut content = self.read().await?;
+        change(&mut content);
+        let bytes = serde_json::to_vec_pretty(&content).map_err(io::Error::other)?;
+        let path = self.path.clone();
+        blocking(move || write_private(&path, &bytes)).await
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path` (mode 0600 on Unix), then renames it.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write as _;
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = std::path::PathBuf::from(temporary);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&temporary)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&temporary, path)
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(io::Error::other)?
+}
+
+impl TokenStore for FileTokenStore {
+    fn load_tokens<'a>(
+        &'a self,
+        server: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<StoredTokens>>> {
+        Box::pin(async move { Ok(self.read().await?.tokens.remove(server)) })
+    }
+
+    fn save_tokens<'a>(
+        &'a self,
+        server: &'a str,
+        tokens: StoredTokens,
+    ) -> BoxFuture<'a, io::Result<()>> {
+        let server = server.to_owned();
+        Box::pin(self.update(move |content| {
+            content.tokens.insert(server, tokens);
+        }))
+    }
+
+    fn remove_tokens<'a>(&'a self, server: &'a str) -> BoxFuture<'a, io::Result<()>> {
+        let server = server.to_owned();
+        Box::pin(self.update(move |content| {
+            content.tokens.remove(&server);
+        }))
+    }
+
+    fn load_client<'a>(
+        &'a self,
+        issuer: &'a str,
+    ) -> BoxFuture<'a, io::Result<Option<ClientRegistration>>> {
+        Box::pin(async move { Ok(self.read().await?.clients.remove(issuer)) })
+    }
+
+    fn save_client<'a>(
+        &'a self,
+        issuer: &'a str,
+        client: ClientRegistration,
+    ) -> BoxFuture<'a, io::Result<()>> {
+        let issuer = issuer.to_owned();
+        Box::pin(self.update(move |content| {
+            content.clients.insert(issuer, client);
+        }))
+    }
+
+    fn remove_client<'a>(&'a self, issuer: &'a str) -> BoxFuture<'a, io::Result<()>> {
+        let issuer = issuer.to_owned();
+        Box::pin(self.update(move |content| {
+            content.clients.remove(&issuer);
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,6 +482,48 @@ mod tests {
         );
         let client = ClientRegistration::new("id").with_secret("cs-secret");
         assert!(!format!("{client:?}").contains("cs-secret"));
+    }
+
+    #[tokio::test]
+    async fn file_store_round_trip() {
+        let dir = std::env::temp_dir().join(format!("mcp-token-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokens.json");
+        let store = FileTokenStore::new(&path);
+        assert_eq!(store.load_tokens("https://rs/mcp").await.unwrap(), None);
+        let tokens = StoredTokens::new("at", "https://as", "https://rs/mcp").with_expires_at(5);
+        store
+            .save_tokens("https://rs/mcp", tokens.clone())
+            .await
+            .unwrap();
+        store
+            .save_client("https://as", ClientRegistration::new("id").with_secret("s"))
+            .await
+            .unwrap();
+        let reopened = FileTokenStore::new(&path);
+        assert_eq!(
+            reopened.load_tokens("https://rs/mcp").await.unwrap(),
+            Some(tokens)
+        );
+        assert_eq!(
+            reopened
+                .load_client("https://as")
+                .await
+                .unwrap()
+                .unwrap()
+                .client_secret
+                .as_deref(),
+            Some("s")
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        reopened.remove_tokens("https://rs/mcp").await.unwrap();
+        assert_eq!(store.load_tokens("https://rs/mcp").await.unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -87,6 +87,12 @@ impl HttpTransport {
         }
     }
 
+    /// The OAuth client's clock, when OAuth is configured.
+    #[cfg(feature = "auth-client")]
+    pub(crate) fn pause_clock(&self) -> Option<&crate::client::auth::PauseClock> {
+        self.inner.config.auth.as_deref().map(|auth| auth.clock())
+    }
+
     pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
         let inner = &self.inner;
         let mut broken = 0u32;

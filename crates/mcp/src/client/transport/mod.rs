@@ -97,6 +97,15 @@ impl Transport {
         }
     }
 
+    /// The clock of the OAuth client, whose paused time request bounds do not count.
+    #[cfg(feature = "auth-client")]
+    pub(crate) fn pause_clock(&self) -> Option<&crate::client::auth::PauseClock> {
+        match self {
+            Self::Lines(_) => None,
+            Self::Http(t) => t.pause_clock(),
+        }
+    }
+
     /// Sends a request and waits for its reply.
     pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
         match self {
