@@ -347,7 +347,15 @@ impl OAuthClient {
                 Err(error) => tracing::debug!(%error, "refresh failed; authorizing again"),
             }
         }
-        let scope = self.initial_scope(challenge.scope.as_deref(), &discovered);
+        // With the same authorization server, what was asked for before (step-ups included)
+        // is asked for again: losing a token must not lose its scopes.
+        let scope = match (
+            self.initial_scope(challenge.scope.as_deref(), &discovered),
+            flow.requested_scope.as_deref(),
+        ) {
+            (Some(scope), Some(before)) => Some(union_scopes([Some(before), Some(scope.as_str())])),
+            (scope, _) => scope,
+        };
         let tokens = self.sign_in(&discovered, scope.clone()).await?;
         self.install(tokens).await?;
         flow.requested_scope = scope;

@@ -184,6 +184,7 @@ impl RedirectFetcher {
     pub fn new(redirect_uri: impl Into<String>) -> Self {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(30))
             .build()
             .unwrap_or_default();
         Self {

@@ -125,13 +125,19 @@ impl LoopbackRedirect {
     /// # Errors
     /// The timeout passed, or accepting failed.
     pub async fn wait_for_redirect(&self) -> Result<AuthorizationResponse, AuthError> {
+        self.wait_for(None).await
+    }
+
+    /// Waits for the redirect carrying `state` (`None`: any); a redirect with another state
+    /// (a stale tab, a forged link) is answered with an error page and the wait goes on.
+    async fn wait_for(&self, state: Option<&str>) -> Result<AuthorizationResponse, AuthError> {
         let listener = self.listener.lock().await;
         tokio::time::timeout(self.timeout, async {
             loop {
                 let (stream, _) = listener.accept().await.map_err(|e| {
                     AuthError::Handler(format!("the redirect listener failed: {e}"))
                 })?;
-                if let Some(response) = self.serve(stream).await {
+                if let Some(response) = self.serve(stream, state).await {
                     return Ok(response);
                 }
             }
@@ -140,8 +146,12 @@ impl LoopbackRedirect {
         .map_err(|_| AuthError::Handler(format!("no redirect arrived within {:?}", self.timeout)))?
     }
 
-    /// Answers one connection; the response when it was the redirect.
-    async fn serve(&self, mut stream: TcpStream) -> Option<AuthorizationResponse> {
+    /// Answers one connection; the response when it was the awaited redirect.
+    async fn serve(
+        &self,
+        mut stream: TcpStream,
+        state: Option<&str>,
+    ) -> Option<AuthorizationResponse> {
         let Ok(Ok(head)) = tokio::time::timeout(REQUEST_READ_WAIT, read_head(&mut stream)).await
         else {
             return None;
@@ -161,8 +171,15 @@ impl LoopbackRedirect {
         let response = AuthorizationResponse::from_query(query);
         let is_redirect =
             path == self.path && (response.code.is_some() || response.error.is_some());
+        let state_matches =
+            state.is_none_or(|expected| response.state.as_deref() == Some(expected));
         let (status, body) = if !is_redirect {
             ("404 Not Found", "Not found.")
+        } else if !state_matches {
+            (
+                "400 Bad Request",
+                "This sign-in response does not belong to the sign-in in progress.",
+            )
         } else if response.error.is_some() {
             (
                 "200 OK",
@@ -183,7 +200,7 @@ impl LoopbackRedirect {
         );
         let _ = stream.write_all(reply.as_bytes()).await;
         let _ = stream.shutdown().await;
-        is_redirect.then_some(response)
+        (is_redirect && state_matches).then_some(response)
     }
 }
 
@@ -220,7 +237,7 @@ impl AuthorizationHandler for LoopbackRedirect {
             (self.open)(&request.url).map_err(|e| {
                 AuthError::Handler(format!("could not show the authorization URL: {e}"))
             })?;
-            self.wait_for_redirect().await
+            self.wait_for(Some(&request.state)).await
         })
     }
 }
@@ -300,6 +317,34 @@ mod tests {
             page.starts_with("HTTP/1.1 200") && page.contains("Signed in"),
             "{page}"
         );
+    }
+
+    #[tokio::test]
+    async fn ignores_a_redirect_of_another_sign_in() {
+        let redirect = LoopbackRedirect::bind(|_| Ok(())).await.unwrap();
+        let addr = redirect
+            .redirect_uri()
+            .trim_start_matches("http://")
+            .trim_end_matches("/callback")
+            .to_owned();
+        let browser = tokio::spawn(async move {
+            let mut answers = Vec::new();
+            for state in ["stale", "current"] {
+                let mut stream = TcpStream::connect(&addr).await.unwrap();
+                let request =
+                    format!("GET /callback?code=c&state={state} HTTP/1.1\r\nHost: x\r\n\r\n");
+                stream.write_all(request.as_bytes()).await.unwrap();
+                let mut answer = String::new();
+                stream.read_to_string(&mut answer).await.unwrap();
+                answers.push(answer);
+            }
+            answers
+        });
+        let response = redirect.wait_for(Some("current")).await.unwrap();
+        assert_eq!(response.state.as_deref(), Some("current"));
+        let answers = browser.await.unwrap();
+        assert!(answers[0].starts_with("HTTP/1.1 400"), "{}", answers[0]);
+        assert!(answers[1].starts_with("HTTP/1.1 200"), "{}", answers[1]);
     }
 
     #[tokio::test]

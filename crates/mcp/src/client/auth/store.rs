@@ -169,11 +169,34 @@ impl ClientRegistration {
             .is_none_or(|at| at == 0 || at > now);
         let redirect_ok = match redirect_uri {
             Some(uri) => {
-                self.redirect_uris.is_empty() || self.redirect_uris.iter().any(|r| r == uri)
+                self.redirect_uris.is_empty()
+                    || self.redirect_uris.iter().any(|r| same_redirect(r, uri))
             }
             None => true,
         };
         secret_valid && redirect_ok
+    }
+}
+
+/// Whether two redirect URIs are the same registration: equal, or loopback `http` URIs that
+/// differ only in the port (RFC 8252 §7.3: the authorization server must accept any port for
+/// a loopback redirect URI, so a listener on a new port needs no new registration).
+fn same_redirect(registered: &str, uri: &str) -> bool {
+    if registered == uri {
+        return true;
+    }
+    let without_port = |text: &str| {
+        let url = reqwest::Url::parse(text).ok()?;
+        if url.scheme() != "http" || !super::discovery::is_loopback(&url) {
+            return None;
+        }
+        let mut url = url;
+        url.set_port(None).ok()?;
+        Some(url)
+    };
+    match (without_port(registered), without_port(uri)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -530,7 +553,12 @@ mod tests {
     fn registration_usability() {
         let client = ClientRegistration::new("id").with_redirect_uris(["http://127.0.0.1:1/cb"]);
         assert!(client.usable(Some("http://127.0.0.1:1/cb"), 0));
-        assert!(!client.usable(Some("http://127.0.0.1:2/cb"), 0));
+        // Loopback: any port (RFC 8252 §7.3), but the same host and path.
+        assert!(client.usable(Some("http://127.0.0.1:2/cb"), 0));
+        assert!(!client.usable(Some("http://127.0.0.1:2/other"), 0));
+        assert!(!client.usable(Some("http://localhost:1/cb"), 0));
+        let web = ClientRegistration::new("id").with_redirect_uris(["https://app.example/cb"]);
+        assert!(!web.usable(Some("https://app.example:8443/cb"), 0));
         let mut expired = ClientRegistration::new("id");
         expired.client_secret_expires_at = Some(10);
         assert!(!expired.usable(None, 11));
