@@ -14,12 +14,15 @@
 //! document URL, and pre-registered credentials when the context carries some; then
 //! `tools/list` and a call of the first tool. The client-credentials extension scenarios use
 //! the client credentials grant (`client_secret_basic`, or `private_key_jwt` with the context's
-//! key).
+//! key); enterprise-managed authorization exchanges the context's ID token for an ID-JAG at
+//! the identity provider and presents it with the JWT bearer grant.
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use mcp::client::auth::{ClientRegistration, OAuthConfig, RedirectFetcher};
+use mcp::client::auth::{
+    AssertionRequest, AuthError, ClientRegistration, OAuthConfig, RedirectFetcher,
+};
 use mcp::client::{Client, ClientError, Mode};
 use mcp::types::{
     CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorObject, ListRootsResult,
@@ -146,6 +149,23 @@ async fn run_auth(
                 .private_key_jwt(&pem, &algorithm)
                 .map_err(|e| Failure::Client(e.into()))?
         }
+        "auth/enterprise-managed-authorization" => {
+            let field = |key: &str| text(key).ok_or_else(|| Failure::Missing(key.to_owned()));
+            let client = ClientRegistration::new(field("client_id")?)
+                .with_secret(field("client_secret")?)
+                .with_auth_method("client_secret_basic");
+            let idp = IdentityProvider {
+                http: reqwest::Client::new(),
+                token_endpoint: field("idp_token_endpoint")?,
+                client_id: field("idp_client_id")?,
+                id_token: field("idp_id_token")?,
+            };
+            let idp = std::sync::Arc::new(idp);
+            OAuthConfig::identity_assertion(client, move |request: AssertionRequest| {
+                let idp = std::sync::Arc::clone(&idp);
+                async move { idp.exchange(&request).await }
+            })
+        }
         _ => {
             let mut config = OAuthConfig::new(RedirectFetcher::new(REDIRECT_URI))
                 .client_name("mcp-rust-conformance-client")
@@ -171,6 +191,76 @@ async fn run_auth(
     .await;
     let _ = client.close().await;
     outcome
+}
+
+/// The enterprise identity provider of SEP-990: exchanges the user's ID token for an
+/// identity assertion JWT authorization grant (ID-JAG) for the MCP authorization server
+/// (RFC 8693 token exchange).
+struct IdentityProvider {
+    http: reqwest::Client,
+    token_endpoint: String,
+    client_id: String,
+    id_token: String,
+}
+
+impl IdentityProvider {
+    async fn exchange(&self, request: &AssertionRequest) -> Result<String, AuthError> {
+        let form = [
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange",
+            ),
+            (
+                "requested_token_type",
+                "urn:ietf:params:oauth:token-type:id-jag",
+            ),
+            ("subject_token", &self.id_token),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token",
+            ),
+            ("audience", &request.audience),
+            ("resource", &request.resource),
+            ("client_id", &self.client_id),
+        ];
+        let body = form
+            .iter()
+            .map(|(name, value)| format!("{name}={}", form_encode(value)))
+            .collect::<Vec<_>>()
+            .join("&");
+        let response = self
+            .http
+            .post(&self.token_endpoint)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(body)
+            .send()
+            .await?;
+        let status = response.status();
+        let answer: Value = serde_json::from_slice(&response.bytes().await?).unwrap_or_default();
+        match answer.get("access_token").and_then(Value::as_str) {
+            Some(grant) if status.is_success() => Ok(grant.to_owned()),
+            _ => Err(AuthError::Handler(format!(
+                "the identity provider refused the token exchange ({status}): {}",
+                answer
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no error code")
+            ))),
+        }
+    }
+}
+
+fn form_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// Connects with every callback registered (so every capability is declared, as objects).

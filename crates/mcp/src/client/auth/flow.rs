@@ -22,7 +22,7 @@ use super::handler::{AuthorizationHandler, AuthorizationRequest};
 use super::pause::PauseClock;
 use super::pkce::{Pkce, constant_time_eq, random_token};
 use super::store::{ClientRegistration, StoredTokens};
-use super::{ApplicationType, Grant, OAuthConfig};
+use super::{ApplicationType, AssertionRequest, Grant, OAuthConfig};
 use crate::client::error::ClientError;
 
 /// The most requests one call may send (sign-in, refresh and step-up retries included).
@@ -563,6 +563,32 @@ impl OAuthClient {
                 let response = self.token_request(discovered, &client, form).await?;
                 Ok(tokens_from(response, discovered, scope, None))
             }
+            Grant::IdentityAssertion(provider) => {
+                let client = self.client_for(discovered, None, scope.as_deref()).await?;
+                let assertion = {
+                    let _user_time = self.clock.pause();
+                    provider
+                        .assertion(AssertionRequest {
+                            audience: discovered.issuer.clone(),
+                            resource: discovered.resource.clone(),
+                            scope: scope.clone(),
+                        })
+                        .await?
+                };
+                let mut form = vec![
+                    (
+                        "grant_type",
+                        "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+                    ),
+                    ("assertion", assertion),
+                    ("resource", discovered.resource.clone()),
+                ];
+                if let Some(scope) = &scope {
+                    form.push(("scope", scope.clone()));
+                }
+                let response = self.token_request(discovered, &client, form).await?;
+                Ok(tokens_from(response, discovered, scope, None))
+            }
         }
     }
 
@@ -679,7 +705,7 @@ impl OAuthClient {
             })?;
         let redirect_uri = match &self.config.grant {
             Grant::AuthorizationCode(handler) => Some(handler.redirect_uri()),
-            Grant::ClientCredentials => None,
+            Grant::ClientCredentials | Grant::IdentityAssertion(_) => None,
         };
         let client = self
             .client_for(discovered, redirect_uri.as_deref(), None)
@@ -716,9 +742,9 @@ impl OAuthClient {
         if let Some((_, client)) = pre_registered {
             return Ok(client.clone());
         }
-        if matches!(self.config.grant, Grant::ClientCredentials) {
+        if !matches!(self.config.grant, Grant::AuthorizationCode(_)) {
             return Err(AuthError::Registration(
-                "the client credentials grant needs pre-registered credentials".to_owned(),
+                "this grant needs pre-registered credentials".to_owned(),
             ));
         }
         if let Some(client) = self.config.store.load_client(issuer).await?

@@ -79,8 +79,11 @@ mod pkce;
 mod store;
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+
+use futures::future::BoxFuture;
 
 pub use error::AuthError;
 pub use handler::{
@@ -118,6 +121,47 @@ pub(crate) enum Grant {
     AuthorizationCode(Arc<dyn AuthorizationHandler>),
     /// Client credentials (machine to machine; the OAuth client credentials extension).
     ClientCredentials,
+    /// A JWT authorization grant (RFC 7523) from an identity assertion, e.g. the ID-JAG of
+    /// enterprise-managed authorization.
+    IdentityAssertion(Arc<dyn AssertionProvider>),
+}
+
+/// What an [`AssertionProvider`] is asked for.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AssertionRequest {
+    /// The authorization server the assertion is for (its issuer identifier: the `audience`
+    /// of a token exchange).
+    pub audience: String,
+    /// The resource indicator of the MCP server.
+    pub resource: String,
+    /// The scopes about to be requested, if any.
+    pub scope: Option<String>,
+}
+
+/// Produces the JWT authorization grant (RFC 7523) the client presents at the token endpoint
+/// with the `urn:ietf:params:oauth:grant-type:jwt-bearer` grant — for enterprise-managed
+/// authorization (SEP-990), an identity assertion JWT authorization grant (ID-JAG) obtained
+/// from the enterprise identity provider by an RFC 8693 token exchange.
+pub trait AssertionProvider: Send + Sync + 'static {
+    /// The assertion for `request`.
+    fn assertion<'a>(
+        &'a self,
+        request: AssertionRequest,
+    ) -> BoxFuture<'a, Result<String, AuthError>>;
+}
+
+impl<F, Fut> AssertionProvider for F
+where
+    F: Fn(AssertionRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<String, AuthError>> + Send + 'static,
+{
+    fn assertion<'a>(
+        &'a self,
+        request: AssertionRequest,
+    ) -> BoxFuture<'a, Result<String, AuthError>> {
+        Box::pin(self(request))
+    }
 }
 
 /// A signing key for `private_key_jwt` client authentication (RFC 7523).
@@ -153,6 +197,7 @@ impl fmt::Debug for OAuthConfig {
                 format!("authorization_code ({})", handler.redirect_uri())
             }
             Grant::ClientCredentials => "client_credentials".to_owned(),
+            Grant::IdentityAssertion(_) => "jwt-bearer".to_owned(),
         };
         f.debug_struct("OAuthConfig")
             .field("grant", &grant)
@@ -178,6 +223,18 @@ impl OAuthConfig {
     /// [`Self::private_key_jwt`].
     pub fn client_credentials(client: ClientRegistration) -> Self {
         let mut config = Self::with_grant(Grant::ClientCredentials);
+        config.pre_registered.push((None, client));
+        config.refresh_tokens = false;
+        config
+    }
+
+    /// Signs in with a JWT authorization grant from `provider` (RFC 7523, e.g. the ID-JAG of
+    /// enterprise-managed authorization), as the pre-registered `client`.
+    pub fn identity_assertion(
+        client: ClientRegistration,
+        provider: impl AssertionProvider,
+    ) -> Self {
+        let mut config = Self::with_grant(Grant::IdentityAssertion(Arc::new(provider)));
         config.pre_registered.push((None, client));
         config.refresh_tokens = false;
         config
