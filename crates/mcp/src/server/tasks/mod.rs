@@ -72,10 +72,12 @@ mod handler;
 mod methods;
 #[cfg(feature = "tasks-redis")]
 mod redis;
+mod rules;
 mod runtime;
 #[cfg(feature = "tasks-sqlite")]
 mod sqlite;
 mod store;
+mod watch;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -347,7 +349,7 @@ impl TasksBuilder {
 
     /// Builds the runtime.
     pub fn build(self) -> Tasks {
-        let instance = self.instance.unwrap_or_else(runtime::random_id);
+        let instance = self.instance.unwrap_or_else(rules::random_id);
         Tasks {
             runtime: Runtime::new(self.store, self.tools, self.options, instance),
         }

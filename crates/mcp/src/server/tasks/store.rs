@@ -272,8 +272,8 @@ pub(crate) mod contract {
     use super::{TaskRecord, TaskStore};
 
     pub(crate) async fn check(store: &dyn TaskStore, prefix: &str) {
-        let id = format!("{prefix}-contract-{}", super::super::runtime::random_id());
-        let now = super::super::runtime::now_ms();
+        let id = format!("{prefix}-contract-{}", super::super::rules::random_id());
+        let now = super::super::rules::now_ms();
         let mut record = TaskRecord::new(id.clone(), "tool".to_owned(), now);
         record.ttl_ms = Some(60_000);
         store.create(&record).await.unwrap();
