@@ -22,9 +22,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp::client::{Client, RoundOutcome};
 use mcp::seal::{Codec, InvalidRequestState, Reason, RequestStateSecurity, SealError};
 use mcp::transport::memory;
-use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject};
+use mcp::types::CallToolRequestParams;
 use mcp_examples::provision;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 /// Tokens: `cc1.` + base64url(nonce ‖ ciphertext ‖ tag). The prefix is the associated data, so
 /// a token never opens under another format version.
@@ -105,11 +105,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
 
     let client = Client::builder()
-        .on_elicitation(|_context, _params: ElicitRequestParams| async move {
-            let mut content = Map::new();
-            content.insert("region".to_owned(), Value::from("eu-west-1"));
-            Ok::<_, ErrorObject>(ElicitResult::accept(content))
-        })
+        .on_elicitation(provision::answer_region("eu-west-1"))
         .connect_io(pipe.client.reader, pipe.client.writer)
         .await?;
 

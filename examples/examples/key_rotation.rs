@@ -18,9 +18,9 @@
 use mcp::client::{Client, ClientError, PendingRequest, RoundOutcome};
 use mcp::seal::RequestStateSecurity;
 use mcp::transport::memory;
-use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject};
+use mcp::types::CallToolRequestParams;
 use mcp_examples::provision;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 const OLD: &str = "old-secret-0123456789abcdef012345";
 const NEW: &str = "new-secret-0123456789abcdef012345";
@@ -35,11 +35,7 @@ async fn instance(keys: &[&str]) -> Result<Client, Box<dyn std::error::Error>> {
             .await
     });
     Ok(Client::builder()
-        .on_elicitation(|_context, _params: ElicitRequestParams| async move {
-            let mut content = Map::new();
-            content.insert("region".to_owned(), Value::from("eu-west-1"));
-            Ok::<_, ErrorObject>(ElicitResult::accept(content))
-        })
+        .on_elicitation(provision::answer_region("eu-west-1"))
         .connect_io(pipe.client.reader, pipe.client.writer)
         .await?)
 }

@@ -118,7 +118,7 @@ fn demo() -> Result<(), Box<dyn std::error::Error>> {
     print!("[resume] {}", String::from_utf8_lossy(&resumed.stdout));
     let foreign = run(&["resume", &file_arg, "eu-west-1"], &fresh_key()?)?;
     println!(
-        "[resume under other keys] {}",
+        "[resume under other keys: refused, as it must be] {}",
         String::from_utf8_lossy(&foreign.stderr).trim()
     );
     let _ = std::fs::remove_file(&file);

@@ -15,9 +15,9 @@
 use mcp::client::{Client, PendingRequest, RoundOutcome};
 use mcp::seal::RequestStateSecurity;
 use mcp::server::http::HttpConfig;
-use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject};
+use mcp::types::CallToolRequestParams;
 use mcp_examples::provision;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 /// One instance on 127.0.0.1, sealing with `policy`; returns its URL.
 async fn instance(policy: RequestStateSecurity) -> Result<String, Box<dyn std::error::Error>> {
@@ -35,11 +35,7 @@ async fn instance(policy: RequestStateSecurity) -> Result<String, Box<dyn std::e
 /// A client of the instance at `url` that answers the region.
 async fn client(url: &str) -> Result<Client, mcp::client::ClientError> {
     Client::builder()
-        .on_elicitation(|_context, _params: ElicitRequestParams| async move {
-            let mut content = Map::new();
-            content.insert("region".to_owned(), Value::from("eu-west-1"));
-            Ok::<_, ErrorObject>(ElicitResult::accept(content))
-        })
+        .on_elicitation(provision::answer_region("eu-west-1"))
         .connect_http(url)
         .await
 }

@@ -12,13 +12,17 @@ pub mod provision {
     //! key and the state echoed back, and the tool finishes. The handler only ever sees the
     //! plaintext state: the server seals it on the way out and opens it on the way back in.
 
+    use std::future::Ready;
+
+    use mcp::client::CallbackContext;
     use mcp::seal::RequestStateSecurity;
     use mcp::server::{RegistrationError, RequestContext, Server};
     use mcp::types::{
-        CallToolRequestParams, CallToolResult, ElicitAction, ElicitRequestFormParams, ErrorObject,
-        InputRequest, InputRequiredResult, Outcome, Tool,
+        CallToolRequestParams, CallToolResult, ElicitAction, ElicitRequestFormParams,
+        ElicitRequestParams, ElicitResult, ErrorObject, InputRequest, InputRequiredResult, Outcome,
+        Tool,
     };
-    use serde_json::{Value, json};
+    use serde_json::{Map, Value, json};
 
     /// The name the server reports (and the audience of its sealed state).
     pub const NAME: &str = "Provisioner";
@@ -116,5 +120,20 @@ pub mod provision {
             .tool(tool(), provision)
             .seal_request_state(policy)
             .build()
+    }
+
+    /// A client's elicitation callback that answers the region question with `region` (the
+    /// examples' stand-in for a user).
+    pub fn answer_region(
+        region: &'static str,
+    ) -> impl Fn(CallbackContext, ElicitRequestParams) -> Ready<Result<ElicitResult, ErrorObject>>
+    + Send
+    + Sync
+    + 'static {
+        move |_context, _params| {
+            let mut content = Map::new();
+            content.insert("region".to_owned(), Value::from(region));
+            std::future::ready(Ok(ElicitResult::accept(content)))
+        }
     }
 }
