@@ -792,3 +792,40 @@ async fn the_users_time_does_not_count_against_time_bounds() {
     assert!(whoami(&client).await.starts_with("alice"));
     client.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn client_credentials_sign_in_as_the_client() {
+    let mut config = AuthServerConfig::default();
+    config.clients.insert(
+        "svc".to_owned(),
+        (Some("svc-secret".to_owned()), Vec::new()),
+    );
+    let auth = AuthServer::start(config, 0).await.unwrap();
+    let rs = Protected::start(auth.issuer(), &auth.jwks_url(), &["mcp:tools"], None).await;
+    let client = connect(
+        &rs.url,
+        OAuthConfig::client_credentials(ClientRegistration::new("svc").with_secret("svc-secret")),
+    )
+    .await
+    .unwrap();
+    // No offline_access for a machine client: just the challenged scope.
+    assert_eq!(whoami(&client).await, "alice mcp:tools");
+    let stats = auth.stats();
+    assert_eq!(stats.client_credentials, 1);
+    assert_eq!(stats.authorization_requests, 0);
+    assert_eq!(stats.registrations, 0);
+    client.close().await.unwrap();
+
+    // A wrong secret: the token endpoint's refusal is the error.
+    let error = auth_error(
+        connect(
+            &rs.url,
+            OAuthConfig::client_credentials(ClientRegistration::new("svc").with_secret("wrong")),
+        )
+        .await,
+    );
+    assert!(
+        matches!(&error, AuthError::Token { status: 401, error: Some(code), .. } if code == "invalid_client"),
+        "{error}"
+    );
+}
