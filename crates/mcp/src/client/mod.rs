@@ -84,6 +84,8 @@ pub mod auth;
 mod builder;
 mod callbacks;
 mod error;
+#[cfg(feature = "flows")]
+pub mod flows;
 mod input_loop;
 mod negotiate;
 mod session;

@@ -1,0 +1,968 @@
+//! Shared by the durable-flow tests (`flows_sqlite.rs`, `flows_redis.rs`): our low-level
+//! provision server (sealed with shared keys, so any instance resumes any flow), the child
+//! process that acts as another worker, a private Redis, and the `FlowStore` contract every
+//! store must keep.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::TcpListener as StdListener;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp::client::flows::{
+    DeferToFlows as _, FlowError, FlowFailure, FlowFilter, FlowMethod, FlowRecord, FlowRunner,
+    FlowStatus, FlowStore, MemoryFlowStore, RedisFlowStore, SqliteFlowStore,
+};
+use mcp::client::{Client, PendingRequest};
+use mcp::seal::RequestStateSecurity;
+use mcp::server::http::HttpConfig;
+use mcp::server::{RequestContext, Server};
+use mcp::types::{
+    CallToolRequestParams, CallToolResult, ContentBlock, ElicitAction, ElicitRequestFormParams,
+    ElicitResult, ErrorObject, GetPromptRequestParams, GetPromptResult, InputRequest,
+    InputRequiredResult, InputResponse, InputResponses, Outcome, Prompt, PromptMessage, Role, Tool,
+};
+use serde_json::{Map, Value, json};
+
+/// The fleet's sealing key: every instance of the provision server has it.
+pub const KEY: &str = "flows-test-key-flows-test-key-flows-test-key";
+/// The label flows of the provision server are saved under.
+pub const SERVER: &str = "provisioner";
+
+/// How many times each database name was provisioned (the final round ran), per server
+/// instance.
+#[derive(Debug, Clone, Default)]
+pub struct Completions(Arc<Mutex<HashMap<String, u32>>>);
+
+impl Completions {
+    pub fn get(&self, name: &str) -> u32 {
+        self.0.lock().unwrap().get(name).copied().unwrap_or(0)
+    }
+
+    pub fn total(&self) -> u32 {
+        self.0.lock().unwrap().values().sum()
+    }
+
+    pub fn all(&self) -> HashMap<String, u32> {
+        self.0.lock().unwrap().clone()
+    }
+
+    fn count(&self, name: &str) {
+        *self.0.lock().unwrap().entry(name.to_owned()).or_default() += 1;
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn ask(key: &str, message: &str, property: &str, kind: &str, state: String) -> InputRequiredResult {
+    let schema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {property: {"type": kind}},
+        "required": [property],
+    }))
+    .unwrap();
+    InputRequiredResult::new()
+        .with_request(
+            key,
+            InputRequest::elicit(ElicitRequestFormParams::new(message, schema)),
+        )
+        .with_state(state)
+}
+
+fn state_only(state: String) -> InputRequiredResult {
+    InputRequiredResult::new().with_state(state)
+}
+
+/// The accepted content of the answer under `key`.
+fn accepted(params: &CallToolRequestParams, key: &str) -> Option<Map<String, Value>> {
+    let answer = params
+        .input_responses
+        .as_ref()?
+        .get(key)?
+        .as_elicit()
+        .ok()?;
+    (answer.action == ElicitAction::Accept).then(|| answer.content.unwrap_or_default())
+}
+
+/// `provision {name, warmup?, confirm?, settle?}`: asks `region` (state `provision-v1`);
+/// `warmup` first answers a state-only round; `confirm` asks a second question (`confirm`,
+/// state `provision-v2:<region>`); `settle` answers a state-only round after the region. The
+/// handler sees plaintext state: the server seals it with the shared key.
+async fn provision(
+    completions: Completions,
+    params: CallToolRequestParams,
+) -> Result<Outcome<CallToolResult>, ErrorObject> {
+    let arguments = params.arguments.clone().unwrap_or_default();
+    let name = arguments
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("db")
+        .to_owned();
+    let flag = |key: &str| arguments.get(key).and_then(Value::as_bool) == Some(true);
+    let state = params.request_state.clone().unwrap_or_default();
+    let ask_region = || {
+        Outcome::InputRequired(ask(
+            "region",
+            "Which region should the database live in?",
+            "region",
+            "string",
+            "provision-v1".to_owned(),
+        ))
+    };
+    let finish = |region: &str| {
+        completions.count(&name);
+        Outcome::Complete(CallToolResult::text(format!(
+            "Provisioned '{name}' in {region}."
+        )))
+    };
+    match state.as_str() {
+        "" if flag("warmup") => Ok(Outcome::InputRequired(state_only("warming-up".into()))),
+        "" | "warming-up" => Ok(ask_region()),
+        "provision-v1" => {
+            let Some(content) = accepted(&params, "region") else {
+                return Ok(Outcome::Complete(CallToolResult::error(format!(
+                    "Provisioning '{name}' was declined."
+                ))));
+            };
+            let region = content
+                .get("region")
+                .and_then(Value::as_str)
+                .ok_or_else(|| ErrorObject::invalid_params("no region"))?
+                .to_owned();
+            if flag("confirm") {
+                Ok(Outcome::InputRequired(ask(
+                    "confirm",
+                    &format!("Provision '{name}' in {region}?"),
+                    "ok",
+                    "boolean",
+                    format!("provision-v2:{region}"),
+                )))
+            } else if flag("settle") {
+                Ok(Outcome::InputRequired(state_only(format!(
+                    "settling:{region}"
+                ))))
+            } else {
+                Ok(finish(&region))
+            }
+        }
+        other => {
+            if let Some(region) = other.strip_prefix("settling:") {
+                return Ok(finish(region));
+            }
+            let region = other
+                .strip_prefix("provision-v2:")
+                .ok_or_else(|| ErrorObject::invalid_params("unknown state"))?;
+            let confirmed = accepted(&params, "confirm")
+                .and_then(|c| c.get("ok").and_then(Value::as_bool))
+                == Some(true);
+            if confirmed {
+                Ok(finish(region))
+            } else {
+                Ok(Outcome::Complete(CallToolResult::error(format!(
+                    "Provisioning '{name}' was not confirmed."
+                ))))
+            }
+        }
+    }
+}
+
+/// `greeting`: a prompt that asks `who` (state `greet-v1`), then greets.
+async fn greeting(params: GetPromptRequestParams) -> Result<Outcome<GetPromptResult>, ErrorObject> {
+    let who = params
+        .input_responses
+        .as_ref()
+        .and_then(|r| r.get("who"))
+        .and_then(|r| r.as_elicit().ok())
+        .and_then(|a| a.content)
+        .and_then(|c| c.get("who").and_then(Value::as_str).map(str::to_owned));
+    match (params.request_state.as_deref(), who) {
+        (Some("greet-v1"), Some(who)) => Ok(Outcome::Complete(GetPromptResult {
+            messages: vec![PromptMessage::new(
+                Role::USER,
+                ContentBlock::text(format!("Say hello to {who}.")),
+            )],
+            ..GetPromptResult::default()
+        })),
+        _ => Ok(Outcome::InputRequired(ask(
+            "who",
+            "Whom should I greet?",
+            "who",
+            "string",
+            "greet-v1".to_owned(),
+        ))),
+    }
+}
+
+/// A provision server sealing with `key`; `completions` counts its final rounds.
+pub fn provision_server(key: &str, completions: &Completions) -> Server {
+    let tool = Tool::new(
+        "provision",
+        object(json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "warmup": {"type": "boolean"},
+                "confirm": {"type": "boolean"},
+                "settle": {"type": "boolean"},
+            },
+            "required": ["name"],
+        })),
+    );
+    let completions = completions.clone();
+    Server::builder(SERVER, "1.0.0")
+        .tool(
+            tool,
+            move |_ctx: RequestContext, params: CallToolRequestParams| {
+                provision(completions.clone(), params)
+            },
+        )
+        .prompt(
+            Prompt {
+                name: "greeting".into(),
+                ..Prompt::default()
+            },
+            |_ctx: RequestContext, params: GetPromptRequestParams| greeting(params),
+        )
+        .seal_request_state(RequestStateSecurity::with_keys([key]).unwrap())
+        .build()
+        .unwrap()
+}
+
+/// One instance of the provision server on 127.0.0.1, serving until the runtime ends or
+/// `stop` fires. Returns its URL.
+pub async fn serve(
+    key: &str,
+    completions: &Completions,
+    stop: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> String {
+    let server = provision_server(key, completions);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let stop = async move {
+            match stop {
+                Some(stop) => {
+                    let _ = stop.await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        server
+            .serve_http_on(listener, HttpConfig::default(), stop)
+            .await
+    });
+    url
+}
+
+/// `tools/call provision` params.
+pub fn provision_params(arguments: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new("provision", Some(object(arguments)))
+}
+
+/// An accepted form answer `{property: value}`.
+pub fn accept(property: &str, value: Value) -> InputResponse {
+    let mut content = Map::new();
+    content.insert(property.to_owned(), value);
+    InputResponse::elicit(&ElicitResult::accept(content))
+}
+
+/// Answers under one key.
+pub fn answers(key: &str, property: &str, value: Value) -> InputResponses {
+    let mut answers = InputResponses::new();
+    answers.insert(key.to_owned(), accept(property, value));
+    answers
+}
+
+/// The text of a done `tools/call` flow.
+pub fn result_text(record: &FlowRecord) -> String {
+    let result: CallToolResult = record.result_as().unwrap().expect("a done flow");
+    result.first_text().unwrap_or_default().to_owned()
+}
+
+/// Which store a child process opens.
+#[derive(Debug, Clone)]
+pub enum StoreSpec {
+    /// An SQLite file.
+    Sqlite(PathBuf),
+    /// A Redis URL and key prefix.
+    Redis(String, String),
+}
+
+impl StoreSpec {
+    pub fn encode(&self) -> String {
+        match self {
+            Self::Sqlite(path) => format!("sqlite {}", path.display()),
+            Self::Redis(url, prefix) => format!("redis {url} {prefix}"),
+        }
+    }
+
+    pub fn decode(text: &str) -> Self {
+        let parts: Vec<&str> = text.splitn(3, ' ').collect();
+        match parts.as_slice() {
+            ["sqlite", path] => Self::Sqlite(PathBuf::from(path)),
+            ["redis", url, prefix] => Self::Redis((*url).to_owned(), (*prefix).to_owned()),
+            _ => panic!("bad store spec {text}"),
+        }
+    }
+
+    /// A new connection to the store, as another process would open.
+    pub async fn open(&self) -> Arc<dyn FlowStore> {
+        match self {
+            Self::Sqlite(path) => Arc::new(SqliteFlowStore::open(path).unwrap()),
+            Self::Redis(url, prefix) => {
+                Arc::new(RedisFlowStore::connect(url, prefix.clone()).await.unwrap())
+            }
+        }
+    }
+}
+
+/// What a child worker did (written as JSON to its report file).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ChildReport {
+    pub worker: String,
+    /// Flows it claimed and resumed, with the status they ended in.
+    pub resumed: BTreeMap<String, FlowStatus>,
+    /// Flows it tried to claim.
+    pub attempted: usize,
+    pub elapsed_ms: u64,
+}
+
+/// Runs this test binary's `flows_child` entry point as a worker process:
+/// `mode` = `resume_ready` (one pass of `FlowRunner::resume_ready`) or `claim_each` (list the
+/// answered flows, then `FlowRunner::resume` each, counting the claims won). `url` = the
+/// server to resume against; `None` makes the child start its own instance (same key).
+pub fn spawn_child(
+    mode: &str,
+    store: &StoreSpec,
+    url: Option<&str>,
+    worker: &str,
+    report: &Path,
+) -> tokio::process::Child {
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "flows_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("MCP_FLOWS_CHILD_MODE", mode)
+        .env("MCP_FLOWS_CHILD_STORE", store.encode())
+        .env("MCP_FLOWS_CHILD_WORKER", worker)
+        .env("MCP_FLOWS_CHILD_REPORT", report)
+        .stdout(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(url) = url {
+        command.env("MCP_FLOWS_CHILD_URL", url);
+    }
+    command.spawn().expect("the child worker did not start")
+}
+
+/// Waits for a child worker (bounded) and reads its report.
+pub async fn child_report(mut child: tokio::process::Child, report: &Path) -> ChildReport {
+    let status = tokio::time::timeout(Duration::from_secs(25), child.wait())
+        .await
+        .expect("the child worker did not finish within 25 s")
+        .unwrap();
+    assert!(status.success(), "the child worker failed: {status}");
+    serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap()
+}
+
+/// The child worker's body (called by each test binary's ignored `flows_child` test).
+pub async fn child_main() {
+    let mode = std::env::var("MCP_FLOWS_CHILD_MODE").expect("run by the flows tests");
+    let store = StoreSpec::decode(&std::env::var("MCP_FLOWS_CHILD_STORE").unwrap());
+    let worker = std::env::var("MCP_FLOWS_CHILD_WORKER").unwrap();
+    let report = std::env::var("MCP_FLOWS_CHILD_REPORT").unwrap();
+    let url = match std::env::var("MCP_FLOWS_CHILD_URL") {
+        Ok(url) => url,
+        // Its own instance: another process, another server, the same key.
+        Err(_) => serve(KEY, &Completions::default(), None).await,
+    };
+    let client = flow_client(&url).await;
+    let runner = FlowRunner::with_store(store.open().await).worker_id(worker.clone());
+    let started = Instant::now();
+    let (resumed, attempted) = match mode.as_str() {
+        "resume_ready" => {
+            let resumed = runner.resume_ready(&client, SERVER).await.unwrap();
+            let attempted = resumed.len();
+            (resumed, attempted)
+        }
+        "claim_each" => {
+            let answered = runner
+                .list(
+                    &FlowFilter::new()
+                        .statuses([FlowStatus::Answered])
+                        .server(SERVER),
+                )
+                .await
+                .unwrap();
+            let mut resumed = Vec::new();
+            for flow in &answered {
+                if let Some(record) = runner.resume(&client, &flow.id).await.unwrap() {
+                    resumed.push(record);
+                }
+            }
+            (resumed, answered.len())
+        }
+        other => panic!("unknown child mode {other}"),
+    };
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap();
+    let report_body = ChildReport {
+        worker,
+        resumed: resumed.iter().map(|r| (r.id.clone(), r.status)).collect(),
+        attempted,
+        elapsed_ms,
+    };
+    std::fs::write(report, serde_json::to_vec(&report_body).unwrap()).unwrap();
+    client.close().await.unwrap();
+}
+
+/// A private redis-server on a free 127.0.0.1 port (no persistence, data in a temporary
+/// directory), killed when dropped. `scripts/redis.sh install` provides the binary; the test
+/// fails, never skips, when Redis cannot run.
+pub struct Redis {
+    pub url: String,
+    _child: tokio::process::Child,
+    _dir: TempDir,
+}
+
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "mcp-flows-{tag}-{}-{}",
+            std::process::id(),
+            mcp_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+fn mcp_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Redis {
+    pub async fn start() -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/redis.sh");
+        let install = tokio::process::Command::new(&script)
+            .arg("install")
+            .stderr(Stdio::inherit())
+            .output()
+            .await
+            .expect("scripts/redis.sh could not run");
+        assert!(
+            install.status.success(),
+            "redis-server is not available and could not be installed (scripts/redis.sh install)"
+        );
+        let binary = String::from_utf8(install.stdout).unwrap().trim().to_owned();
+        let port = StdListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = TempDir::new("redis");
+        let child = tokio::process::Command::new(binary)
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no", "--dir"])
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server did not start");
+        // Poll the port until it answers (bounded).
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "redis-server never listened on 127.0.0.1:{port}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Self {
+            url: format!("redis://127.0.0.1:{port}/0"),
+            _child: child,
+            _dir: dir,
+        }
+    }
+}
+
+/// A flow record awaiting the user, built by hand (for the contract).
+pub fn record(server: &str, owner: Option<&str>, key: &str) -> FlowRecord {
+    let pending = PendingRequest {
+        params: provision_params(json!({"name": key})),
+        input_required: ask(key, "?", "value", "string", format!("opaque-state-{key}")),
+    };
+    FlowRecord::new(
+        server,
+        FlowMethod::CallTool,
+        owner.map(str::to_owned),
+        &pending,
+    )
+    .unwrap()
+}
+
+/// The contract every `FlowStore` keeps; `a` and `b` are two handles on the same storage (two
+/// connections, as two processes would have).
+pub async fn store_contract(a: Arc<dyn FlowStore>, b: Arc<dyn FlowStore>) {
+    // Insert, load through the other handle, no duplicates.
+    let flow = record("s1", Some("alice"), "q");
+    a.save(&flow).await.unwrap();
+    assert_eq!(b.load(&flow.id).await.unwrap().as_ref(), Some(&flow));
+    assert!(matches!(b.insert(&flow).await, Err(FlowError::Exists(id)) if id == flow.id));
+    assert_eq!(a.load("flow_missing").await.unwrap(), None);
+
+    // Not claimable before the user answered; answers must match the questions.
+    assert_eq!(b.claim(&flow.id, "w1", 1, 1000).await.unwrap(), None);
+    let wrong = a
+        .record_answers(&flow.id, answers("nope", "value", json!("x")), 10)
+        .await;
+    assert!(
+        matches!(wrong, Err(FlowError::InvalidAnswers { .. })),
+        "{wrong:?}"
+    );
+    let answered = a
+        .record_answers(&flow.id, answers("q", "value", json!("x")), 10)
+        .await
+        .unwrap();
+    assert_eq!(answered.status, FlowStatus::Answered);
+    assert_eq!(answered.version, flow.version + 1);
+    let twice = b
+        .record_answers(&flow.id, answers("q", "value", json!("y")), 11)
+        .await;
+    assert!(
+        matches!(
+            twice,
+            Err(FlowError::WrongStatus {
+                status: FlowStatus::Answered,
+                ..
+            })
+        ),
+        "{twice:?}"
+    );
+
+    // One claim wins; the other handle sees it taken until the lease runs out.
+    let now = answered.updated_at_ms + 1;
+    let claimed = a
+        .claim(&flow.id, "w1", now, 1000)
+        .await
+        .unwrap()
+        .expect("claimable");
+    assert_eq!(claimed.status, FlowStatus::Resuming);
+    assert_eq!(claimed.worker.as_deref(), Some("w1"));
+    assert_eq!(claimed.attempts, 1);
+    assert_eq!(claimed.lease_until_ms, Some(now + 1000));
+    assert_eq!(
+        b.claim(&flow.id, "w2", now + 999, 1000).await.unwrap(),
+        None
+    );
+    // The lease ran out: w2 takes over, and w1's late outcome is refused.
+    let taken = b
+        .claim(&flow.id, "w2", now + 1000, 1000)
+        .await
+        .unwrap()
+        .expect("an expired lease is claimable");
+    assert_eq!(taken.worker.as_deref(), Some("w2"));
+    assert_eq!(taken.attempts, 2);
+    let late = a
+        .finish(&claimed, Ok(json!({"late": true})), now + 1001)
+        .await;
+    assert!(matches!(late, Err(FlowError::ClaimLost(_))), "{late:?}");
+
+    // The server asks again: a new round awaits the user.
+    let round2 = ask("q2", "again?", "value", "string", "state-2".into());
+    let advanced = b.advance(&taken, round2.clone(), now + 1002).await.unwrap();
+    assert_eq!(advanced.status, FlowStatus::AwaitingUser);
+    assert_eq!(advanced.round, 2);
+    assert_eq!(advanced.attempts, 0);
+    assert_eq!(advanced.answers, None);
+    assert_eq!(advanced.input_required, round2);
+    assert_eq!(a.load(&flow.id).await.unwrap().as_ref(), Some(&advanced));
+
+    // Answer, claim, a retryable failure releases it, then it finishes.
+    a.record_answers(&flow.id, answers("q2", "value", json!("z")), now + 1003)
+        .await
+        .unwrap();
+    let claimed = a
+        .claim(&flow.id, "w1", now + 1004, 1000)
+        .await
+        .unwrap()
+        .unwrap();
+    let failure = FlowFailure {
+        code: None,
+        message: "connection refused".into(),
+    };
+    let released = a
+        .release(&claimed, failure.clone(), now + 1005)
+        .await
+        .unwrap();
+    assert_eq!(released.status, FlowStatus::Answered);
+    assert_eq!(released.error.as_ref(), Some(&failure));
+    let claimed = b
+        .claim(&flow.id, "w2", now + 1006, 1000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(claimed.attempts, 2);
+    let done = b
+        .finish(&claimed, Ok(json!({"ok": 1})), now + 1007)
+        .await
+        .unwrap();
+    assert_eq!(done.status, FlowStatus::Done);
+    assert_eq!(done.result, Some(json!({"ok": 1})));
+    assert_eq!(done.error, None);
+    assert_eq!(a.claim(&flow.id, "w3", u64::MAX, 1).await.unwrap(), None);
+
+    // Listing: by status, server, owner, age; oldest first; limited.
+    let mut others = Vec::new();
+    for (i, (server, owner)) in [("s1", Some("bob")), ("s2", Some("alice")), ("s1", None)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut other = record(server, owner, &format!("k{i}"));
+        other.created_at_ms = 100 + i as u64;
+        other.updated_at_ms = 100 + i as u64;
+        a.save(&other).await.unwrap();
+        others.push(other);
+    }
+    let ids = |records: Vec<FlowRecord>| records.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let awaiting = FlowFilter::new().statuses([FlowStatus::AwaitingUser]);
+    assert_eq!(
+        ids(b.list(&awaiting).await.unwrap()),
+        ids(others.clone()),
+        "oldest first"
+    );
+    assert_eq!(
+        ids(b.list(&awaiting.clone().server("s1")).await.unwrap()),
+        vec![others[0].id.clone(), others[2].id.clone()]
+    );
+    assert_eq!(
+        ids(b.list(&FlowFilter::new().owner("alice")).await.unwrap()),
+        vec![others[1].id.clone(), flow.id.clone()]
+    );
+    assert_eq!(
+        ids(b
+            .list(&FlowFilter::new().updated_before_ms(102))
+            .await
+            .unwrap()),
+        vec![others[0].id.clone(), others[1].id.clone()]
+    );
+    assert_eq!(
+        ids(b.list(&awaiting.clone().limit(1)).await.unwrap()),
+        vec![others[0].id.clone()]
+    );
+    assert_eq!(
+        ids(b
+            .list(&FlowFilter::new().statuses([FlowStatus::Done]))
+            .await
+            .unwrap()),
+        vec![flow.id.clone()]
+    );
+
+    // Remove only the version read; expire by status and age.
+    assert!(!a.remove(&others[0].id, Some(99)).await.unwrap());
+    assert!(a.remove(&others[0].id, Some(1)).await.unwrap());
+    assert!(!a.remove(&others[0].id, None).await.unwrap());
+    assert_eq!(
+        b.expire(&[FlowStatus::AwaitingUser], 102).await.unwrap(),
+        1,
+        "only k1 is older than 102"
+    );
+    assert_eq!(
+        b.expire(&[FlowStatus::Done, FlowStatus::Failed], u64::MAX)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        ids(a.list(&FlowFilter::new()).await.unwrap()),
+        vec![others[2].id.clone()]
+    );
+}
+
+/// Many claims of the same answered flow at the same instant, through `stores` (one handle
+/// each): exactly one wins, for each of `flows` flows. Returns the number of claims tried.
+pub async fn claim_race(stores: Vec<Arc<dyn FlowStore>>, flows: usize) -> usize {
+    let mut tried = 0;
+    for i in 0..flows {
+        let flow = record("race", None, &format!("r{i}"));
+        stores[0].save(&flow).await.unwrap();
+        stores[0]
+            .record_answers(&flow.id, answers(&format!("r{i}"), "value", json!(i)), 1)
+            .await
+            .unwrap();
+        let barrier = Arc::new(tokio::sync::Barrier::new(stores.len()));
+        let mut claims = Vec::new();
+        for (w, store) in stores.iter().enumerate() {
+            let (store, barrier, id) = (Arc::clone(store), Arc::clone(&barrier), flow.id.clone());
+            claims.push(tokio::spawn(async move {
+                barrier.wait().await;
+                store.claim(&id, &format!("w{w}"), 2, 60_000).await.unwrap()
+            }));
+        }
+        let mut winners = Vec::new();
+        for claim in claims {
+            if let Some(won) = claim.await.unwrap() {
+                winners.push(won.worker.unwrap());
+            }
+        }
+        tried += stores.len();
+        assert_eq!(winners.len(), 1, "flow {i}: winners {winners:?}");
+        let stored = stores[0].load(&flow.id).await.unwrap().unwrap();
+        assert_eq!(stored.worker.as_ref(), Some(&winners[0]));
+        assert_eq!(stored.attempts, 1);
+    }
+    tried
+}
+
+/// The in-memory store keeps the contract too (used by both test binaries).
+pub async fn memory_contract() {
+    let store: Arc<dyn FlowStore> = Arc::new(MemoryFlowStore::new());
+    store_contract(Arc::clone(&store), store).await;
+}
+
+/// A flow started and answered in this process is resumed by a child process that runs its
+/// own server instance (same key) against the same store; the result lands in the store.
+pub async fn resume_in_another_process(spec: &StoreSpec, scratch: &Path) {
+    let completions = Completions::default();
+    let url = serve(KEY, &completions, None).await;
+    let client = flow_client(&url).await;
+    let runner = FlowRunner::with_store(spec.open().await).worker_id("starter");
+
+    let start = runner
+        .start(
+            &client,
+            SERVER,
+            Some("alice"),
+            provision_params(json!({"name": "orders"})),
+        )
+        .await
+        .unwrap();
+    let mcp::client::flows::FlowStart::Pending(flow) = start else {
+        panic!("provision should ask for the region");
+    };
+    assert_eq!(flow.status, FlowStatus::AwaitingUser);
+    assert_eq!(flow.method, FlowMethod::CallTool);
+    assert_eq!(
+        (flow.server.as_str(), flow.owner.as_deref()),
+        (SERVER, Some("alice"))
+    );
+    assert_eq!(flow.round, 1);
+    assert!(flow.questions().unwrap().contains_key("region"));
+    let state = flow.input_required.request_state.clone().unwrap();
+    assert!(
+        state.starts_with("v1."),
+        "sealed state expected, got {state}"
+    );
+    assert_eq!(flow.params["name"], "provision");
+    assert!(flow.params.get("inputResponses").is_none());
+
+    // Nothing to resume before the user answers.
+    assert!(
+        runner
+            .resume_ready(&client, SERVER)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let answered = runner
+        .answer(&flow.id, answers("region", "region", json!("ap-south-1")))
+        .await
+        .unwrap();
+    assert_eq!(answered.status, FlowStatus::Answered);
+    let again = runner
+        .answer(&flow.id, answers("region", "region", json!("eu-west-1")))
+        .await;
+    assert!(
+        matches!(again, Err(FlowError::WrongStatus { .. })),
+        "{again:?}"
+    );
+
+    // Another process, another server instance, the same store.
+    let report = scratch.join("child-1.json");
+    let child = spawn_child("resume_ready", spec, None, "worker-b", &report);
+    let report = child_report(child, &report).await;
+    assert_eq!(
+        report.resumed,
+        BTreeMap::from([(flow.id.clone(), FlowStatus::Done)])
+    );
+    let done = runner.get(&flow.id).await.unwrap().unwrap();
+    assert_eq!(done.status, FlowStatus::Done);
+    assert_eq!(done.worker.as_deref(), Some("worker-b"));
+    assert_eq!(done.attempts, 1);
+    assert_eq!(result_text(&done), "Provisioned 'orders' in ap-south-1.");
+    assert_eq!(
+        completions.total(),
+        0,
+        "the retry went to the child's own server instance"
+    );
+
+    // A second worker pass finds nothing left.
+    let report = scratch.join("child-2.json");
+    let child = spawn_child("resume_ready", spec, Some(&url), "worker-c", &report);
+    assert!(child_report(child, &report).await.resumed.is_empty());
+    client.close().await.unwrap();
+}
+
+/// Figures of a race between worker processes.
+#[derive(Debug)]
+pub struct RaceFigures {
+    pub flows: usize,
+    pub workers: Vec<ChildReport>,
+    pub wall_ms: u64,
+}
+
+/// `flows` flows started and answered here; `workers` child processes each list the answered
+/// flows and try to resume every one, all at once, against this process's server. Each flow is
+/// resumed by exactly one worker, and the server runs each final round exactly once.
+pub async fn race_processes(
+    spec: &StoreSpec,
+    scratch: &Path,
+    flows: usize,
+    workers: usize,
+) -> RaceFigures {
+    let completions = Completions::default();
+    let url = serve(KEY, &completions, None).await;
+    let client = flow_client(&url).await;
+    let runner = FlowRunner::with_store(spec.open().await).worker_id("starter");
+    let mut ids = Vec::new();
+    for i in 0..flows {
+        let start = runner
+            .start(
+                &client,
+                SERVER,
+                None,
+                provision_params(json!({"name": format!("db-{i}")})),
+            )
+            .await
+            .unwrap();
+        let mcp::client::flows::FlowStart::Pending(flow) = start else {
+            panic!("provision should ask");
+        };
+        runner
+            .answer(
+                &flow.id,
+                answers("region", "region", json!(format!("r-{i}"))),
+            )
+            .await
+            .unwrap();
+        ids.push((flow.id, i));
+    }
+
+    let started = Instant::now();
+    let children: Vec<_> = (0..workers)
+        .map(|w| {
+            let report = scratch.join(format!("race-{w}.json"));
+            let child = spawn_child(
+                "claim_each",
+                spec,
+                Some(&url),
+                &format!("racer-{w}"),
+                &report,
+            );
+            (child, report)
+        })
+        .collect();
+    let mut reports = Vec::new();
+    for (child, report) in children {
+        reports.push(child_report(child, &report).await);
+    }
+    let wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap();
+
+    // Every flow resumed by exactly one worker, and done.
+    let mut owner_of = HashMap::new();
+    for report in &reports {
+        for (id, status) in &report.resumed {
+            assert_eq!(*status, FlowStatus::Done);
+            let previous = owner_of.insert(id.clone(), report.worker.clone());
+            assert!(previous.is_none(), "flow {id} resumed twice");
+        }
+    }
+    assert_eq!(owner_of.len(), flows, "every flow resumed");
+    for (id, i) in &ids {
+        let flow = runner.get(id).await.unwrap().unwrap();
+        assert_eq!(flow.status, FlowStatus::Done);
+        assert_eq!(flow.attempts, 1, "claimed once");
+        assert_eq!(flow.worker.as_ref(), owner_of.get(id));
+        assert_eq!(
+            result_text(&flow),
+            format!("Provisioned 'db-{i}' in r-{i}.")
+        );
+        assert_eq!(
+            completions.get(&format!("db-{i}")),
+            1,
+            "db-{i} provisioned once"
+        );
+    }
+    assert_eq!(completions.total() as usize, flows);
+    client.close().await.unwrap();
+    RaceFigures {
+        flows,
+        workers: reports,
+        wall_ms,
+    }
+}
+
+/// Prints race figures (for RELIABILITY.md).
+#[allow(clippy::print_stderr, reason = "the figures RELIABILITY.md records")]
+pub fn print_race(store: &str, figures: &RaceFigures) {
+    let workers: Vec<String> = figures
+        .workers
+        .iter()
+        .map(|w| {
+            format!(
+                "{}: tried {} won {} lost {} in {} ms",
+                w.worker,
+                w.attempted,
+                w.resumed.len(),
+                w.attempted - w.resumed.len(),
+                w.elapsed_ms
+            )
+        })
+        .collect();
+    eprintln!(
+        "FIGURES {store} process race: {} flows, {} workers, wall {} ms; {}",
+        figures.flows,
+        figures.workers.len(),
+        figures.wall_ms,
+        workers.join("; ")
+    );
+}
+
+/// A client that starts and resumes flows: it declares elicitation, answered by the user
+/// through `FlowRunner::answer`.
+pub async fn flow_client(url: &str) -> Client {
+    Client::builder()
+        .defer_elicitation()
+        .connect_http(url)
+        .await
+        .unwrap()
+}
