@@ -76,6 +76,20 @@ async fn worker_processes_racing_over_the_same_answered_flows_resume_each_exactl
     let redis = Redis::start().await;
     let dir = TempDir::new("redis-process-race");
     let spec = StoreSpec::Redis(redis.url.clone(), "{mcp-flows}".into());
-    let figures = race_processes(&spec, dir.path(), 40, 3).await;
+    let figures = race_processes(
+        &spec,
+        dir.path(),
+        env_number("MCP_FLOWS_RACE_FLOWS", 40),
+        env_number("MCP_FLOWS_RACE_WORKERS", 3),
+    )
+    .await;
     print_race("redis", &figures);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_that_dies_after_its_claim_is_taken_over_once_the_lease_runs_out() {
+    let redis = Redis::start().await;
+    let dir = TempDir::new("redis-takeover");
+    let spec = StoreSpec::Redis(redis.url.clone(), "takeover".into());
+    take_over_after_a_dead_worker(&spec, dir.path()).await;
 }

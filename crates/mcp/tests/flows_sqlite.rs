@@ -77,7 +77,13 @@ async fn a_flow_started_here_is_resumed_by_another_process_with_its_own_server()
 async fn worker_processes_racing_over_the_same_answered_flows_resume_each_exactly_once() {
     let dir = TempDir::new("sqlite-process-race");
     let spec = StoreSpec::Sqlite(dir.path().join("flows.db"));
-    let figures = race_processes(&spec, dir.path(), 40, 3).await;
+    let figures = race_processes(
+        &spec,
+        dir.path(),
+        env_number("MCP_FLOWS_RACE_FLOWS", 40),
+        env_number("MCP_FLOWS_RACE_WORKERS", 3),
+    )
+    .await;
     print_race("sqlite", &figures);
 }
 
@@ -327,4 +333,11 @@ async fn a_refused_state_fails_the_flow_and_an_unreachable_server_leaves_it_answ
     for c in [client, stranger, unreachable] {
         c.close().await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_that_dies_after_its_claim_is_taken_over_once_the_lease_runs_out() {
+    let dir = TempDir::new("sqlite-takeover");
+    let spec = StoreSpec::Sqlite(dir.path().join("flows.db"));
+    take_over_after_a_dead_worker(&spec, dir.path()).await;
 }

@@ -346,6 +346,18 @@ pub fn spawn_child(
     worker: &str,
     report: &Path,
 ) -> tokio::process::Child {
+    spawn_child_with(mode, store, url, worker, report, &[])
+}
+
+/// [`spawn_child`] with extra environment variables.
+pub fn spawn_child_with(
+    mode: &str,
+    store: &StoreSpec,
+    url: Option<&str>,
+    worker: &str,
+    report: &Path,
+    env: &[(&str, &str)],
+) -> tokio::process::Child {
     let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
     command
         .args([
@@ -364,14 +376,30 @@ pub fn spawn_child(
     if let Some(url) = url {
         command.env("MCP_FLOWS_CHILD_URL", url);
     }
+    command.envs(env.iter().copied());
     command.spawn().expect("the child worker did not start")
 }
 
-/// Waits for a child worker (bounded) and reads its report.
+/// Milliseconds since the Unix epoch.
+pub fn wall_ms() -> u64 {
+    u64::try_from(mcp_nanos() / 1_000_000).unwrap()
+}
+
+/// A number from the environment, or `default`.
+pub fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Waits for a child worker (bounded: 25 s, or `MCP_FLOWS_CHILD_TIMEOUT_S` for big runs) and
+/// reads its report.
 pub async fn child_report(mut child: tokio::process::Child, report: &Path) -> ChildReport {
-    let status = tokio::time::timeout(Duration::from_secs(25), child.wait())
+    let bound = Duration::from_secs(env_number("MCP_FLOWS_CHILD_TIMEOUT_S", 25) as u64);
+    let status = tokio::time::timeout(bound, child.wait())
         .await
-        .expect("the child worker did not finish within 25 s")
+        .unwrap_or_else(|_| panic!("the child worker did not finish within {bound:?}"))
         .unwrap();
     assert!(status.success(), "the child worker failed: {status}");
     serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap()
@@ -413,6 +441,31 @@ pub async fn child_main() {
                 }
             }
             (resumed, answered.len())
+        }
+        "claim_and_exit" => {
+            // A worker that dies right after its claims: it holds them until the lease runs
+            // out, and never resumes anything.
+            let lease_ms: u64 = std::env::var("MCP_FLOWS_CHILD_LEASE_MS")
+                .unwrap()
+                .parse()
+                .unwrap();
+            let answered = runner
+                .list(&FlowFilter::new().statuses([FlowStatus::Answered]))
+                .await
+                .unwrap();
+            let mut claimed = Vec::new();
+            for flow in &answered {
+                let now = wall_ms();
+                if let Some(record) = runner
+                    .store()
+                    .claim(&flow.id, &worker, now, lease_ms)
+                    .await
+                    .unwrap()
+                {
+                    claimed.push(record);
+                }
+            }
+            (claimed, answered.len())
         }
         other => panic!("unknown child mode {other}"),
     };
@@ -965,4 +1018,77 @@ pub async fn flow_client(url: &str) -> Client {
         .connect_http(url)
         .await
         .unwrap()
+}
+
+/// A worker process claims an answered flow and dies without resuming it: nobody can take
+/// the flow while the dead worker's lease lasts; once it runs out, another worker resumes it
+/// (the second attempt) and the server runs the final round once.
+pub async fn take_over_after_a_dead_worker(spec: &StoreSpec, scratch: &Path) {
+    let completions = Completions::default();
+    let url = serve(KEY, &completions, None).await;
+    let client = flow_client(&url).await;
+    let runner = FlowRunner::with_store(spec.open().await).worker_id("survivor");
+    let mcp::client::flows::FlowStart::Pending(flow) = runner
+        .start(
+            &client,
+            SERVER,
+            None,
+            provision_params(json!({"name": "orphan"})),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("provision should ask");
+    };
+    runner
+        .answer(&flow.id, answers("region", "region", json!("sa-east-1")))
+        .await
+        .unwrap();
+
+    let report = scratch.join("dead.json");
+    let child = spawn_child_with(
+        "claim_and_exit",
+        spec,
+        Some(&url),
+        "dead-worker",
+        &report,
+        &[("MCP_FLOWS_CHILD_LEASE_MS", "400")],
+    );
+    let report = child_report(child, &report).await;
+    assert_eq!(
+        report.resumed,
+        BTreeMap::from([(flow.id.clone(), FlowStatus::Resuming)])
+    );
+
+    // Held by the dead worker's lease.
+    assert!(
+        runner
+            .resume_ready(&client, SERVER)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let held = runner.get(&flow.id).await.unwrap().unwrap();
+    assert_eq!(held.status, FlowStatus::Resuming);
+    assert_eq!(held.worker.as_deref(), Some("dead-worker"));
+    let until = held.lease_until_ms.unwrap();
+
+    // Poll (bounded) until the lease has run out, then take over.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while wall_ms() < until {
+        assert!(Instant::now() < deadline, "the lease never ran out");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let resumed = runner.resume_ready(&client, SERVER).await.unwrap();
+    assert_eq!(resumed.len(), 1);
+    let done = &resumed[0];
+    assert_eq!(done.status, FlowStatus::Done);
+    assert_eq!(done.worker.as_deref(), Some("survivor"));
+    assert_eq!(
+        done.attempts, 2,
+        "the dead worker's claim counts as an attempt"
+    );
+    assert_eq!(result_text(done), "Provisioned 'orphan' in sa-east-1.");
+    assert_eq!(completions.get("orphan"), 1);
+    client.close().await.unwrap();
 }
