@@ -223,8 +223,8 @@ async fn every_hostile_case_over_http() {
     );
     // Bounded, and flat: the largest messages here are ~3 MiB (a 1 MiB id, 10 000 input
     // responses decoded into maps), the peak is what a few of them decoded at once cost on the
-    // runtime's worker threads (measured +35 MiB over idle in a debug build), and a second pass over
-    // every case adds nothing (what the first left is the allocator's to reuse).
+    // runtime's worker threads (measured +35 MiB over idle in a debug build), and a second
+    // pass over every case adds nothing (what the first left is the allocator's to reuse).
     assert!(
         after.hwm_kib < before.hwm_kib + 48 * MIB,
         "VmHWM grew from {:.1} to {:.1} MiB",
