@@ -61,6 +61,10 @@
 //!
 //! # Example
 //!
+//! `cargo run -p mcp --example flows_sqlite` runs the whole story, with the worker in another
+//! process; its commands (`start`, `answer`, `work`, `list`) drive each step by hand against any
+//! server, e.g. `mcp serve demo --http 8765`.
+//!
 //! ```no_run
 //! use mcp::client::Client;
 //! use mcp::client::flows::{DeferToFlows as _, FlowRunner, FlowStart, SqliteFlowStore};
