@@ -278,6 +278,45 @@ async fn our_client_without_elicitation_gets_32021() {
     client.close().await.unwrap();
 }
 
+/// Arguments that do not fit: the model can correct a tool call (`isError`), a prompt request
+/// is the client's mistake (`-32602`, as the spec's prompt errors say).
+#[tokio::test]
+async fn arguments_that_do_not_fit_are_is_error_for_tools_and_32602_for_prompts() {
+    let pipe = mcp::transport::memory::pipe();
+    let server = bookshop::bookshop();
+    tokio::spawn(async move {
+        server
+            .serve_io(pipe.server.reader, pipe.server.writer)
+            .await
+    });
+    let client = builder(&Seen::default(), true)
+        .connect_io(pipe.client.reader, pipe.client.writer)
+        .await
+        .unwrap();
+    let result = client.call_tool("echo", json!({"text": 42})).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let text = result.first_text().unwrap();
+    assert!(
+        text.starts_with("Error executing tool echo: invalid arguments"),
+        "{text}"
+    );
+
+    let error = client
+        .get_prompt("briefing", Some(std::collections::BTreeMap::new()))
+        .await
+        .unwrap_err();
+    let error = error.rpc_error().expect("the server's error");
+    assert_eq!(error.code.0, -32602, "{error:?}");
+    assert!(error.message.contains("topic"), "{}", error.message);
+    // The server keeps serving.
+    let result = client
+        .call_tool("echo", json!({"text": "still here"}))
+        .await
+        .unwrap();
+    assert_eq!(result.first_text(), Some("still here"));
+    client.close().await.unwrap();
+}
+
 // ---------------------------------------------------------------------------------------------
 // The Python SDK 2.3.0 client.
 

@@ -624,10 +624,10 @@ fn property_names(schema: &Extra) -> BTreeSet<String> {
 /// Decodes typed arguments; a mismatch is the caller's mistake, reported as a failed call.
 ///
 /// # Errors
-/// The decoding error, as [`Interrupt::Failed`].
+/// The decoding error, as [`Interrupt::InvalidArguments`].
 pub fn decode_arguments<A: DeserializeOwned>(arguments: &Extra) -> Result<A, Interrupt> {
     A::deserialize(Value::Object(arguments.clone()))
-        .map_err(|e| Interrupt::Failed(format!("invalid arguments: {e}")))
+        .map_err(|e| Interrupt::InvalidArguments(format!("invalid arguments: {e}")))
 }
 
 /// A tool round's outcome on the wire: failures become `isError` results (the model reads
@@ -639,7 +639,7 @@ fn finish_tool(
     match outcome {
         Ok(outcome) => Ok(outcome),
         Err(Interrupt::Protocol(error)) => Err(error),
-        Err(Interrupt::Failed(message)) => {
+        Err(Interrupt::Failed(message) | Interrupt::InvalidArguments(message)) => {
             tracing::info!(tool = name, %message, "tool failed");
             Ok(Outcome::Complete(CallToolResult::error(format!(
                 "Error executing tool {name}: {message}"
@@ -652,7 +652,8 @@ fn finish_tool(
     }
 }
 
-/// A prompt or resource round's outcome: failures are JSON-RPC errors (`-32603`).
+/// A prompt or resource round's outcome: failures are JSON-RPC errors (`-32603`), arguments
+/// that do not fit are `-32602`.
 fn finish<T>(
     outcome: Result<Outcome<T>, Interrupt>,
     context: impl FnOnce() -> String,
@@ -660,6 +661,10 @@ fn finish<T>(
     match outcome {
         Ok(outcome) => Ok(outcome),
         Err(Interrupt::Protocol(error)) => Err(error),
+        Err(Interrupt::InvalidArguments(message)) => Err(ErrorObject::invalid_params(format!(
+            "{}: {message}",
+            context()
+        ))),
         Err(Interrupt::Failed(message)) => {
             let context = context();
             tracing::info!(%message, "{context}");

@@ -155,6 +155,9 @@ pub enum Interrupt {
     /// The call fails with this message: an `isError` tool result, or a JSON-RPC error for
     /// prompts and resources.
     Failed(String),
+    /// The arguments do not fit the declared parameters: an `isError` tool result (the model
+    /// can correct itself), `-32602` for prompts and resources.
+    InvalidArguments(String),
     /// The request fails with this JSON-RPC error (e.g. `-32021`).
     Protocol(ErrorObject),
     /// The call fails without details (an authoring bug, described in the server log).
