@@ -230,7 +230,8 @@ async fn further_rounds_are_saved_again_and_state_only_rounds_are_retried() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_refused_state_fails_the_flow_and_an_unreachable_server_leaves_it_answered() {
+async fn a_refused_state_fails_the_flow_until_restarted_and_an_unreachable_server_leaves_it_answered()
+ {
     let completions = Completions::default();
     let url = serve(KEY, &completions, None).await;
     let client = flow_client(&url).await;
@@ -275,9 +276,10 @@ async fn a_refused_state_fails_the_flow_and_an_unreachable_server_leaves_it_answ
     }
 
     // A server with other keys cannot open the sealed state: -32602, the flow fails for good.
+    let stranger_completions = Completions::default();
     let stranger_url = serve(
         "another-key-another-key-another-key-0000",
-        &Completions::default(),
+        &stranger_completions,
         None,
     )
     .await;
@@ -286,6 +288,37 @@ async fn a_refused_state_fails_the_flow_and_an_unreachable_server_leaves_it_answ
     assert_eq!(failed.status, FlowStatus::Failed);
     assert_eq!(failed.error.as_ref().and_then(|e| e.code), Some(-32602));
     assert_eq!(runner.resume(&client, &flows[0]).await.unwrap(), None);
+    // Restarted there: the server asks again (new state, its keys), the user answers again.
+    let restarted = runner.restart(&stranger, &flows[0]).await.unwrap();
+    assert_eq!(restarted.status, FlowStatus::AwaitingUser);
+    assert_eq!((restarted.round, restarted.attempts), (1, 0));
+    assert_eq!(
+        (restarted.answers.as_ref(), restarted.error.as_ref()),
+        (None, None)
+    );
+    assert_ne!(
+        restarted.input_required.request_state,
+        failed.input_required.request_state
+    );
+    runner
+        .answer(&flows[0], answers("region", "region", json!("me-south-1")))
+        .await
+        .unwrap();
+    let done = runner.resume(&stranger, &flows[0]).await.unwrap().unwrap();
+    assert_eq!(done.status, FlowStatus::Done);
+    assert_eq!(result_text(&done), "Provisioned 'refused' in me-south-1.");
+    assert_eq!(stranger_completions.get("refused"), 1);
+    let again = runner.restart(&stranger, &flows[0]).await;
+    assert!(
+        matches!(
+            again,
+            Err(FlowError::WrongStatus {
+                status: FlowStatus::Done,
+                ..
+            })
+        ),
+        "{again:?}"
+    );
 
     // Nothing listens: the attempt fails in the transport; the flow is answered again, with
     // the failure recorded, until the attempts run out.

@@ -52,9 +52,14 @@
 //! it again. A transport failure or a timeout puts the flow back to `answered` for another
 //! attempt (at most [`FlowRunner::max_attempts`]); a JSON-RPC error from the server (for example
 //! `-32602` for a `requestState` that has expired or was sealed with keys the server no longer
-//! has) fails it. Resumption is therefore *at least once*: a worker that dies after the server
+//! has) fails it; [`FlowRunner::restart`] then asks the server — and the user — again.
+//! Resumption is therefore *at least once*: a worker that dies after the server
 //! acted but before the flow was marked done is followed by a second retry. Servers whose final
 //! round has side effects should make it idempotent (the sealed state is a natural key).
+//!
+//! The server's lifetime for sealed state bounds how long a flow may wait for the user: a
+//! server meant for durable flows seals with a lifetime longer than users take to answer, and
+//! flows left waiting longer are restarted or expired ([`FlowRunner::expire`]).
 //!
 //! Lease deadlines are wall-clock milliseconds: the hosts of one store need clocks that agree to
 //! well within the lease.
@@ -354,7 +359,7 @@ impl FlowRecord {
     }
 
     /// This record, changed by `change`, as the next version at `now_ms`.
-    fn next(&self, now_ms: u64, change: impl FnOnce(&mut Self)) -> Self {
+    pub(crate) fn next(&self, now_ms: u64, change: impl FnOnce(&mut Self)) -> Self {
         let mut next = self.clone();
         change(&mut next);
         next.version = self.version + 1;

@@ -431,6 +431,88 @@ impl FlowRunner {
         Ok(resumed)
     }
 
+    /// Starts the flow over: sends its original request again (no answers, no state) and, when
+    /// the server asks, saves the new question as round 1 awaiting the user; when it answers at
+    /// once, the flow is done. For a flow that `failed` because the server could no longer open
+    /// its state (it expired, or was sealed with keys the server no longer has: `-32602`), or
+    /// one awaiting the user whose state will have expired by the time they answer. Any earlier
+    /// answers are dropped: the user is asked again.
+    ///
+    /// # Errors
+    /// No such flow; the flow is answered, resuming or done ([`FlowError::WrongStatus`]); it
+    /// changed meanwhile ([`FlowError::ClaimLost`]); the request failed
+    /// ([`FlowError::Client`], the flow is left as it was); or the store failed.
+    pub async fn restart(&self, client: &Client, id: &str) -> Result<FlowRecord, FlowError> {
+        let current = self
+            .store
+            .load(id)
+            .await?
+            .ok_or_else(|| FlowError::NotFound(id.to_owned()))?;
+        if !matches!(
+            current.status,
+            FlowStatus::Failed | FlowStatus::AwaitingUser
+        ) {
+            return Err(FlowError::WrongStatus {
+                id: id.to_owned(),
+                status: current.status,
+                expected: FlowStatus::Failed,
+            });
+        }
+        let step = match current.method {
+            FlowMethod::CallTool => {
+                self.first_round::<CallToolRequestParams>(client, &current)
+                    .await
+            }
+            FlowMethod::GetPrompt => {
+                self.first_round::<GetPromptRequestParams>(client, &current)
+                    .await
+            }
+            FlowMethod::ReadResource => {
+                self.first_round::<ReadResourceRequestParams>(client, &current)
+                    .await
+            }
+        };
+        let step = match step {
+            Ok(step) => step,
+            Err(AttemptError::Client(error)) => return Err(FlowError::Client(error)),
+            Err(AttemptError::Codec(error)) => return Err(FlowError::Codec(error)),
+        };
+        let next = current.next(now_ms(), |r| {
+            r.answers = None;
+            r.round = 1;
+            r.attempts = 0;
+            r.worker = None;
+            r.lease_until_ms = None;
+            r.error = None;
+            match step {
+                Step::Complete(result) => {
+                    r.status = FlowStatus::Done;
+                    r.result = Some(result);
+                }
+                Step::Question(input_required) => {
+                    r.status = FlowStatus::AwaitingUser;
+                    r.input_required = input_required;
+                    r.result = None;
+                }
+            }
+        });
+        self.store.swap_claimed(&current, next).await
+    }
+
+    /// The original request, from the start.
+    async fn first_round<R: FlowRequest>(
+        &self,
+        client: &Client,
+        record: &FlowRecord,
+    ) -> Result<Step<Value>, AttemptError> {
+        let params: R = serde_json::from_value(record.params.clone())?;
+        let step = Box::pin(drive::<R>(client.session(), params, self.max_state_rounds)).await?;
+        Ok(match step {
+            Step::Complete(result) => Step::Complete(serde_json::to_value(result)?),
+            Step::Question(input_required) => Step::Question(input_required),
+        })
+    }
+
     /// Removes the flows in `statuses` that have not changed for `older_than` (e.g. finished
     /// flows after a day, or flows the user never answered once their sealed state has expired
     /// anyway). Returns how many.
