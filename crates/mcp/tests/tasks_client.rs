@@ -133,6 +133,49 @@ async fn tasks_work_over_the_in_memory_pipe_too() {
 }
 
 #[tokio::test]
+async fn a_preflight_asks_before_the_task_and_old_clients_are_served_inline() {
+    let server = HttpServer::start(fixture().0).await;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    // Task-aware: the preflight's MRTR round, then a task that knows the answer.
+    let aware = builder(&asked, TaskSettings::new())
+        .connect_http(&server.url)
+        .await
+        .unwrap();
+    let (result, statuses) = call_with_status(&aware, "greet_later").await;
+    assert_eq!(result.unwrap(), "Hello later, Lovelace!");
+    assert_eq!(statuses.last().map(String::as_str), Some("completed"));
+    // Not task-aware (2026): preflight and handler run within the request.
+    let plain = Client::builder()
+        .on_elicitation(|_context, _params: ElicitRequestParams| async {
+            let mut content = serde_json::Map::new();
+            content.insert("name".into(), Value::from("Plain"));
+            Ok(ElicitResult::accept(content))
+        })
+        .connect_http(&server.url)
+        .await
+        .unwrap();
+    let result = plain.call_tool("greet_later", Value::Null).await.unwrap();
+    assert_eq!(result.first_text(), Some("Hello later, Plain!"));
+    let result = plain.call_tool("ask_twice", Value::Null).await.unwrap();
+    assert_eq!(result.first_text(), Some("Hello, Plain Plain!"));
+    // The handshake era: the questions go over the back-channel.
+    let legacy = Client::builder()
+        .mode(mcp::client::Mode::Legacy)
+        .on_elicitation(|_context, _params: ElicitRequestParams| async {
+            let mut content = serde_json::Map::new();
+            content.insert("name".into(), Value::from("Old"));
+            Ok(ElicitResult::accept(content))
+        })
+        .connect_http(&server.url)
+        .await
+        .unwrap();
+    let result = legacy.call_tool("greet_later", Value::Null).await.unwrap();
+    assert_eq!(result.first_text(), Some("Hello later, Old!"));
+    let result = legacy.call_tool("ask_twice", Value::Null).await.unwrap();
+    assert_eq!(result.first_text(), Some("Hello, Old Old!"));
+}
+
+#[tokio::test]
 async fn outcomes_map_to_results_and_errors() {
     let server = HttpServer::start(fixture().0).await;
     let asked = Arc::new(Mutex::new(Vec::new()));

@@ -10,7 +10,8 @@ use std::time::Duration;
 use mcp::server::Server;
 use mcp::server::http::HttpConfig;
 use mcp::server::tasks::{
-    TaskContext, TaskInput, TaskStep, TaskStore, TaskSupport, TaskTool, Tasks, TasksBuilder,
+    Preflight, TaskContext, TaskInput, TaskStep, TaskStore, TaskSupport, TaskTool, Tasks,
+    TasksBuilder,
 };
 use mcp::types::*;
 use serde_json::{Value, json};
@@ -165,6 +166,20 @@ pub fn tasks(store: Arc<dyn TaskStore>, probe: &Arc<Probe>) -> TasksBuilder {
                 CallToolResult::text("finally")
             },
         ))
+        .tool(
+            TaskTool::new(
+                Tool::new("greet_later", Tool::empty_input_schema()),
+                |_ctx: TaskContext, input: TaskInput| async move {
+                    let name = input
+                        .state
+                        .as_ref()
+                        .and_then(|s| s["name"].as_str())
+                        .unwrap_or("?");
+                    CallToolResult::text(format!("Hello later, {name}!"))
+                },
+            )
+            .preflight(ask_name_first),
+        )
         .tool(TaskTool::new(
             Tool::new("staged", Tool::empty_input_schema()),
             move |ctx: TaskContext, input: TaskInput| {
@@ -172,6 +187,26 @@ pub fn tasks(store: Arc<dyn TaskStore>, probe: &Arc<Probe>) -> TasksBuilder {
                 async move { staged(probe, ctx, input).await }
             },
         ))
+}
+
+/// The preflight of `greet_later`: the name is asked (MRTR) before any task exists.
+async fn ask_name_first(
+    _ctx: mcp::server::RequestContext,
+    params: CallToolRequestParams,
+) -> Preflight {
+    let name = params
+        .input_responses
+        .as_ref()
+        .and_then(|r| r.get("who"))
+        .and_then(|r| r.as_elicit().ok())
+        .and_then(|a| a.content)
+        .and_then(|c| c.get("name").and_then(Value::as_str).map(str::to_owned));
+    match name {
+        Some(name) => Preflight::Start(Some(json!({"name": name}))),
+        None => {
+            Preflight::Ask(InputRequiredResult::new().with_request("who", ask_text("Who?", "name")))
+        }
+    }
 }
 
 /// Asks for approval, then runs stage one (checkpointed), waits at the gate, and finishes with
