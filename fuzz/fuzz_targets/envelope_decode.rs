@@ -1,5 +1,6 @@
-//! Envelope decoding and the typed second phase must never panic on any input, and whatever
-//! decodes must re-encode to something that decodes the same way.
+//! Envelope decoding and the typed second phase must never panic on any input, whatever decodes
+//! must be UTF-8 (JSON text is, also inside members nobody reads), and whatever decodes must
+//! re-encode to something that decodes the same way.
 
 #![no_main]
 
@@ -15,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(message) = MessageRef::decode_slice(data) else {
         return;
     };
+    assert!(std::str::from_utf8(data).is_ok(), "decoded invalid UTF-8");
     match message {
         MessageRef::Request(request) => {
             let method = request.method.to_string();

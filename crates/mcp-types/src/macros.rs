@@ -110,7 +110,7 @@ macro_rules! wire_struct {
                                     if $field.is_some() {
                                         return Err(<A::Error as ::serde::de::Error>::duplicate_field($wire));
                                     }
-                                    $field = wire_struct!(@de $kind map $ty);
+                                    $field = wire_struct!(@de $kind map $wire $ty);
                                 })*
                                 __Field::__Extra(key) => {
                                     let value: ::serde_json::Value = map.next_value()?;
@@ -134,8 +134,15 @@ macro_rules! wire_struct {
     (@ser opt $map:ident $wire:literal $value:expr) => {
         if let Some(value) = &$value { $map.serialize_entry($wire, value)?; }
     };
-    (@de req $map:ident $ty:ty) => { Some($map.next_value::<$ty>()?) };
-    (@de opt $map:ident $ty:ty) => { $map.next_value::<Option<$ty>>()? };
+    // A member that does not decode names itself ("clientCapabilities: elicitation: invalid
+    // type…"): nested wire structs build the path one member at a time, without the cost of a
+    // path-tracking deserializer on the happy path.
+    (@de req $map:ident $wire:literal $ty:ty) => {
+        Some($map.next_value::<$ty>().map_err(|e| $crate::macros::in_member($wire, e))?)
+    };
+    (@de opt $map:ident $wire:literal $ty:ty) => {
+        $map.next_value::<Option<$ty>>().map_err(|e| $crate::macros::in_member($wire, e))?
+    };
     (@finish req $field:ident $wire:literal $a:ident) => {
         match $field {
             Some(value) => value,
@@ -339,4 +346,19 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for CowStr<'a> {
         }
         deserializer.deserialize_str(Visitor(std::marker::PhantomData))
     }
+}
+
+/// The error of a member that did not decode, prefixed with the member's name. serde_json
+/// appends the position (" at line L column C") to an error once; it is dropped here so that
+/// the outer map adds it once, after the whole path.
+#[doc(hidden)]
+#[cold]
+#[allow(clippy::needless_pass_by_value, reason = "called from map_err")]
+pub fn in_member<E: serde::de::Error>(member: &str, error: E) -> E {
+    let text = error.to_string();
+    let message = match text.rfind(" at line ") {
+        Some(at) if text[at..].contains(" column ") => &text[..at],
+        _ => &text,
+    };
+    E::custom(format_args!("{member}: {message}"))
 }

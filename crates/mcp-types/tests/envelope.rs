@@ -78,6 +78,14 @@ fn invalid_utf8_is_a_parse_error() {
     let bytes = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}";
     let err = MessageRef::decode_slice(bytes).unwrap_err();
     assert_eq!(err.code(), ErrorCode::PARSE_ERROR);
+    // Also where serde would not look: inside a member nobody reads.
+    let bytes = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"note\":\"\xff\"}";
+    let err = MessageRef::decode_slice(bytes).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::PARSE_ERROR);
+    assert!(
+        err.to_string().contains("invalid UTF-8 at byte 48"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -209,4 +217,20 @@ fn decode_error_converts_to_error_object() {
     let obj = err.to_error_object();
     assert_eq!(obj.code, ErrorCode::PARSE_ERROR);
     assert!(obj.message.starts_with("Parse error"));
+}
+
+#[test]
+fn a_member_that_does_not_decode_is_named_with_its_path() {
+    let text = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{"elicitation":1}},"name":"echo"}"#;
+    let error = serde_json::from_str::<mcp_types::CallToolRequestParams>(text).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.starts_with(
+            "_meta: io.modelcontextprotocol/clientCapabilities: elicitation: invalid type: integer `1`"
+        ),
+        "{message}"
+    );
+    // The position is given once, for the whole path.
+    assert_eq!(message.matches(" at line ").count(), 1, "{message}");
 }

@@ -76,9 +76,6 @@ pub(crate) struct Case {
     pub(crate) headers: Option<Vec<(String, Vec<u8>)>>,
     /// What must come back.
     pub(crate) expect: Expect,
-    /// Set when the SDK is known to answer differently: the case then runs only in the
-    /// `#[ignore]`d `known_defects_*` tests, which assert the correct behaviour.
-    pub(crate) defect: Option<&'static str>,
 }
 
 impl Case {
@@ -88,13 +85,7 @@ impl Case {
             body: body.into(),
             headers: None,
             expect,
-            defect: None,
         }
-    }
-
-    pub(crate) fn defect(mut self, reason: &'static str) -> Self {
-        self.defect = Some(reason);
-        self
     }
 
     pub(crate) fn with_headers(mut self, headers: Vec<(String, Vec<u8>)>) -> Self {
@@ -150,23 +141,6 @@ pub(crate) fn nested_objects(depth: usize) -> String {
     s
 }
 
-/// Unknown top-level members are skipped by serde without UTF-8 validation.
-pub(crate) const DEFECT_UTF8: &str = "SDK defect: invalid UTF-8 inside an unknown top-level member is \
-    not a parse error (mcp-types jsonrpc/decode.rs MessageRef::decode_slice skips unknown members \
-    without validating UTF-8; validate the whole input with std::str::from_utf8 first)";
-
-/// The non-string-state probe cannot read a deep value.
-pub(crate) const DEFECT_DEEP_STATE: &str = "SDK defect: a deeply nested non-string requestState gets a \
-    generic -32602 instead of the frozen request-state error (mcp server/dispatch.rs \
-    request_state_is_malformed decodes the member into a Value, which hits serde_json's \
-    recursion limit; probe it as &RawValue and look at its first byte)";
-
-/// A wrong-typed `_meta` member is reported as a missing envelope.
-pub(crate) const DEFECT_META_MESSAGE: &str = "SDK defect: a wrong-typed _meta member (progressToken, \
-    logLevel, clientInfo, a capability) is answered -32602 'params._meta must be an object carrying \
-    the required envelope keys', which names neither the member nor the problem (mcp \
-    server/dispatch.rs probe_meta drops the serde error; report it)";
-
 /// The nesting depth of the hostile cases.
 pub(crate) const DEPTH: usize = 100_000;
 
@@ -175,7 +149,7 @@ pub(crate) fn cases() -> Vec<Case> {
     let meta = wire::meta();
     let meta_text = meta.to_string();
     let mut cases = Vec::new();
-    let mut defects = Vec::new();
+    let mut late = Vec::new();
     let mut push = |name: &str, body: Vec<u8>, expect: Expect| {
         cases.push(Case::new(name, body, expect));
     };
@@ -276,7 +250,7 @@ pub(crate) fn cases() -> Vec<Case> {
         ),
         error(-32700, None, "Parse error"),
     );
-    defects.push(
+    late.push(
         Case::new(
             "invalid UTF-8: in an unknown top-level member",
             with_bytes(
@@ -286,7 +260,6 @@ pub(crate) fn cases() -> Vec<Case> {
             ),
             error(-32700, None, "Parse error"),
         )
-        .defect(DEFECT_UTF8),
     );
     push(
         "invalid UTF-8: a truncated sequence at the end",
@@ -410,7 +383,7 @@ pub(crate) fn cases() -> Vec<Case> {
         .into_bytes(),
         error(-32602, Some(json!("deep-input")), "recursion limit exceeded"),
     );
-    defects.push(
+    late.push(
         Case::new(
             "nesting 100 000: in requestState",
             format!(
@@ -420,7 +393,6 @@ pub(crate) fn cases() -> Vec<Case> {
             .into_bytes(),
             bad_state(json!("deep-state")),
         )
-        .defect(DEFECT_DEEP_STATE),
     );
     push(
         "nesting 100 000: in an unknown top-level member (ignored, answered)",
@@ -662,13 +634,12 @@ pub(crate) fn cases() -> Vec<Case> {
     ] {
         let mut meta = meta.clone();
         meta[key] = value;
-        defects.push(
+        late.push(
             Case::new(
                 format!("wrong type: _meta.{label}: the message names it"),
                 bytes(&json!({"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"_meta":meta,"name":"echo","arguments":{"text":"x"}}})),
                 error(-32602, Some(json!(24)), named),
             )
-            .defect(DEFECT_META_MESSAGE),
         );
     }
     for (label, key, value) in [
@@ -845,7 +816,7 @@ pub(crate) fn cases() -> Vec<Case> {
         with_meta(42, "tools/destroy", json!({})),
         error(-32601, Some(json!(42)), ""),
     );
-    cases.extend(defects);
+    cases.extend(late);
     cases
 }
 
@@ -998,9 +969,6 @@ pub(crate) async fn probe<W: Wire>(wire: &mut W, n: usize) -> Result<(), String>
 pub(crate) async fn run_cases<W: Wire>(wire: &mut W, cases: &[Case]) -> Vec<String> {
     let mut failures = Vec::new();
     for (n, case) in cases.iter().enumerate() {
-        if case.defect.is_some() {
-            continue;
-        }
         let reply = wire
             .exchange(
                 &case.body,
@@ -1027,24 +995,6 @@ pub(crate) async fn run_cases<W: Wire>(wire: &mut W, cases: &[Case]) -> Vec<Stri
         }
     }
     failures
-}
-
-/// Runs only the cases the SDK is known to get wrong (for the `#[ignore]`d tests).
-pub(crate) async fn run_defects<W: Wire>(wire: &mut W, cases: &[Case]) -> Vec<String> {
-    let defects: Vec<Case> = cases
-        .iter()
-        .filter(|c| c.defect.is_some())
-        .cloned()
-        .map(|mut c| {
-            c.defect = None;
-            c
-        })
-        .collect();
-    assert!(
-        !defects.is_empty(),
-        "no known defects left: remove the ignored tests"
-    );
-    run_cases(wire, &defects).await
 }
 
 /// The multi-round-trip flow with 10 000 unasked answers beside the real one: round one asks,

@@ -207,20 +207,30 @@ impl<'a> MessageRef<'a> {
     /// (wrong or missing `"jsonrpc"`, no method, an id that is neither a string nor an integer,
     /// a batch array, …). The error keeps the id whenever it was readable.
     pub fn decode(text: &'a str) -> Result<Self, DecodeError> {
-        Self::decode_slice(text.as_bytes())
-    }
-
-    /// Like [`Self::decode`], for bytes (invalid UTF-8 is a parse error).
-    pub fn decode_slice(bytes: &'a [u8]) -> Result<Self, DecodeError> {
         // serde would happily read a struct from an array ("batch"), so anything that does not
         // start as an object is turned away before the envelope is read.
+        let bytes = text.as_bytes();
         let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
         if first != Some(b'{') {
             return Err(not_an_object(bytes, first));
         }
-        match serde_json::from_slice::<RawEnvelope<'a>>(bytes) {
+        match serde_json::from_str::<RawEnvelope<'a>>(text) {
             Ok(envelope) => envelope.classify(),
             Err(error) => Err(classify_failure(bytes, &error)),
+        }
+    }
+
+    /// Like [`Self::decode`], for bytes (invalid UTF-8 is a parse error).
+    pub fn decode_slice(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        // The whole text is checked, not only the parts serde reads: it skips unknown members
+        // without looking at their bytes, and a message is JSON only if all of it is UTF-8.
+        // Decoding from the checked `&str` then skips serde's own per-string checks.
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self::decode(text),
+            Err(error) => Err(DecodeError::parse(format!(
+                "Parse error: invalid UTF-8 at byte {}",
+                error.valid_up_to()
+            ))),
         }
     }
 

@@ -101,28 +101,42 @@ pub(crate) fn decode_params<P: DeserializeOwned>(
     serde_json::from_str(params.map_or("{}", RawValue::get))
 }
 
-/// `_meta` alone, for the ladder when the typed params did not decode.
-fn probe_meta(params: Option<&RawValue>) -> Option<RequestMeta> {
+/// `_meta` alone, for the ladder when the typed params did not decode: `Ok(None)` when the
+/// params carry no `_meta` object, the precise `-32602` naming the member when `_meta` is there
+/// but one of its members has the wrong type.
+fn probe_meta(params: Option<&RawValue>) -> Result<Option<RequestMeta>, ErrorObject> {
     #[derive(Deserialize)]
-    struct Probe {
-        #[serde(rename = "_meta")]
-        meta: Option<Value>,
+    struct Probe<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<&'a RawValue>,
     }
-    let probe: Probe = decode_params(params).ok()?;
-    serde_json::from_value(probe.meta?).ok()
+    let text = params.map_or("{}", RawValue::get);
+    let Some(raw) = serde_json::from_str::<Probe<'_>>(text)
+        .ok()
+        .and_then(|p| p.meta)
+    else {
+        return Ok(None);
+    };
+    if !raw.get().starts_with('{') {
+        return Ok(None);
+    }
+    serde_json::from_str(raw.get())
+        .map(Some)
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: _meta: {e}")))
 }
 
-/// Whether `requestState` is present but neither a string nor null.
+/// Whether `requestState` is present but neither a string nor null. Only its first byte is
+/// looked at: a state nested past serde's depth limit is still a malformed state.
 fn request_state_is_malformed(params: Option<&RawValue>) -> bool {
     #[derive(Deserialize)]
-    struct Probe {
-        #[serde(rename = "requestState")]
-        request_state: Option<Value>,
+    struct Probe<'a> {
+        #[serde(rename = "requestState", borrow)]
+        request_state: Option<&'a RawValue>,
     }
-    decode_params::<Probe>(params)
+    serde_json::from_str::<Probe<'_>>(params.map_or("{}", RawValue::get))
         .ok()
         .and_then(|p| p.request_state)
-        .is_some_and(|s| !s.is_string())
+        .is_some_and(|s| !s.get().starts_with('"') && s.get() != "null")
 }
 
 impl Server {
@@ -305,7 +319,7 @@ impl Server {
                 None => {
                     // Unknown (or removed: initialize, ping, logging/setLevel, …): the ladder
                     // still comes first.
-                    let meta = probe_meta(incoming.params);
+                    let meta = probe_meta(incoming.params)?;
                     self.ladder(&incoming, meta, None)?;
                     Err(ErrorObject::method_not_found(other))
                 }
@@ -402,7 +416,7 @@ impl Server {
                 Ok((params, meta, version))
             }
             Err(error) => {
-                self.ladder(incoming, probe_meta(incoming.params), None)?;
+                self.ladder(incoming, probe_meta(incoming.params)?, None)?;
                 if matches!(
                     incoming.method,
                     CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
