@@ -17,6 +17,12 @@
 //! | `http-server` | yes | streamable HTTP server on axum/hyper |
 //! | `http-client` | yes | streamable HTTP client on reqwest + rustls |
 //! | `macros` | yes | the high-level [`server::mcp_server::McpServer`] and `#[tool]`, `#[prompt]`, `#[resource]`, `#[resolver]` |
+//! | `auth` | yes | OAuth 2.1 resource server: JWT/JWKS or introspection, protected resource metadata, 401/403 challenges; the principal binds sealed state |
+//! | `auth-client` | yes | OAuth 2.1 client: discovery, registration (pre-registered, CIMD, dynamic), PKCE, refresh, step-up, token stores |
+//! | `tasks` | no | the tasks extension on the server: durable task tools, `tasks/*` methods, in-memory store |
+//! | `tasks-sqlite`, `tasks-redis` | no | the SQLite (one host) and Redis (a fleet) task stores |
+//! | `flows` | no | durable client flows: `FlowStore`, `FlowRunner`, in-memory store |
+//! | `flows-sqlite`, `flows-redis` | no | the SQLite and Redis flow stores |
 
 pub use mcp_types as types;
 
