@@ -107,6 +107,18 @@ impl UriTemplate {
         &self.source
     }
 
+    /// The names of the template's variables, in order of appearance.
+    pub fn variable_names(&self) -> impl Iterator<Item = &str> {
+        self.parts
+            .iter()
+            .flat_map(|part| match part {
+                Part::Literal(_) => [].iter(),
+                Part::Var { name, .. } => std::slice::from_ref(name).iter(),
+                Part::Query(names) => names.iter(),
+            })
+            .map(String::as_str)
+    }
+
     /// Matches a concrete URI, returning its (percent-decoded) variables.
     pub fn matches(&self, uri: &str) -> Option<UriVariables> {
         let mut variables = UriVariables::new();
@@ -225,6 +237,20 @@ mod tests {
         assert_eq!(
             vars("search://{kind}{?q}", "search://books"),
             Some(vec![("kind".into(), "books".into())])
+        );
+    }
+
+    #[test]
+    fn variable_names_in_order() {
+        let template = UriTemplate::parse("file:///{+path}/v{version}{?a,b}").unwrap();
+        let names: Vec<&str> = template.variable_names().collect();
+        assert_eq!(names, ["path", "version", "a", "b"]);
+        assert_eq!(
+            UriTemplate::parse("info://hours")
+                .unwrap()
+                .variable_names()
+                .count(),
+            0
         );
     }
 

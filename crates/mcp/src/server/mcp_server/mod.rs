@@ -111,6 +111,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::uri_template::UriTemplate;
 use super::{BoxFuture, RegistrationError, RequestContext, Server, ServerBuilder, UriVariables};
 
 pub use context::Context;
@@ -417,8 +418,11 @@ impl McpServerBuilder {
                 uri: describe.uri_template.clone(),
             });
         }
-        let names = template_variables(&describe.uri_template);
-        if let Some(message) = unknown_argument(D::RESOLVERS, &names) {
+        // A template that does not parse is reported by the registry at build.
+        let names: Option<BTreeSet<String>> = UriTemplate::parse(&describe.uri_template)
+            .ok()
+            .map(|t| t.variable_names().map(str::to_owned).collect());
+        if let Some(message) = names.and_then(|names| unknown_argument(D::RESOLVERS, &names)) {
             self.errors.push(BuildError::UnknownResolverArgument {
                 kind: "resource template",
                 name: describe.uri_template.clone(),
@@ -600,17 +604,6 @@ impl McpServerBuilder {
             server: builder.build()?,
         })
     }
-}
-
-/// The variable names of an RFC 6570 template (`{a}`, `{+a}`, `{#a}`, `{?a,b}`).
-fn template_variables(template: &str) -> BTreeSet<String> {
-    template
-        .split('{')
-        .skip(1)
-        .filter_map(|rest| rest.split_once('}').map(|(expression, _)| expression))
-        .flat_map(|expression| expression.trim_start_matches(['+', '#', '?']).split(','))
-        .map(str::to_owned)
-        .collect()
 }
 
 fn property_names(schema: &Extra) -> BTreeSet<String> {
