@@ -20,6 +20,9 @@ pub enum Frame<'a> {
     TooLong(usize),
 }
 
+/// The line buffer capacity kept between messages.
+const KEEP_LINE_CAPACITY: usize = 64 * 1024;
+
 /// Reads newline-delimited messages.
 #[derive(Debug)]
 pub struct LineReader<R> {
@@ -43,6 +46,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// # Errors
     /// I/O errors of the underlying reader.
     pub async fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
+        // One huge message must not keep its buffer for the life of the connection: past the
+        // read buffer's size the line buffer starts again small (typical messages never get
+        // there, so the steady state stays allocation-free).
+        if self.line.capacity() > KEEP_LINE_CAPACITY {
+            self.line = Vec::new();
+        }
         loop {
             self.line.clear();
             let mut discarded = 0usize;
@@ -153,6 +162,22 @@ mod tests {
             got,
             vec![Ok(b"a".to_vec()), Ok(b"bb".to_vec()), Ok(b"last".to_vec())]
         );
+    }
+
+    #[tokio::test]
+    async fn a_huge_line_does_not_keep_its_buffer() {
+        let mut input = vec![b'x'; 1 << 20];
+        input.extend_from_slice(b"\nok\n");
+        let mut reader = LineReader::new(&input[..], 2 << 20);
+        assert!(
+            matches!(reader.next_frame().await.unwrap(), Some(Frame::Line(l)) if l.len() == 1 << 20)
+        );
+        assert!(reader.line.capacity() >= 1 << 20);
+        assert!(matches!(
+            reader.next_frame().await.unwrap(),
+            Some(Frame::Line(b"ok"))
+        ));
+        assert!(reader.line.capacity() <= KEEP_LINE_CAPACITY);
     }
 
     #[tokio::test]
