@@ -208,6 +208,9 @@ pub enum ConfigError {
     /// The TTL was zero.
     #[error("request-state ttl must be a positive duration")]
     ZeroTtl,
+    /// A configured TTL (e.g. `MCP_REQUEST_STATE_TTL`) that is not a positive number of seconds.
+    #[error("request-state ttl {0:?} is not a positive number of seconds")]
+    InvalidTtl(String),
     /// An explicitly configured policy on a server with neither a name nor an audience.
     #[error("{}", MISSING_AUDIENCE)]
     MissingAudience,

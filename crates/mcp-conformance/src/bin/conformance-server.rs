@@ -3,8 +3,9 @@
 //! and `MCP_REQUEST_STATE_TTL` (seconds) configure request-state sealing. With `--stdio` it
 //! serves the same fixtures on stdin/stdout instead.
 
+use mcp::seal::RequestStateSecurity;
 use mcp::server::http::HttpConfig;
-use mcp_conformance::server::{Sealing, build};
+use mcp_conformance::server::build;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -18,7 +19,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok()
         .and_then(|p| p.parse().ok())
         .unwrap_or(3000);
-    let server = build(&Sealing::from_env())?;
+    let server = build(RequestStateSecurity::from_env()?)?;
     if std::env::args().any(|a| a == "--stdio") {
         server.serve_stdio().await?;
         return Ok(());

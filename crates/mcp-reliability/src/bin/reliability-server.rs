@@ -12,9 +12,10 @@
 
 use std::io::Write as _;
 
+use mcp::seal::RequestStateSecurity;
 use mcp::server::http::HttpConfig;
 use mcp::types::{CallToolRequestParams, CallToolResult, Tool};
-use mcp_conformance::server::{Sealing, build};
+use mcp_conformance::server::build;
 use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -26,20 +27,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let server = build(&Sealing::from_env())?;
+    let server = build(RequestStateSecurity::from_env()?)?;
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     let echo = Tool::new(
         "echo",
         serde_json::from_value(schema).map_err(|e| e.to_string())?,
     );
     server.add_tool(echo, |_ctx, params: CallToolRequestParams| async move {
-        let text = params
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("text"))
-            .and_then(|t| t.as_str())
-            .unwrap_or_default()
-            .to_owned();
+        // Moved out, not copied: the hostile suite measures the SDK's copies of a huge message.
+        let text = match params.arguments.and_then(|mut a| a.remove("text")) {
+            Some(serde_json::Value::String(text)) => text,
+            _ => String::new(),
+        };
         CallToolResult::text(text)
     })?;
     if std::env::args().any(|a| a == "--stdio") {
