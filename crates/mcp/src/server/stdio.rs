@@ -154,6 +154,8 @@ impl Server {
                         break Ok(());
                     };
                     let request = request.to_owned_request();
+                    // The request is owned now: a huge line's buffer can go before it is served.
+                    lines.release_large_buffer();
                     let cancel = CancellationToken::new();
                     let key = request.id.clone();
                     let token = cancel.clone();

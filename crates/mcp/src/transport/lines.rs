@@ -41,17 +41,26 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
+    /// Frees the line buffer if one huge message grew it past the read buffer's size.
+    ///
+    /// One huge message must not keep its buffer for the life of the connection (typical
+    /// messages never get there, so the steady state stays allocation-free). [`next_frame`]
+    /// calls it; a caller that has copied a large frame out calls it too, so the copy and the
+    /// buffer do not coexist while the message is served.
+    ///
+    /// [`next_frame`]: Self::next_frame
+    pub fn release_large_buffer(&mut self) {
+        if self.line.capacity() > KEEP_LINE_CAPACITY {
+            self.line = Vec::new();
+        }
+    }
+
     /// The next non-empty line; `None` at end of stream.
     ///
     /// # Errors
     /// I/O errors of the underlying reader.
     pub async fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
-        // One huge message must not keep its buffer for the life of the connection: past the
-        // read buffer's size the line buffer starts again small (typical messages never get
-        // there, so the steady state stays allocation-free).
-        if self.line.capacity() > KEEP_LINE_CAPACITY {
-            self.line = Vec::new();
-        }
+        self.release_large_buffer();
         loop {
             self.line.clear();
             let mut discarded = 0usize;
