@@ -3,6 +3,7 @@
 
 mod server_support;
 
+use mcp::server::http::HttpConfig;
 use serde_json::{Value, json};
 use server_support::{HttpPeer, StdioPeer, fixture, request};
 
@@ -634,6 +635,24 @@ async fn notifications_travel_with_their_request() {
         content_type.starts_with("application/json"),
         "{content_type}"
     );
+
+    // Configured for streams, the same silent call is answered with a one-event stream.
+    let streaming =
+        HttpPeer::start_with(fixture(), HttpConfig::default().sse_responses(true)).await;
+    let echo = request(
+        6,
+        "tools/call",
+        json!({"name":"echo","arguments":{"text":"y"}}),
+    );
+    let (status, content_type, messages) = streaming.post(&echo, &[]).await;
+    assert_eq!(status, 200);
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["id"], 6);
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "y");
 }
 
 #[tokio::test]

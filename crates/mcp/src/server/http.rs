@@ -51,6 +51,9 @@ pub struct HttpConfig {
     pub allowed_origins: Option<Vec<String>>,
     /// Interval of keep-alive comments on idle event streams (default 15 s).
     pub keep_alive: Duration,
+    /// Answer every request with `text/event-stream`, even one that emits nothing before its
+    /// response (default `false`: JSON unless a notification or a server request comes first).
+    pub sse_responses: bool,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<super::auth::ResourceServer>>,
@@ -67,6 +70,7 @@ impl Default for HttpConfig {
             allowed_hosts: Some(loopback.clone()),
             allowed_origins: Some(loopback),
             keep_alive: Duration::from_secs(15),
+            sse_responses: false,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -116,6 +120,14 @@ impl HttpConfig {
     #[must_use]
     pub fn max_body_size(mut self, bytes: usize) -> Self {
         self.max_body_size = bytes;
+        self
+    }
+
+    /// Answers every request with an event stream (`true`), or with JSON unless the handler
+    /// emits something first (`false`, the default). For clients or proxies that want streams.
+    #[must_use]
+    pub fn sse_responses(mut self, on: bool) -> Self {
+        self.sse_responses = on;
         self
     }
 }
@@ -387,7 +399,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         state.server.clone(),
         Arc::new(parts),
         request,
-        state.config.keep_alive,
+        &state.config,
         None,
     )
     .await
@@ -417,14 +429,16 @@ async fn authenticate(state: &HttpState, parts: &mut http::request::Parts) -> Re
 type Work = Pin<Box<dyn Future<Output = Reply> + Send>>;
 
 /// Runs one request and answers it with JSON, or with SSE once it emits a notification (or, in
-/// the handshake era, a server→client request).
+/// the handshake era, a server→client request), or always with SSE when the configuration says
+/// so.
 pub(crate) async fn respond(
     server: Server,
     parts: Arc<http::request::Parts>,
     request: mcp_types::jsonrpc::Request,
-    keep_alive: Duration,
+    config: &HttpConfig,
     legacy: Option<Arc<super::legacy::LegacySession>>,
 ) -> Response {
+    let keep_alive = config.keep_alive;
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
     // Dropping the response (the client went away) cancels the request.
@@ -451,7 +465,10 @@ pub(crate) async fn respond(
         reply = &mut work => {
             match notifications.try_recv() {
                 // Notifications were queued before the reply: they travel on a stream too.
-                Ok(first) => event_stream(&first, notifications, None, Some(reply), guard, keep_alive),
+                Ok(first) => event_stream(Some(&first), notifications, None, Some(reply), guard, keep_alive),
+                Err(_) if config.sse_responses => {
+                    event_stream(None, notifications, None, Some(reply), guard, keep_alive)
+                }
                 Err(_) => {
                     guard.disarm();
                     match reply {
@@ -466,7 +483,7 @@ pub(crate) async fn respond(
             }
         }
         Some(first) = notifications.recv() => {
-            event_stream(&first, notifications, Some(work), None, guard, keep_alive)
+            event_stream(Some(&first), notifications, Some(work), None, guard, keep_alive)
         }
     }
 }
@@ -482,7 +499,7 @@ struct StreamState {
 }
 
 fn event_stream(
-    first: &[u8],
+    first: Option<&[u8]>,
     notifications: mpsc::Receiver<Vec<u8>>,
     work: Option<Work>,
     reply: Option<Reply>,
@@ -490,7 +507,7 @@ fn event_stream(
     keep_alive: Duration,
 ) -> Response {
     let state = StreamState {
-        queued: vec![sse::encode_message(first)],
+        queued: first.map(sse::encode_message).into_iter().collect(),
         notifications,
         work,
         reply,
@@ -546,13 +563,18 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, std::convert::
     stream::unfold(state, |mut state| async move {
         loop {
             if !state.queued.is_empty() {
-                let chunk = Bytes::from(
-                    state
-                        .queued
-                        .drain(..)
-                        .flat_map(|b| b.to_vec())
-                        .collect::<Vec<u8>>(),
-                );
+                // One write for whatever is queued (most often a single event: no copy).
+                let chunk = if state.queued.len() == 1 {
+                    state.queued.pop().unwrap_or_default()
+                } else {
+                    Bytes::from(
+                        state
+                            .queued
+                            .drain(..)
+                            .flat_map(|b| b.to_vec())
+                            .collect::<Vec<u8>>(),
+                    )
+                };
                 return Some((Ok(chunk), state));
             }
             if state.finished {

@@ -167,7 +167,7 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
                 state.server.clone(),
                 Arc::new(parts),
                 request,
-                state.config.keep_alive,
+                &state.config,
                 Some(session),
             )
             .await
