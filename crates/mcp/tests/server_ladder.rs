@@ -3,6 +3,8 @@
 
 mod server_support;
 
+use std::time::Duration;
+
 use mcp::server::http::HttpConfig;
 use serde_json::{Value, json};
 use server_support::{HttpPeer, StdioPeer, fixture, request};
@@ -777,7 +779,7 @@ async fn listen_filters_and_tags_over_http() {
             }
         }
     };
-    let message = tokio::time::timeout(std::time::Duration::from_secs(10), next)
+    let message = tokio::time::timeout(Duration::from_secs(10), next)
         .await
         .expect("a notification");
     assert_eq!(
@@ -788,4 +790,57 @@ async fn listen_filters_and_tags_over_http() {
         message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         900
     );
+}
+
+#[tokio::test]
+async fn a_stalled_body_gets_408_and_an_unaffordable_one_503() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let config = HttpConfig::default()
+        .body_timeout(Duration::from_millis(200))
+        .max_buffered_body_bytes(64 * 1024);
+    let peer = HttpPeer::start_with(fixture(), config).await;
+    let body = request(
+        1,
+        "tools/call",
+        json!({"name":"echo","arguments":{"text":"x"}}),
+    );
+    let head = |length: usize| {
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost:{}\r\n",
+            peer.addr.port()
+        );
+        for (name, value) in HttpPeer::standard_headers(&body) {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str(&format!(
+            "Content-Length: {length}\r\nConnection: close\r\n\r\n"
+        ));
+        head
+    };
+    let answer = |mut stream: tokio::net::TcpStream| async move {
+        let mut text = String::new();
+        stream.read_to_string(&mut text).await.unwrap();
+        text
+    };
+    // Half a body, then silence: the server gives up on it after the body timeout.
+    let mut stalled = tokio::net::TcpStream::connect(peer.addr).await.unwrap();
+    stalled
+        .write_all(format!("{}{{\"jsonrpc\":", head(200)).as_bytes())
+        .await
+        .unwrap();
+    let text = answer(stalled).await;
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    // A body the budget cannot cover (though under the per-request limit) is refused at once.
+    let mut greedy = tokio::net::TcpStream::connect(peer.addr).await.unwrap();
+    greedy.write_all(head(100 * 1024).as_bytes()).await.unwrap();
+    let text = answer(greedy).await;
+    assert!(text.starts_with("HTTP/1.1 503"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("retry-after: 1"),
+        "{text}"
+    );
+    // Neither kept anything: an ordinary request is served.
+    let (status, _, messages) = peer.post(&body, &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "x");
 }

@@ -25,7 +25,6 @@ use axum::routing::any;
 use bytes::Bytes;
 use futures::stream::{self, Stream};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use mcp_types::jsonrpc::MessageRef;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::mpsc;
@@ -34,6 +33,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::Server;
 use super::dispatch::{Incoming, Reply, error_reply};
 use super::headers::{HeaderAccess, Repeated};
+use super::http_body::{BodyBudget, BodyError};
 use crate::http::sse;
 
 /// Settings of the HTTP endpoint.
@@ -44,6 +44,12 @@ pub struct HttpConfig {
     pub path: String,
     /// The largest request body accepted (default 4 MiB); larger bodies get 413.
     pub max_body_size: usize,
+    /// The request bytes all requests together may hold in memory (default 64 MiB): a request
+    /// whose body does not fit in what is left gets 503 with `Retry-After` (see
+    /// [`HttpConfig::max_buffered_body_bytes`]).
+    pub max_buffered_body_bytes: usize,
+    /// How long one request body may take to arrive (default 30 s); then 408.
+    pub body_timeout: Duration,
     /// Accepted `Host` names (without port). `None` accepts any host. Default: loopback names.
     pub allowed_hosts: Option<Vec<String>>,
     /// Accepted `Origin` hosts (a request without `Origin` is always accepted). `None` accepts
@@ -67,6 +73,8 @@ impl Default for HttpConfig {
         Self {
             path: "/mcp".to_owned(),
             max_body_size: 4 * 1024 * 1024,
+            max_buffered_body_bytes: 64 * 1024 * 1024,
+            body_timeout: Duration::from_secs(30),
             allowed_hosts: Some(loopback.clone()),
             allowed_origins: Some(loopback),
             keep_alive: Duration::from_secs(15),
@@ -123,6 +131,24 @@ impl HttpConfig {
         self
     }
 
+    /// Bounds the request bytes held by all requests in flight together. Each request reserves
+    /// its `Content-Length` (or its chunks as they arrive) before reading and keeps the
+    /// reservation while it is served; one that does not fit is refused at once with 503 and
+    /// `Retry-After: 1` instead of being queued, so slow or hostile clients cannot make the
+    /// server's memory grow with their number.
+    #[must_use]
+    pub fn max_buffered_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_body_bytes = bytes;
+        self
+    }
+
+    /// How long one request body may take to arrive before the request gets 408.
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
     /// Answers every request with an event stream (`true`), or with JSON unless the handler
     /// emits something first (`false`, the default). For clients or proxies that want streams.
     #[must_use]
@@ -135,6 +161,7 @@ impl HttpConfig {
 pub(crate) struct HttpState {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
+    pub(crate) bodies: BodyBudget,
     pub(crate) sessions: super::http_legacy::Sessions,
 }
 
@@ -156,6 +183,11 @@ impl Server {
         let path = config.path.clone();
         let state = Arc::new(HttpState {
             server: self.clone(),
+            bodies: BodyBudget::new(
+                config.max_buffered_body_bytes,
+                config.max_body_size,
+                config.body_timeout,
+            ),
             config,
             sessions: super::http_legacy::Sessions::default(),
         });
@@ -196,6 +228,10 @@ impl Server {
 
     /// Serves the endpoint on an existing listener until `shutdown` completes.
     ///
+    /// On shutdown the listener closes and the requests in flight finish; connections still
+    /// waiting in the kernel's accept backlog are reset, so a rolling restart behind a load
+    /// balancer should drain the instance at the balancer before triggering `shutdown`.
+    ///
     /// # Errors
     /// Accept errors.
     pub async fn serve_http_on(
@@ -214,6 +250,27 @@ impl Server {
         axum::serve(listener, self.http_router(config))
             .with_graceful_shutdown(shutdown)
             .await
+    }
+}
+
+fn body_refused(error: &BodyError) -> Response {
+    match error {
+        BodyError::TooLarge => plain(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large"),
+        BodyError::TimedOut => plain(
+            StatusCode::REQUEST_TIMEOUT,
+            "The request body did not arrive in time",
+        ),
+        BodyError::Unreadable => plain(StatusCode::BAD_REQUEST, "Could not read the request body"),
+        BodyError::Busy => {
+            let mut response = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Too many request bytes in flight; retry shortly",
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
     }
 }
 
@@ -364,21 +421,17 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     if let Err(response) = authenticate(&state, &mut parts).await {
         return response;
     }
-    let bytes = match Limited::new(body, state.config.max_body_size)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
-            return plain(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
-        }
-        Err(_) => return plain(StatusCode::BAD_REQUEST, "Could not read the request body"),
+    let body = match state.bodies.read(&parts.headers, body).await {
+        Ok(body) => body,
+        Err(error) => return body_refused(&error),
     };
+    // Held while the request is served: the decoded request owns a copy of the body.
+    let _reservation = body.reservation;
     if !modern {
-        return super::http_legacy::post(&state, parts, bytes).await;
+        return super::http_legacy::post(&state, parts, body.bytes).await;
     }
     // Classify first: only requests get a response stream.
-    let request = match MessageRef::decode_slice(&bytes) {
+    let request = match MessageRef::decode_slice(&body.bytes) {
         Err(error) => {
             return match error_reply(error.id(), &error.to_error_object()) {
                 Reply::Message { body, status } => json(status, body),
@@ -395,6 +448,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         // Decoded once: the owned request moves into the response future.
         Ok(MessageRef::Request(request)) => request.to_owned_request(),
     };
+    drop(body.bytes);
     respond(
         state.server.clone(),
         Arc::new(parts),

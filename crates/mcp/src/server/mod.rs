@@ -37,6 +37,8 @@ mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;
 #[cfg(feature = "http-server")]
+mod http_body;
+#[cfg(feature = "http-server")]
 mod http_legacy;
 mod legacy;
 mod listen;
