@@ -11,13 +11,19 @@
 # so that startup and shutdown cancel out. Only the server runs under callgrind; the driver runs
 # natively. Then it runs each server natively (no valgrind) for calls/s (noisy; wall clock).
 #
-# usage: scripts/bench-callgrind.sh [--no-build] [--current-thread] [--extras] [--write] [--quick]
+# usage: scripts/bench-callgrind.sh [--no-build] [--current-thread] [--extras] [--peers] [--write]
+#                                   [--quick]
 #   --no-build        reuse the binaries already built
 #   --current-thread  run the tokio servers on a current-thread runtime (default: multi-thread,
 #                     what #[tokio::main] builds)
 #   --extras          also measure variants (instructions only) that preview proposed SDK changes:
 #                     stdio through non-blocking pipes (echo-server --stdio-pipes), and every tokio
 #                     server on a current-thread runtime
+#   --peers           also measure the rmcp 3.11 echo server (bench-peers/rmcp-echo, its own
+#                     workspace; built in bench-peers/target unless --no-build) over stdio and HTTP.
+#                     The Python SDK is not measured under callgrind: the interpreter's own
+#                     instructions (tens of thousands of calls at ~1 ms each, 50x slower under
+#                     valgrind) would take longer than everything else together.
 #   --write           also replace the generated table in BENCHMARKS.md (between the
 #                     bench-callgrind:begin / end markers)
 #   --quick           N1=200 N2=600 NATIVE_N=2000, one run each (a smoke run, e.g. in CI)
@@ -25,10 +31,14 @@
 #   N1, N2 (default 1000, 3000)   requests of the two callgrind runs
 #   CALLGRIND_RUNS (default 3)    pairs of callgrind runs per server; the median is reported (the
 #                                 multi-thread runtime and tokio's blocking stdio vary by ~3%)
-#   NATIVE_N (default 20000)      requests of each native calls/s run; NATIVE_RUNS (default 3)
+#   NATIVE_N (default 20000)      requests of each native calls/s run; NATIVE_RUNS (default 3;
+#                                 0 leaves the native columns out, as scripts/bench.sh does, which
+#                                 measures wall clock itself)
+#   RMCP_ECHO                     the rmcp-echo binary (default bench-peers/target/release/rmcp-echo)
 #   CARGO_TARGET_DIR              default: target/bench (its own dir, so it never waits on the
 #                                 lock of other builds)
-#   OUT                           outputs (callgrind files, annotations, results.md); default
+#   OUT                           outputs (callgrind files, annotations, results.md, and
+#                                 results.tsv: server, instructions, min, max, calls/s); default
 #                                 $CARGO_TARGET_DIR/callgrind
 #   BENCH_REV                     the revision named in the results (default: git HEAD of the checkout)
 #   BENCH_INSTALL=0               never try to install valgrind (default: apt-get install it when
@@ -45,6 +55,7 @@ BUILD=1
 RT_FLAG=()
 WRITE=0
 EXTRAS=0
+PEERS=0
 N1="${N1:-1000}"
 N2="${N2:-3000}"
 NATIVE_N="${NATIVE_N:-20000}"
@@ -56,7 +67,8 @@ for arg in "$@"; do
     --current-thread) RT_FLAG=(--current-thread) ;;
     --write) WRITE=1 ;;
     --extras) EXTRAS=1 ;;
-    --quick) N1=200 N2=600 NATIVE_N=2000 CALLGRIND_RUNS=1 NATIVE_RUNS=1 ;;
+    --peers) PEERS=1 ;;
+    --quick) N1=200 N2=600 NATIVE_N=2000 CALLGRIND_RUNS=1 NATIVE_RUNS=$(( NATIVE_RUNS > 0 ? 1 : 0 )) ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
@@ -69,6 +81,7 @@ fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target/bench}"
 BIN="$CARGO_TARGET_DIR/release"
 OUT="${OUT:-$CARGO_TARGET_DIR/callgrind}"
+RMCP_ECHO="${RMCP_ECHO:-$ROOT/bench-peers/target/release/rmcp-echo}"
 
 if ! command -v valgrind >/dev/null 2>&1; then
   if [[ "${BENCH_INSTALL:-1}" != 0 && "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
@@ -84,10 +97,18 @@ fi
 if (( BUILD )); then
   echo "== cargo build --release -p mcp-benches (target dir $CARGO_TARGET_DIR)" >&2
   cargo build --release -p mcp-benches --bins >&2
+  if (( PEERS )); then
+    echo "== cargo build --release (bench-peers/rmcp-echo, target dir bench-peers/target)" >&2
+    (cd "$ROOT/bench-peers/rmcp-echo" && CARGO_TARGET_DIR="$ROOT/bench-peers/target" cargo build --release >&2)
+  fi
 fi
 for exe in echo-server axum-floor stdio-floor load; do
   [[ -x "$BIN/$exe" ]] || { echo "missing $BIN/$exe (run without --no-build)" >&2; exit 1; }
 done
+if (( PEERS )) && [[ ! -x "$RMCP_ECHO" ]]; then
+  echo "missing $RMCP_ECHO (run without --no-build)" >&2
+  exit 1
+fi
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -108,12 +129,15 @@ server_cmd() {
     ours-stdio) echo "$BIN/echo-server --stdio ${RT_FLAG[*]}" ;;
     floor-stdio) echo "$BIN/stdio-floor" ;;
     ours-http) echo "$BIN/echo-server --http 127.0.0.1:0 ${RT_FLAG[*]}" ;;
+    ours-sse-http) echo "$BIN/echo-server --http 127.0.0.1:0 --sse ${RT_FLAG[*]}" ;;
     floor-http) echo "$BIN/axum-floor --http 127.0.0.1:0 ${RT_FLAG[*]}" ;;
     ours-pipes-stdio) echo "$BIN/echo-server --stdio-pipes ${RT_FLAG[*]}" ;;
     ours-ct-stdio) echo "$BIN/echo-server --stdio --current-thread" ;;
     ours-pipes-ct-stdio) echo "$BIN/echo-server --stdio-pipes --current-thread" ;;
     ours-ct-http) echo "$BIN/echo-server --http 127.0.0.1:0 --current-thread" ;;
     floor-ct-http) echo "$BIN/axum-floor --http 127.0.0.1:0 --current-thread" ;;
+    rmcp-stdio) echo "$RMCP_ECHO" ;;
+    rmcp-http) echo "$RMCP_ECHO --http 0" ;;
     *) echo "unknown server $1" >&2; return 1 ;;
   esac
 }
@@ -124,11 +148,13 @@ run_server() {
   local name="$1" n="$2"
   shift 2
   local wrapper=("$@")
-  local cmd
+  local cmd flags=()
   read -r -a cmd <<<"$(server_cmd "$name")"
+  # Other SDKs do not stamp our serverInfo.
+  [[ "$name" == rmcp-* ]] && flags=(--peer)
   case "$name" in
     *-stdio)
-      "$BIN/load" -n "$n" --timeout-s 600 --stdio -- "${wrapper[@]}" "${cmd[@]}"
+      "$BIN/load" -n "$n" --timeout-s 600 "${flags[@]}" --stdio -- "${wrapper[@]}" "${cmd[@]}"
       ;;
     *-http)
       local addr="$OUT/$name.addr"
@@ -136,7 +162,7 @@ run_server() {
       "${wrapper[@]}" "${cmd[@]}" --addr-file "$addr" &
       SERVER_PID=$!
       local result
-      if ! result="$("$BIN/load" -n "$n" --timeout-s 600 --addr-file "$addr")"; then
+      if ! result="$("$BIN/load" -n "$n" --timeout-s 600 "${flags[@]}" --addr-file "$addr")"; then
         echo "load failed against $name" >&2
         return 1
       fi
@@ -196,7 +222,8 @@ per_request_profile() {
 }
 
 declare -A IPR IPR_RANGE NATIVE NATIVE_RANGE
-SERVERS=(ours-stdio floor-stdio ours-http floor-http)
+SERVERS=(ours-stdio floor-stdio ours-http ours-sse-http floor-http)
+(( PEERS )) && SERVERS+=(rmcp-stdio rmcp-http)
 EXTRA_SERVERS=()
 if (( EXTRAS )); then
   EXTRA_SERVERS=(ours-pipes-stdio ours-ct-stdio ours-pipes-ct-stdio ours-ct-http floor-ct-http)
@@ -226,6 +253,7 @@ for name in "${SERVERS[@]}" "${EXTRA_SERVERS[@]}"; do
 done
 
 for name in "${SERVERS[@]}"; do
+  (( NATIVE_RUNS > 0 )) || break
   rates=()
   for _ in $(seq "$NATIVE_RUNS"); do
     line="$(run_server "$name" "$NATIVE_N")"
@@ -248,7 +276,11 @@ instructions() {
 }
 # row LABEL TRANSPORT SERVER FLOOR
 row() {
-  echo "| $1 | $2 | $(instructions "$3") | $(ratio "${IPR[$3]}" "${IPR[$4]}") | ${NATIVE[$3]} (${NATIVE_RANGE[$3]}) | $(us "${NATIVE[$3]}") |"
+  if (( NATIVE_RUNS > 0 )); then
+    echo "| $1 | $2 | $(instructions "$3") | $(ratio "${IPR[$3]}" "${IPR[$4]}") | ${NATIVE[$3]} (${NATIVE_RANGE[$3]}) | $(us "${NATIVE[$3]}") |"
+  else
+    echo "| $1 | $2 | $(instructions "$3") | $(ratio "${IPR[$3]}" "${IPR[$4]}") |"
+  fi
 }
 
 CPU="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
@@ -265,13 +297,22 @@ fi
   echo "Measured $(date -u +%Y-%m-%d) at \`$REV\` by \`scripts/bench-callgrind.sh\`."
   echo "Machine: $CPU, $CORES cores; $RUSTC; valgrind $(valgrind --version | sed 's/valgrind-//'); tokio runtime of the tokio servers: $RUNTIME."
   echo "Instructions: median (min–max) of $CALLGRIND_RUNS callgrind pairs, (total($N2) − total($N1)) / $((N2 - N1)), server only."
-  echo "calls/s: median (min–max) of $NATIVE_RUNS native runs of $NATIVE_N sequential calls (one pipe / one keep-alive connection, 16 B text); wall clock, noisy."
-  echo
-  echo "| server | transport | instructions / \`tools/call\` | ratio to floor | calls/s (noisy) | µs/call (noisy) |"
-  echo "|---|---|---:|---:|---:|---:|"
+  if (( NATIVE_RUNS > 0 )); then
+    echo "calls/s: median (min–max) of $NATIVE_RUNS native runs of $NATIVE_N sequential calls (one pipe / one keep-alive connection, 16 B text); wall clock, noisy."
+    echo
+    echo "| server | transport | instructions / \`tools/call\` | ratio to floor | calls/s (noisy) | µs/call (noisy) |"
+    echo "|---|---|---:|---:|---:|---:|"
+  else
+    echo
+    echo "| server | transport | instructions / \`tools/call\` | ratio to floor |"
+    echo "|---|---|---:|---:|"
+  fi
   row "mcp \`echo-server --stdio\` (\`serve_stdio\`)" stdio ours-stdio floor-stdio
+  (( PEERS )) && row "rmcp 3.11 \`rmcp-echo\` (\`stdio()\`)" stdio rmcp-stdio floor-stdio
   row "\`stdio-floor\` (std I/O + serde_json)" stdio floor-stdio floor-stdio
   row "mcp \`echo-server --http\` (\`serve_http_on\`)" "HTTP/1.1, JSON" ours-http floor-http
+  row "mcp \`echo-server --http --sse\` (\`HttpConfig::sse_responses\`)" "HTTP/1.1, SSE" ours-sse-http floor-http
+  (( PEERS )) && row "rmcp 3.11 \`rmcp-echo --http\` (\`StreamableHttpService\`, JSON responses)" "HTTP/1.1, JSON" rmcp-http floor-http
   row "\`axum-floor\` (axum + serde_json)" "HTTP/1.1, JSON" floor-http floor-http
   if (( EXTRAS )); then
     echo
@@ -286,6 +327,9 @@ fi
     echo "| axum floor, current-thread runtime | $(instructions floor-ct-http) | 1.00× |"
   fi
 } >"$OUT/results.md"
+for name in "${SERVERS[@]}" "${EXTRA_SERVERS[@]}"; do
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "${IPR[$name]}" "${IPR_RANGE[$name]%–*}" "${IPR_RANGE[$name]#*–}" "${NATIVE[$name]:-}"
+done >"$OUT/results.tsv"
 
 cat "$OUT/results.md"
 echo >&2

@@ -9,8 +9,11 @@
 #   scripts/bench-peers.sh --write    # also replaces it in BENCHMARKS.md (between the markers)
 #
 # Environment: CALLS (default 5000 per run), RUNS (3; the run with the median calls/s is
-# reported), CONCURRENCY (list, default "1 8"), MODES (list, default "auto legacy").
-# Builds in release mode: target/bench-peers (mcp, echo-server) and bench-peers/target (rmcp).
+# reported), CONCURRENCY (list, default "1 8"), MODES (list, default "auto legacy"),
+# RESULTS_JSONL (also copy every run's `mcp bench --json` line there), BENCH_NO_BUILD=1 (reuse
+# the binaries; scripts/bench.sh builds them once).
+# Builds in release mode: $CARGO_TARGET_DIR, default target/bench-peers (mcp, echo-server), and
+# bench-peers/target (rmcp).
 # Servers bind 127.0.0.1 only and are stopped on exit.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,13 +26,16 @@ CONCURRENCY="${CONCURRENCY:-1 8}"
 MODES="${MODES:-auto legacy}"
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
-echo "bench-peers: building mcp and echo-server (release)" >&2
-CARGO_TARGET_DIR="$root/target/bench-peers" cargo build --release --quiet -p mcp-cli -p mcp-benches
-echo "bench-peers: building rmcp-echo (rmcp 3.11, release)" >&2
-(cd bench-peers/rmcp-echo && CARGO_TARGET_DIR="$root/bench-peers/target" cargo build --release --quiet)
+target="${CARGO_TARGET_DIR:-$root/target/bench-peers}"
+if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
+  echo "bench-peers: building mcp and echo-server (release)" >&2
+  CARGO_TARGET_DIR="$target" cargo build --release --quiet -p mcp-cli -p mcp-benches
+  echo "bench-peers: building rmcp-echo (rmcp 3.11, release)" >&2
+  (cd bench-peers/rmcp-echo && CARGO_TARGET_DIR="$root/bench-peers/target" cargo build --release --quiet)
+fi
 PY="$(scripts/python-env.sh)"
 
-bin="$root/target/bench-peers/release"
+bin="$target/release"
 mcp="$bin/mcp"
 rmcp_echo="$root/bench-peers/target/release/rmcp-echo"
 provisioner="$root/tests/python/provisioner.py"
@@ -107,6 +113,7 @@ start_http "$work/py.log" "$PY" "$provisioner" --http 0
 bench "Python SDK 2.3.0 low-level \`Server\` (\`provisioner.py\`)" http "$url"
 stop_server
 
+[ -n "${RESULTS_JSONL:-}" ] && cp "$results" "$RESULTS_JSONL"
 commit="$(git rev-parse --short HEAD)"
 cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 table="$work/table.md"

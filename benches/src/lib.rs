@@ -31,67 +31,161 @@ fn json_string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
 }
 
+/// The `_meta` envelope of every request: protocol version, `capabilities` (JSON text) and the
+/// client info.
+fn envelope(capabilities: &str) -> String {
+    format!(
+        concat!(
+            r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","#,
+            r#""io.modelcontextprotocol/clientCapabilities":{capabilities},"#,
+            r#""io.modelcontextprotocol/clientInfo":{{"name":"mcp-load","version":"0.1.0"}}}}"#
+        ),
+        version = PROTOCOL_VERSION,
+        capabilities = capabilities,
+    )
+}
+
 /// The body of `tools/call echo` request `id`: a 2026-07-28 request with the full `_meta`
 /// envelope (protocol version, client capabilities, client info). No trailing newline.
 pub fn request_body(id: u64, text: &str) -> Vec<u8> {
     format!(
-        concat!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","#,
-            r#""arguments":{{"text":{text}}},"_meta":{{"#,
-            r#""io.modelcontextprotocol/protocolVersion":"{version}","#,
-            r#""io.modelcontextprotocol/clientCapabilities":{{}},"#,
-            r#""io.modelcontextprotocol/clientInfo":{{"name":"mcp-load","version":"0.1.0"}}}}}}}}"#
-        ),
-        id = id,
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":{text}}},{meta}}}}}"#,
         text = json_string(text),
-        version = PROTOCOL_VERSION,
+        meta = envelope("{}"),
     )
     .into_bytes()
 }
 
-/// Checks one response: the id, no error, one text block carrying `text`, `isError: false`,
-/// `resultType: "complete"` and the server stamp.
-///
-/// # Errors
-/// What is wrong with it.
-pub fn check_response(body: &[u8], id: u64, text: &str) -> Result<(), String> {
+/// The multi-round-trip tool of the flow benchmarks (the Python peer's `provision`).
+pub const FLOW_TOOL: &str = "provision";
+/// The key the flow's question is asked under.
+pub const FLOW_KEY: &str = "region";
+/// The answer the flow driver gives.
+pub const FLOW_REGION: &str = "eu-west-1";
+/// The plaintext state the flow's handler mints (the server seals it).
+pub const FLOW_STATE: &str = "provision-v1";
+
+/// `tools/call provision {name}` request `id`, from a client that answers form elicitations. The
+/// first leg has no `retry`; the second carries the answer under [`FLOW_KEY`] and the
+/// `requestState` of the first leg's `InputRequiredResult`, echoed byte for byte.
+pub fn flow_request(id: u64, name: &str, retry: Option<&str>) -> Vec<u8> {
+    let retry = retry.map_or_else(String::new, |state| {
+        format!(
+            r#""inputResponses":{{"{FLOW_KEY}":{{"action":"accept","content":{{"region":"{FLOW_REGION}"}}}}}},"requestState":{},"#,
+            json_string(state)
+        )
+    });
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{retry}"name":"{FLOW_TOOL}","arguments":{{"name":{name}}},{meta}}}}}"#,
+        name = json_string(name),
+        meta = envelope(r#"{"elicitation":{"form":{}}}"#),
+    )
+    .into_bytes()
+}
+
+/// The `result` of response `id`, with `resultType` `expected` and the checks every response
+/// gets (the `jsonrpc` marker, the id, and — when `stamp` — the `serverInfo` stamp of
+/// [`SERVER_NAME`]; peers on other SDKs stamp their own name or none).
+fn result_of(
+    body: &[u8],
+    id: u64,
+    expected: &str,
+    stamp: bool,
+) -> Result<serde_json::Map<String, Value>, String> {
     let fail = |what: &str| {
-        Err(format!(
+        format!(
             "response to request {id}: {what}: {}",
             String::from_utf8_lossy(body)
-        ))
+        )
     };
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return fail("not JSON");
-    };
+    let value = serde_json::from_slice::<Value>(body).map_err(|_| fail("not JSON"))?;
     if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return fail("jsonrpc is not \"2.0\"");
+        return Err(fail("jsonrpc is not \"2.0\""));
     }
     if value.get("id").and_then(Value::as_u64) != Some(id) {
-        return fail("wrong id");
+        return Err(fail("wrong id"));
     }
-    let Some(result) = value.get("result") else {
-        return fail("no result");
+    let Some(Value::Object(result)) = value.get("result") else {
+        return Err(fail("no result"));
     };
-    if result.get("resultType").and_then(Value::as_str) != Some("complete") {
-        return fail("resultType is not \"complete\"");
-    }
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return fail("isError");
-    }
-    let block = result.get("content").and_then(|c| c.get(0));
-    if block.and_then(|b| b.get("type")).and_then(Value::as_str) != Some("text")
-        || block.and_then(|b| b.get("text")).and_then(Value::as_str) != Some(text)
-    {
-        return fail("content is not the echoed text");
+    if result.get("resultType").and_then(Value::as_str) != Some(expected) {
+        return Err(fail(&format!("resultType is not {expected:?}")));
     }
     let server = result
         .get("_meta")
         .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
         .and_then(|s| s.get("name"))
         .and_then(Value::as_str);
-    if server != Some(SERVER_NAME) {
-        return fail("no serverInfo stamp");
+    if stamp && server != Some(SERVER_NAME) {
+        return Err(fail("no serverInfo stamp"));
+    }
+    Ok(result.clone())
+}
+
+/// The text of the first content block of a complete, successful tool result.
+fn first_text(result: &serde_json::Map<String, Value>) -> Option<&str> {
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    let block = result.get("content").and_then(|c| c.get(0))?;
+    if block.get("type").and_then(Value::as_str) != Some("text") {
+        return None;
+    }
+    block.get("text").and_then(Value::as_str)
+}
+
+/// Checks one echo response: the id, no error, one text block carrying `text`,
+/// `isError: false`, `resultType: "complete"` and (when `stamp`) the server stamp.
+///
+/// # Errors
+/// What is wrong with it.
+pub fn check_response(body: &[u8], id: u64, text: &str, stamp: bool) -> Result<(), String> {
+    let result = result_of(body, id, "complete", stamp)?;
+    if first_text(&result) != Some(text) {
+        return Err(format!(
+            "response to request {id}: content is not the echoed text: {}",
+            String::from_utf8_lossy(body)
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the first leg of a flow: an `InputRequiredResult` asking a form elicitation under
+/// [`FLOW_KEY`], with a `requestState`. Returns the state.
+///
+/// # Errors
+/// What is wrong with it.
+pub fn check_input_required(body: &[u8], id: u64, stamp: bool) -> Result<String, String> {
+    let result = result_of(body, id, "input_required", stamp)?;
+    let asked = result
+        .get("inputRequests")
+        .and_then(|r| r.get(FLOW_KEY))
+        .and_then(|q| q.get("method"))
+        .and_then(Value::as_str);
+    match (asked, result.get("requestState")) {
+        (Some("elicitation/create"), Some(Value::String(state))) => Ok(state.clone()),
+        _ => Err(format!(
+            "response to request {id}: not a {FLOW_KEY:?} question with a requestState: {}",
+            String::from_utf8_lossy(body)
+        )),
+    }
+}
+
+/// Checks the second leg of a flow: complete, and the handler saw the answer and its own
+/// plaintext state (so the sealed state was opened).
+///
+/// # Errors
+/// What is wrong with it.
+pub fn check_flow_result(body: &[u8], id: u64, name: &str, stamp: bool) -> Result<(), String> {
+    let result = result_of(body, id, "complete", stamp)?;
+    let text = first_text(&result).unwrap_or_default();
+    if !text.starts_with(&format!("Provisioned '{name}' in {FLOW_REGION}"))
+        || !text.contains(&format!("'{FLOW_STATE}'"))
+    {
+        return Err(format!(
+            "response to request {id}: not the provisioned text: {}",
+            String::from_utf8_lossy(body)
+        ));
     }
     Ok(())
 }

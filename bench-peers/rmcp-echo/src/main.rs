@@ -1,7 +1,10 @@
 //! An echo server on rmcp 3.11, the bench peer of `mcp bench` (see `scripts/bench-peers.sh`).
 //!
-//! `rmcp-echo` serves stdio; `rmcp-echo --http PORT` serves streamable HTTP at
-//! `http://127.0.0.1:PORT/mcp` (port 0 picks one) and prints `listening on <url>` to stderr.
+//! `rmcp-echo` serves stdio; `rmcp-echo --http PORT [--addr-file PATH]` serves streamable HTTP
+//! at `http://127.0.0.1:PORT/mcp` (port 0 picks one), prints `listening on <url>` to stderr,
+//! writes `127.0.0.1:PORT` to PATH when asked (as the benches' servers do, for
+//! `scripts/bench-callgrind.sh` and `load --addr-file`) and exits cleanly on SIGTERM / SIGINT
+//! (callgrind writes its profile only on a clean exit).
 //! One tool, `echo {text}`, returns `text`, as the mcp and Python bench servers do.
 
 use std::sync::Arc;
@@ -104,6 +107,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let _ = tcp.set_nodelay(true);
     });
     eprintln!("listening on http://{addr}/mcp");
-    axum::serve(listener, router).await?;
+    if let Some(path) = args
+        .iter()
+        .position(|a| a == "--addr-file")
+        .and_then(|i| args.get(i + 1))
+    {
+        let tmp = format!("{path}.tmp");
+        std::fs::write(&tmp, addr.to_string())?;
+        std::fs::rename(&tmp, path)?;
+    }
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown())
+        .await?;
     Ok(())
+}
+
+/// SIGTERM or SIGINT.
+async fn shutdown() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
 }

@@ -1,9 +1,13 @@
-//! The SDK echo server: one `echo {text}` tool that returns the text as a text content block.
+//! The SDK echo server: one `echo {text}` tool that returns the text as a text content block,
+//! and `provision {name}`, the two-leg multi-round-trip flow of the Python peer
+//! (`tests/python/provisioner.py`): an `InputRequiredResult` asking for a region with the state
+//! `provision-v1`, sealed by the server (an ephemeral AES-256-GCM key), then the answer.
 //!
 //! ```text
 //! echo-server --stdio                                   # until stdin closes
 //! echo-server --stdio-pipes                             # same, stdin / stdout as epoll pipes
 //! echo-server --http 127.0.0.1:0 [--addr-file PATH]     # until SIGTERM / SIGINT
+//!             [--sse]                                   # every response as an event stream
 //!             [--current-thread]                        # tokio current-thread runtime
 //! ```
 //!
@@ -17,10 +21,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mcp::server::Server;
+use mcp::seal::RequestStateSecurity;
 use mcp::server::http::HttpConfig;
-use mcp::types::{CallToolRequestParams, CallToolResult, Tool};
-use mcp_benches::{Args, SERVER_NAME, SERVER_VERSION, TOOL, bind_loopback, eprint_line};
+use mcp::server::{RequestContext, Server};
+use mcp::types::{
+    CallToolRequestParams, CallToolResult, ElicitAction, ElicitRequestFormParams, ErrorObject,
+    InputRequest, InputRequiredResult, Outcome, Tool,
+};
+use mcp_benches::{
+    Args, FLOW_KEY, FLOW_STATE, FLOW_TOOL, SERVER_NAME, SERVER_VERSION, TOOL, bind_loopback,
+    eprint_line,
+};
 use serde_json::{Value, json};
 use tokio::net::unix::pipe;
 
@@ -30,6 +41,7 @@ enum Mode {
     Http {
         addr: String,
         addr_file: Option<PathBuf>,
+        sse: bool,
     },
 }
 
@@ -39,7 +51,7 @@ struct Options {
 }
 
 const USAGE: &str = "usage: echo-server (--stdio | --stdio-pipes | --http 127.0.0.1:PORT \
-                     [--addr-file PATH]) [--current-thread]";
+                     [--addr-file PATH] [--sse]) [--current-thread]";
 
 fn options() -> Result<Options, String> {
     let mut args = Args::from_env();
@@ -48,6 +60,7 @@ fn options() -> Result<Options, String> {
     let mut http = None;
     let mut addr_file = None;
     let mut current_thread = false;
+    let mut sse = false;
     while let Some(word) = args.next() {
         match word.as_str() {
             "--stdio" => stdio = true,
@@ -55,13 +68,18 @@ fn options() -> Result<Options, String> {
             "--http" => http = Some(args.value("--http")?),
             "--addr-file" => addr_file = Some(PathBuf::from(args.value("--addr-file")?)),
             "--current-thread" => current_thread = true,
+            "--sse" => sse = true,
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
     let mode = match (stdio, pipes, http) {
         (true, false, None) => Mode::Stdio,
         (false, true, None) => Mode::StdioPipes,
-        (false, false, Some(addr)) => Mode::Http { addr, addr_file },
+        (false, false, Some(addr)) => Mode::Http {
+            addr,
+            addr_file,
+            sse,
+        },
         _ => return Err(USAGE.to_owned()),
     };
     Ok(Options {
@@ -79,17 +97,79 @@ async fn echo(params: CallToolRequestParams) -> CallToolResult {
     CallToolResult::text(text)
 }
 
-fn server() -> Result<Server, String> {
-    let schema = json!({
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    });
-    let Value::Object(schema) = schema else {
-        return Err("schema is not an object".to_owned());
+/// The flow handler, as the Python peer's: ask for the region (round 1), or report the answer
+/// and the plaintext state the handler saw (the retry).
+async fn provision(
+    ctx: RequestContext,
+    params: CallToolRequestParams,
+) -> Result<Outcome<CallToolResult>, ErrorObject> {
+    let name = params
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("db");
+    let answer = params
+        .input_responses
+        .as_ref()
+        .and_then(|responses| responses.get(FLOW_KEY))
+        .and_then(|response| response.as_elicit().ok());
+    let Some(answer) = answer else {
+        let schema = serde_json::from_value(Value::Object(object_schema("region")?))
+            .map_err(|e| ErrorObject::internal(e.to_string()))?;
+        return Ok(Outcome::InputRequired(
+            InputRequiredResult::new()
+                .with_request(
+                    FLOW_KEY,
+                    InputRequest::elicit(ElicitRequestFormParams::new(
+                        "Which region should the database live in?",
+                        schema,
+                    )),
+                )
+                .with_state(FLOW_STATE),
+        ));
     };
+    if answer.action != ElicitAction::Accept {
+        return Ok(Outcome::Complete(CallToolResult::error(format!(
+            "Provisioning '{name}' was not accepted."
+        ))));
+    }
+    let region = answer
+        .content
+        .as_ref()
+        .and_then(|c| c.get("region"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let state = params.request_state.as_deref().unwrap_or_default();
+    Ok(Outcome::Complete(CallToolResult::text(format!(
+        "Provisioned '{name}' in {region} (protocol {}, state seen by handler: '{state}').",
+        ctx.protocol_version()
+    ))))
+}
+
+/// `{type: object, properties: {PROPERTY: {type: string}}, required: [PROPERTY]}`.
+fn object_schema(property: &str) -> Result<mcp::types::Extra, ErrorObject> {
+    match json!({
+        "type": "object",
+        "properties": {property: {"type": "string"}},
+        "required": [property],
+    }) {
+        Value::Object(schema) => Ok(schema),
+        _ => Err(ErrorObject::internal("schema is not an object")),
+    }
+}
+
+fn server() -> Result<Server, String> {
     Server::builder(SERVER_NAME, SERVER_VERSION)
-        .tool(Tool::new(TOOL, schema), |_ctx, params| echo(params))
+        .tool(
+            Tool::new(TOOL, object_schema("text").map_err(|e| e.message)?),
+            |_ctx, params| echo(params),
+        )
+        .tool(
+            Tool::new(FLOW_TOOL, object_schema("name").map_err(|e| e.message)?),
+            provision,
+        )
+        .seal_request_state(RequestStateSecurity::ephemeral())
         .build()
         .map_err(|e| e.to_string())
 }
@@ -112,13 +192,17 @@ async fn run(mode: Mode, server: Server) -> std::io::Result<()> {
             Some((reader, writer)) => server.serve_io(reader, writer).await,
             None => server.serve_stdio().await,
         },
-        Mode::Http { addr, addr_file } => {
+        Mode::Http {
+            addr,
+            addr_file,
+            sse,
+        } => {
             let listener = bind_loopback(&addr, addr_file.as_deref()).await?;
             // serve_http_on turns TCP_NODELAY on for every accepted connection.
             server
                 .serve_http_on(
                     listener,
-                    HttpConfig::default(),
+                    HttpConfig::default().sse_responses(sse),
                     mcp_benches::shutdown_signal(),
                 )
                 .await

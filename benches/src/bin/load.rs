@@ -5,12 +5,23 @@
 //! load --http http://127.0.0.1:PORT/mcp
 //! load --addr-file PATH                # wait for a server to write IP:PORT there; path /mcp
 //!      [-n N] [--warmup W] [--text TEXT | --text-bytes B] [--timeout-s S]
+//!      [--peer] [--flow | --suspend] [--pid PID] [--sample-every K]
 //! ```
+//!
+//! `--flow`: each of the N operations is a two-leg multi-round-trip flow of `provision {name}`
+//! (first leg: an `InputRequiredResult` with a form question under `region` and a sealed
+//! `requestState`; second leg: the answer and the state echoed, checked to complete).
+//! `--suspend`: N first legs only, never answered — flows the server would have to remember if
+//! it kept per-flow state; the server's VmRSS / VmHWM are printed every `--sample-every` flows
+//! (default N / 10). `--peer`: the server is another SDK's (no `serverInfo` stamp check).
+//! With `--stdio` the server's memory is read from the child; over HTTP pass `--pid`.
 //!
 //! It is deliberately cheap so that it is never the bottleneck: blocking std I/O, one write per
 //! request (raw pipes for stdio, a raw keep-alive HTTP/1.1 connection over TCP with
 //! TCP_NODELAY), no async runtime. It prints one line on stdout:
-//! `transport=… calls=N seconds=… calls_per_s=… us_per_call=…` (warm-up calls excluded).
+//! `transport=… calls=N seconds=… calls_per_s=… us_per_call=…` (warm-up calls excluded; with
+//! `--flow` a call is a whole flow), followed by `server_vmrss_kib=… server_vmhwm_kib=…` when
+//! the server's pid is known.
 //! With `--stdio` it closes the child's stdin after the last call and fails unless the child
 //! exits successfully; HTTP servers are left running (stop them with SIGTERM).
 
@@ -21,12 +32,24 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp_benches::{
-    Args, DEFAULT_TEXT, HTTP_PATH, PROTOCOL_VERSION, TOOL, check_response, eprint_line,
-    request_body,
+    Args, DEFAULT_TEXT, FLOW_TOOL, HTTP_PATH, PROTOCOL_VERSION, TOOL, check_flow_result,
+    check_input_required, check_response, eprint_line, flow_request, request_body,
 };
 
 const USAGE: &str = "usage: load (--stdio [--] CMD [ARGS...] | --http URL | --addr-file PATH) \
-                     [-n N] [--warmup W] [--text TEXT | --text-bytes B] [--timeout-s S]";
+                     [-n N] [--warmup W] [--text TEXT | --text-bytes B] [--timeout-s S] \
+                     [--peer] [--flow | --suspend] [--pid PID] [--sample-every K]";
+
+/// What each of the N operations is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// One `tools/call echo`.
+    Echo,
+    /// A whole two-leg flow.
+    Flow,
+    /// A first leg whose question is never answered.
+    Suspend,
+}
 
 enum Target {
     Stdio(Vec<String>),
@@ -40,6 +63,10 @@ struct Options {
     warmup: u64,
     text: String,
     timeout: Duration,
+    work: Work,
+    stamp: bool,
+    pid: Option<u32>,
+    sample_every: Option<u64>,
 }
 
 fn options() -> Result<Options, String> {
@@ -49,6 +76,10 @@ fn options() -> Result<Options, String> {
     let mut warmup = 0;
     let mut text = DEFAULT_TEXT.to_owned();
     let mut timeout = Duration::from_secs(120);
+    let mut work = Work::Echo;
+    let mut stamp = true;
+    let mut pid = None;
+    let mut sample_every = None;
     while let Some(word) = args.next() {
         match word.as_str() {
             "--stdio" => {
@@ -68,6 +99,11 @@ fn options() -> Result<Options, String> {
             "--text" => text = args.value("--text")?,
             "--text-bytes" => text = "x".repeat(args.parsed("--text-bytes")?),
             "--timeout-s" => timeout = Duration::from_secs(args.parsed("--timeout-s")?),
+            "--flow" => work = Work::Flow,
+            "--suspend" => work = Work::Suspend,
+            "--peer" => stamp = false,
+            "--pid" => pid = Some(args.parsed("--pid")?),
+            "--sample-every" => sample_every = Some(args.parsed("--sample-every")?),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
@@ -77,12 +113,18 @@ fn options() -> Result<Options, String> {
         warmup,
         text,
         timeout,
+        work,
+        stamp,
+        pid,
+        sample_every,
     })
 }
 
-/// One round trip: send a request body, get the response body.
+/// One round trip: send a request body (a `tools/call` of tool `name`), get the response body.
 trait Transport {
-    fn call(&mut self, body: &[u8]) -> Result<Vec<u8>, String>;
+    fn call(&mut self, name: &str, body: &[u8]) -> Result<Vec<u8>, String>;
+    /// The server's pid, when known.
+    fn pid(&self) -> Option<u32>;
 }
 
 struct StdioTransport {
@@ -134,7 +176,11 @@ fn is_server_message(line: &[u8]) -> bool {
 }
 
 impl Transport for StdioTransport {
-    fn call(&mut self, body: &[u8]) -> Result<Vec<u8>, String> {
+    fn pid(&self) -> Option<u32> {
+        Some(self.child.id())
+    }
+
+    fn call(&mut self, _name: &str, body: &[u8]) -> Result<Vec<u8>, String> {
         self.out.clear();
         self.out.extend_from_slice(body);
         self.out.push(b'\n');
@@ -166,6 +212,7 @@ struct HttpTransport {
     writer: TcpStream,
     head: String,
     out: Vec<u8>,
+    pid: Option<u32>,
 }
 
 /// `http://HOST:PORT/PATH` → (`HOST:PORT`, `/PATH`).
@@ -181,7 +228,7 @@ fn split_url(url: &str) -> Result<(String, String), String> {
 }
 
 impl HttpTransport {
-    fn connect(url: &str, timeout: Duration) -> Result<Self, String> {
+    fn connect(url: &str, timeout: Duration, pid: Option<u32>) -> Result<Self, String> {
         let (authority, path) = split_url(url)?;
         let deadline = Instant::now() + timeout;
         let stream = loop {
@@ -198,13 +245,14 @@ impl HttpTransport {
         let head = format!(
             "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {PROTOCOL_VERSION}\r\n\
-             Mcp-Method: tools/call\r\nMcp-Name: {TOOL}\r\n"
+             Mcp-Method: tools/call\r\n"
         );
         Ok(Self {
             reader: BufReader::with_capacity(64 * 1024, stream),
             writer,
             head,
             out: Vec::with_capacity(4096),
+            pid,
         })
     }
 
@@ -282,11 +330,16 @@ fn last_sse_data(body: &[u8]) -> Option<Vec<u8>> {
 }
 
 impl Transport for HttpTransport {
-    fn call(&mut self, body: &[u8]) -> Result<Vec<u8>, String> {
+    fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    fn call(&mut self, name: &str, body: &[u8]) -> Result<Vec<u8>, String> {
         self.out.clear();
         self.out.extend_from_slice(self.head.as_bytes());
-        self.out
-            .extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        self.out.extend_from_slice(
+            format!("Mcp-Name: {name}\r\nContent-Length: {}\r\n\r\n", body.len()).as_bytes(),
+        );
         self.out.extend_from_slice(body);
         self.writer
             .write_all(&self.out)
@@ -353,22 +406,84 @@ fn wait_for_addr(path: &PathBuf, timeout: Duration) -> Result<String, String> {
     }
 }
 
-fn drive(transport: &mut dyn Transport, options: &Options) -> Result<Duration, String> {
+/// VmRSS and VmHWM of process `pid`, in KiB, from `/proc/PID/status`.
+fn memory_kib(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// `server_vmrss_kib=… server_vmhwm_kib=…` of the server, or nothing.
+fn memory_fields(transport: &dyn Transport) -> String {
+    transport
+        .pid()
+        .and_then(memory_kib)
+        .map_or_else(String::new, |(rss, hwm)| {
+            format!(" server_vmrss_kib={rss} server_vmhwm_kib={hwm}")
+        })
+}
+
+/// One operation (`round` numbers them from 0): an echo, a whole flow, or a first leg.
+fn operate(
+    transport: &mut dyn Transport,
+    options: &Options,
+    id: &mut u64,
+    round: u64,
+) -> Result<(), String> {
+    *id += 1;
+    match options.work {
+        Work::Echo => {
+            let body = request_body(*id, &options.text);
+            let response = transport.call(TOOL, &body)?;
+            check_response(&response, *id, &options.text, options.stamp)
+        }
+        Work::Flow | Work::Suspend => {
+            let name = format!("db-{round}");
+            let response = transport.call(FLOW_TOOL, &flow_request(*id, &name, None))?;
+            let state = check_input_required(&response, *id, options.stamp)?;
+            if options.work == Work::Suspend {
+                return Ok(());
+            }
+            *id += 1;
+            let response = transport.call(FLOW_TOOL, &flow_request(*id, &name, Some(&state)))?;
+            check_flow_result(&response, *id, &name, options.stamp)
+        }
+    }
+}
+
+fn drive(transport: &mut dyn Transport, options: &Options) -> Result<(Duration, String), String> {
     let mut id = 0u64;
     let mut start = Instant::now();
+    let every = match options.work {
+        Work::Suspend => options.sample_every.unwrap_or((options.calls / 10).max(1)),
+        _ => 0,
+    };
+    if every > 0 {
+        out_line(&format!("suspended=0{}", memory_fields(transport)));
+    }
     for round in 0..options.warmup + options.calls {
         if round == options.warmup {
             start = Instant::now();
         }
-        id += 1;
-        let body = request_body(id, &options.text);
-        let response = transport.call(&body)?;
-        check_response(&response, id, &options.text)?;
+        operate(transport, options, &mut id, round)?;
+        let done = (round + 1).saturating_sub(options.warmup);
+        if every > 0 && done > 0 && done % every == 0 {
+            out_line(&format!("suspended={done}{}", memory_fields(transport)));
+        }
     }
-    Ok(start.elapsed())
+    Ok((start.elapsed(), memory_fields(transport)))
 }
 
-fn run(options: &Options) -> Result<(&'static str, Duration), String> {
+fn out_line(line: &str) {
+    let _ = writeln!(io::stdout().lock(), "{line}");
+}
+
+fn run(options: &Options) -> Result<(&'static str, (Duration, String)), String> {
     match &options.target {
         Target::Stdio(command) => {
             let mut transport = StdioTransport::spawn(command)?;
@@ -379,12 +494,12 @@ fn run(options: &Options) -> Result<(&'static str, Duration), String> {
             Ok(("stdio", elapsed))
         }
         Target::Http(url) => {
-            let mut transport = HttpTransport::connect(url, options.timeout)?;
+            let mut transport = HttpTransport::connect(url, options.timeout, options.pid)?;
             Ok(("http", drive(&mut transport, options)?))
         }
         Target::AddrFile(path) => {
             let url = wait_for_addr(path, options.timeout)?;
-            let mut transport = HttpTransport::connect(&url, options.timeout)?;
+            let mut transport = HttpTransport::connect(&url, options.timeout, options.pid)?;
             Ok(("http", drive(&mut transport, options)?))
         }
     }
@@ -399,11 +514,11 @@ fn main() -> ExitCode {
         }
     };
     match run(&options) {
-        Ok((transport, elapsed)) => {
+        Ok((transport, (elapsed, memory))) => {
             let seconds = elapsed.as_secs_f64();
             let calls = options.calls as f64;
             let line = format!(
-                "transport={transport} calls={} seconds={seconds:.6} calls_per_s={:.0} us_per_call={:.2}",
+                "transport={transport} calls={} seconds={seconds:.6} calls_per_s={:.0} us_per_call={:.2}{memory}",
                 options.calls,
                 if seconds > 0.0 { calls / seconds } else { 0.0 },
                 if options.calls > 0 {
@@ -412,7 +527,7 @@ fn main() -> ExitCode {
                     0.0
                 },
             );
-            let _ = writeln!(io::stdout().lock(), "{line}");
+            out_line(&line);
             ExitCode::SUCCESS
         }
         Err(message) => {

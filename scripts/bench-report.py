@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""The report of scripts/bench.sh, and the marker replacement the bench scripts share.
+
+    bench-report.py OUT REV CPU CORES RUSTC      # prints the Markdown summary of a bench.sh run
+    bench-report.py --replace FILE NAME PART    # replaces <!-- NAME:begin --> … <!-- NAME:end -->
+                                                # in FILE with the contents of PART
+
+OUT holds what bench.sh measured: results.tsv (key, value), suspend.{stdio,http}.txt (the
+`load --suspend` samples), peers.jsonl (`mcp bench --json` lines of scripts/bench-peers.sh) and
+callgrind/results.tsv (scripts/bench-callgrind.sh).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import statistics
+import sys
+from pathlib import Path
+
+
+def replace(path: str, name: str, part: str) -> None:
+    text = Path(path).read_text()
+    body = Path(part).read_text().rstrip("\n")
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in text or end not in text:
+        sys.exit(f"{path} has no {name} markers")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    Path(path).write_text(f"{head}{begin}\n{body}\n{end}{tail}")
+
+
+def num(value: float, digits: int = 0) -> str:
+    return f"{value:,.{digits}f}"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    if not a or not b:
+        return "—"
+    return f"{a / b:.2f}×"
+
+
+def status(ok: bool) -> str:
+    return "**met**" if ok else "**missed**"
+
+
+class Run:
+    def __init__(self, out: Path):
+        self.out = out
+        self.values: dict[str, str] = {}
+        for line in (out / "results.tsv").read_text().splitlines():
+            key, _, value = line.partition("\t")
+            self.values[key] = value
+        self.instructions: dict[str, int] = {}
+        tsv = out / "callgrind" / "results.tsv"
+        if tsv.exists():
+            for line in tsv.read_text().splitlines():
+                name, ipr, *_ = line.split("\t")
+                self.instructions[name] = int(ipr)
+        self.peers = []
+        jsonl = out / "peers.jsonl"
+        if jsonl.exists():
+            self.peers = [json.loads(line) for line in jsonl.read_text().splitlines() if line]
+
+    def f(self, key: str) -> float | None:
+        value = self.values.get(key, "")
+        try:
+            return float(value)
+        except ValueError:
+            return None
+
+    def us(self, key: str) -> float | None:
+        rate = self.f(key)
+        return 1e6 / rate if rate else None
+
+    def mcp_bench(self, transport: str, server: str, concurrency: int = 1) -> float | None:
+        """Median calls/s of `mcp bench` (2026-07-28) against SERVER (a label fragment)."""
+        rates = [
+            p["callsPerSecond"]
+            for p in self.peers
+            if p["transport"] == transport
+            and p["mode"] == "auto"
+            and p["concurrency"] == concurrency
+            and server in p["label"]
+        ]
+        return statistics.median(rates) if rates else None
+
+    def suspended(self, transport: str) -> list[tuple[int, int, int]]:
+        samples = []
+        path = self.out / f"suspend.{transport}.txt"
+        if not path.exists():
+            return samples
+        for line in path.read_text().splitlines():
+            fields = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            if "suspended" in fields and "server_vmrss_kib" in fields:
+                samples.append(
+                    (
+                        int(fields["suspended"]),
+                        int(fields["server_vmrss_kib"]),
+                        int(fields["server_vmhwm_kib"]),
+                    )
+                )
+        return samples
+
+
+SERVERS = [
+    ("ours", "mcp (`benches` `echo-server`, low-level `Server`)"),
+    ("rmcp", "rmcp 3.11 (`bench-peers/rmcp-echo`)"),
+    ("python", "Python SDK 2.3.0 (`provisioner.py`, low-level `Server`)"),
+    ("floor", "floor (`stdio-floor` / `axum-floor`: serde_json, no SDK)"),
+]
+
+
+def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
+    v = run.f
+    quick = run.values.get("quick") == "1"
+    lines = [
+        f"Measured {datetime.date.today()} at `{rev}` by `scripts/bench.sh`"
+        + (" **--quick** (small N, one run each: a smoke run, not figures to quote)" if quick else "")
+        + f"; the run took {run.values.get('minutes', '?')} min.",
+        f"Machine: {cpu}, {cores} cores; {rustc}. Load average {run.values.get('load_start')} at the "
+        f"start and {run.values.get('load_end')} at the end (other engineers' builds share the "
+        "2 cores): wall-clock figures are rough, instruction counts are not.",
+        "",
+    ]
+
+    # The goals.
+    ours_us = run.us("stdio.ours.cps")
+    rmcp_speedup = ratio(v("stdio.ours.cps"), v("stdio.rmcp.cps"))
+    floor_us = run.us("stdio.floor.cps")
+    i_ours, i_rmcp = run.instructions.get("ours-stdio"), run.instructions.get("rmcp-stdio")
+    i_floor = run.instructions.get("floor-stdio")
+    h_ours, h_floor = run.instructions.get("ours-http"), run.instructions.get("floor-http")
+    h_sse, h_rmcp = run.instructions.get("ours-sse-http"), run.instructions.get("rmcp-http")
+    sse = (v("wrk.ours-sse.rps") or 0) / (v("wrk.ours.rps") or 1)
+    seal = v("seal.us")
+    client_http = run.mcp_bench("http", "echo-server")
+    client_stdio = run.mcp_bench("stdio", "echo-server")
+    rmcp_client_stdio = run.mcp_bench("stdio", "rmcp")
+    lines += [
+        "| goal | measured | ratios | status |",
+        "|---|---|---|---|",
+    ]
+    if ours_us:
+        lines.append(
+            f"| stdio ≤ 30 µs per call, sequential | {ours_us:.1f} µs (raw `load` driver); "
+            f"{1e6 / client_stdio:.1f} µs with our client (`mcp bench`) | floor {floor_us:.1f} µs "
+            f"({ratio(ours_us, floor_us)} the floor) | {status(ours_us <= 30)} |"
+            if client_stdio and floor_us
+            else f"| stdio ≤ 30 µs per call | {ours_us:.1f} µs | | {status(ours_us <= 30)} |"
+        )
+    if i_ours and i_rmcp:
+        wall = (v("stdio.ours.cps") or 0) / (v("stdio.rmcp.cps") or 1)
+        lines.append(
+            f"| stdio ≥ 3× faster than rmcp | server instructions: {ratio(i_rmcp, i_ours)} fewer "
+            f"({num(i_ours)} vs {num(i_rmcp)}); wall clock, raw driver: {rmcp_speedup}; "
+            f"with our client (`mcp bench`): {ratio(client_stdio, rmcp_client_stdio)} | "
+            f"see (a): the wall clock of a sequential call is bounded by the pipe round trip "
+            f"(the floor) | {status(i_rmcp / i_ours >= 3)} on instructions, "
+            f"{status(wall >= 3)} on wall clock |"
+        )
+    if i_ours:
+        lines.append(
+            f"| ≤ 40 000 server instructions per stdio call | {num(i_ours)} | "
+            f"{ratio(i_ours, i_floor)} the floor | {status(i_ours <= 40000)} |"
+        )
+    if h_ours and h_floor:
+        lines.append(
+            f"| HTTP server instructions ≤ 1.3× the axum floor | {num(h_ours)} vs {num(h_floor)} | "
+            f"{ratio(h_ours, h_floor)} | {status(h_ours / h_floor <= 1.3)} |"
+        )
+    if v("wrk.ours.rps"):
+        extra = f"; instructions {num(h_sse)} vs {num(h_ours)} ({ratio(h_sse, h_ours)})" if h_sse else ""
+        lines.append(
+            f"| SSE responses ≥ 0.9× the JSON path | wrk: {num(v('wrk.ours-sse.rps') or 0)} vs "
+            f"{num(v('wrk.ours.rps') or 0)} req/s{extra} | {sse:.2f}× | {status(sse >= 0.9)} |"
+        )
+    if seal:
+        lines.append(
+            f"| seal + open through the whole boundary ≤ 2 µs | {seal:.2f} µs (criterion) | "
+            f"Python SDK: 24–39 µs (reference §10) | {status(seal <= 2)} |"
+        )
+    if client_http:
+        lines.append(
+            f"| our HTTP client + server ≥ 10 000 sequential calls/s | {num(client_http)} calls/s "
+            f"(`mcp bench`, one connection) | against rmcp: "
+            f"{num(run.mcp_bench('http', 'rmcp') or 0)}; Python: {num(run.mcp_bench('http', 'Python') or 0)} | "
+            f"{status(client_http >= 10000)} |"
+        )
+    for transport in ("stdio", "http"):
+        samples = run.suspended(transport)
+        loaded = [s for s in samples if s[0] > 0]
+        if len(loaded) >= 2:
+            first, last = loaded[0], loaded[-1]
+            per_flow = (last[1] - first[1]) * 1024 / (last[0] - first[0])
+            flat = last[1] - first[1] <= 1024
+            lines.append(
+                f"| server memory flat while {num(last[0])} flows are suspended ({transport}) | VmRSS "
+                f"{first[1] / 1024:.1f} MiB after {num(first[0])}, {last[1] / 1024:.1f} MiB after "
+                f"{num(last[0])} (peak {last[2] / 1024:.1f}) | {per_flow:.1f} bytes per suspended flow "
+                f"| {status(flat)} |"
+            )
+    lines.append("")
+
+    # (a) stdio sequential.
+    lines += [
+        "**(a) stdio, sequential, the server alone** (`load`: blocking pipes, one request in flight; "
+        f"{run.values.get('n_calls')} calls ({run.values.get('n_py')} for Python) after warm-up, "
+        f"median of {run.values.get('runs')} runs; µs per call is wall clock for the whole round trip). "
+        "Ratios: how many times our calls/s, and the time per call over the floor's.",
+        "",
+        "| server | calls/s | µs/call | mcp's speed-up over it | × the floor's time | server VmHWM |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, label in SERVERS:
+        rate = v(f"stdio.{key}.cps")
+        if not rate:
+            continue
+        lines.append(
+            f"| {label} | {num(rate)} | {1e6 / rate:.1f} | {ratio(v('stdio.ours.cps'), rate)} | "
+            f"{ratio(1e6 / rate, floor_us)} | {(v(f'stdio.{key}.hwm_kib') or 0) / 1024:.1f} MiB |"
+        )
+    lines.append("")
+    if run.peers:
+        lines += [
+            "With our client in the loop (`mcp bench`, 2026-07-28, one connection; details in the "
+            "`mcp bench` section below):",
+            "",
+            "| server | stdio calls/s, 1 in flight | mcp's speed-up | HTTP calls/s, 1 in flight | mcp's speed-up |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for fragment, label in (
+            ("echo-server", "mcp (`echo-server`)"),
+            ("McpServer", "mcp `McpServer` (`mcp serve demo`)"),
+            ("rmcp", "rmcp 3.11"),
+            ("Python", "Python SDK 2.3.0"),
+        ):
+            s, h = run.mcp_bench("stdio", fragment), run.mcp_bench("http", fragment)
+            lines.append(
+                f"| {label} | {num(s or 0)} | {ratio(client_stdio, s)} | {num(h or 0)} | "
+                f"{ratio(client_http, h)} |"
+            )
+        lines.append("")
+
+    # (b) HTTP.
+    lines += [
+        "**(b) HTTP throughput** (wrk 4.1, 1 thread, 32 connections, "
+        f"{'2' if quick else '10'} s, `benches/wrk/tools-call.lua`: the 2026-07-28 `tools/call echo` "
+        "with `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Accept`; median of the runs) and "
+        "sequential calls on one keep-alive connection (`load`). wrk and the server share the 2 cores.",
+        "",
+        "| server | response | wrk req/s | mcp's speed-up | × the floor | p99 (last run) | sequential calls/s | × the floor |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key, label, kind in (
+        ("ours", SERVERS[0][1], "JSON"),
+        ("ours-sse", SERVERS[0][1] + ", `HttpConfig::sse_responses(true)`", "SSE"),
+        ("rmcp", SERVERS[1][1], "JSON"),
+        ("python", SERVERS[2][1], "JSON"),
+        ("floor", "floor (`axum-floor`)", "JSON"),
+    ):
+        rps = v(f"wrk.{key}.rps")
+        if not rps:
+            continue
+        errors = run.values.get(f"wrk.{key}.socket_errors", "")
+        note = f" (socket errors: {errors})" if errors else ""
+        lines.append(
+            f"| {label} | {kind} | {num(rps)}{note} | {ratio(v('wrk.ours.rps'), rps)} | "
+            f"{ratio(rps, v('wrk.floor.rps'))} | {run.values.get(f'wrk.{key}.p99', '')} | "
+            f"{num(v(f'http.{key}.cps') or 0)} | {ratio(v(f'http.{key}.cps'), v('http.floor.cps'))} |"
+        )
+    lines.append("")
+
+    # (c) instructions.
+    if run.instructions:
+        lines += [
+            "**(c) server instructions per request** (callgrind, (total(N2) − total(N1)) / (N2 − N1), "
+            "server process only; table and profiles in the callgrind section below). The Python "
+            "server is not run under callgrind (an interpreter at ~1 ms per call would take longer "
+            "under valgrind than the rest of the run).",
+            "",
+            "| server | stdio | × mcp | × floor | HTTP (JSON) | × mcp | × floor |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for key, label in SERVERS:
+            if key == "python":
+                continue
+            s, h = run.instructions.get(f"{key}-stdio"), run.instructions.get(f"{key}-http")
+            lines.append(
+                f"| {label} | {num(s or 0)} | {ratio(s, i_ours)} | {ratio(s, i_floor)} | "
+                f"{num(h or 0)} | {ratio(h, h_ours)} | {ratio(h, h_floor)} |"
+            )
+        if h_sse:
+            lines.append(
+                f"| mcp, SSE responses | — | | | {num(h_sse)} | {ratio(h_sse, h_ours)} | "
+                f"{ratio(h_sse, h_floor)} |"
+            )
+        lines.append("")
+
+    # (d) flows.
+    lines += [
+        "**(d) two-leg multi-round-trip flows, sealing on** (`load --flow`: `tools/call provision` → "
+        "`InputRequiredResult` with a form question and a sealed `requestState` → the retry with "
+        "`inputResponses` and the state echoed → the result, checked to carry the handler's "
+        "plaintext state; ours seals with AES-256-GCM, Python with its `RequestStateBoundary`). "
+        "rmcp 3.11 has no multi-round-trip requests (no `InputRequiredResult`), so it has no row.",
+        "",
+        "| server | stdio flows/s | µs/flow | mcp's speed-up | HTTP flows/s | µs/flow | mcp's speed-up |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key in ("ours", "python"):
+        s, h = v(f"flow.stdio.{key}.fps"), v(f"flow.http.{key}.fps")
+        if not s or not h:
+            continue
+        label = dict(SERVERS)[key]
+        lines.append(
+            f"| {label} | {num(s)} | {1e6 / s:.0f} | {ratio(v('flow.stdio.ours.fps'), s)} | {num(h)} | "
+            f"{1e6 / h:.0f} | {ratio(v('flow.http.ours.fps'), h)} |"
+        )
+    lines.append("")
+
+    # (e) memory.
+    lines += [
+        "**(e) server memory** (VmRSS / VmHWM from `/proc/PID/status`): idle is the HTTP server after "
+        "its first answered request; under load is the peak (VmHWM) after the sequential runs and wrk "
+        "at 32 connections; stdio is the peak after the sequential stdio runs.",
+        "",
+        "| server | idle (HTTP) | under wrk c=32 (peak) | × mcp | × floor | stdio (peak) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, label in SERVERS:
+        idle, peak = v(f"http.{key}.idle_kib"), v(f"http.{key}.hwm_kib")
+        if not idle or not peak:
+            continue
+        lines.append(
+            f"| {label} | {idle / 1024:.1f} MiB | {peak / 1024:.1f} MiB | {ratio(peak, v('http.ours.hwm_kib'))} | "
+            f"{ratio(peak, v('http.floor.hwm_kib'))} | {(v(f'stdio.{key}.hwm_kib') or 0) / 1024:.1f} MiB |"
+        )
+    lines.append("")
+    for transport in ("stdio", "http"):
+        samples = run.suspended(transport)
+        if not samples:
+            continue
+        lines.append(
+            f"Suspended flows ({transport}, our server): first legs answered with an "
+            "`InputRequiredResult`, never retried. VmRSS by flows suspended: "
+            + ", ".join(f"{num(n)}: {rss / 1024:.1f} MiB" for n, rss, _ in samples)
+            + f" (peak {samples[-1][2] / 1024:.1f} MiB)."
+        )
+        lines.append("")
+    return lines
+
+
+def main() -> None:
+    if sys.argv[1] == "--replace":
+        replace(*sys.argv[2:5])
+        return
+    out, rev, cpu, cores, rustc = sys.argv[1:6]
+    print("\n".join(report(Run(Path(out)), rev, cpu, cores, rustc)).rstrip("\n"))
+
+
+if __name__ == "__main__":
+    main()
