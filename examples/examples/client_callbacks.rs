@@ -19,7 +19,7 @@ use mcp::types::{
     CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorObject, ListRootsResult, Root,
 };
-use mcp_cli::demo::{Sealing, server};
+use mcp_cli::demo::server;
 use serde_json::{Map, Value, json};
 
 fn callbacks(mode: Mode) -> ClientBuilder {
@@ -85,7 +85,7 @@ async fn run(mode: Mode, url: Option<&str>) -> Result<(), Box<dyn std::error::Er
         None => {
             // The demo server on the other end of an in-memory pipe.
             let pipe = memory::pipe();
-            let demo = server(&Sealing::default())?;
+            let demo = server(None)?;
             tokio::spawn(
                 async move { demo.serve_io(pipe.server.reader, pipe.server.writer).await },
             );

@@ -23,7 +23,6 @@ use std::process::Command;
 use mcp::client::{Client, PendingRequest, RoundOutcome};
 use mcp::seal::RequestStateSecurity;
 use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject};
-use mcp_cli::demo::Sealing;
 use mcp_examples::provision;
 use serde_json::{Map, Value, json};
 
@@ -149,9 +148,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = || tokio::runtime::Runtime::new();
     match args.as_slice() {
         ["serve"] => runtime()?.block_on(async {
-            let policy = Sealing::from_env()
-                .policy()?
-                .unwrap_or_else(RequestStateSecurity::ephemeral);
+            let policy =
+                RequestStateSecurity::from_env()?.unwrap_or_else(RequestStateSecurity::ephemeral);
             provision::server(policy)?.serve_stdio().await?;
             Ok(())
         }),

@@ -21,15 +21,12 @@
 use mcp::client::Client;
 use mcp::seal::RequestStateSecurity;
 use mcp::types::{ElicitRequestParams, ElicitResult, ErrorObject};
-use mcp_cli::demo::Sealing;
 use mcp_examples::provision;
 use serde_json::{Map, Value, json};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let policy = Sealing::from_env()
-        .policy()?
-        .unwrap_or_else(RequestStateSecurity::ephemeral);
+    let policy = RequestStateSecurity::from_env()?.unwrap_or_else(RequestStateSecurity::ephemeral);
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("stdio") => provision::server(policy)?.serve_stdio().await?,

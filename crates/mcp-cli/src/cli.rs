@@ -87,6 +87,23 @@ pub(crate) struct ConnectArgs {
     /// An HTTP header sent with every request (`Name: value`), e.g. an Authorization header.
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub(crate) headers: Vec<String>,
+    /// Sign in with OAuth when an HTTP server asks (401): the authorization URL is printed and
+    /// opened in the browser, the redirect comes back to a listener on 127.0.0.1. Tokens are
+    /// kept in --token-store and reused (and refreshed) by later commands. The time spent
+    /// signing in does not count against --timeout.
+    #[arg(long)]
+    pub(crate) oauth: bool,
+    /// Sign in without a browser: follow the authorization URL here (implies --oauth). Only
+    /// for authorization servers that approve at once, e.g. a local test server.
+    #[arg(long)]
+    pub(crate) oauth_headless: bool,
+    /// Where --oauth keeps tokens and client registrations (default: $MCP_TOKEN_STORE, else
+    /// $XDG_CONFIG_HOME/mcp/tokens.json, else ~/.config/mcp/tokens.json).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_store: Option<PathBuf>,
+    /// The time spent signing in (not counted by --timeout).
+    #[arg(skip)]
+    pub(crate) sign_in: crate::oauth::SignInClock,
 }
 
 /// How input requests are answered.
@@ -176,7 +193,8 @@ pub(crate) struct BenchArgs {
 pub(crate) enum ServeCommand {
     /// The demo server: `provision` (asks for the region), `deploy` (two questions in one
     /// round), `summarize` (sampling), `where_am_i` (roots), `connect_account` (a URL), `echo`,
-    /// the `briefing` prompt and the `report://{quarter}` template (both ask).
+    /// `long_report` (runs as a task: status messages, then asks the format), the `briefing`
+    /// prompt and the `report://{quarter}` template (both ask).
     ///
     /// Request state is sealed: with MCP_REQUEST_STATE_KEYS (comma-separated secrets, each at
     /// least 32 bytes; the first mints, all verify) every instance given the same keys accepts
@@ -195,6 +213,25 @@ pub(crate) struct DemoArgs {
     /// 127.0.0.1 / ::1 are served.
     #[arg(long)]
     pub(crate) allow_remote: bool,
+    /// Keep `long_report`'s tasks in this SQLite file (they survive a restart) instead of in
+    /// memory.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tasks_db: Option<PathBuf>,
+    /// Require OAuth access tokens (JWTs) issued by ISSUER, the authorization server's issuer
+    /// identifier (HTTP only). The server then publishes its protected resource metadata and
+    /// answers requests without a valid token with 401.
+    #[arg(long, value_name = "ISSUER", requires = "http")]
+    pub(crate) auth_issuer: Option<String>,
+    /// The issuer's key set (default: the `jwks_uri` of its authorization server metadata).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub(crate) auth_jwks: Option<String>,
+    /// A scope every token must carry (repeatable).
+    #[arg(long = "auth-scope", value_name = "SCOPE", requires = "auth_issuer")]
+    pub(crate) auth_scopes: Vec<String>,
+    /// This server's canonical URI, the audience tokens must be issued for (default:
+    /// `http://ADDR/mcp` of the bound address).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub(crate) auth_resource: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

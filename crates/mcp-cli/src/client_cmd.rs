@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
-use mcp::client::{Client, RequestOptions};
+use mcp::client::{Client, ClientError, RequestOptions, TaskSettings};
+use mcp::types::tasks::DetailedTask;
 use mcp::types::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
 use serde_json::{Map, Value};
 
@@ -15,7 +17,10 @@ use crate::cli::{CallArgs, ConnectArgs, ListArgs};
 use crate::error::{CliError, Result};
 use crate::progress::ProgressView;
 use crate::render;
-use crate::target::{Target, describe_server, timeout};
+use crate::target::{Target, describe_server, explain, timeout};
+
+/// How long `tasks/cancel` may take when the command is interrupted.
+const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
 /// What to list.
 #[derive(Debug, Clone, Copy)]
@@ -34,20 +39,80 @@ pub(crate) enum Get {
 }
 
 /// Runs `work` under `--timeout`.
+/// Runs `work` under `--timeout` (the time spent signing in is not counted).
 async fn bounded<T>(args: &ConnectArgs, work: impl Future<Output = Result<T>>) -> Result<T> {
-    match timeout(args) {
-        Some(after) => tokio::time::timeout(after, work).await.map_err(|_| {
-            CliError::failed(format!(
+    let after = timeout(args);
+    crate::oauth::within(after, &args.sign_in, work)
+        .await
+        .unwrap_or_else(|| {
+            Err(CliError::failed(format!(
                 "timed out after {} s (--timeout)",
-                after.as_secs_f64()
-            ))
-        })?,
-        None => work.await,
-    }
+                after.map_or(0.0, |a| a.as_secs_f64())
+            )))
+        })
 }
 
-fn failed(what: &str) -> impl FnOnce(mcp::client::ClientError) -> CliError + '_ {
-    move |error| CliError::failed(format!("{what}: {error}"))
+fn failed(what: &str) -> impl FnOnce(ClientError) -> CliError + '_ {
+    move |error| CliError::failed(format!("{what}: {}", explain(&error, true)))
+}
+
+/// The task a `tools/call` became, while it runs: for the messages of its end, and to cancel it
+/// when the command is interrupted (Ctrl-C) or runs out of time.
+#[derive(Debug, Clone, Default)]
+struct PendingTask(Arc<Mutex<PendingState>>);
+
+#[derive(Debug, Default)]
+struct PendingState {
+    client: Option<Client>,
+    /// The task's id, and whether it has ended.
+    task: Option<(String, bool)>,
+}
+
+impl PendingTask {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PendingState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_client(&self, client: &Client) {
+        self.lock().client = Some(client.clone());
+    }
+
+    fn seen(&self, task: &DetailedTask) {
+        self.lock().task = Some((task.task_id.clone(), task.status.is_terminal()));
+    }
+
+    /// The error of a `tools/call`, saying which task failed or was cancelled.
+    fn explain(&self, error: ClientError) -> CliError {
+        let task = self.lock().task.as_ref().map(|(id, _)| id.clone());
+        match (task, &error) {
+            (_, ClientError::TaskCancelled { task_id }) => {
+                CliError::failed(format!("task {task_id} was cancelled before it finished"))
+            }
+            (Some(id), ClientError::Rpc(object)) => CliError::failed(format!(
+                "task {id} failed: {} (error {})",
+                object.message, object.code
+            )),
+            _ => failed("tools/call")(error),
+        }
+    }
+
+    /// Cancels the task if one is still running (waiting at most a few seconds for the server).
+    async fn cancel(&self) {
+        let (client, id) = {
+            let mut state = self.lock();
+            match (state.client.take(), state.task.take()) {
+                (Some(client), Some((id, false))) => (client, id),
+                _ => return,
+            }
+        };
+        eprintln!("cancelling task {id}…");
+        match tokio::time::timeout(CANCEL_WAIT, client.cancel_task(&id)).await {
+            Ok(Ok(())) => eprintln!("task {id} cancelled"),
+            Ok(Err(error)) => eprintln!("tasks/cancel {id}: {error}"),
+            Err(_) => eprintln!("tasks/cancel {id}: no answer within {CANCEL_WAIT:?}"),
+        }
+        let _ = client.close().await;
+    }
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Value {
@@ -136,12 +201,27 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         true,
         progress.clone(),
     )?);
-    let builder = asker.install(Client::builder());
-    let outcome = bounded(&args.connect, async {
+    // Tool calls the server runs as tasks are followed to their end; the builder does not
+    // cancel an abandoned task itself: `pending` does, awaited, before the process exits.
+    let builder = asker
+        .install(Client::builder())
+        .tasks(TaskSettings::new().cancel_on_drop(false));
+    let pending = PendingTask::default();
+    let call = bounded(&args.connect, async {
         let client = target.connect(builder, &args.connect).await?;
         asker.set_server(format!("{} ({target})", describe_server(&client)));
+        pending.set_client(&client);
         let shown = progress.clone();
-        let options = RequestOptions::new().on_progress(move |p| shown.update(&p));
+        let tracked = pending.clone();
+        let options = RequestOptions::new()
+            .on_progress(move |p| shown.update(&p))
+            .on_task_status({
+                let shown = progress.clone();
+                move |task| {
+                    tracked.seen(task);
+                    shown.task(task);
+                }
+            });
         let result = match what {
             Get::Tool => {
                 let arguments = tool_arguments(&client, name, rest).await?;
@@ -149,7 +229,7 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                 Box::pin(client.call_tool_with(params, options))
                     .await
                     .map(|r| to_json(&r))
-                    .map_err(failed("tools/call"))
+                    .map_err(|error| pending.explain(error))
             }
             Get::Prompt => {
                 let params = GetPromptRequestParams {
@@ -175,8 +255,16 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         };
         let _ = client.close().await;
         result
-    })
-    .await;
+    });
+    let outcome = tokio::select! {
+        outcome = call => outcome,
+        _ = tokio::signal::ctrl_c() => Err(CliError::interrupted("interrupted")),
+    };
+    if outcome.is_err() {
+        // Interrupted or out of time while a task runs: cancel it rather than leave it behind.
+        progress.clear();
+        pending.cancel().await;
+    }
     progress.clear();
     let result = outcome?;
     if args.json {

@@ -12,20 +12,28 @@
 //! | prompt `briefing {topic}` | the audience |
 //! | template `report://{quarter}` | the format (a choice) |
 //! | resource `demo://regions` | nothing |
+//! | task tool `long_report {quarter}` | runs as a task (tasks extension): steps with status messages, then the format |
 //!
-//! Request state is sealed: with [`Sealing::from_env`] keys every instance that shares them
-//! accepts the others' tokens.
+//! Request state is sealed: with the keys of [`RequestStateSecurity::from_env`]
+//! (`MCP_REQUEST_STATE_KEYS`, `MCP_REQUEST_STATE_TTL`) every instance that shares them accepts
+//! the others' tokens.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp::seal::RequestStateSecurity;
 use mcp::server::mcp_server::{BuildError, Context, Elicit, ListRoots, McpServer, Sample};
+use mcp::server::tasks::{
+    MemoryStore, TaskContext, TaskInput, TaskStep, TaskStore, TaskTool, Tasks,
+};
 use mcp::types::{
-    CreateMessageResult, ElicitAction, ElicitRequestUrlParams, InputRequest, InputRequiredResult,
-    ListRootsResult, OneOrMany, Outcome,
+    CallToolResult, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
+    ElicitRequestUrlParams, ErrorObject, InputRequest, InputRequiredResult, ListRootsResult,
+    OneOrMany, Outcome, Tool,
 };
 use mcp::{prompt, resolver, resource, tool};
 use serde::Deserialize;
+use serde_json::{Value, json};
 
 /// The demo server's name (also the audience of its sealed state).
 pub const NAME: &str = "mcp-demo";
@@ -35,56 +43,6 @@ pub const REGIONS: [&str; 4] = ["eu-west-1", "eu-central-1", "us-east-1", "ap-so
 
 /// How long each step of `provision` takes when the client asked for progress.
 const STEP: Duration = Duration::from_millis(150);
-
-/// How request state is sealed: `MCP_REQUEST_STATE_KEYS` and `MCP_REQUEST_STATE_TTL`, as the
-/// conformance server reads them.
-#[derive(Debug, Clone, Default)]
-pub struct Sealing {
-    /// Shared secrets (the first mints, all verify); empty means a random per-process key.
-    pub keys: Vec<Vec<u8>>,
-    /// Lifetime of a token (default 600 s).
-    pub ttl: Option<Duration>,
-}
-
-impl Sealing {
-    /// Reads `MCP_REQUEST_STATE_KEYS` (comma-separated secrets) and `MCP_REQUEST_STATE_TTL`
-    /// (seconds).
-    pub fn from_env() -> Self {
-        let keys = std::env::var("MCP_REQUEST_STATE_KEYS")
-            .map(|v| {
-                v.split(',')
-                    .filter(|k| !k.is_empty())
-                    .map(|k| k.as_bytes().to_vec())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let ttl = std::env::var("MCP_REQUEST_STATE_TTL")
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-            .filter(|t| t.is_finite() && *t > 0.0)
-            .map(Duration::from_secs_f64);
-        Self { keys, ttl }
-    }
-
-    /// The policy, or `None` for the server's default (an ephemeral key).
-    ///
-    /// # Errors
-    /// A key shorter than 32 bytes, duplicate keys, or an invalid TTL.
-    pub fn policy(&self) -> Result<Option<RequestStateSecurity>, mcp::seal::ConfigError> {
-        if self.keys.is_empty() && self.ttl.is_none() {
-            return Ok(None);
-        }
-        let policy = if self.keys.is_empty() {
-            RequestStateSecurity::ephemeral()
-        } else {
-            RequestStateSecurity::with_keys(&self.keys)?
-        };
-        match self.ttl {
-            Some(ttl) => policy.with_ttl(ttl).map(Some),
-            None => Ok(Some(policy)),
-        }
-    }
-}
 
 /// The region of a new database.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -324,15 +282,142 @@ pub async fn regions() -> String {
     REGIONS.join("\n")
 }
 
-/// The demo server, sealed with `sealing` (or an ephemeral key).
+/// How often clients following a `long_report` task are told to poll.
+const TASK_POLL: Duration = Duration::from_millis(100);
+
+/// How long each step of `long_report` takes.
+const REPORT_STEP: Duration = Duration::from_millis(300);
+
+/// The steps of `long_report` before it asks for the format.
+const REPORT_STEPS: [&str; 2] = ["collecting the figures", "computing the totals"];
+
+/// `long_report {quarter}`: a tool that runs as a task for clients that declare the tasks
+/// extension (synchronously for the others). It works through [`REPORT_STEPS`] (each a status
+/// message and a checkpoint, so a resumed run skips what is done), asks which format to render
+/// in, then renders. Cancellation stops it between steps.
+pub fn long_report() -> TaskTool {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "quarter": {"type": "string", "description": "The quarter, e.g. Q3."}
+        },
+        "required": ["quarter"],
+    });
+    let mut tool = Tool::new("long_report", object(schema));
+    tool.description = Some(
+        "Build a long quarterly report as a task: reports its steps, asks the format.".to_owned(),
+    );
+    TaskTool::new(tool, run_long_report)
+}
+
+async fn run_long_report(ctx: TaskContext, input: TaskInput) -> Result<TaskStep, ErrorObject> {
+    let quarter = input
+        .argument("quarter")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ErrorObject::invalid_params("quarter: a string is required"))?
+        .to_owned();
+    let done = input
+        .state
+        .as_ref()
+        .and_then(|s| s["steps_done"].as_u64())
+        .unwrap_or(0);
+    let total = REPORT_STEPS.len() + 1;
+    for (index, step) in (0u64..).zip(REPORT_STEPS).skip_while(|(i, _)| *i < done) {
+        ctx.set_status_message(format!("step {}/{total}: {step}", index + 1))
+            .await?;
+        tokio::select! {
+            () = tokio::time::sleep(REPORT_STEP) => {}
+            () = ctx.cancelled() => {
+                return Ok(TaskStep::Complete(CallToolResult::error("the report was cancelled")));
+            }
+        }
+        ctx.checkpoint(json!({"steps_done": index + 1})).await?;
+    }
+    let Some(answer) = input.elicitation("format") else {
+        ctx.set_status_message("waiting for the format").await?;
+        let schema = serde_json::from_value(json!({
+            "type": "object",
+            "properties": {
+                "format": {
+                    "type": "string",
+                    "description": "The format.",
+                    "enum": ["text", "markdown", "csv"],
+                },
+            },
+            "required": ["format"],
+        }))
+        .map_err(|e| ErrorObject::internal(e.to_string()))?;
+        return Ok(TaskStep::ask(
+            "format",
+            InputRequest::elicit(ElicitRequestFormParams::new(
+                format!("Which format for the {quarter} report?"),
+                schema,
+            )),
+        ));
+    };
+    let format = match (answer.action, answer.content) {
+        (ElicitAction::Accept, Some(content)) => content
+            .get("format")
+            .and_then(Value::as_str)
+            .unwrap_or("text")
+            .to_owned(),
+        _ => {
+            return Ok(TaskStep::Complete(CallToolResult::error(format!(
+                "No format chosen: the {quarter} report was not rendered."
+            ))));
+        }
+    };
+    ctx.set_status_message(format!("step {total}/{total}: rendering as {format}"))
+        .await?;
+    tokio::select! {
+        () = tokio::time::sleep(REPORT_STEP) => {}
+        () = ctx.cancelled() => {
+            return Ok(TaskStep::Complete(CallToolResult::error("the report was cancelled")));
+        }
+    }
+    ctx.set_status_message("the report is ready").await?;
+    let body = match format.as_str() {
+        "markdown" => format!("# Long report {quarter}\n\n* revenue up 4%\n* costs down 2%"),
+        "csv" => format!("quarter,revenue_change,cost_change\n{quarter},4%,-2%"),
+        _ => format!("Long report {quarter}: revenue up 4%, costs down 2%."),
+    };
+    Ok(TaskStep::Complete(CallToolResult::text(body)))
+}
+
+fn object(value: Value) -> mcp::types::Extra {
+    match value {
+        Value::Object(map) => map,
+        _ => mcp::types::Extra::new(),
+    }
+}
+
+/// The demo server, sealed with `security` (`None`: a random per-process key), its tasks in
+/// memory.
 ///
 /// # Errors
-/// An invalid sealing configuration.
-pub fn server(sealing: &Sealing) -> Result<McpServer, BuildError> {
+/// An invalid registration (never for the demo's own surfaces).
+pub fn server(security: Option<RequestStateSecurity>) -> Result<McpServer, BuildError> {
+    server_with_tasks(security, Arc::new(MemoryStore::new()))
+}
+
+/// The demo server with its tasks kept in `store` (e.g. a `SqliteStore`, so that tasks survive
+/// a restart).
+///
+/// # Errors
+/// An invalid registration (never for the demo's own surfaces).
+pub fn server_with_tasks(
+    security: Option<RequestStateSecurity>,
+    store: Arc<dyn TaskStore>,
+) -> Result<McpServer, BuildError> {
+    let tasks = Tasks::builder_shared(store)
+        .poll_interval(TASK_POLL)
+        .tool(long_report())
+        .build();
     let mut builder = McpServer::builder(NAME, env!("CARGO_PKG_VERSION"))
         .instructions(
             "The mcp CLI's demo server: tools that ask the user (provision, deploy, \
-             connect_account), use the client's LLM (summarize) or roots (where_am_i).",
+             connect_account), use the client's LLM (summarize) or roots (where_am_i), and a \
+             long-running task (long_report).",
         )
         .tool::<provision>()
         .tool::<deploy>()
@@ -342,15 +427,10 @@ pub fn server(sealing: &Sealing) -> Result<McpServer, BuildError> {
         .tool::<echo>()
         .prompt::<briefing>()
         .resource::<report>()
-        .resource::<regions>();
-    match sealing.policy() {
-        Ok(Some(policy)) => builder = builder.request_state_security(policy),
-        Ok(None) => {}
-        Err(error) => {
-            return Err(BuildError::from(mcp::server::RegistrationError::Sealing(
-                error.to_string(),
-            )));
-        }
+        .resource::<regions>()
+        .low_level(move |b| b.tasks(tasks));
+    if let Some(policy) = security {
+        builder = builder.request_state_security(policy);
     }
     builder.build()
 }

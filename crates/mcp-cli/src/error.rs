@@ -30,6 +30,14 @@ impl CliError {
         }
     }
 
+    /// The user interrupted the command (exit code 130, as a shell reports SIGINT).
+    pub(crate) fn interrupted(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code: 130,
+        }
+    }
+
     /// The process exit code.
     pub(crate) fn exit_code(&self) -> ExitCode {
         ExitCode::from(self.code)

@@ -26,6 +26,7 @@ pub mod demo;
 mod error;
 mod form;
 mod keys;
+mod oauth;
 mod progress;
 mod render;
 mod serve;
@@ -57,9 +58,9 @@ pub fn run() -> ExitCode {
             Command::Tools(args) => client_cmd::list(List::Tools, args).await,
             Command::Prompts(args) => client_cmd::list(List::Prompts, args).await,
             Command::Resources(args) => client_cmd::list(List::Resources, args).await,
-            Command::Call(args) => client_cmd::get(Get::Tool, args).await,
-            Command::Prompt(args) => client_cmd::get(Get::Prompt, args).await,
-            Command::Read(args) => client_cmd::get(Get::Resource, args).await,
+            Command::Call(args) => Box::pin(client_cmd::get(Get::Tool, args)).await,
+            Command::Prompt(args) => Box::pin(client_cmd::get(Get::Prompt, args)).await,
+            Command::Read(args) => Box::pin(client_cmd::get(Get::Resource, args)).await,
             Command::Serve(ServeCommand::Demo(args)) => serve::demo(args).await,
             Command::Keys(KeysCommand::Generate) => keys::generate().map(|key| {
                 println!("{key}");

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp::types::ProgressNotificationParams;
+use mcp::types::tasks::DetailedTask;
 
 /// Steps of the bar when the server gives a total (progress values need not be integers).
 const SCALE: u64 = 1000;
@@ -14,6 +15,8 @@ const SCALE: u64 = 1000;
 pub(crate) struct ProgressView {
     bar: Arc<Mutex<Option<ProgressBar>>>,
     terminal: bool,
+    /// The task status last shown (status, message), so each change is one line.
+    task: Arc<Mutex<Option<(String, String)>>>,
 }
 
 impl ProgressView {
@@ -22,6 +25,33 @@ impl ProgressView {
         Self {
             bar: Arc::new(Mutex::new(None)),
             terminal: std::io::stderr().is_terminal(),
+            task: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Shows a change of the task the request became: a line `task ID: STATUS — MESSAGE` per
+    /// change of status or status message (above the bar on a terminal).
+    pub(crate) fn task(&self, task: &DetailedTask) {
+        let status = task.status.to_string();
+        let message = task.status_message.clone().unwrap_or_default();
+        {
+            let mut last = self.task.lock().unwrap_or_else(PoisonError::into_inner);
+            if last.as_ref() == Some(&(status.clone(), message.clone())) {
+                return;
+            }
+            *last = Some((status.clone(), message.clone()));
+        }
+        let line = if message.is_empty() {
+            format!("task {}: {status}", task.task_id)
+        } else {
+            format!("task {}: {status} — {message}", task.task_id)
+        };
+        let slot = self.bar.lock().unwrap_or_else(PoisonError::into_inner);
+        match slot.as_ref() {
+            Some(bar) if self.terminal => bar.println(line),
+            _ => {
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use mcp::client::{Client, ClientBuilder, Mode};
+use mcp::client::{Client, ClientBuilder, ClientError, Mode};
 use mcp::types::{Implementation, ProtocolVersion};
 
 use crate::cli::{ConnectArgs, ModeArg};
@@ -82,6 +82,15 @@ impl Target {
                 .map_err(|e| CliError::usage(format!("--header {header:?}: {e}")))?;
             builder = builder.http_header(name, value);
         }
+        match (self, crate::oauth::config(args).await?) {
+            (_, None) => {}
+            (Self::Http(_), Some(oauth)) => builder = builder.oauth(oauth),
+            (Self::Stdio(_), Some(_)) => {
+                return Err(CliError::usage(
+                    "--oauth signs in to HTTP servers; a stdio server takes no sign-in",
+                ));
+            }
+        }
         let connecting = async {
             match self {
                 Self::Http(url) => Box::pin(builder.connect_http(url)).await,
@@ -92,13 +101,29 @@ impl Target {
                 }
             }
         };
-        let client = match timeout(args) {
-            Some(after) => tokio::time::timeout(after, connecting)
-                .await
-                .map_err(|_| CliError::failed(format!("connecting to {self} timed out")))?,
-            None => connecting.await,
-        };
-        client.map_err(|e| CliError::failed(format!("cannot connect to {self}: {e}")))
+        let client = crate::oauth::within(timeout(args), &args.sign_in, connecting)
+            .await
+            .ok_or_else(|| CliError::failed(format!("connecting to {self} timed out")))?;
+        client.map_err(|e| {
+            CliError::failed(format!(
+                "cannot connect to {self}: {}",
+                explain(&e, args.oauth || args.oauth_headless)
+            ))
+        })
+    }
+}
+
+/// A client error for the user, with a hint when the server wants a sign-in.
+pub(crate) fn explain(error: &ClientError, oauth: bool) -> String {
+    match error {
+        ClientError::HttpStatus { status: 401, .. } if !oauth => {
+            format!("{error}: the server requires signing in; pass --oauth (or --oauth-headless)")
+        }
+        ClientError::HttpStatus { status: 403, .. } => {
+            format!("{error}: the signed-in user may not do this")
+        }
+        ClientError::Auth(auth) => format!("signing in failed: {auth}"),
+        other => other.to_string(),
     }
 }
 

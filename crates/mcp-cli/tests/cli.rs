@@ -2,14 +2,15 @@
 //! the Python SDK 2.3.0 low-level provisioner (`tests/python/provisioner.py`), answering in a
 //! pseudo-terminal, through piped stdin, and with `--answer`.
 
-use std::io::{BufRead as _, BufReader, Write as _};
+mod support;
+
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-
-const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+use support::{HttpServer, MCP, assert_ok, mcp, mcp_in, stderr, stdout};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -39,94 +40,9 @@ fn provisioner() -> String {
         .to_string()
 }
 
-/// Runs `mcp args…` with `stdin` piped in; every client command gets `--timeout 60`.
-fn mcp(args: &[&str], stdin: &str) -> Output {
-    mcp_in(args, stdin, None)
-}
-
-fn mcp_in(args: &[&str], stdin: &str, dir: Option<&Path>) -> Output {
-    let mut command = Command::new(MCP);
-    command
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(dir) = dir {
-        command.current_dir(dir);
-    }
-    let mut child = command.spawn().expect("spawn mcp");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn assert_ok(output: &Output) {
-    assert!(
-        output.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        stdout(output),
-        stderr(output)
-    );
-}
-
-/// A server started with `--http 0`, reporting `listening on http://…/mcp` on stderr; killed
-/// on drop.
-struct HttpServer {
-    url: String,
-    child: Child,
-}
-
-impl HttpServer {
-    fn start(program: &str, args: &[&str]) -> Self {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn server");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = loop {
-            let line = lines
-                .next()
-                .expect("the server exited before listening")
-                .unwrap();
-            if let Some(url) = line.split("listening on ").nth(1) {
-                break url.trim().to_owned();
-            }
-        };
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Self { url, child }
-    }
-
-    fn demo() -> Self {
-        Self::start(MCP, &["serve", "demo", "--http", "0"])
-    }
-
-    fn python_provisioner() -> Self {
-        Self::start(python(), &[&provisioner(), "--http", "0"])
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The Python SDK's low-level provisioner on HTTP.
+fn python_provisioner() -> HttpServer {
+    HttpServer::start(python(), &[&provisioner(), "--http", "0"])
 }
 
 /// Acceptance 1: `mcp call` in a pseudo-terminal asks for the region field by field, shows the
@@ -176,7 +92,7 @@ fn terminal_form_in_a_pty() {
 fn answer_flag_completes_provision_against_both_servers() {
     let answer = r#"region="eu-west-1""#;
     let demo_http = HttpServer::demo();
-    let python_http = HttpServer::python_provisioner();
+    let python_http = python_provisioner();
     let py = python();
     let provisioner = provisioner();
     for mode in ["auto", "legacy"] {

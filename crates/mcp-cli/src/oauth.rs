@@ -1,0 +1,228 @@
+//! `--oauth`: signing in to an HTTP server that asks (401), and `--timeout` that does not count
+//! the time the user spends signing in.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use mcp::client::auth::{
+    AuthError, AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, FileTokenStore,
+    LoopbackRedirect, OAuthConfig, open_in_browser,
+};
+
+use crate::cli::ConnectArgs;
+use crate::error::{CliError, Result};
+
+/// How long a headless sign-in may take (a browser sign-in waits for the user: 5 minutes).
+const HEADLESS_WAIT: Duration = Duration::from_secs(60);
+
+/// The time spent waiting for the user to sign in, which `--timeout` does not count.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SignInClock(Arc<Mutex<Paused>>);
+
+#[derive(Debug, Default)]
+struct Paused {
+    since: Option<Instant>,
+    total: Duration,
+}
+
+impl SignInClock {
+    /// The time paused so far, the running pause included.
+    fn paused(&self) -> Duration {
+        let state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        state.total + state.since.map_or(Duration::ZERO, |since| since.elapsed())
+    }
+
+    /// Pauses the clock until the guard is dropped.
+    fn pause(&self) -> PauseGuard<'_> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .since
+            .get_or_insert_with(Instant::now);
+        PauseGuard(self)
+    }
+}
+
+struct PauseGuard<'a>(&'a SignInClock);
+
+impl Drop for PauseGuard<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(since) = state.since.take() {
+            state.total += since.elapsed();
+        }
+    }
+}
+
+/// Runs `work` for at most `after` (`None`: unbounded), not counting the time `clock` was
+/// paused. `None` when the time ran out.
+pub(crate) async fn within<T>(
+    after: Option<Duration>,
+    clock: &SignInClock,
+    work: impl Future<Output = T>,
+) -> Option<T> {
+    let Some(after) = after else {
+        return Some(work.await);
+    };
+    let start = Instant::now();
+    let mut work = std::pin::pin!(work);
+    loop {
+        let deadline = start + after + clock.paused();
+        tokio::select! {
+            outcome = &mut work => return Some(outcome),
+            () = tokio::time::sleep_until(deadline) => {
+                if Instant::now() >= start + after + clock.paused() {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// The OAuth configuration of `--oauth` / `--oauth-headless`, or `None` without them.
+pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
+    if !args.oauth && !args.oauth_headless {
+        return Ok(None);
+    }
+    let path = token_store_path(args)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
+            .map_err(|e| CliError::failed(format!("token store {}: {e}", dir.display())))?;
+    }
+    let redirect = if args.oauth_headless {
+        LoopbackRedirect::bind(follow_headless)
+            .await?
+            .timeout(HEADLESS_WAIT)
+    } else {
+        LoopbackRedirect::bind(|url| {
+            eprintln!("Sign in to continue: {url}");
+            match open_in_browser(url) {
+                Ok(()) => eprintln!("(opened in your browser; waiting for you to sign in)"),
+                Err(error) => eprintln!("(cannot open a browser: {error}; open the URL yourself)"),
+            }
+            Ok(())
+        })
+        .await?
+    };
+    let handler = Timed {
+        inner: redirect,
+        clock: args.sign_in.clone(),
+    };
+    Ok(Some(
+        OAuthConfig::new(handler)
+            .client_name("mcp-cli")
+            .token_store(FileTokenStore::new(path)),
+    ))
+}
+
+/// `--oauth-headless`: visits the authorization URL here, following its redirects to the
+/// loopback listener, as a browser would for an authorization server that approves at once.
+fn follow_headless(url: &reqwest::Url) -> std::io::Result<()> {
+    eprintln!(
+        "signing in at {} without a browser (--oauth-headless)",
+        url.host_str().unwrap_or("?")
+    );
+    let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+    let http = reqwest::Client::builder()
+        .timeout(HEADLESS_WAIT)
+        .build()
+        .map_err(std::io::Error::other)?;
+    let url = url.clone();
+    runtime.spawn(async move {
+        match http.get(url).send().await {
+            Ok(response) if response.status().is_success() => {}
+            Ok(response) => eprintln!(
+                "headless sign-in: {} answered {}",
+                response.url(),
+                response.status()
+            ),
+            Err(error) => eprintln!("headless sign-in: {error}"),
+        }
+    });
+    Ok(())
+}
+
+/// `--token-store`, else `$MCP_TOKEN_STORE`, else `mcp/tokens.json` in the user's config
+/// directory.
+fn token_store_path(args: &ConnectArgs) -> Result<PathBuf> {
+    if let Some(path) = &args.token_store {
+        return Ok(path.clone());
+    }
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(path) = var("MCP_TOKEN_STORE") {
+        return Ok(PathBuf::from(path));
+    }
+    let config = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .or_else(|| var("APPDATA").map(PathBuf::from))
+        .ok_or_else(|| {
+            CliError::usage("no config directory (HOME is not set): pass --token-store FILE")
+        })?;
+    Ok(config.join("mcp").join("tokens.json"))
+}
+
+/// A handler that pauses the `--timeout` clock while the user signs in.
+struct Timed {
+    inner: LoopbackRedirect,
+    clock: SignInClock,
+}
+
+type Authorizing<'a> = Pin<
+    Box<dyn Future<Output = std::result::Result<AuthorizationResponse, AuthError>> + Send + 'a>,
+>;
+
+impl AuthorizationHandler for Timed {
+    fn redirect_uri(&self) -> String {
+        self.inner.redirect_uri().to_owned()
+    }
+
+    fn authorize<'a>(&'a self, request: AuthorizationRequest) -> Authorizing<'a> {
+        Box::pin(async move {
+            let _paused = self.clock.pause();
+            self.inner.authorize(request).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn paused_time_does_not_count() {
+        let clock = SignInClock::default();
+        // 3 s of work with a 2 s bound: out of time.
+        let slow = within(
+            Some(Duration::from_secs(2)),
+            &clock,
+            tokio::time::sleep(Duration::from_secs(3)),
+        )
+        .await;
+        assert!(slow.is_none());
+        // The same work, 2 s of it signing in: fits.
+        let signing_in = async {
+            {
+                let _paused = clock.pause();
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            7
+        };
+        assert_eq!(
+            within(Some(Duration::from_secs(2)), &clock, signing_in).await,
+            Some(7)
+        );
+        assert_eq!(within(None, &clock, async { 1 }).await, Some(1));
+    }
+}

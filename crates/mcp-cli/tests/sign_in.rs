@@ -1,0 +1,202 @@
+//! Issue 11, acceptance 3: `mcp serve demo --auth-issuer …` protects the demo server with
+//! OAuth, and `mcp call --oauth` signs in through a local test authorization server (the one of
+//! `mcp-conformance`, in-process), all on 127.0.0.1.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use mcp_conformance::auth_server::{AuthServer, AuthServerConfig};
+use support::{HttpServer, MCP, Running, TempDir, assert_ok, mcp, stderr, stdout};
+
+const REGION: &str = r#"region="eu-west-1""#;
+
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(work).await.unwrap()
+}
+
+/// `mcp SUBCOMMAND --timeout 30 --oauth --token-store STORE` (its arguments to add) with only
+/// `path` on PATH, so that no browser can be opened.
+fn signing_in(subcommand: &str, path: &Path, store: &str) -> Command {
+    let mut command = Command::new(MCP);
+    command
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped());
+    command.args([
+        subcommand,
+        "--timeout",
+        "30",
+        "--oauth",
+        "--token-store",
+        store,
+    ]);
+    command
+}
+
+/// The demo server behind OAuth: without a token a call fails with a clear message; `--oauth`
+/// prints the authorization URL (the browser cannot be opened here: this test plays it) and
+/// signs in; the tokens land in the token store and a later command reuses them without
+/// asking; `--oauth-headless` signs in without a browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_server_with_sign_in() {
+    let auth = AuthServer::start(AuthServerConfig::default(), 0)
+        .await
+        .unwrap();
+    let issuer = auth.issuer().to_owned();
+    let server = blocking(move || {
+        HttpServer::start(
+            MCP,
+            &[
+                "serve",
+                "demo",
+                "--http",
+                "127.0.0.1:0",
+                "--auth-issuer",
+                &issuer,
+                "--auth-scope",
+                "mcp:tools",
+            ],
+        )
+    })
+    .await;
+    let url = server.url.clone();
+    assert!(
+        server
+            .banner
+            .iter()
+            .any(|line| line.contains(&format!("tokens of {} required for {url}", auth.issuer()))),
+        "{:?}",
+        server.banner
+    );
+    let dir = TempDir::new("sign-in");
+    // A directory that does not exist yet: the command creates it.
+    let store = dir.path().join("config/mcp/tokens.json");
+    let store_arg = store.display().to_string();
+
+    // No sign-in: refused with a hint, and nothing asked of the authorization server.
+    let target = url.clone();
+    let refused = blocking(move || {
+        mcp(
+            &[
+                "call",
+                "--timeout",
+                "30",
+                &target,
+                "provision",
+                "name=orders",
+                "--answer",
+                REGION,
+            ],
+            "",
+        )
+    })
+    .await;
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    let message = stderr(&refused);
+    assert!(message.contains("HTTP status 401"), "{message}");
+    assert!(
+        message.contains("requires signing in; pass --oauth"),
+        "{message}"
+    );
+    assert!(stdout(&refused).is_empty());
+    assert_eq!(auth.stats().authorization_requests, 0);
+
+    // --oauth: the URL is printed for the user (no browser can be opened: PATH is empty);
+    // this test follows it as the browser would, back to the command's loopback listener.
+    let (target, path, store_file) = (url.clone(), dir.path().to_owned(), store_arg.clone());
+    let (running, authorize_url) = blocking(move || {
+        let mut running = Running::spawn(
+            signing_in("call", &path, &store_file)
+                .args([&target, "provision", "name=orders", "--answer", REGION])
+                .stdout(Stdio::piped()),
+        );
+        let url = running.wait_for("Sign in to continue: ");
+        (running, url)
+    })
+    .await;
+    assert!(
+        authorize_url.starts_with(&format!("{}/authorize?", auth.issuer())),
+        "{authorize_url}"
+    );
+    assert!(authorize_url.contains("code_challenge_method=S256"));
+    let landing = reqwest::get(&authorize_url).await.unwrap();
+    assert!(landing.status().is_success(), "{}", landing.status());
+    assert!(landing.url().as_str().starts_with("http://127.0.0.1:"));
+    let (status, out, rest) = blocking(move || running.finish()).await;
+    assert!(status.success(), "{status:?}\n{out}\n{rest:?}");
+    assert_eq!(out.trim(), "Provisioned 'orders' in eu-west-1.");
+    let stats = auth.stats();
+    assert_eq!(stats.registrations, 1);
+    assert_eq!(stats.authorization_requests, 1);
+    assert_eq!(stats.code_exchanges, 1);
+    assert_eq!(stats.last_resource.as_deref(), Some(url.as_str()));
+    assert!(
+        stats
+            .last_scope
+            .as_deref()
+            .is_some_and(|scope| scope.split(' ').any(|s| s == "mcp:tools")),
+        "{:?}",
+        stats.last_scope
+    );
+    // The tokens and the registration are kept, privately.
+    let kept = std::fs::read_to_string(&store).unwrap();
+    assert!(kept.contains(&url), "{kept}");
+    assert!(kept.contains(auth.issuer()), "{kept}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&store).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+    }
+
+    // A later command reuses the stored token: no sign-in.
+    let (target, path, store_file) = (url.clone(), dir.path().to_owned(), store_arg.clone());
+    let tools = blocking(move || {
+        signing_in("tools", &path, &store_file)
+            .arg(&target)
+            .output()
+            .unwrap()
+    })
+    .await;
+    assert_ok(&tools);
+    assert!(stdout(&tools).contains("provision"), "{}", stdout(&tools));
+    assert!(!stderr(&tools).contains("Sign in"), "{}", stderr(&tools));
+    assert_eq!(auth.stats().authorization_requests, 1);
+
+    // --oauth-headless, with a new token store: signs in without a browser.
+    let (target, fresh) = (url.clone(), dir.path().join("other.json"));
+    let headless = blocking(move || {
+        mcp(
+            &[
+                "call",
+                "--timeout",
+                "30",
+                "--oauth-headless",
+                "--token-store",
+                &fresh.display().to_string(),
+                &target,
+                "provision",
+                "name=billing",
+                "--answer",
+                REGION,
+            ],
+            "",
+        )
+    })
+    .await;
+    assert_ok(&headless);
+    assert_eq!(
+        stdout(&headless).trim(),
+        "Provisioned 'billing' in eu-west-1."
+    );
+    assert!(
+        stderr(&headless).contains("without a browser"),
+        "{}",
+        stderr(&headless)
+    );
+    assert_eq!(auth.stats().authorization_requests, 2);
+    assert_eq!(auth.stats().code_exchanges, 2);
+    drop(server);
+}

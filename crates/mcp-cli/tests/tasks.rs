@@ -1,0 +1,129 @@
+//! Issue 12: `mcp call` follows a tool call the server runs as a task — the demo server's
+//! `long_report` — showing each status change, answering the task's question, and cancelling
+//! the task on Ctrl-C.
+
+mod support;
+
+use std::process::{Command, Stdio};
+
+use mcp::client::{Client, TaskSettings};
+use mcp::types::tasks::TaskStatus;
+use support::{HttpServer, MCP, Running, assert_ok, mcp, stderr, stdout};
+
+/// The `task ID: …` lines of `mcp call`'s stderr, without the id, and the id.
+fn task_lines(stderr: &str) -> (String, Vec<String>) {
+    let mut id = String::new();
+    let lines = stderr
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("task ")?;
+            let (task, status) = rest.split_once(": ")?;
+            id = task.to_owned();
+            Some(status.to_owned())
+        })
+        .collect();
+    (id, lines)
+}
+
+/// Over HTTP and stdio: the task's status changes are shown line by line, its question is
+/// answered from `--answer`, and the final result is printed.
+#[test]
+fn call_shows_a_task_and_answers_its_question() {
+    let server = HttpServer::demo();
+    let over_stdio = ["--", MCP, "serve", "demo"];
+    for stdio in [false, true] {
+        let mut args = vec![
+            "call",
+            "--timeout",
+            "60",
+            "long_report",
+            "quarter=Q3",
+            "--answer",
+            "format=markdown",
+        ];
+        if stdio {
+            args.extend(over_stdio);
+        } else {
+            args.insert(3, &server.url);
+        }
+        let output = mcp(&args, "");
+        assert_ok(&output);
+        let err = stderr(&output);
+        assert_eq!(
+            stdout(&output).trim(),
+            "# Long report Q3\n\n* revenue up 4%\n* costs down 2%",
+            "{err}"
+        );
+        let (id, lines) = task_lines(&err);
+        assert_eq!(id.len(), 32, "{err}");
+        // Created working; the steps before the question may pass between two polls, the
+        // question and the end may not.
+        assert_eq!(lines.first().map(String::as_str), Some("working"), "{err}");
+        let asking = lines
+            .iter()
+            .position(|l| l == "input_required — waiting for the format")
+            .unwrap_or_else(|| panic!("no input_required line: {err}"));
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("completed — the report is ready"),
+            "{err}"
+        );
+        assert!(asking < lines.len() - 1);
+        // Each line is a change.
+        assert!(lines.windows(2).all(|w| w[0] != w[1]), "{lines:?}");
+        // The question was the task's, answered from --answer.
+        assert!(
+            err.contains("asks: Which format for the Q3 report?"),
+            "{err}"
+        );
+        assert!(
+            err.contains(r#"answered from --answer: {"format":"markdown"}"#),
+            "{err}"
+        );
+    }
+}
+
+/// Ctrl-C while the task waits for input: `mcp call` cancels the task on the server and exits
+/// 130.
+#[test]
+fn ctrl_c_cancels_the_task() {
+    let server = HttpServer::demo();
+    // Stdin stays open and silent: the question waits for the user.
+    let mut running = Running::spawn(
+        Command::new(MCP)
+            .args([
+                "call",
+                "--timeout",
+                "60",
+                &server.url,
+                "long_report",
+                "quarter=Q4",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped()),
+    );
+    running.wait_for("asks: Which format for the Q4 report?");
+    let (id, _) = task_lines(&running.seen.join("\n"));
+    let interrupt = Command::new("kill")
+        .args(["-INT", &running.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    let (status, out, lines) = running.finish();
+    assert_eq!(status.code(), Some(130), "{lines:?}");
+    assert!(out.is_empty(), "{out}");
+    assert!(lines.contains(&format!("task {id} cancelled")), "{lines:?}");
+    assert!(lines.iter().any(|l| l == "error: interrupted"), "{lines:?}");
+
+    // The server agrees.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let task = runtime.block_on(async {
+        let client = Client::builder()
+            .tasks(TaskSettings::new())
+            .connect_http(&server.url)
+            .await
+            .unwrap();
+        client.get_task(&id).await.unwrap()
+    });
+    assert_eq!(task.status, TaskStatus::CANCELLED);
+}
