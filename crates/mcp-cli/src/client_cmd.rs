@@ -89,8 +89,8 @@ impl PendingTask {
                 CliError::failed(format!("task {task_id} was cancelled before it finished"))
             }
             (Some(id), ClientError::Rpc(object)) => CliError::failed(format!(
-                "task {id} failed: {} (error {})",
-                object.message, object.code
+                "task {id} failed with error {}: {}",
+                object.code, object.message
             )),
             _ => failed("tools/call")(error),
         }

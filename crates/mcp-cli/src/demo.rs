@@ -294,7 +294,8 @@ const REPORT_STEPS: [&str; 2] = ["collecting the figures", "computing the totals
 /// `long_report {quarter}`: a tool that runs as a task for clients that declare the tasks
 /// extension (synchronously for the others). It works through [`REPORT_STEPS`] (each a status
 /// message and a checkpoint, so a resumed run skips what is done), asks which format to render
-/// in, then renders. Cancellation stops it between steps.
+/// in, then renders. Cancellation stops it between steps; a quarter that does not end with
+/// Q1–Q4 fails the task (`-32602`).
 pub fn long_report() -> TaskTool {
     let schema = json!({
         "type": "object",
@@ -316,6 +317,15 @@ async fn run_long_report(ctx: TaskContext, input: TaskInput) -> Result<TaskStep,
         .and_then(Value::as_str)
         .ok_or_else(|| ErrorObject::invalid_params("quarter: a string is required"))?
         .to_owned();
+    if !["Q1", "Q2", "Q3", "Q4"]
+        .iter()
+        .any(|q| quarter.ends_with(q))
+    {
+        // Found out by the task itself: it ends `failed` with this error.
+        return Err(ErrorObject::invalid_params(format!(
+            "no figures for {quarter:?}: a quarter ends with Q1, Q2, Q3 or Q4"
+        )));
+    }
     let done = input
         .state
         .as_ref()

@@ -83,26 +83,27 @@ fn call_shows_a_task_and_answers_its_question() {
     }
 }
 
+/// `mcp call --timeout SECONDS URL long_report quarter=QUARTER` with stdin open and silent,
+/// once it asks for the format (the question then waits for the user).
+fn asked(url: &str, seconds: &str, quarter: &str) -> Running {
+    let mut running = Running::spawn(
+        Command::new(MCP)
+            .args(["call", "--timeout", seconds, url, "long_report"])
+            .arg(format!("quarter={quarter}"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped()),
+    );
+    running.wait_for(&format!("asks: Which format for the {quarter} report?"));
+    running
+}
+
 /// Ctrl-C while the task waits for input: `mcp call` cancels the task on the server and exits
 /// 130.
 #[test]
 fn ctrl_c_cancels_the_task() {
     let server = HttpServer::demo();
     // Stdin stays open and silent: the question waits for the user.
-    let mut running = Running::spawn(
-        Command::new(MCP)
-            .args([
-                "call",
-                "--timeout",
-                "60",
-                &server.url,
-                "long_report",
-                "quarter=Q4",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped()),
-    );
-    running.wait_for("asks: Which format for the Q4 report?");
+    let running = asked(&server.url, "60", "Q4");
     let (id, _) = task_lines(&running.seen.join("\n"));
     let interrupt = Command::new("kill")
         .args(["-INT", &running.child.id().to_string()])
@@ -116,14 +117,63 @@ fn ctrl_c_cancels_the_task() {
     assert!(lines.iter().any(|l| l == "error: interrupted"), "{lines:?}");
 
     // The server agrees.
+    assert_eq!(task_status(&server.url, &id), TaskStatus::CANCELLED);
+}
+
+/// A task that fails, and a task still waiting when `--timeout` runs out: each said plainly,
+/// and the waiting one cancelled on the server.
+#[test]
+fn failed_and_timed_out_tasks() {
+    let server = HttpServer::demo();
+    let failed = mcp(
+        &[
+            "call",
+            "--timeout",
+            "60",
+            &server.url,
+            "long_report",
+            "quarter=Q5",
+        ],
+        "",
+    );
+    assert_eq!(failed.status.code(), Some(1));
+    let err = stderr(&failed);
+    let (id, lines) = task_lines(&err);
+    let why = r#"no figures for "Q5": a quarter ends with Q1, Q2, Q3 or Q4"#;
+    assert_eq!(lines.first().map(String::as_str), Some("working"), "{err}");
+    assert_eq!(lines.last(), Some(&format!("failed — {why}")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "error: task {id} failed with error -32602 (Invalid params): {why}"
+        )),
+        "{err}"
+    );
+    assert!(stdout(&failed).is_empty());
+
+    // Stdin open and silent: the question waits until --timeout.
+    let running = asked(&server.url, "2", "Q1");
+    let (status, _, lines) = running.finish();
+    let (id, _) = task_lines(&lines.join("\n"));
+    assert_eq!(status.code(), Some(1), "{lines:?}");
+    assert!(lines.contains(&format!("task {id} cancelled")), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "error: timed out after 2 s (--timeout)"),
+        "{lines:?}"
+    );
+    assert_eq!(task_status(&server.url, &id), TaskStatus::CANCELLED);
+}
+
+/// The status of task `id` on the server at `url`.
+fn task_status(url: &str, id: &str) -> TaskStatus {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let task = runtime.block_on(async {
+    runtime.block_on(async {
         let client = Client::builder()
             .tasks(TaskSettings::new())
-            .connect_http(&server.url)
+            .connect_http(url)
             .await
             .unwrap();
-        client.get_task(&id).await.unwrap()
-    });
-    assert_eq!(task.status, TaskStatus::CANCELLED);
+        client.get_task(id).await.unwrap().status
+    })
 }
