@@ -292,7 +292,7 @@ const REPORT_STEP: Duration = Duration::from_millis(300);
 const REPORT_STEPS: [&str; 2] = ["collecting the figures", "computing the totals"];
 
 /// `long_report {quarter}`: a tool that runs as a task for clients that declare the tasks
-/// extension (synchronously for the others). It works through [`REPORT_STEPS`] (each a status
+/// extension (synchronously for the others). It works through its steps (each a status
 /// message and a checkpoint, so a resumed run skips what is done), asks which format to render
 /// in, then renders. Cancellation stops it between steps; a quarter that does not end with
 /// Q1–Q4 fails the task (`-32602`).

@@ -3,8 +3,12 @@
 //! * `mcp tools|prompts|resources TARGET` lists; `mcp call TARGET TOOL [ARGS…]`,
 //!   `mcp prompt TARGET NAME [key=value…]` and `mcp read TARGET URI` run one request through
 //!   every input-required round, asking the user in the terminal (or reading `--answer`s).
-//!   TARGET is an http(s) URL, or a stdio server's command line after `--`.
-//! * `mcp serve demo [--http ADDR]` runs the [`demo`] server.
+//!   TARGET is an http(s) URL, or a stdio server's command line after `--`. `--oauth` signs in
+//!   to a server that answers 401 (OAuth 2.1: loopback redirect, tokens kept in a file). A tool
+//!   call the server runs as a task is followed to its end, a line per status change; Ctrl-C
+//!   cancels it.
+//! * `mcp serve demo [--http ADDR [--auth-issuer ISSUER]]` runs the [`demo`] server, optionally
+//!   accepting only the access tokens of ISSUER.
 //! * `mcp keys generate` and `mcp state inspect --key K TOKEN` help operators with sealed
 //!   request state.
 //! * `mcp bench TARGET --tool NAME` measures calls/s and latency against any server.
