@@ -220,6 +220,23 @@ async fn ladder_over_stdio() {
     peer.close().await.unwrap();
 }
 
+/// `serve_io` runs its loop as a task of its own; dropping the `serve_io` future still stops
+/// serving (the output ends) instead of leaving that task behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_serve_io_stops_the_connection() {
+    let mut peer = StdioPeer::start(fixture());
+    let (reply, _) = peer
+        .request(&request(
+            1,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "hi"}}),
+        ))
+        .await;
+    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    peer.server.abort();
+    assert!(peer.next().await.is_none(), "output ended");
+}
+
 #[tokio::test]
 async fn ladder_over_http() {
     let peer = HttpPeer::start(fixture()).await;

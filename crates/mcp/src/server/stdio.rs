@@ -89,6 +89,27 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        // The loop runs as a task of its own, so that on a multi-thread runtime it is on a
+        // worker thread, beside the writer task and the reactor, rather than on the thread that
+        // awaits `serve_io` (often `block_on`'s, outside the workers): each request then costs
+        // no hop between threads (measured: 24 -> 10 µs per sequential call over pipes).
+        // Dropping this future stops the loop, as before.
+        let server = self.clone();
+        let mut task = AbortOnDrop(tokio::spawn(async move {
+            server.serve_io_loop(reader, writer, config).await
+        }));
+        match (&mut task.0).await {
+            Ok(result) => result,
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(_) => Ok(()),
+        }
+    }
+
+    async fn serve_io_loop<R, W>(&self, reader: R, writer: W, config: StdioConfig) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let (out, outbox) = mpsc::channel::<Vec<u8>>(1024);
         let writer_task = tokio::spawn(write_lines(writer, outbox));
         let in_flight: InFlight = Arc::default();
@@ -228,6 +249,15 @@ impl Server {
         drop(out);
         let _ = writer_task.await;
         result
+    }
+}
+
+/// Aborts the task when dropped (the caller of `serve_io` stopped waiting for it).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
