@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -38,6 +39,29 @@ def ratio(a: float | None, b: float | None) -> str:
     if not a or not b:
         return "—"
     return f"{a / b:.2f}×"
+
+
+def short(function: str) -> str:
+    """A function name for a table: generic arguments dropped (a leading `<T as Trait>` kept
+    without its own arguments), closure suffixes dropped."""
+    out, depth = [], 0
+    for ch in function:
+        if ch == "<":
+            depth += 1
+            if depth == 1 and not out:
+                out.append(ch)
+        elif ch == ">":
+            depth -= 1
+            if depth == 0 and out and out[0] == "<" and ">" not in out:
+                out.append(ch)
+        elif depth == 0 or (depth == 1 and out and out[0] == "<" and ">" not in out):
+            out.append(ch)
+    name = "".join(out).replace("::{{closure}}", "").strip()
+    inner = re.match(r"<<([\w:]+) as ", function)
+    if name.startswith("<::") and inner:
+        # <<T as Deserialize>::deserialize::__Visitor as Visitor>::visit_map
+        name = f"{inner.group(1)} (Deserialize) {function.rsplit('::', 1)[-1]}"
+    return name.replace("`", "") or function
 
 
 def status(ok: bool) -> str:
@@ -84,6 +108,19 @@ class Run:
             and server in p["label"]
         ]
         return statistics.median(rates) if rates else None
+
+    def profile(self, server: str, most: int = 8) -> list[tuple[int, str]]:
+        """The most expensive functions (self cost, instructions per request) of SERVER's
+        callgrind profile (scripts/bench-callgrind.sh)."""
+        path = self.out / "callgrind" / f"{server}.profile.txt"
+        if not path.exists():
+            return []
+        rows = []
+        for line in path.read_text().splitlines():
+            count, _, name = line.strip().partition(" ")
+            if count.isdigit() and name.strip():
+                rows.append((int(count), name.strip()))
+        return rows[:most]
 
     def suspended(self, transport: str) -> list[tuple[int, int, int]]:
         samples = []
@@ -201,6 +238,16 @@ def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
                 f"| {status(flat)} |"
             )
     lines.append("")
+    for server, what in (("ours-stdio", "stdio"), ("ours-http", "HTTP (JSON)")):
+        top = run.profile(server)
+        if top:
+            lines.append(
+                f"Where our {what} instructions go (callgrind, self cost per request, the "
+                f"largest {len(top)}): "
+                + "; ".join(f"`{short(name)}` {num(count)}" for count, name in top)
+                + "."
+            )
+            lines.append("")
 
     # (a) stdio sequential.
     lines += [
@@ -245,7 +292,7 @@ def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
     # (b) HTTP.
     lines += [
         "**(b) HTTP throughput** (wrk 4.1, 1 thread, 32 connections, "
-        f"{'2' if quick else '10'} s, `benches/wrk/tools-call.lua`: the 2026-07-28 `tools/call echo` "
+        f"{run.values.get('wrk_seconds', '?')} s, `benches/wrk/tools-call.lua`: the 2026-07-28 `tools/call echo` "
         "with `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Accept`; median of the runs) and "
         "sequential calls on one keep-alive connection (`load`). wrk and the server share the 2 cores.",
         "",

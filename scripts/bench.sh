@@ -57,8 +57,8 @@ if (( QUICK )); then
   CRITERION=(--warm-up-time 1 --measurement-time 2)
   CALLGRIND_ARGS=(--quick)
 else
-  N_CALLS=20000 N_PY=2000 WARMUP=1000 RUNS=3 WRK_SECONDS=10 FLOWS=5000 FLOWS_PY=500
-  SUSPEND=100000 SUSPEND_EVERY=10000 PEERS_CALLS=5000 PEERS_RUNS=3 PEERS_MODES="auto legacy"
+  N_CALLS=20000 N_PY=2000 WARMUP=1000 RUNS=3 WRK_SECONDS=5 FLOWS=5000 FLOWS_PY=300
+  SUSPEND=100000 SUSPEND_EVERY=10000 PEERS_CALLS=3000 PEERS_RUNS=3 PEERS_MODES="auto legacy"
   PEERS_CONC="1 8"
   CRITERION=(--warm-up-time 2 --measurement-time 5)
   CALLGRIND_ARGS=()
@@ -97,6 +97,8 @@ need valgrind valgrind
 if (( BUILD )); then
   log "cargo build --release -p mcp-benches -p mcp-cli (target dir $CARGO_TARGET_DIR)"
   cargo build --release --quiet -p mcp-benches -p mcp-cli --bins
+  log "cargo bench --no-run -p mcp-seal (criterion, built before anything is measured)"
+  cargo bench --quiet --no-run -p mcp-seal --bench seal 2>/dev/null
   log "cargo build --release (bench-peers/rmcp-echo, rmcp 3.11)"
   (cd bench-peers/rmcp-echo && CARGO_TARGET_DIR="$ROOT/bench-peers/target" cargo build --release --quiet)
 fi
@@ -114,7 +116,7 @@ put() { printf '%s\t%s\n' "$1" "$2" >>"$RES"; }
 field() { sed -nE "s/.*(^| )$1=([0-9.]+).*/\2/p" <<<"$2" | tail -n 1; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# The servers: stdio commands, and HTTP commands that write their address to $ADDR (the Python
+# The servers: stdio commands, and HTTP commands that write their address to the file $2 (the Python
 # server announces `listening on URL` on stderr instead).
 stdio_cmd() {
   case "$1" in
@@ -125,6 +127,7 @@ stdio_cmd() {
   esac
 }
 http_cmd() {
+  local ADDR="$2"
   case "$1" in
     ours) echo "$BIN/echo-server --http 127.0.0.1:0 --addr-file $ADDR" ;;
     ours-sse) echo "$BIN/echo-server --http 127.0.0.1:0 --sse --addr-file $ADDR" ;;
@@ -139,7 +142,7 @@ calls_for() { case "$1" in python) echo "$N_PY" ;; *) echo "$N_CALLS" ;; esac; }
 
 SPID=""
 URL=""
-ADDR="$OUT/addr"
+declare -A PIDS URLS
 stop_server() {
   if [[ -n "$SPID" ]]; then
     kill -TERM "$SPID" 2>/dev/null || true
@@ -147,23 +150,36 @@ stop_server() {
     SPID=""
   fi
 }
-trap stop_server EXIT
+stop_all() {
+  local pid
+  for pid in "${PIDS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  PIDS=()
+  SPID=""
+}
+trap stop_all EXIT
 
-# start_http NAME: starts the HTTP server NAME; sets SPID and URL.
+# start_http NAME: starts the HTTP server NAME; sets SPID and URL (and PIDS[NAME], URLS[NAME]).
 start_http() {
-  local cmd
-  read -r -a cmd <<<"$(http_cmd "$1")"
-  rm -f "$ADDR"
+  local cmd addr="$OUT/$1.addr"
+  read -r -a cmd <<<"$(http_cmd "$1" "$addr")"
+  rm -f "$addr"
   MCP_REQUEST_STATE_KEYS="$PY_KEYS" "${cmd[@]}" 2>"$OUT/$1.http.log" &
   SPID=$!
+  PIDS[$1]=$SPID
   URL=""
   for _ in $(seq 1 600); do
-    if [[ -s "$ADDR" ]]; then
-      URL="http://$(cat "$ADDR")/mcp"
+    if [[ -s "$addr" ]]; then
+      URL="http://$(cat "$addr")/mcp"
     else
       URL="$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$OUT/$1.http.log" | head -n 1)"
     fi
-    [[ -n "$URL" ]] && return 0
+    if [[ -n "$URL" ]]; then
+      URLS[$1]=$URL
+      return 0
+    fi
     kill -0 "$SPID" 2>/dev/null || break
     sleep 0.05
   done
@@ -172,56 +188,64 @@ start_http() {
   exit 1
 }
 
-# VmRSS / VmHWM of $SPID in KiB.
-proc_kib() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$SPID/status"; }
+# VmRSS / VmHWM (KiB) of the process $2 (default $SPID).
+proc_kib() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/${2:-$SPID}/status"; }
 
-# (a) stdio, sequential, the raw driver.
-for s in ours rmcp python floor; do
-  read -r -a cmd <<<"$(stdio_cmd "$s")"
-  rates=()
-  for run in $(seq "$RUNS"); do
+# (a) stdio, sequential, the raw driver. The runs alternate between the servers, so that a
+# burst of load from elsewhere on the machine does not land on one server's runs only.
+declare -A STDIO_RATES
+for run in $(seq "$RUNS"); do
+  for s in ours rmcp python floor; do
+    read -r -a cmd <<<"$(stdio_cmd "$s")"
     log "stdio sequential: $s (run $run)"
     line="$("$BIN/load" -n "$(calls_for "$s")" --warmup "$WARMUP" $(peer_flag "$s") --stdio -- "${cmd[@]}")"
     echo "$s $line" >>"$OUT/stdio.txt"
-    rates+=("$(field calls_per_s "$line")")
+    STDIO_RATES[$s]+=" $(field calls_per_s "$line")"
     put "stdio.$s.hwm_kib" "$(field server_vmhwm_kib "$line")"
   done
-  put "stdio.$s.cps" "$(median "${rates[@]}")"
+done
+for s in ours rmcp python floor; do
+  # shellcheck disable=SC2086 # a list of numbers
+  put "stdio.$s.cps" "$(median ${STDIO_RATES[$s]})"
 done
 
 # (b) HTTP: idle memory, sequential calls on one connection, wrk c=32, memory under load.
-for s in ours ours-sse rmcp python floor; do
+# Every server runs at once (idle ones cost nothing) and the runs alternate between them.
+HTTP_SERVERS=(ours ours-sse rmcp python floor)
+for s in "${HTTP_SERVERS[@]}"; do
   start_http "$s"
-  flags=$(peer_flag "${s%-sse}")
   # The first answer is checked (and the server is up) before the idle sample.
-  "$BIN/load" -n 1 $flags --http "$URL" >/dev/null
+  "$BIN/load" -n 1 $(peer_flag "${s%-sse}") --http "$URL" >/dev/null
   put "http.$s.idle_kib" "$(proc_kib VmRSS)"
-  rates=()
-  for run in $(seq "$RUNS"); do
+done
+declare -A SEQ_RATES WRK_RATES
+for run in $(seq "$RUNS"); do
+  for s in "${HTTP_SERVERS[@]}"; do
     log "HTTP sequential: $s (run $run)"
-    line="$("$BIN/load" -n "$(calls_for "${s%-sse}")" --warmup "$WARMUP" $flags --http "$URL")"
+    line="$("$BIN/load" -n "$(calls_for "${s%-sse}")" --warmup "$WARMUP" $(peer_flag "${s%-sse}") --http "${URLS[$s]}")"
     echo "$s $line" >>"$OUT/http.txt"
-    rates+=("$(field calls_per_s "$line")")
-  done
-  put "http.$s.cps" "$(median "${rates[@]}")"
-  rates=()
-  for run in $(seq "$RUNS"); do
+    SEQ_RATES[$s]+=" $(field calls_per_s "$line")"
     log "wrk -t1 -c32 -d${WRK_SECONDS}s: $s (run $run)"
-    wrk -t1 -c32 -d"${WRK_SECONDS}s" --latency -s "$LUA" "$URL" >"$OUT/wrk.$s.$run.txt"
-    rates+=("$(awk '/^Requests\/sec:/ { print $2 }' "$OUT/wrk.$s.$run.txt")")
+    wrk -t1 -c32 -d"${WRK_SECONDS}s" --latency -s "$LUA" "${URLS[$s]}" >"$OUT/wrk.$s.$run.txt"
+    WRK_RATES[$s]+=" $(awk '/^Requests\/sec:/ { print $2 }' "$OUT/wrk.$s.$run.txt")"
     if grep -q 'Non-2xx or 3xx responses' "$OUT/wrk.$s.$run.txt"; then
       echo "wrk against $s: error statuses, see $OUT/wrk.$s.$run.txt" >&2
       exit 1
     fi
   done
-  put "wrk.$s.rps" "$(median "${rates[@]}")"
+done
+for s in "${HTTP_SERVERS[@]}"; do
+  # shellcheck disable=SC2086 # lists of numbers
+  put "http.$s.cps" "$(median ${SEQ_RATES[$s]})"
+  # shellcheck disable=SC2086
+  put "wrk.$s.rps" "$(median ${WRK_RATES[$s]})"
   put "wrk.$s.p99" "$(awk '$1 == "99%" { print $2 }' "$OUT/wrk.$s.$RUNS.txt")"
   # Timeouts and resets (a slow server at 32 connections), reported beside the figure.
   put "wrk.$s.socket_errors" "$(sed -n 's/.*Socket errors: //p' "$OUT/wrk.$s.$RUNS.txt")"
-  put "http.$s.load_rss_kib" "$(proc_kib VmRSS)"
-  put "http.$s.hwm_kib" "$(proc_kib VmHWM)"
-  stop_server
+  put "http.$s.load_rss_kib" "$(proc_kib VmRSS "${PIDS[$s]}")"
+  put "http.$s.hwm_kib" "$(proc_kib VmHWM "${PIDS[$s]}")"
 done
+stop_all
 
 # (d) Two-leg flows, sealing on: ours vs Python (rmcp 3.11 has no multi-round-trip requests).
 for s in ours python; do
@@ -262,7 +286,8 @@ stop_server
 log "cargo bench -p mcp-seal (seal + open, one round)"
 cargo bench --quiet -p mcp-seal --bench seal -- 'seal\+open \(policy, small' "${CRITERION[@]}" --noplot \
   >"$OUT/criterion.txt" 2>&1
-put seal.us "$(awk '/time:/ { v = $3; u = $4; gsub(/\[/, "", v); if (u == "ns") v /= 1000; print v; exit }' "$OUT/criterion.txt")"
+# "time: [low µs estimate µs high µs]": the estimate.
+put seal.us "$(awk '/time:/ { v = $4; u = $5; if (u == "ns") v /= 1000; if (u == "ms") v *= 1000; print v; exit }' "$OUT/criterion.txt")"
 
 # mcp bench: our client against every server (also regenerates its section of BENCHMARKS.md).
 log "scripts/bench-peers.sh (mcp bench)"
@@ -283,6 +308,7 @@ put load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 put quick "$QUICK"
 put n_calls "$N_CALLS"
 put n_py "$N_PY"
+put wrk_seconds "$WRK_SECONDS"
 put runs "$RUNS"
 REV="$(git rev-parse --short HEAD)"
 [[ -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]] && REV="$REV + uncommitted changes"
