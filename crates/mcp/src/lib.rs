@@ -32,6 +32,9 @@ pub use mcp_seal as seal;
 pub mod http;
 pub mod transport;
 
+#[cfg(any(feature = "server", feature = "client"))]
+mod schema_check;
+
 #[cfg(feature = "server")]
 pub mod server;
 

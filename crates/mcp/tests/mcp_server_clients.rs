@@ -296,9 +296,10 @@ async fn arguments_that_do_not_fit_are_is_error_for_tools_and_32602_for_prompts(
     let result = client.call_tool("echo", json!({"text": 42})).await.unwrap();
     assert_eq!(result.is_error, Some(true));
     let text = result.first_text().unwrap();
-    assert!(
-        text.starts_with("Error executing tool echo: invalid arguments"),
-        "{text}"
+    // Checked against the published inputSchema before the handler runs, naming the place.
+    assert_eq!(
+        text,
+        "Input validation error: /text: 42 is not of type \"string\""
     );
 
     let error = client

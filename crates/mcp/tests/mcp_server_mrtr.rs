@@ -408,8 +408,9 @@ async fn invalid_arguments_are_a_failed_call() {
         .request(&call(1, "echo", json!({"text": 5}), json!({})))
         .await;
     assert_eq!(response["result"]["isError"], true);
-    assert!(
-        text(&response).starts_with("Error executing tool echo: invalid arguments: invalid type"),
+    assert_eq!(
+        text(&response),
+        "Input validation error: /text: 5 is not of type \"string\"",
         "{response}"
     );
 }

@@ -207,11 +207,13 @@ impl Client {
     }
 
     /// Calls a tool and runs the input-required loop to the final result. `arguments` must be
-    /// a JSON object, or `null` for none.
+    /// a JSON object, or `null` for none. Once the tool has been seen in
+    /// [`Client::list_tools`], a successful result is checked against its `outputSchema`.
     ///
     /// # Errors
     /// See [`ClientError`]; a failing tool is a result with `is_error: Some(true)`, not an
-    /// error.
+    /// error; a result that breaks the tool's `outputSchema` is
+    /// [`ClientError::InvalidStructuredContent`].
     pub async fn call_tool(
         &self,
         name: impl Into<String>,

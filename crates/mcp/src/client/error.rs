@@ -126,6 +126,19 @@ pub enum ClientError {
         task_id: String,
     },
 
+    /// A successful `tools/call` result does not match the `outputSchema` the tool was listed
+    /// with (no `structuredContent`, or content that does not conform). Checked for tools this
+    /// client has seen in `tools/list`; the result is kept here for callers that want it anyway.
+    #[error("tool {tool:?} returned a result that does not match its outputSchema: {reason}")]
+    InvalidStructuredContent {
+        /// The tool.
+        tool: String,
+        /// The first violation.
+        reason: String,
+        /// The result as received.
+        result: Box<mcp_types::CallToolResult>,
+    },
+
     /// The caller passed something this client cannot send (e.g. tool arguments that are not an
     /// object, a pinned version that is not a 2026 revision).
     #[error("invalid argument: {0}")]

@@ -91,7 +91,7 @@ mod negotiate;
 mod session;
 mod shared;
 mod tasks;
-mod tool_headers;
+mod tool_index;
 mod transport;
 
 pub use api::{Client, PendingRequest};

@@ -30,7 +30,7 @@ use serde_json::value::{RawValue, to_raw_value};
 use super::callbacks::ProgressCallback;
 use super::error::ClientError;
 use super::shared::Shared;
-use super::tool_headers::ToolHeaderIndex;
+use super::tool_index::ToolIndex;
 use super::transport::{HttpHeaders, Outgoing, Transport, TransportKind};
 
 /// The outcome of one round of a request that may ask for input.
@@ -146,7 +146,7 @@ pub(crate) struct SessionInner {
     pub(crate) shared: Arc<Shared>,
     pub(crate) transport: Transport,
     pub(crate) config: SessionConfig,
-    pub(crate) tools: ToolHeaderIndex,
+    pub(crate) tools: ToolIndex,
     /// The serialized 2026 `_meta` envelope and the version it was built for.
     envelope: std::sync::Mutex<Option<(Option<ProtocolVersion>, Arc<str>)>>,
 }
@@ -168,7 +168,7 @@ impl Session {
                 shared,
                 transport,
                 config,
-                tools: ToolHeaderIndex::default(),
+                tools: ToolIndex::default(),
                 envelope: std::sync::Mutex::new(None),
             }),
         }
@@ -556,7 +556,8 @@ impl Session {
     ///
     /// On 2026-07-28 the arguments annotated with `x-mcp-header` (for tools seen in
     /// `tools/list`) travel as `Mcp-Param-*` headers too; a `-32020` refreshes `tools/list` and
-    /// re-sends once.
+    /// re-sends once. A successful result of a tool listed with an `outputSchema` is checked
+    /// against it ([`ClientError::InvalidStructuredContent`] keeps the result).
     ///
     /// # Errors
     /// See [`ClientError`].
@@ -580,7 +581,7 @@ impl Session {
         refreshed: &mut bool,
     ) -> Result<RoundOutcome<CallToolResult>, ClientError> {
         let headers = self.param_headers(&params);
-        match self
+        let outcome = match self
             .request_with_headers::<CallTool>(&mut params, options, headers)
             .await
         {
@@ -597,6 +598,19 @@ impl Session {
                     .await
             }
             other => other,
+        }?;
+        match outcome {
+            RoundOutcome::Complete(result) => {
+                match self.inner.tools.check_result(&params.name, &result) {
+                    Ok(()) => Ok(RoundOutcome::Complete(result)),
+                    Err(reason) => Err(ClientError::InvalidStructuredContent {
+                        tool: params.name,
+                        reason,
+                        result: Box::new(result),
+                    }),
+                }
+            }
+            input @ RoundOutcome::InputRequired(_) => Ok(input),
         }
     }
 

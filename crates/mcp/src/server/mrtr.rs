@@ -8,8 +8,9 @@ use mcp_seal::RequestBinding;
 use mcp_types::jsonrpc::encode_result;
 use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
-    CallToolRequestParams, ClientCapabilities, ErrorObject, GetPromptRequestParams,
-    InputRequiredResult, Meta, Method, Outcome, ReadResourceRequestParams, ResultType, WireResult,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ErrorObject, Extra,
+    GetPromptRequestParams, InputRequiredResult, Meta, Method, Outcome, ReadResourceRequestParams,
+    ResultType, WireResult,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +22,7 @@ use super::dispatch::{Incoming, decode_params, internal, invalid_request_state};
 use super::headers::check_param_headers;
 use super::registry::Registry;
 use super::{CachePolicy, RequestContext, Server};
+use crate::schema_check::SchemaCheck;
 
 /// `arguments` from the raw params (the binding of sealed state; read only when sealing acts).
 fn raw_arguments(params: Option<&RawValue>) -> Option<Value> {
@@ -177,10 +179,21 @@ impl Server {
         };
         check_input_responses(params.input_responses.as_ref())?;
         self.open_state(incoming, &target, &mut params.request_state)?;
+        // Arguments that break the schema are a tool error the model can correct, not a
+        // protocol error (2025-11-25 on).
+        if let Err(problem) = check_arguments(&entry.input_check, &mut params.arguments) {
+            return self.respond(
+                incoming,
+                CallToolResult::error(format!("Input validation error: {problem}")),
+            );
+        }
         let ctx = self.context(incoming, meta, version, notifier, cancel);
-        let outcome = entry.handler.call(ctx.clone(), params).await;
+        let mut outcome = entry.handler.call(ctx.clone(), params).await?;
         ctx.finish();
-        self.finish_outcome(incoming, &ctx, &target, outcome?)
+        if let (Some(check), Outcome::Complete(result)) = (&entry.output_check, &mut outcome) {
+            check_structured_content(check, &entry.tool.name, result);
+        }
+        self.finish_outcome(incoming, &ctx, &target, outcome)
     }
 
     pub(crate) async fn get_prompt(
@@ -267,4 +280,34 @@ impl Server {
         };
         self.finish_outcome(incoming, &ctx, &target, outcome)
     }
+}
+
+/// Checks tool arguments (absent ones as `{}`) against the tool's `inputSchema`, without
+/// copying them.
+fn check_arguments(check: &SchemaCheck, arguments: &mut Option<Extra>) -> Result<(), String> {
+    let given = arguments.is_some();
+    let value = Value::Object(arguments.take().unwrap_or_default());
+    let verdict = check.check(&value);
+    if let (true, Value::Object(map)) = (given, value) {
+        *arguments = Some(map);
+    }
+    verdict
+}
+
+/// A successful result must carry `structuredContent` that conforms to the tool's
+/// `outputSchema` (2026-07-28 makes it a server MUST). A handler that breaks it is a server bug:
+/// it is logged, and the caller gets a tool error rather than data its schema does not describe.
+fn check_structured_content(check: &SchemaCheck, tool: &str, result: &mut CallToolResult) {
+    if result.is_error == Some(true) {
+        return;
+    }
+    let problem = match &result.structured_content {
+        None => "outputSchema defined but no structured output returned".to_owned(),
+        Some(content) => match check.check(content) {
+            Ok(()) => return,
+            Err(problem) => problem,
+        },
+    };
+    tracing::error!(%tool, %problem, "tool result does not match its outputSchema");
+    *result = CallToolResult::error(format!("Output validation error: {problem}"));
 }

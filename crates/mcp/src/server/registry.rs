@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::handler::{PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler};
 use super::uri_template::{UriTemplate, UriVariables};
 use crate::http::headers::{InvalidParamHeaders, ParamHeader, param_headers};
+use crate::schema_check::SchemaCheck;
 
 /// A registration the server refuses, reported when the server is built or the item added.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -27,6 +28,16 @@ pub enum RegistrationError {
     /// A tool whose `inputSchema` is not `{"type": "object", …}`.
     #[error("tool {0:?}: inputSchema must have \"type\": \"object\"")]
     InputSchemaNotObject(String),
+    /// A tool whose `inputSchema` or `outputSchema` is not a usable JSON Schema.
+    #[error("tool {tool:?}: {which} is not a usable JSON Schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// `inputSchema` or `outputSchema`.
+        which: &'static str,
+        /// What the schema compiler said.
+        reason: String,
+    },
     /// A tool with invalid `x-mcp-header` annotations (clients would drop it).
     #[error("tool {tool:?}: {source}")]
     InvalidParamHeaders {
@@ -47,6 +58,10 @@ pub enum RegistrationError {
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) headers: Vec<ParamHeader>,
+    /// Arguments are checked against `inputSchema` before the handler runs.
+    pub(crate) input_check: SchemaCheck,
+    /// Structured results are checked against `outputSchema`, when the tool declares one.
+    pub(crate) output_check: Option<SchemaCheck>,
     pub(crate) handler: Arc<dyn ToolHandler>,
 }
 
@@ -128,10 +143,24 @@ impl Registry {
                 source,
             }
         })?;
+        let compile = |which, schema: &Value| {
+            SchemaCheck::compile(schema).map_err(|reason| RegistrationError::InvalidSchema {
+                tool: tool.name.clone(),
+                which,
+                reason,
+            })
+        };
+        let input_check = compile("inputSchema", &Value::Object(tool.input_schema.clone()))?;
+        let output_check = match &tool.output_schema {
+            Some(schema) => Some(compile("outputSchema", &Value::Object(schema.clone()))?),
+            None => None,
+        };
         self.tool_index.insert(tool.name.clone(), self.tools.len());
         self.tools.push(Arc::new(ToolEntry {
             tool,
             headers,
+            input_check,
+            output_check,
             handler,
         }));
         Ok(())
