@@ -46,6 +46,13 @@ async fn handle(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: String)
     if body["method"] == "initialize" {
         response = response.header("mcp-session-id", "session-1");
     }
+    if content_type == "busy" {
+        // Shed before reading: 503 with the delay in `text`.
+        return response
+            .header("retry-after", text)
+            .body(Body::from("busy"))
+            .unwrap();
+    }
     if content_type == "hang" {
         // An event stream that never ends.
         return response
@@ -344,6 +351,50 @@ async fn error_statuses() {
     assert!(matches!(accepted, ClientError::Protocol(_)), "{accepted:?}");
     let html = client.call_tool("html", json!({})).await.unwrap_err();
     assert!(matches!(html, ClientError::Protocol(_)), "{html:?}");
+}
+
+/// A 503 with a short `Retry-After` is sent again (at most twice); a long one is not waited for.
+#[tokio::test]
+async fn unavailable_with_retry_after_is_sent_again() {
+    let flaky_calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&flaky_calls);
+    let (url, fake) = serve(move |m, _| match m["params"]["name"].as_str() {
+        Some("flaky") => {
+            if counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
+                (503, "busy", "0".to_owned())
+            } else {
+                json_reply(m, &text("served"))
+            }
+        }
+        Some("down") => (503, "busy", "0".to_owned()),
+        Some("later") => (503, "busy", "60".to_owned()),
+        _ => json_reply(m, &text("?")),
+    })
+    .await;
+    let client = pinned().connect_http(&url).await.unwrap();
+    let posts = |name: &str| {
+        fake.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.body["params"]["name"] == name)
+            .count()
+    };
+    let served = client.call_tool("flaky", json!({})).await.unwrap();
+    assert_eq!(served.first_text(), Some("served"));
+    assert_eq!(posts("flaky"), 3);
+    let down = client.call_tool("down", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&down, ClientError::HttpStatus { status: 503, .. }),
+        "{down:?}"
+    );
+    assert_eq!(posts("down"), 3, "the first POST and two more");
+    let later = client.call_tool("later", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&later, ClientError::HttpStatus { status: 503, .. }),
+        "{later:?}"
+    );
+    assert_eq!(posts("later"), 1, "a minute is the caller's decision");
 }
 
 /// Connection failures are transport errors, not an era verdict.

@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_types::jsonrpc::{Message, encode_notification};
@@ -28,6 +29,28 @@ use crate::http::sse;
 
 /// What `Accept` says on every POST.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// How many times a POST refused with `503` + `Retry-After` is sent again.
+const UNAVAILABLE_RETRIES: u32 = 2;
+/// The longest `Retry-After` honoured by waiting; a longer one is the caller's decision.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// The delay of a `503 Service Unavailable` with `Retry-After: <seconds>` short enough to wait
+/// for (the HTTP-date form is not waited for).
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    if response.status() != reqwest::StatusCode::SERVICE_UNAVAILABLE {
+        return None;
+    }
+    let seconds: u64 = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds)).filter(|delay| *delay <= MAX_RETRY_AFTER)
+}
 
 /// How the HTTP transport is configured.
 #[derive(Debug, Clone)]
@@ -236,15 +259,39 @@ impl Drop for HttpTransport {
 impl HttpInner {
     /// POSTs one message with the standard headers (and, with OAuth configured, the access
     /// token: a 401 or 403 `insufficient_scope` signs in and sends the message again).
+    ///
+    /// A `503` with a short `Retry-After` (the server shed the request before reading it, e.g.
+    /// its buffered-body budget was spent) is sent again after that delay, a bounded number of
+    /// times; any other answer, or a longer delay, is returned as it is.
     pub(crate) async fn post(
         &self,
         body: Vec<u8>,
         method: Option<&str>,
         extra: &HttpHeaders,
     ) -> Result<reqwest::Response, ClientError> {
+        let body = Bytes::from(body);
+        let mut retries = 0;
+        loop {
+            let response = self.post_once(body.clone(), method, extra).await?;
+            match retry_after(&response) {
+                Some(delay) if retries < UNAVAILABLE_RETRIES => {
+                    retries += 1;
+                    tracing::debug!(?method, ?delay, "server unavailable; sending again");
+                    tokio::time::sleep(delay).await;
+                }
+                _ => return Ok(response),
+            }
+        }
+    }
+
+    async fn post_once(
+        &self,
+        body: Bytes,
+        method: Option<&str>,
+        extra: &HttpHeaders,
+    ) -> Result<reqwest::Response, ClientError> {
         #[cfg(feature = "auth-client")]
         if let Some(auth) = &self.config.auth {
-            let body = Bytes::from(body);
             return auth
                 .send(|authorization| self.post_request(body.clone(), method, extra, authorization))
                 .await;
