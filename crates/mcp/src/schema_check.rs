@@ -59,7 +59,10 @@ mod tests {
         assert!(error.starts_with("/count: "), "{error}");
         assert!(error.contains("minimum of 1"), "{error}");
         let error = check.check(&json!({})).unwrap_err();
-        assert!(error.contains("\"count\" is a required property"), "{error}");
+        assert!(
+            error.contains("\"count\" is a required property"),
+            "{error}"
+        );
     }
 
     #[test]
