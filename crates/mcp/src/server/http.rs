@@ -133,7 +133,7 @@ impl HttpConfig {
 
     /// Bounds the request bytes held by all requests in flight together. Each request reserves
     /// its `Content-Length` (or its chunks as they arrive) before reading and keeps the
-    /// reservation while it is served; one that does not fit is refused at once with 503 and
+    /// reservation until its response is ready; one that does not fit is refused at once with 503 and
     /// `Retry-After: 1` instead of being queued, so slow or hostile clients cannot make the
     /// server's memory grow with their number.
     #[must_use]
@@ -425,7 +425,8 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         Ok(body) => body,
         Err(error) => return body_refused(&error),
     };
-    // Held while the request is served: the decoded request owns a copy of the body.
+    // Held until the response is ready (JSON complete, or a stream begun): the decoded request
+    // owns a copy of the body until then.
     let _reservation = body.reservation;
     if !modern {
         return super::http_legacy::post(&state, parts, body.bytes).await;

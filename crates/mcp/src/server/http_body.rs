@@ -6,8 +6,9 @@
 //! (a semaphore counted in KiB), reserved from `Content-Length` before a byte is read, or chunk
 //! by chunk for a chunked body. A request that does not fit is refused at once with 503 rather
 //! than queued: a queued request would still hold its connection and its unread bytes in kernel
-//! buffers, and the client can retry elsewhere. The reservation lives as long as the request is
-//! served, because the decoded request owns a copy of what the body carried.
+//! buffers, and the client can retry elsewhere. The reservation lives until the response is
+//! ready (a JSON answer is complete, an event stream has begun), because the decoded request owns
+//! a copy of what the body carried until then.
 
 use std::sync::Arc;
 use std::time::Duration;
