@@ -133,9 +133,9 @@ impl HttpConfig {
 
     /// Bounds the request bytes held by all requests in flight together. Each request reserves
     /// its `Content-Length` (or its chunks as they arrive) before reading and keeps the
-    /// reservation until its response is ready; one that does not fit is refused at once with 503 and
-    /// `Retry-After: 1` instead of being queued, so slow or hostile clients cannot make the
-    /// server's memory grow with their number.
+    /// reservation until its response is ready; one that does not fit is refused at once with
+    /// 503 and `Retry-After: 1` instead of being queued, so slow or hostile clients cannot make
+    /// the server's memory grow with their number.
     #[must_use]
     pub fn max_buffered_body_bytes(mut self, bytes: usize) -> Self {
         self.max_buffered_body_bytes = bytes;
