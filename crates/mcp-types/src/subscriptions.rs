@@ -19,6 +19,70 @@ wire_struct! {
     }
 }
 
+impl SubscriptionFilter {
+    /// An empty filter (nothing opted into).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Opts into `notifications/tools/list_changed`.
+    #[must_use]
+    pub fn with_tools_list_changed(mut self) -> Self {
+        self.tools_list_changed = Some(true);
+        self
+    }
+
+    /// Opts into `notifications/prompts/list_changed`.
+    #[must_use]
+    pub fn with_prompts_list_changed(mut self) -> Self {
+        self.prompts_list_changed = Some(true);
+        self
+    }
+
+    /// Opts into `notifications/resources/list_changed`.
+    #[must_use]
+    pub fn with_resources_list_changed(mut self) -> Self {
+        self.resources_list_changed = Some(true);
+        self
+    }
+
+    /// Opts into `notifications/resources/updated` for `uri` (added once).
+    #[must_use]
+    pub fn with_resource(mut self, uri: impl Into<String>) -> Self {
+        let uri = uri.into();
+        let uris = self.resource_subscriptions.get_or_insert_with(Vec::new);
+        if !uris.contains(&uri) {
+            uris.push(uri);
+        }
+        self
+    }
+
+    /// Whether `notifications/tools/list_changed` is opted into.
+    pub fn wants_tools_list_changed(&self) -> bool {
+        self.tools_list_changed == Some(true)
+    }
+
+    /// Whether `notifications/prompts/list_changed` is opted into.
+    pub fn wants_prompts_list_changed(&self) -> bool {
+        self.prompts_list_changed == Some(true)
+    }
+
+    /// Whether `notifications/resources/list_changed` is opted into.
+    pub fn wants_resources_list_changed(&self) -> bool {
+        self.resources_list_changed == Some(true)
+    }
+
+    /// The resource URIs whose updates are opted into.
+    pub fn resources(&self) -> &[String] {
+        self.resource_subscriptions.as_deref().unwrap_or_default()
+    }
+
+    /// Whether updates of `uri` are opted into.
+    pub fn wants_resource(&self, uri: &str) -> bool {
+        self.resources().iter().any(|u| u == uri)
+    }
+}
+
 wire_struct! {
     /// Parameters of `subscriptions/listen`.
     #[derive(Default)]

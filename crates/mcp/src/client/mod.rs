@@ -87,6 +87,7 @@ mod error;
 #[cfg(feature = "flows")]
 pub mod flows;
 mod input_loop;
+mod listen;
 mod negotiate;
 mod session;
 mod shared;
@@ -101,6 +102,7 @@ pub use callbacks::{
     RootsCallback, SamplingCallback,
 };
 pub use error::{ClientError, TransportError};
+pub use listen::{ListenEvent, Subscription};
 pub use negotiate::Mode;
 pub use session::{RequestOptions, RoundOutcome, Session};
 pub use tasks::{TaskFollow, TaskSettings, TaskStatusCallback, ToolStart};

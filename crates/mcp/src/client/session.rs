@@ -367,7 +367,12 @@ impl Session {
             headers,
             cancellable: M::NAME != mcp_types::methods::Initialize::NAME,
         };
-        let timeout = envelope.timeout.or(self.inner.config.request_timeout);
+        // A listen stream is open-ended: the client's default request bound does not apply.
+        let timeout = envelope.timeout.or_else(|| {
+            (M::NAME != mcp_types::methods::SubscriptionsListen::NAME)
+                .then_some(self.inner.config.request_timeout)
+                .flatten()
+        });
         // Boxed: transport futures (reqwest's above all) are large, and this one is nested in
         // every call and every round of the input-required loop.
         let request = Box::pin(self.inner.transport.request(&outgoing));

@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     progress: Mutex<HashMap<RequestId, ProgressCallback>>,
     /// The tasks extension: where `notifications/tasks` for followed tasks go.
     pub(crate) task_watchers: super::tasks::TaskWatchers,
+    /// `Client::listen` subscriptions: where their notifications go (client/listen.rs).
+    pub(crate) listens: super::listen::Listens,
 }
 
 impl std::fmt::Debug for Shared {
@@ -58,12 +60,16 @@ impl Shared {
             negotiated: RwLock::new(Negotiated::default()),
             progress: Mutex::new(HashMap::new()),
             task_watchers: Mutex::new(HashMap::new()),
+            listens: super::listen::Listens::default(),
         })
     }
 
     /// A fresh request id; ids are never reused within a connection (retries included).
     pub(crate) fn next_id(&self) -> RequestId {
-        RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        // A `subscriptions/listen` sent by `Client::listen` routes its stream by this id.
+        self.listens.claim(&id);
+        id
     }
 
     pub(crate) fn negotiated(&self) -> Negotiated {
@@ -139,10 +145,13 @@ impl Shared {
         (guard, rx)
     }
 
-    /// Routes a notification: progress to the request that registered its token, a followed
-    /// task's `notifications/tasks` to its follower, everything else to the notification
-    /// callback.
+    /// Routes a notification: a `Client::listen` subscription's to it, progress to the request
+    /// that registered its token, a followed task's `notifications/tasks` to its follower,
+    /// everything else to the notification callback.
     pub(crate) fn route_notification(&self, notification: &Notification) {
+        if self.listens.route(notification) {
+            return;
+        }
         if notification.method == mcp_types::tasks::TaskStatusNotification::NAME
             && let Ok(task) = notification.params_as::<mcp_types::DetailedTask>()
         {
