@@ -672,6 +672,20 @@ async fn notifications_travel_with_their_request() {
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert_eq!(messages[0]["id"], 6);
     assert_eq!(messages[0]["result"]["content"][0]["text"], "y");
+    // A handler that is already done is answered with the whole stream as one sized body.
+    let mut post = streaming
+        .client
+        .post(&streaming.url)
+        .body(serde_json::to_vec(&echo).unwrap());
+    for (name, value) in HttpPeer::standard_headers(&echo) {
+        post = post.header(name, value);
+    }
+    let response = post.send().await.unwrap();
+    assert!(response.content_length().is_some(), "not chunked");
+    let body = response.text().await.unwrap();
+    assert!(body.starts_with("event: message\ndata: {"), "{body}");
+    assert!(body.ends_with("}\n\n"), "{body}");
+    assert_eq!(body.matches("event: message").count(), 1, "{body}");
 }
 
 #[tokio::test]

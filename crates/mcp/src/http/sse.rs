@@ -1,15 +1,21 @@
 //! Server-sent events: the encoder the server streams with, and an incremental parser for the
 //! client (fed arbitrary chunks; comments ignored; `\n`, `\r\n` and `\r` line ends).
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 /// Encodes one `message` event carrying a JSON-RPC message (which is a single line of JSON).
 pub fn encode_message(json: &[u8]) -> Bytes {
-    let mut out = BytesMut::with_capacity(json.len() + 24);
+    let mut out = Vec::with_capacity(json.len() + 24);
+    append_message(&mut out, json);
+    Bytes::from(out)
+}
+
+/// Appends one `message` event carrying a JSON-RPC message to `out` (see [`encode_message`]).
+pub fn append_message(out: &mut Vec<u8>, json: &[u8]) {
+    out.reserve(json.len() + 24);
     out.extend_from_slice(b"event: message\ndata: ");
     out.extend_from_slice(json);
     out.extend_from_slice(b"\n\n");
-    out.freeze()
 }
 
 /// A comment line, used as a keep-alive on long streams.

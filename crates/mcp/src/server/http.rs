@@ -519,10 +519,15 @@ pub(crate) async fn respond(
     tokio::select! {
         reply = &mut work => {
             match notifications.try_recv() {
-                // Notifications were queued before the reply: they travel on a stream too.
-                Ok(first) => event_stream(Some(&first), notifications, None, Some(reply), guard, keep_alive),
+                // Notifications were queued before the reply: they travel on a stream too. The
+                // handler is done, so the whole stream is known: one complete body.
+                Ok(first) => {
+                    guard.disarm();
+                    complete_event_stream(Some(&first), notifications, reply)
+                }
                 Err(_) if config.sse_responses => {
-                    event_stream(None, notifications, None, Some(reply), guard, keep_alive)
+                    guard.disarm();
+                    complete_event_stream(None, notifications, reply)
                 }
                 Err(_) => {
                     guard.disarm();
@@ -570,7 +575,11 @@ fn event_stream(
         keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
         _guard: guard,
     };
-    let body = Body::from_stream(events(state));
+    event_stream_response(Body::from_stream(events(state)))
+}
+
+/// A response carrying an event stream: the content type, and no caching or proxy buffering.
+fn event_stream_response(body: Body) -> Response {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
@@ -580,6 +589,28 @@ fn event_stream(
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+/// An event stream whose every event is already known (the handler finished): `first`, what
+/// else it queued, then the reply, as one body with a length, like a JSON answer. No stream
+/// state, keep-alive timer or chunked encoding (measured: the SSE path cost 5 % more
+/// instructions than JSON with them).
+fn complete_event_stream(
+    first: Option<&[u8]>,
+    mut notifications: mpsc::Receiver<Vec<u8>>,
+    reply: Reply,
+) -> Response {
+    let mut body = Vec::new();
+    if let Some(first) = first {
+        sse::append_message(&mut body, first);
+    }
+    while let Ok(message) = notifications.try_recv() {
+        sse::append_message(&mut body, &message);
+    }
+    if let Reply::Message { body: message, .. } = reply {
+        sse::append_message(&mut body, &message);
+    }
+    event_stream_response(Body::from(body))
 }
 
 /// A stream of notifications only (the handshake-era `GET` stream), kept alive until the client
