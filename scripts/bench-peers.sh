@@ -114,7 +114,7 @@ bench "Python SDK 2.3.0 low-level \`Server\` (\`provisioner.py\`)" http "$url"
 stop_server
 
 [ -n "${RESULTS_JSONL:-}" ] && cp "$results" "$RESULTS_JSONL"
-commit="$(git rev-parse --short HEAD)"
+commit="${BENCH_REV:-$(git rev-parse --short HEAD)}"
 cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 table="$work/table.md"
 python3 - "$results" "$CALLS" "$RUNS" "$commit" "$cpu" "$(nproc)" "$(rustc --version)" >"$table" <<'PY'

@@ -93,6 +93,16 @@ class Run:
         except ValueError:
             return None
 
+    def runs(self, key: str) -> list[float]:
+        """The per-run values bench.sh kept under KEY (runs alternate between servers)."""
+        return [float(x) for x in self.values.get(key, "").split()]
+
+    def paired(self, a: str, b: str) -> float | None:
+        """The median of the per-run ratios a/b: runs next to each other in time share the
+        machine's load, so their ratio is steadier than the ratio of the two medians."""
+        pairs = [x / y for x, y in zip(self.runs(a), self.runs(b)) if y]
+        return statistics.median(pairs) if pairs else None
+
     def us(self, key: str) -> float | None:
         rate = self.f(key)
         return 1e6 / rate if rate else None
@@ -163,13 +173,14 @@ def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
 
     # The goals.
     ours_us = run.us("stdio.ours.cps")
-    rmcp_speedup = ratio(v("stdio.ours.cps"), v("stdio.rmcp.cps"))
     floor_us = run.us("stdio.floor.cps")
     i_ours, i_rmcp = run.instructions.get("ours-stdio"), run.instructions.get("rmcp-stdio")
     i_floor = run.instructions.get("floor-stdio")
     h_ours, h_floor = run.instructions.get("ours-http"), run.instructions.get("floor-http")
     h_sse, h_rmcp = run.instructions.get("ours-sse-http"), run.instructions.get("rmcp-http")
-    sse = (v("wrk.ours-sse.rps") or 0) / (v("wrk.ours.rps") or 1)
+    sse = run.paired("wrk.ours-sse.runs", "wrk.ours.runs") or (v("wrk.ours-sse.rps") or 0) / (
+        v("wrk.ours.rps") or 1
+    )
     seal = v("seal.us")
     client_http = run.mcp_bench("http", "echo-server")
     client_stdio = run.mcp_bench("stdio", "echo-server")
@@ -178,23 +189,40 @@ def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
         "| goal | measured | ratios | status |",
         "|---|---|---|---|",
     ]
-    if ours_us:
+    if ours_us and floor_us:
+        why = ""
+        if ours_us > 30 and floor_us > 30 * 0.8:
+            why = (
+                f" Missed because the round trip itself is slow in this run: the floor, a "
+                f"blocking pipe echo with no SDK and no async runtime, took {floor_us:.1f} µs; "
+                f"ours spent {ours_us - floor_us:.1f} µs more than it. The µs of a sequential "
+                "call are two process wake-ups over pipes on a shared 2-core VM."
+            )
+        mcp_bench = f"; {1e6 / client_stdio:.1f} µs with our client (`mcp bench`)" if client_stdio else ""
         lines.append(
-            f"| stdio ≤ 30 µs per call, sequential | {ours_us:.1f} µs (raw `load` driver); "
-            f"{1e6 / client_stdio:.1f} µs with our client (`mcp bench`) | floor {floor_us:.1f} µs "
-            f"({ratio(ours_us, floor_us)} the floor) | {status(ours_us <= 30)} |"
-            if client_stdio and floor_us
-            else f"| stdio ≤ 30 µs per call | {ours_us:.1f} µs | | {status(ours_us <= 30)} |"
+            f"| stdio ≤ 30 µs per call, sequential | {ours_us:.1f} µs (raw `load` driver)"
+            f"{mcp_bench} | floor {floor_us:.1f} µs ({ratio(ours_us, floor_us)} the floor).{why} | "
+            f"{status(ours_us <= 30)} |"
         )
     if i_ours and i_rmcp:
-        wall = (v("stdio.ours.cps") or 0) / (v("stdio.rmcp.cps") or 1)
+        wall = run.paired("stdio.ours.runs", "stdio.rmcp.runs") or (
+            (v("stdio.ours.cps") or 0) / (v("stdio.rmcp.cps") or 1)
+        )
+        above = ""
+        rmcp_us = run.us("stdio.rmcp.cps")
+        if ours_us and floor_us and rmcp_us and ours_us > floor_us:
+            above = (
+                f" Above the floor's {floor_us:.1f} µs: ours {ours_us - floor_us:.1f} µs, rmcp "
+                f"{rmcp_us - floor_us:.1f} µs ({ratio(rmcp_us - floor_us, ours_us - floor_us)})."
+            )
         lines.append(
             f"| stdio ≥ 3× faster than rmcp | server instructions: {ratio(i_rmcp, i_ours)} fewer "
-            f"({num(i_ours)} vs {num(i_rmcp)}); wall clock, raw driver: {rmcp_speedup}; "
-            f"with our client (`mcp bench`): {ratio(client_stdio, rmcp_client_stdio)} | "
-            f"see (a): the wall clock of a sequential call is bounded by the pipe round trip "
-            f"(the floor) | {status(i_rmcp / i_ours >= 3)} on instructions, "
-            f"{status(wall >= 3)} on wall clock |"
+            f"({num(i_ours)} vs {num(i_rmcp)}); wall clock, raw driver: {wall:.2f}× (median of "
+            f"the per-run ratios); with our client (`mcp bench`): "
+            f"{ratio(client_stdio, rmcp_client_stdio)} | the wall clock of a sequential call is "
+            f"mostly the pipe round trip, which no server can shorten (see (a)).{above} | "
+            f"{status(i_rmcp / i_ours >= 3)} on instructions, {status(wall >= 3)} on wall clock "
+            "(raw driver) |"
         )
     if i_ours:
         lines.append(
@@ -210,7 +238,8 @@ def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
         extra = f"; instructions {num(h_sse)} vs {num(h_ours)} ({ratio(h_sse, h_ours)})" if h_sse else ""
         lines.append(
             f"| SSE responses ≥ 0.9× the JSON path | wrk: {num(v('wrk.ours-sse.rps') or 0)} vs "
-            f"{num(v('wrk.ours.rps') or 0)} req/s{extra} | {sse:.2f}× | {status(sse >= 0.9)} |"
+            f"{num(v('wrk.ours.rps') or 0)} req/s (medians){extra} | {sse:.2f}× (median of the "
+            f"per-run ratios) | {status(sse >= 0.9)} |"
         )
     if seal:
         lines.append(

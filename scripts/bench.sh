@@ -21,12 +21,14 @@
 # It writes the tables between the `bench:begin` / `bench:end` markers of BENCHMARKS.md, and
 # regenerates the `bench-callgrind` and `bench-peers` sections through those scripts.
 #
-#   scripts/bench.sh            # the full run: about 35 minutes on the 2-core development VM
-#   scripts/bench.sh --quick    # small N, one run each: a smoke run (about 8 minutes after the
+#   scripts/bench.sh            # the full run: about 7 minutes on the 2-core development VM after
+#                               # the release builds (those take 5-10 more from scratch)
+#   scripts/bench.sh --quick    # small N, one run each: a smoke run (about 5 minutes after the
 #                               # builds); its figures are too short to quote
 #   options: --no-build (reuse the binaries), --no-write (leave BENCHMARKS.md alone)
 #
-# Environment: CARGO_TARGET_DIR (default target/bench; the rmcp peer builds in
+# Environment: BENCH_REV (the revision named in the results; default: git HEAD, "+ uncommitted
+# changes" when crates/ or benches/ differ from it), CARGO_TARGET_DIR (default target/bench; the rmcp peer builds in
 # bench-peers/target), OUT (default $CARGO_TARGET_DIR/bench-sh: raw outputs, results.tsv,
 # summary.md), BENCH_INSTALL=0 (never apt-get install wrk / valgrind; by default they are
 # installed when missing and running as root). The Python venv comes from scripts/python-env.sh.
@@ -207,6 +209,7 @@ done
 for s in ours rmcp python floor; do
   # shellcheck disable=SC2086 # a list of numbers
   put "stdio.$s.cps" "$(median ${STDIO_RATES[$s]})"
+  put "stdio.$s.runs" "${STDIO_RATES[$s]# }"
 done
 
 # (b) HTTP: idle memory, sequential calls on one connection, wrk c=32, memory under load.
@@ -239,6 +242,7 @@ for s in "${HTTP_SERVERS[@]}"; do
   put "http.$s.cps" "$(median ${SEQ_RATES[$s]})"
   # shellcheck disable=SC2086
   put "wrk.$s.rps" "$(median ${WRK_RATES[$s]})"
+  put "wrk.$s.runs" "${WRK_RATES[$s]# }"
   put "wrk.$s.p99" "$(awk '$1 == "99%" { print $2 }' "$OUT/wrk.$s.$RUNS.txt")"
   # Timeouts and resets (a slow server at 32 connections), reported beside the figure.
   put "wrk.$s.socket_errors" "$(sed -n 's/.*Socket errors: //p' "$OUT/wrk.$s.$RUNS.txt")"
@@ -310,8 +314,8 @@ put n_calls "$N_CALLS"
 put n_py "$N_PY"
 put wrk_seconds "$WRK_SECONDS"
 put runs "$RUNS"
-REV="$(git rev-parse --short HEAD)"
-[[ -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]] && REV="$REV + uncommitted changes"
+REV="${BENCH_REV:-$(git rev-parse --short HEAD)}"
+[[ -z "${BENCH_REV:-}" && -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]] && REV="$REV + uncommitted changes"
 python3 scripts/bench-report.py "$OUT" "$REV" "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
   "$(nproc)" "$(rustc --version)" >"$OUT/summary.md"
 cat "$OUT/summary.md"
