@@ -144,6 +144,19 @@ async fn rig(via: Via, era: Era) -> Rig {
     }
 }
 
+async fn listen(client: &Client, filter: SubscriptionFilter) -> Subscription {
+    tokio::time::timeout(BOUND, client.listen(filter))
+        .await
+        .expect("acknowledged in time")
+        .unwrap()
+}
+
+async fn close(subscription: Subscription) {
+    tokio::time::timeout(BOUND, subscription.close())
+        .await
+        .expect("closed in time");
+}
+
 async fn next(subscription: &mut Subscription) -> ListenEvent {
     tokio::time::timeout(BOUND, subscription.next())
         .await
@@ -191,7 +204,7 @@ async fn acknowledged_then_tools_change(via: Via, era: Era) {
         .with_tools_list_changed()
         .with_prompts_list_changed()
         .with_resource("file:///x");
-    let mut subscription = rig.client.listen(filter).await.unwrap();
+    let mut subscription = listen(&rig.client, filter).await;
     let ack = subscription.acknowledged();
     assert!(ack.wants_tools_list_changed(), "{ack:?}");
     // The server has no prompts: not honoured in either era.
@@ -226,11 +239,11 @@ async fn legacy_http_acknowledged_then_tools_change() {
 /// reach `on_notification`, the ones it takes do not.
 async fn only_subscribed_resources(via: Via, era: Era) {
     let mut rig = rig(via, era).await;
-    let mut subscription = rig
-        .client
-        .listen(SubscriptionFilter::new().with_resource("file:///x"))
-        .await
-        .unwrap();
+    let mut subscription = listen(
+        &rig.client,
+        SubscriptionFilter::new().with_resource("file:///x"),
+    )
+    .await;
     rig.server
         .notify(Change::ResourceUpdated("file:///y".into()));
     rig.server
@@ -272,24 +285,20 @@ async fn legacy_http_only_subscribed_resources() {
 /// Two subscriptions at once each see their own notifications only.
 async fn two_subscriptions_isolated(via: Via, era: Era) {
     let rig = rig(via, era).await;
-    let mut a = rig
-        .client
-        .listen(
-            SubscriptionFilter::new()
-                .with_tools_list_changed()
-                .with_resource("file:///a"),
-        )
-        .await
-        .unwrap();
-    let mut b = rig
-        .client
-        .listen(
-            SubscriptionFilter::new()
-                .with_tools_list_changed()
-                .with_resource("file:///b"),
-        )
-        .await
-        .unwrap();
+    let mut a = listen(
+        &rig.client,
+        SubscriptionFilter::new()
+            .with_tools_list_changed()
+            .with_resource("file:///a"),
+    )
+    .await;
+    let mut b = listen(
+        &rig.client,
+        SubscriptionFilter::new()
+            .with_tools_list_changed()
+            .with_resource("file:///b"),
+    )
+    .await;
     if era == Era::Modern {
         assert_ne!(a.id(), b.id());
     }
@@ -356,11 +365,11 @@ fn id_json(id: &RequestId) -> Value {
 #[tokio::test]
 async fn modern_memory_drop_sends_cancelled() {
     let mut rig = rig(Via::Memory, Era::Modern).await;
-    let subscription = rig
-        .client
-        .listen(SubscriptionFilter::new().with_tools_list_changed())
-        .await
-        .unwrap();
+    let subscription = listen(
+        &rig.client,
+        SubscriptionFilter::new().with_tools_list_changed(),
+    )
+    .await;
     let id = id_json(subscription.id().unwrap());
     let listen = sent_until(&mut rig, |m| m["method"] == "subscriptions/listen").await;
     assert_eq!(listen["id"], id);
@@ -368,18 +377,21 @@ async fn modern_memory_drop_sends_cancelled() {
     drop(subscription);
     let cancelled = sent_until(&mut rig, |m| m["method"] == "notifications/cancelled").await;
     assert_eq!(cancelled["params"]["requestId"], id);
-    rig.client.list_tools().await.unwrap();
+    tokio::time::timeout(BOUND, rig.client.list_tools())
+        .await
+        .expect("an answer in time")
+        .unwrap();
 }
 
 /// HTTP: dropping the subscription closes its response stream (the server sees the body go).
 #[tokio::test]
 async fn modern_http_drop_closes_the_stream() {
     let mut rig = rig(Via::Http, Era::Modern).await;
-    let subscription = rig
-        .client
-        .listen(SubscriptionFilter::new().with_tools_list_changed())
-        .await
-        .unwrap();
+    let subscription = listen(
+        &rig.client,
+        SubscriptionFilter::new().with_tools_list_changed(),
+    )
+    .await;
     let closed = rig.listen_closed.as_mut().unwrap();
     assert!(closed.try_recv().is_err(), "the stream is open");
     drop(subscription);
@@ -397,7 +409,10 @@ async fn modern_http_drop_closes_the_stream() {
         }
     }
     // Nothing of the abandoned stream leaks to on_notification's callers; the client works.
-    rig.client.list_tools().await.unwrap();
+    tokio::time::timeout(BOUND, rig.client.list_tools())
+        .await
+        .expect("an answer in time")
+        .unwrap();
 }
 
 /// The handshake era: `resources/subscribe` per URI, shared between subscriptions, and
@@ -406,17 +421,17 @@ async fn modern_http_drop_closes_the_stream() {
 async fn legacy_memory_subscribe_and_unsubscribe() {
     let mut rig = rig(Via::Memory, Era::Legacy).await;
     let filter = SubscriptionFilter::new().with_resource("file:///x");
-    let mut first = rig.client.listen(filter.clone()).await.unwrap();
+    let mut first = listen(&rig.client, filter.clone()).await;
     let subscribe = sent_until(&mut rig, |m| m["method"] == "resources/subscribe").await;
     assert_eq!(subscribe["params"]["uri"], "file:///x");
-    let second = rig.client.listen(filter).await.unwrap();
+    let second = listen(&rig.client, filter).await;
     // Closing one keeps the server subscription: the other still gets updates.
-    second.close().await;
+    close(second).await;
     rig.server
         .notify(Change::ResourceUpdated("file:///x".into()));
     assert_eq!(next(&mut first).await, updated("file:///x"));
     // Closing the last unsubscribes (and nothing was sent for the second subscription).
-    first.close().await;
+    close(first).await;
     let after = sent_until(&mut rig, |m| {
         m["method"]
             .as_str()
@@ -437,11 +452,11 @@ async fn legacy_memory_subscribe_and_unsubscribe() {
 #[tokio::test]
 async fn legacy_memory_drop_unsubscribes() {
     let mut rig = rig(Via::Memory, Era::Legacy).await;
-    let subscription = rig
-        .client
-        .listen(SubscriptionFilter::new().with_resource("file:///x"))
-        .await
-        .unwrap();
+    let subscription = listen(
+        &rig.client,
+        SubscriptionFilter::new().with_resource("file:///x"),
+    )
+    .await;
     drop(subscription);
     let unsubscribe = sent_until(&mut rig, |m| m["method"] == "resources/unsubscribe").await;
     assert_eq!(unsubscribe["params"]["uri"], "file:///x");
@@ -450,11 +465,11 @@ async fn legacy_memory_drop_unsubscribes() {
 /// The server's graceful close ends the stream: `next` is `None`, without an error.
 async fn graceful_close(via: Via) {
     let rig = rig(via, Era::Modern).await;
-    let mut subscription = rig
-        .client
-        .listen(SubscriptionFilter::new().with_tools_list_changed())
-        .await
-        .unwrap();
+    let mut subscription = listen(
+        &rig.client,
+        SubscriptionFilter::new().with_tools_list_changed(),
+    )
+    .await;
     rig.server.shutdown_subscriptions();
     let end = tokio::time::timeout(BOUND, subscription.next())
         .await
@@ -483,14 +498,13 @@ async fn modern_bare_server_honours_nothing() {
     let server = Server::builder("Bare", "0.0.1").build().unwrap();
     tokio::spawn(async move { server.serve_io(server_in, server_out).await });
     let client = Client::connect_io(client_in, client_out).await.unwrap();
-    let subscription = client
-        .listen(
-            SubscriptionFilter::new()
-                .with_tools_list_changed()
-                .with_resource("file:///x"),
-        )
-        .await
-        .unwrap();
+    let subscription = listen(
+        &client,
+        SubscriptionFilter::new()
+            .with_tools_list_changed()
+            .with_resource("file:///x"),
+    )
+    .await;
     let ack = subscription.acknowledged();
     assert!(!ack.wants_tools_list_changed(), "{ack:?}");
     assert!(ack.resources().is_empty(), "{ack:?}");
