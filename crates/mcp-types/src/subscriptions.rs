@@ -118,3 +118,25 @@ wire_struct! {
 
 impl_request_params!(SubscriptionsListenRequestParams);
 impl_wire_result!(SubscriptionsListenResult);
+
+#[cfg(test)]
+mod tests {
+    use super::SubscriptionFilter;
+
+    #[test]
+    fn builder_writes_the_spec_members() {
+        let filter = SubscriptionFilter::new()
+            .with_tools_list_changed()
+            .with_resources_list_changed()
+            .with_resource("file:///a")
+            .with_resource("file:///a");
+        assert_eq!(
+            serde_json::to_value(&filter).unwrap(),
+            serde_json::json!({"toolsListChanged": true, "resourcesListChanged": true,
+                "resourceSubscriptions": ["file:///a"]})
+        );
+        assert!(filter.wants_resource("file:///a") && !filter.wants_resource("file:///b"));
+        assert!(!filter.wants_prompts_list_changed());
+        assert!(SubscriptionFilter::new().resources().is_empty());
+    }
+}

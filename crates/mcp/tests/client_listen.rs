@@ -375,12 +375,21 @@ async fn modern_memory_drop_sends_cancelled() {
     assert_eq!(listen["id"], id);
     assert_eq!(listen["params"]["notifications"]["toolsListChanged"], true);
     drop(subscription);
+    // Races the cancellation: whatever the server still sends for it is dropped.
+    rig.server.notify(Change::ToolsListChanged);
     let cancelled = sent_until(&mut rig, |m| m["method"] == "notifications/cancelled").await;
     assert_eq!(cancelled["params"]["requestId"], id);
     tokio::time::timeout(BOUND, rig.client.list_tools())
         .await
         .expect("an answer in time")
         .unwrap();
+    while let Ok(note) = rig.unclaimed.try_recv() {
+        let tag = note
+            .params_as::<Value>()
+            .ok()
+            .map(|p| p["_meta"]["io.modelcontextprotocol/subscriptionId"].clone());
+        assert_ne!(tag, Some(id.clone()), "leaked to on_notification: {note:?}");
+    }
 }
 
 /// HTTP: dropping the subscription closes its response stream (the server sees the body go).

@@ -20,7 +20,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 
@@ -134,15 +134,21 @@ struct LegacyListener {
 /// The subscriptions of one connection (a member of `Shared`).
 #[derive(Default)]
 pub(crate) struct Listens {
-    /// How many subscriptions exist: routing is skipped entirely when none does.
-    active: AtomicUsize,
+    /// Whether a subscription was ever opened: until then routing is skipped entirely.
+    used: AtomicBool,
     modern: Mutex<HashMap<RequestId, mpsc::UnboundedSender<Msg>>>,
+    /// The ids of the latest ended subscriptions: what the server still sends for them (the
+    /// cancellation races its notifications) is dropped, not handed to `on_notification`.
+    retired: Mutex<VecDeque<RequestId>>,
     legacy: Mutex<HashMap<u64, LegacyListener>>,
     next_legacy: AtomicU64,
     /// Handshake era: how many subscriptions want each URI `resources/subscribe`d. Held across
     /// the subscribe / unsubscribe requests so that they reach the server in count order.
     subscribed: tokio::sync::Mutex<HashMap<String, usize>>,
 }
+
+/// How many ended subscriptions' ids are remembered.
+const RETIRED: usize = 64;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -171,7 +177,7 @@ impl Listens {
 
     /// Hands `notification` to the subscription it belongs to; `false` when none takes it.
     pub(crate) fn route(&self, notification: &Notification) -> bool {
-        if self.active.load(Ordering::Acquire) == 0 {
+        if !self.used.load(Ordering::Acquire) {
             return false;
         }
         let tag = notification
@@ -183,7 +189,7 @@ impl Listens {
             // 2026-07-28: correlated by subscription id; others' ids (the tasks extension's
             // own listen streams) fall through.
             let Some(tx) = lock(&self.modern).get(&id).cloned() else {
-                return false;
+                return lock(&self.retired).contains(&id);
             };
             let message = if notification.method == SubscriptionsAcknowledged::NAME {
                 match notification.params_as::<SubscriptionsAcknowledgedParams>() {
@@ -216,8 +222,13 @@ impl Listens {
     fn forget_modern(&self, slot: &Slot) {
         let ids = std::mem::take(&mut *lock(&slot.ids));
         let mut modern = lock(&self.modern);
-        for id in &ids {
-            modern.remove(id);
+        let mut retired = lock(&self.retired);
+        for id in ids {
+            modern.remove(&id);
+            if retired.len() == RETIRED {
+                retired.pop_front();
+            }
+            retired.push_back(id);
         }
     }
 }
@@ -329,8 +340,8 @@ impl Subscription {
         loop {
             match ready!(self.rx.poll_recv(cx)) {
                 Some(Msg::Event(event)) => return Poll::Ready(Some(event)),
-                // A repeated acknowledgement carries nothing new.
-                Some(Msg::Ack(_)) => {}
+                // A re-issued request (HTTP, after a broken stream) is acknowledged again.
+                Some(Msg::Ack(ack)) => self.acknowledge(ack),
                 Some(Msg::End(error)) => {
                     self.end(error);
                     return Poll::Ready(None);
@@ -351,13 +362,19 @@ impl Subscription {
         }
     }
 
+    fn acknowledge(&mut self, ack: SubscriptionsAcknowledgedParams) {
+        if let Some(id) = ack.meta.as_ref().and_then(mcp_types::Meta::subscription_id) {
+            self.id = Some(id);
+        }
+        self.acknowledged = ack.notifications;
+    }
+
     /// Waits for the acknowledgement (2026-07-28), keeping anything that comes before it.
     async fn acknowledgement(&mut self) -> Result<(), ClientError> {
         loop {
             match self.rx.recv().await {
                 Some(Msg::Ack(ack)) => {
-                    self.id = ack.meta.as_ref().and_then(mcp_types::Meta::subscription_id);
-                    self.acknowledged = ack.notifications;
+                    self.acknowledge(ack);
                     return Ok(());
                 }
                 Some(Msg::Event(event)) => self.buffered.push_back(event),
@@ -401,7 +418,6 @@ impl Drop for Subscription {
                 }
             }
         }
-        self.shared.listens.active.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -456,7 +472,7 @@ impl Session {
             tx: tx.clone(),
             ids: Mutex::new(Vec::new()),
         });
-        shared.listens.active.fetch_add(1, Ordering::AcqRel);
+        shared.listens.used.store(true, Ordering::Release);
         let params = SubscriptionsListenRequestParams {
             notifications: filter,
             ..SubscriptionsListenRequestParams::default()
@@ -532,7 +548,7 @@ impl Session {
                 tx,
             },
         );
-        shared.listens.active.fetch_add(1, Ordering::AcqRel);
+        shared.listens.used.store(true, Ordering::Release);
         let mut subscription = Subscription::new(
             rx,
             Arc::clone(&shared),
