@@ -2,7 +2,10 @@
 //! framing, with the client's outgoing lines tapped) and streamable HTTP on 127.0.0.1 (with
 //! the server's listen response bodies watched): the acknowledgement, list changes, resource
 //! updates for subscribed URIs only, isolation of concurrent subscriptions, cancellation on
-//! drop, and the server's graceful close.
+//! drop, and the server's graceful close. And interop: the Python SDK 2.3.0's own
+//! `subscriptions/listen` (`tests/python/listener.py`) over stdio and HTTP.
+
+mod client_support;
 
 use std::time::Duration;
 
@@ -517,4 +520,68 @@ async fn modern_bare_server_honours_nothing() {
     let ack = subscription.acknowledged();
     assert!(!ack.wants_tools_list_changed(), "{ack:?}");
     assert!(ack.resources().is_empty(), "{ack:?}");
+}
+
+/// Interop with the Python SDK's `subscriptions/listen`: the acknowledgement, a resource update
+/// for the subscribed URI only, a tool list change, two streams kept apart, and a drop that
+/// leaves the connection serving.
+async fn python_listener(http: bool) {
+    let (client, _server) = if http {
+        let server = client_support::HttpPeer::start("listener.py", &[]).await;
+        (
+            Client::connect_http(&server.url).await.unwrap(),
+            Some(server),
+        )
+    } else {
+        let command = client_support::peer_command("listener.py", &[]);
+        (Client::connect_stdio(command).await.unwrap(), None)
+    };
+    let mut a = listen(
+        &client,
+        SubscriptionFilter::new()
+            .with_tools_list_changed()
+            .with_resource("file:///a"),
+    )
+    .await;
+    assert!(a.acknowledged().wants_tools_list_changed());
+    assert_eq!(a.acknowledged().resources(), ["file:///a".to_owned()]);
+    let mut b = listen(
+        &client,
+        SubscriptionFilter::new().with_resource("file:///b"),
+    )
+    .await;
+    assert_ne!(a.id(), b.id());
+    let call = |name: &'static str, arguments: Value| {
+        let client = client.clone();
+        async move {
+            tokio::time::timeout(BOUND, client.call_tool(name, arguments))
+                .await
+                .expect("an answer in time")
+                .unwrap()
+        }
+    };
+    call("touch", serde_json::json!({"uri": "file:///c"})).await;
+    call("touch", serde_json::json!({"uri": "file:///b"})).await;
+    call("touch", serde_json::json!({"uri": "file:///a"})).await;
+    call("change_tools", serde_json::json!({})).await;
+    assert_eq!(
+        until_tools(&mut a).await,
+        [updated("file:///a"), ListenEvent::ToolsListChanged]
+    );
+    assert_eq!(next(&mut b).await, updated("file:///b"));
+    drop(a);
+    call("touch", serde_json::json!({"uri": "file:///b"})).await;
+    assert_eq!(next(&mut b).await, updated("file:///b"));
+    close(b).await;
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn python_listener_stdio() {
+    python_listener(false).await;
+}
+
+#[tokio::test]
+async fn python_listener_http() {
+    python_listener(true).await;
 }
