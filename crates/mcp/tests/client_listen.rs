@@ -585,3 +585,10 @@ async fn python_listener_stdio() {
 async fn python_listener_http() {
     python_listener(true).await;
 }
+
+/// A subscription can move to another task (and be shared by reference).
+#[test]
+fn subscription_is_send_and_sync() {
+    fn check<T: Send + Sync + Unpin + futures::Stream<Item = ListenEvent>>() {}
+    check::<Subscription>();
+}
