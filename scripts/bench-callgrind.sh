@@ -20,7 +20,8 @@
 #                     stdio through non-blocking pipes (echo-server --stdio-pipes), and every tokio
 #                     server on a current-thread runtime
 #   --peers           also measure the rmcp 3.11 echo server (bench-peers/rmcp-echo, its own
-#                     workspace; built in bench-peers/target unless --no-build) over stdio and HTTP.
+#                     workspace; built in bench-peers/target unless --no-build) over stdio (its
+#                     default stdio() and its opt-in stdio_pipes()) and HTTP.
 #                     The Python SDK is not measured under callgrind: the interpreter's own
 #                     instructions (tens of thousands of calls at ~1 ms each, 50x slower under
 #                     valgrind) would take longer than everything else together.
@@ -137,6 +138,7 @@ server_cmd() {
     ours-ct-http) echo "$BIN/echo-server --http 127.0.0.1:0 --current-thread" ;;
     floor-ct-http) echo "$BIN/axum-floor --http 127.0.0.1:0 --current-thread" ;;
     rmcp-stdio) echo "$RMCP_ECHO" ;;
+    rmcp-pipes-stdio) echo "$RMCP_ECHO --pipes" ;;
     rmcp-http) echo "$RMCP_ECHO --http 0" ;;
     *) echo "unknown server $1" >&2; return 1 ;;
   esac
@@ -233,7 +235,7 @@ per_request_profile() {
 
 declare -A IPR IPR_RANGE NATIVE NATIVE_RANGE
 SERVERS=(ours-stdio floor-stdio ours-http ours-sse-http floor-http)
-(( PEERS )) && SERVERS+=(rmcp-stdio rmcp-http)
+(( PEERS )) && SERVERS+=(rmcp-stdio rmcp-pipes-stdio rmcp-http)
 EXTRA_SERVERS=()
 if (( EXTRAS )); then
   EXTRA_SERVERS=(ours-pipes-stdio ours-ct-stdio ours-pipes-ct-stdio ours-ct-http floor-ct-http)
@@ -319,6 +321,7 @@ fi
   fi
   row "mcp \`echo-server --stdio\` (\`serve_stdio\`)" stdio ours-stdio floor-stdio
   (( PEERS )) && row "rmcp 3.11 \`rmcp-echo\` (\`stdio()\`)" stdio rmcp-stdio floor-stdio
+  (( PEERS )) && row "rmcp 3.11 \`rmcp-echo --pipes\` (opt-in \`stdio_pipes()\`)" stdio rmcp-pipes-stdio floor-stdio
   row "\`stdio-floor\` (std I/O + serde_json)" stdio floor-stdio floor-stdio
   row "mcp \`echo-server --http\` (\`serve_http_on\`)" "HTTP/1.1, JSON" ours-http floor-http
   row "mcp \`echo-server --http --sse\` (\`HttpConfig::sse_responses\`)" "HTTP/1.1, SSE" ours-sse-http floor-http

@@ -5,7 +5,8 @@
 # (benches `stdio-floor`: blocking std I/O + serde_json; `axum-floor`: axum + serde_json).
 #
 #   (a) stdio, sequential: µs per call with the raw `load` driver (the server alone), and with
-#       `mcp bench` (our client included; scripts/bench-peers.sh);
+#       `mcp bench` (our client included; scripts/bench-peers.sh); rmcp both with its default
+#       `stdio()` and with its opt-in non-blocking `stdio_pipes()` (rmcp-echo --pipes);
 #   (b) HTTP: wrk, 1 thread, 32 connections, JSON responses (benches/wrk/tools-call.lua), and our
 #       server with every response as an event stream (`HttpConfig::sse_responses`); sequential
 #       calls on one keep-alive connection with `load`;
@@ -124,6 +125,7 @@ stdio_cmd() {
   case "$1" in
     ours) echo "$BIN/echo-server --stdio" ;;
     rmcp) echo "$RMCP" ;;
+    rmcp-pipes) echo "$RMCP --pipes" ;;
     python) echo "$PY $PROVISIONER" ;;
     floor) echo "$BIN/stdio-floor" ;;
   esac
@@ -139,7 +141,7 @@ http_cmd() {
   esac
 }
 # Other SDKs do not stamp our serverInfo.
-peer_flag() { case "$1" in rmcp|python) echo --peer ;; esac; }
+peer_flag() { case "$1" in rmcp|rmcp-pipes|python) echo --peer ;; esac; }
 calls_for() { case "$1" in python) echo "$N_PY" ;; *) echo "$N_CALLS" ;; esac; }
 
 SPID=""
@@ -197,7 +199,7 @@ proc_kib() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/${2:-$SPID}/status"; }
 # burst of load from elsewhere on the machine does not land on one server's runs only.
 declare -A STDIO_RATES
 for run in $(seq "$RUNS"); do
-  for s in ours rmcp python floor; do
+  for s in ours rmcp rmcp-pipes python floor; do
     read -r -a cmd <<<"$(stdio_cmd "$s")"
     log "stdio sequential: $s (run $run)"
     line="$("$BIN/load" -n "$(calls_for "$s")" --warmup "$WARMUP" $(peer_flag "$s") --stdio -- "${cmd[@]}")"
@@ -206,7 +208,7 @@ for run in $(seq "$RUNS"); do
     put "stdio.$s.hwm_kib" "$(field server_vmhwm_kib "$line")"
   done
 done
-for s in ours rmcp python floor; do
+for s in ours rmcp rmcp-pipes python floor; do
   # shellcheck disable=SC2086 # a list of numbers
   put "stdio.$s.cps" "$(median ${STDIO_RATES[$s]})"
   put "stdio.$s.runs" "${STDIO_RATES[$s]# }"

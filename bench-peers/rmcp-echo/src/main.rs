@@ -1,6 +1,7 @@
 //! An echo server on rmcp 3.11, the bench peer of `mcp bench` (see `scripts/bench-peers.sh`).
 //!
-//! `rmcp-echo` serves stdio; `rmcp-echo --http PORT [--addr-file PATH]` serves streamable HTTP
+//! `rmcp-echo [--pipes]` serves stdio (`--pipes`: rmcp's non-blocking `stdio_pipes()`);
+//! `rmcp-echo --http PORT [--addr-file PATH]` serves streamable HTTP
 //! at `http://127.0.0.1:PORT/mcp` (port 0 picks one), prints `listening on <url>` to stderr,
 //! writes `127.0.0.1:PORT` to PATH when asked (as the benches' servers do, for
 //! `scripts/bench-callgrind.sh` and `load --addr-file`) and exits cleanly on SIGTERM / SIGINT
@@ -85,11 +86,15 @@ impl ServerHandler for Echo {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let Some(i) = args.iter().position(|a| a == "--http") else {
-        Echo::new()
-            .serve(rmcp::transport::stdio())
-            .await?
-            .waiting()
-            .await?;
+        // `--pipes`: rmcp's opt-in non-blocking `stdio_pipes()` instead of the default `stdio()`.
+        let service = if args.iter().any(|a| a == "--pipes") {
+            Echo::new()
+                .serve(rmcp::transport::io::stdio_pipes())
+                .await?
+        } else {
+            Echo::new().serve(rmcp::transport::stdio()).await?
+        };
+        service.waiting().await?;
         return Ok(());
     };
     let port = args.get(i + 1).map_or("0", String::as_str);
