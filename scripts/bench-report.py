@@ -159,6 +159,9 @@ SERVERS = [
 ]
 
 
+LABELS = dict(SERVERS)
+
+
 def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
     v = run.f
     quick = run.values.get("quick") == "1"
@@ -341,10 +344,10 @@ def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for key, label, kind in (
-        ("ours", SERVERS[0][1], "JSON"),
-        ("ours-sse", SERVERS[0][1] + ", `HttpConfig::sse_responses(true)`", "SSE"),
-        ("rmcp", SERVERS[1][1], "JSON"),
-        ("python", SERVERS[2][1], "JSON"),
+        ("ours", LABELS["ours"], "JSON"),
+        ("ours-sse", LABELS["ours"] + ", `HttpConfig::sse_responses(true)`", "SSE"),
+        ("rmcp", LABELS["rmcp"], "JSON"),
+        ("python", LABELS["python"], "JSON"),
         ("floor", "floor (`axum-floor`)", "JSON"),
     ):
         rps = v(f"wrk.{key}.rps")
@@ -402,7 +405,7 @@ def report(run: Run, rev: str, cpu: str, cores: str, rustc: str) -> list[str]:
         s, h = v(f"flow.stdio.{key}.fps"), v(f"flow.http.{key}.fps")
         if not s or not h:
             continue
-        label = dict(SERVERS)[key]
+        label = LABELS[key]
         lines.append(
             f"| {label} | {num(s)} | {1e6 / s:.0f} | {ratio(v('flow.stdio.ours.fps'), s)} | {num(h)} | "
             f"{1e6 / h:.0f} | {ratio(v('flow.http.ours.fps'), h)} |"
