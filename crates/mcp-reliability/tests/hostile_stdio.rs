@@ -269,3 +269,24 @@ async fn a_hundred_megabyte_line_over_stdio() {
     );
     stdio.finish().await;
 }
+
+/// Serving stdio puts the pipes in non-blocking mode on descriptions of its own: the process's
+/// fds 0 and 1 (shared with its parent and with any child a tool spawns) stay blocking.
+#[tokio::test]
+async fn serving_stdio_leaves_the_shared_pipes_blocking() {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_reliability-server"));
+    command.arg("--stdio");
+    let client = mcp::client::ClientBuilder::new()
+        .connect_stdio(command)
+        .await
+        .expect("the server starts");
+    let modes = client
+        .call_tool("stdio_modes", json!({}))
+        .await
+        .expect("an answer");
+    assert_eq!(
+        modes.first_text(),
+        Some("stdin nonblocking: false, stdout nonblocking: false")
+    );
+    client.close().await.expect("close");
+}

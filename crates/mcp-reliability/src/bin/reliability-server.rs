@@ -41,6 +41,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         CallToolResult::text(text)
     })?;
+    // Whether this process's own stdin and stdout are in non-blocking mode: serving stdio must
+    // not switch the descriptions it shares with its parent and children.
+    server.add_tool(
+        Tool::new("stdio_modes", Tool::empty_input_schema()),
+        |_ctx, _params: CallToolRequestParams| async move {
+            let nonblocking = |fd: std::os::fd::BorrowedFd<'_>| {
+                rustix::fs::fcntl_getfl(fd)
+                    .map(|flags| flags.contains(rustix::fs::OFlags::NONBLOCK).to_string())
+                    .unwrap_or_else(|error| error.to_string())
+            };
+            use std::os::fd::AsFd as _;
+            CallToolResult::text(format!(
+                "stdin nonblocking: {}, stdout nonblocking: {}",
+                nonblocking(std::io::stdin().as_fd()),
+                nonblocking(std::io::stdout().as_fd())
+            ))
+        },
+    )?;
     if std::env::args().any(|a| a == "--stdio") {
         server.serve_stdio().await?;
         return Ok(());

@@ -401,23 +401,36 @@ mod pipes {
     use std::os::fd::{AsFd, OwnedFd};
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
-    use tokio::net::unix::pipe::{Receiver, Sender};
+    use tokio::net::unix::pipe::{OpenOptions, Receiver, Sender};
 
     fn metadata(fd: &OwnedFd) -> Option<std::fs::Metadata> {
         let file = File::from(fd.try_clone().ok()?);
         file.metadata().ok()
     }
 
-    /// Both ends, when both are pipes. Non-blocking mode belongs to the open file, so it is not
-    /// used when stdout is the same file as stderr (logs written there could then fail).
+    /// Both ends as non-blocking pipes, when both are pipes (the reactor then reads and writes
+    /// them without a blocking thread).
+    ///
+    /// Non-blocking mode belongs to the open file description, which a plain `dup` shares with
+    /// everyone holding it: the process's own fds 0 and 1, its children (a tool spawning a
+    /// command), sometimes the parent. So the pipes are first reopened through `/proc/self/fd`
+    /// (Linux): a new description of the same pipe, whose mode is ours alone. Where that is not
+    /// possible the shared description is used, except when stdout is the same file as stderr
+    /// (logs written there could then fail with `EAGAIN`).
     pub(super) fn stdio_pipes() -> Option<(Receiver, Sender)> {
         let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
         let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-        let stderr = std::io::stderr().as_fd().try_clone_to_owned().ok()?;
         let (input, output) = (metadata(&stdin)?, metadata(&stdout)?);
         if !input.file_type().is_fifo() || !output.file_type().is_fifo() {
             return None;
         }
+        if let (Ok(receiver), Ok(sender)) = (
+            OpenOptions::new().open_receiver("/proc/self/fd/0"),
+            OpenOptions::new().open_sender("/proc/self/fd/1"),
+        ) {
+            return Some((receiver, sender));
+        }
+        let stderr = std::io::stderr().as_fd().try_clone_to_owned().ok()?;
         if let Some(err) = metadata(&stderr)
             && err.dev() == output.dev()
             && err.ino() == output.ino()
