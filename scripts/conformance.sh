@@ -79,6 +79,10 @@ if [ "${CONFORMANCE_SKIP_BUILD:-0}" != 1 ]; then
     log "cargo build -p mcp-conformance"
     cargo build -p mcp-conformance
   fi
+else
+  for bin in "$server_cmd" "$client_cmd"; do
+    [ -x "${bin%% *}" ] || { log "CONFORMANCE_SKIP_BUILD=1 but ${bin%% *} is not built"; exit 2; }
+  done
 fi
 
 mkdir -p "$results"

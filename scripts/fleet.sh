@@ -15,6 +15,8 @@
 #
 #   scripts/fleet.sh                          # 1 000 flows per phase, release build
 #   FLEET_FLOWS=200 FLEET_PROFILE=dev scripts/fleet.sh    # the bounded CI run
+#   FLEET_SKIP_BUILD=1                        # use the binaries already in target/ (CI: built
+#                                             # by `cargo test --workspace`)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -49,8 +51,14 @@ if [ -z "$nginx_bin" ]; then
 fi
 echo "fleet: $("$nginx_bin" -v 2>&1)" >&2
 
-echo "fleet: building mcp-reliability ($profile)" >&2
-cargo build --quiet --profile "$profile" -p mcp-reliability --bins
+if [ "${FLEET_SKIP_BUILD:-0}" = 1 ]; then
+  for bin in mcp-fleet reliability-server; do
+    [ -x "$bin_dir/$bin" ] || { echo "fleet: FLEET_SKIP_BUILD=1 but $bin_dir/$bin is not built" >&2; exit 2; }
+  done
+else
+  echo "fleet: building mcp-reliability ($profile)" >&2
+  cargo build --quiet --profile "$profile" -p mcp-reliability --bins
+fi
 
 work="$root/.cache/fleet"
 mkdir -p "$work"
