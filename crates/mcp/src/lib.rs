@@ -35,6 +35,9 @@ pub mod transport;
 #[cfg(any(feature = "server", feature = "client"))]
 mod schema_check;
 
+#[cfg(any(feature = "tasks-sqlite", feature = "flows-sqlite"))]
+mod sqlite;
+
 #[cfg(feature = "server")]
 pub mod server;
 

@@ -1,13 +1,13 @@
 //! [`SqliteFlowStore`]: flows in an SQLite database (SQLite is compiled in).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, ErrorCode, OptionalExtension as _, params, params_from_iter};
 
 use super::{FlowError, FlowFilter, FlowRecord, FlowStore};
+use crate::sqlite::SharedConnection;
 
 /// Flows in an SQLite database: the embedded default. One row per flow — the record as JSON,
 /// plus the columns that lists and the compare-and-swap read. Several processes on one host
@@ -18,7 +18,7 @@ use super::{FlowError, FlowFilter, FlowRecord, FlowStore};
 /// processes claiming the same answered flow exactly one changes a row.
 #[derive(Clone)]
 pub struct SqliteFlowStore {
-    connection: Arc<Mutex<Connection>>,
+    connection: SharedConnection,
 }
 
 impl std::fmt::Debug for SqliteFlowStore {
@@ -80,13 +80,8 @@ impl SqliteFlowStore {
     /// # Errors
     /// The file cannot be opened or initialised.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, FlowError> {
-        let connection = Connection::open(path).map_err(backend)?;
-        connection
-            .execute_batch(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
-            )
-            .map_err(backend)?;
-        Self::with_connection(connection)
+        let connection = SharedConnection::open_file(path.as_ref(), SCHEMA).map_err(backend)?;
+        Ok(Self { connection })
     }
 
     /// A private in-memory database (gone with the store; for tests).
@@ -103,10 +98,8 @@ impl SqliteFlowStore {
     /// # Errors
     /// The table cannot be created.
     pub fn with_connection(connection: Connection) -> Result<Self, FlowError> {
-        connection.execute_batch(SCHEMA).map_err(backend)?;
-        Ok(Self {
-            connection: Arc::new(Mutex::new(connection)),
-        })
+        let connection = SharedConnection::with_schema(connection, SCHEMA).map_err(backend)?;
+        Ok(Self { connection })
     }
 
     /// Runs `work` on the connection off the async threads.
@@ -114,15 +107,7 @@ impl SqliteFlowStore {
         &'a self,
         work: impl FnOnce(&Connection) -> Result<T, FlowError> + Send + 'static,
     ) -> BoxFuture<'a, Result<T, FlowError>> {
-        let connection = Arc::clone(&self.connection);
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                let connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
-                work(&connection)
-            })
-            .await
-            .map_err(FlowError::backend)?
-        })
+        Box::pin(self.connection.run(work, FlowError::backend))
     }
 }
 

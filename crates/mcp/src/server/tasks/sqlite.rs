@@ -2,19 +2,19 @@
 //! restarts; several processes on one host may share the file (WAL mode, busy timeout).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::store::{StoreError, TaskRecord, TaskStore};
+use crate::sqlite::SharedConnection;
 
 /// A task store in an SQLite database: one row per task (the record as JSON, plus the columns
 /// the sweep and the purge query). Every write is committed with `synchronous = FULL` before
 /// its future completes.
 #[derive(Clone)]
 pub struct SqliteStore {
-    connection: Arc<Mutex<Connection>>,
+    connection: SharedConnection,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -49,13 +49,8 @@ impl SqliteStore {
     /// # Errors
     /// The file cannot be opened or initialised.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let connection = Connection::open(path).map_err(backend)?;
-        connection
-            .execute_batch(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
-            )
-            .map_err(backend)?;
-        Self::with_connection(connection)
+        let connection = SharedConnection::open_file(path.as_ref(), SCHEMA).map_err(backend)?;
+        Ok(Self { connection })
     }
 
     /// A private in-memory database (gone with the store; for tests).
@@ -67,10 +62,8 @@ impl SqliteStore {
     }
 
     fn with_connection(connection: Connection) -> Result<Self, StoreError> {
-        connection.execute_batch(SCHEMA).map_err(backend)?;
-        Ok(Self {
-            connection: Arc::new(Mutex::new(connection)),
-        })
+        let connection = SharedConnection::with_schema(connection, SCHEMA).map_err(backend)?;
+        Ok(Self { connection })
     }
 
     /// Runs `work` on the connection off the async threads.
@@ -78,15 +71,10 @@ impl SqliteStore {
         &'a self,
         work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> BoxFuture<'a, Result<T, StoreError>> {
-        let connection = Arc::clone(&self.connection);
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                let connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
-                work(&connection)
-            })
-            .await
-            .map_err(|e| StoreError::new(format!("sqlite worker: {e}")))?
-        })
+        Box::pin(
+            self.connection
+                .run(work, |e| StoreError::new(format!("sqlite worker: {e}"))),
+        )
     }
 }
 
