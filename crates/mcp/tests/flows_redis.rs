@@ -9,12 +9,14 @@
 //! run.
 
 mod flows_support;
+mod redis_support;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use flows_support::*;
 use mcp::client::flows::{FlowStore, RedisFlowStore};
+use redis_support::{Persistence, Redis};
 
 /// The worker process entry point (ignored in normal runs).
 #[tokio::test(flavor = "multi_thread")]
@@ -29,7 +31,7 @@ async fn connect(redis: &Redis, prefix: &str) -> Arc<dyn FlowStore> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_redis_store_keeps_the_contract() {
-    let redis = Redis::start().await;
+    let redis = Redis::start(Persistence::Off).await;
     store_contract(
         connect(&redis, "contract").await,
         connect(&redis, "contract").await,
@@ -49,7 +51,7 @@ async fn the_redis_store_keeps_the_contract() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[allow(clippy::print_stderr, reason = "the figures RELIABILITY.md records")]
 async fn of_eight_connections_claiming_the_same_answered_flow_exactly_one_wins() {
-    let redis = Redis::start().await;
+    let redis = Redis::start(Persistence::Off).await;
     let mut stores = Vec::new();
     for _ in 0..8 {
         stores.push(connect(&redis, "race").await);
@@ -65,7 +67,7 @@ async fn of_eight_connections_claiming_the_same_answered_flow_exactly_one_wins()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_flow_started_here_is_resumed_by_another_process_with_its_own_server() {
-    let redis = Redis::start().await;
+    let redis = Redis::start(Persistence::Off).await;
     let dir = TempDir::new("redis-resume");
     let spec = StoreSpec::Redis(redis.url.clone(), "resume".into());
     resume_in_another_process(&spec, dir.path()).await;
@@ -73,7 +75,7 @@ async fn a_flow_started_here_is_resumed_by_another_process_with_its_own_server()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn worker_processes_racing_over_the_same_answered_flows_resume_each_exactly_once() {
-    let redis = Redis::start().await;
+    let redis = Redis::start(Persistence::Off).await;
     let dir = TempDir::new("redis-process-race");
     let spec = StoreSpec::Redis(redis.url.clone(), "{mcp-flows}".into());
     let figures = race_processes(
@@ -88,7 +90,7 @@ async fn worker_processes_racing_over_the_same_answered_flows_resume_each_exactl
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_that_dies_after_its_claim_is_taken_over_once_the_lease_runs_out() {
-    let redis = Redis::start().await;
+    let redis = Redis::start(Persistence::Off).await;
     let dir = TempDir::new("redis-takeover");
     let spec = StoreSpec::Redis(redis.url.clone(), "takeover".into());
     take_over_after_a_dead_worker(&spec, dir.path()).await;

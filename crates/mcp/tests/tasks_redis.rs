@@ -3,11 +3,9 @@
 //! `TaskStore` contract. Needs `redis-server`: `scripts/redis.sh install` provides it (CI runs as
 //! root); the test fails, never skips, when Redis cannot run.
 
+mod redis_support;
 mod tasks_support;
 
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::Stdio;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,87 +13,17 @@ use std::time::Duration;
 use mcp::client::{Client, RequestOptions, TaskSettings, ToolStart};
 use mcp::server::tasks::{RedisStore, TaskRecord, TaskStore, Tasks};
 use mcp::types::{ElicitRequestParams, ElicitResult, TaskStatus};
+use redis_support::{Persistence, Redis};
 use serde_json::{Value, json};
 use tasks_support::*;
 
-/// A private redis-server on a free 127.0.0.1 port, killed when dropped.
-struct Redis {
-    url: String,
-    _child: tokio::process::Child,
-    _dir: TempDir,
-}
-
-struct TempDir(std::path::PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl Redis {
-    async fn start() -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/redis.sh");
-        let install = tokio::process::Command::new(&script)
-            .arg("install")
-            .stderr(Stdio::inherit())
-            .output()
-            .await
-            .expect("scripts/redis.sh could not run");
-        assert!(
-            install.status.success(),
-            "redis-server is not available and could not be installed (scripts/redis.sh install)"
-        );
-        let binary = String::from_utf8(install.stdout).unwrap().trim().to_owned();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir().join(format!("mcp-tasks-redis-{port}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let child = tokio::process::Command::new(binary)
-            .args([
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-            ])
-            .args(["--appendonly", "yes", "--dir"])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("redis-server did not start");
-        // Poll until it answers (bounded).
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "redis-server never listened"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        Self {
-            url: format!("redis://127.0.0.1:{port}/0"),
-            _child: child,
-            _dir: TempDir(dir),
-        }
-    }
-
-    /// A new connection, as another process would open.
-    async fn store(&self) -> Arc<dyn TaskStore> {
-        Arc::new(RedisStore::connect(&self.url, "{mcp-test}").await.unwrap())
-    }
+/// A new connection to the shared store, as another process would open.
+async fn connect(redis: &Redis) -> Arc<dyn TaskStore> {
+    Arc::new(RedisStore::connect(&redis.url, "{mcp-test}").await.unwrap())
 }
 
 async fn instance(redis: &Redis, probe: &Arc<Probe>) -> (HttpServer, Tasks) {
-    let tasks = tasks(redis.store().await, probe).build();
+    let tasks = tasks(connect(redis).await, probe).build();
     (HttpServer::start(server(tasks.clone())).await, tasks)
 }
 
@@ -125,7 +53,7 @@ async fn client(url: &str, name: &'static str, asked: &Arc<Mutex<Vec<String>>>) 
 
 #[tokio::test]
 async fn two_instances_share_tasks_through_redis_across_a_restart_and_a_crash() {
-    let redis = Redis::start().await;
+    let redis = Redis::start(Persistence::AppendOnly).await;
     let probe = Arc::new(Probe::default());
     probe.pass_gate.store(1, Ordering::SeqCst);
     let (a, tasks_a) = instance(&redis, &probe).await;
@@ -255,9 +183,9 @@ impl AnswerOne for Client {
 
 #[tokio::test]
 async fn the_redis_store_keeps_the_contract() {
-    let redis = Redis::start().await;
-    let store = redis.store().await;
-    let other = redis.store().await;
+    let redis = Redis::start(Persistence::AppendOnly).await;
+    let store = connect(&redis).await;
+    let other = connect(&redis).await;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

@@ -6,7 +6,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::TcpListener as StdListener;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -480,15 +479,7 @@ pub async fn child_main() {
     client.close().await.unwrap();
 }
 
-/// A private redis-server on a free 127.0.0.1 port (no persistence, data in a temporary
-/// directory), killed when dropped. `scripts/redis.sh install` provides the binary; the test
-/// fails, never skips, when Redis cannot run.
-pub struct Redis {
-    pub url: String,
-    _child: tokio::process::Child,
-    _dir: TempDir,
-}
-
+/// A temporary directory, removed when dropped.
 pub struct TempDir(pub PathBuf);
 
 impl TempDir {
@@ -517,54 +508,6 @@ fn mcp_nanos() -> u128 {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl Redis {
-    pub async fn start() -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/redis.sh");
-        let install = tokio::process::Command::new(&script)
-            .arg("install")
-            .stderr(Stdio::inherit())
-            .output()
-            .await
-            .expect("scripts/redis.sh could not run");
-        assert!(
-            install.status.success(),
-            "redis-server is not available and could not be installed (scripts/redis.sh install)"
-        );
-        let binary = String::from_utf8(install.stdout).unwrap().trim().to_owned();
-        let port = StdListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = TempDir::new("redis");
-        let child = tokio::process::Command::new(binary)
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--save", "", "--appendonly", "no", "--dir"])
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("redis-server did not start");
-        // Poll the port until it answers (bounded).
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "redis-server never listened on 127.0.0.1:{port}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        Self {
-            url: format!("redis://127.0.0.1:{port}/0"),
-            _child: child,
-            _dir: dir,
-        }
     }
 }
 
