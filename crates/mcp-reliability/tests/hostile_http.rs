@@ -8,7 +8,7 @@ mod hostile_support;
 
 use std::time::Duration;
 
-use hostile_support::{Case, Expect, Reply, Wire, bytes, check, error, probe};
+use hostile_support::{Case, Expect, MIB, Reply, Wire, bytes, check, echo_of_size, error, probe};
 use mcp_reliability::procfs::Memory;
 use mcp_reliability::rawhttp::{self, Body};
 use mcp_reliability::server::{HttpServer, Launch};
@@ -17,7 +17,6 @@ use serde_json::{Value, json};
 
 /// The HTTP body limit of the SDK (`HttpConfig::default().max_body_size`).
 const MAX_BODY: usize = 4 * 1024 * 1024;
-const MIB: u64 = 1024;
 
 struct Http {
     server: HttpServer,
@@ -194,61 +193,10 @@ fn http_cases() -> Vec<Case> {
 #[tokio::test]
 async fn every_hostile_case_over_http() {
     let mut http = Http::start().await;
-    let before = http.memory();
     let mut cases = hostile_support::cases();
     cases.extend(http_cases());
-    let started = std::time::Instant::now();
-    let mut failures = hostile_support::run_cases(&mut http, &cases).await;
-    failures.extend(hostile_support::ten_thousand_input_responses(&mut http).await);
-    let first_pass = http.memory();
-    // A second pass: memory must plateau (what the first pass left is reused, not added to).
-    failures.extend(hostile_support::run_cases(&mut http, &cases).await);
-    failures.extend(hostile_support::ten_thousand_input_responses(&mut http).await);
-    let after = http.memory();
-    eprintln!(
-        "http: 2 × {} cases in {:?}; VmRSS {:.1} → {:.1} → {:.1} MiB, VmHWM {:.1} → {:.1} MiB",
-        cases.len() + 4,
-        started.elapsed(),
-        before.rss_mib(),
-        first_pass.rss_mib(),
-        after.rss_mib(),
-        first_pass.hwm_mib(),
-        after.hwm_mib()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    // Bounded, and flat: the largest messages here are ~3 MiB (a 1 MiB id, 10 000 input
-    // responses decoded into maps), the peak is what a few of them decoded at once cost on the
-    // runtime's worker threads (measured +35 MiB over idle in a debug build), and a second
-    // pass over every case adds nothing (what the first left is the allocator's to reuse).
-    assert!(
-        after.hwm_kib < before.hwm_kib + 48 * MIB,
-        "VmHWM grew from {:.1} to {:.1} MiB",
-        before.hwm_mib(),
-        after.hwm_mib()
-    );
-    assert!(
-        after.hwm_kib < first_pass.hwm_kib + 8 * MIB,
-        "VmHWM grew on the second pass: {:.1} → {:.1} MiB",
-        first_pass.hwm_mib(),
-        after.hwm_mib()
-    );
+    hostile_support::every_case_twice(&mut http, &cases).await;
     http.finish().await;
-}
-
-/// An echo request of `total` bytes whose text fills it: (prefix, suffix, text length).
-fn echo_body(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) {
-    let prefix = format!(
-        r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"_meta":{},"name":"echo","arguments":{{"text":""#,
-        wire::meta()
-    );
-    let suffix = r#""}}}"#;
-    let fill = total - prefix.len() - suffix.len();
-    (prefix.into_bytes(), suffix.as_bytes().to_vec(), fill)
 }
 
 #[tokio::test]
@@ -295,7 +243,7 @@ async fn a_hundred_megabyte_body_over_http() {
     );
 
     // The limit is exact: one byte over is refused, a body of exactly the limit is served.
-    let (prefix, suffix, fill) = echo_body("over", MAX_BODY + 1);
+    let (prefix, suffix, fill) = echo_of_size("over", MAX_BODY + 1);
     let mut body = prefix;
     body.resize(body.len() + fill, b'b');
     body.extend_from_slice(&suffix);
@@ -306,7 +254,7 @@ async fn a_hundred_megabyte_body_over_http() {
         &reply,
     )
     .unwrap_or_else(|f| panic!("{f}"));
-    let (prefix, suffix, fill) = echo_body("at-limit", MAX_BODY);
+    let (prefix, suffix, fill) = echo_of_size("at-limit", MAX_BODY);
     let mut body = prefix;
     body.resize(body.len() + fill, b'c');
     body.extend_from_slice(&suffix);
@@ -351,7 +299,7 @@ async fn held_bodies(n: usize) -> (Memory, Memory) {
     let admitted = n.min(budget / MAX_BODY);
     let mut http = Http::start().await;
     let idle = http.memory();
-    let (prefix, suffix, fill) = echo_body("held", MAX_BODY);
+    let (prefix, suffix, fill) = echo_of_size("held", MAX_BODY);
     let mut body = prefix;
     body.resize(body.len() + fill, b'h');
     body.extend_from_slice(&suffix);

@@ -7,7 +7,7 @@ mod hostile_support;
 
 use std::time::Duration;
 
-use hostile_support::{Case, Expect, Reply, Wire, bytes, check, error, probe};
+use hostile_support::{Case, Expect, MIB, Reply, Wire, bytes, check, echo_of_size, error, probe};
 use mcp_reliability::procfs::Memory;
 use mcp_reliability::server::{Launch, StdioServer};
 use mcp_reliability::wire;
@@ -17,7 +17,6 @@ use tokio::process::ChildStdin;
 
 /// The stdio line limit of the SDK (`StdioConfig::default().max_message_size`).
 const MAX_LINE: usize = 16 * 1024 * 1024;
-const MIB: u64 = 1024;
 
 struct Stdio {
     server: StdioServer,
@@ -99,7 +98,6 @@ impl Wire for Stdio {
 #[tokio::test]
 async fn every_hostile_case_over_stdio() {
     let mut stdio = Stdio::start().await;
-    let before = stdio.memory();
     let mut cases = hostile_support::cases();
     // stdio only: the era is fixed by the first request.
     cases.push(Case::new(
@@ -112,57 +110,8 @@ async fn every_hostile_case_over_stdio() {
         b"   \t ".to_vec(),
         Expect::Silent,
     ));
-    let started = std::time::Instant::now();
-    let mut failures = hostile_support::run_cases(&mut stdio, &cases).await;
-    failures.extend(hostile_support::ten_thousand_input_responses(&mut stdio).await);
-    let first_pass = stdio.memory();
-    // A second pass: memory must plateau (what the first pass left is reused, not added to).
-    failures.extend(hostile_support::run_cases(&mut stdio, &cases).await);
-    failures.extend(hostile_support::ten_thousand_input_responses(&mut stdio).await);
-    let after = stdio.memory();
-    eprintln!(
-        "stdio: 2 × {} cases in {:?}; VmRSS {:.1} → {:.1} → {:.1} MiB, VmHWM {:.1} → {:.1} MiB",
-        cases.len() + 4,
-        started.elapsed(),
-        before.rss_mib(),
-        first_pass.rss_mib(),
-        after.rss_mib(),
-        first_pass.hwm_mib(),
-        after.hwm_mib()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    // Bounded, and flat: the largest messages here are ~3 MiB (a 1 MiB id, 10 000 input
-    // responses decoded into maps), far below the 16 MiB line limit; a second pass over every
-    // case adds nothing.
-    assert!(
-        after.hwm_kib < before.hwm_kib + 48 * MIB,
-        "VmHWM grew from {:.1} to {:.1} MiB",
-        before.hwm_mib(),
-        after.hwm_mib()
-    );
-    assert!(
-        after.hwm_kib < first_pass.hwm_kib + 8 * MIB,
-        "VmHWM grew on the second pass: {:.1} → {:.1} MiB",
-        first_pass.hwm_mib(),
-        after.hwm_mib()
-    );
+    hostile_support::every_case_twice(&mut stdio, &cases).await;
     stdio.finish().await;
-}
-
-/// A line of `total` bytes: an echo request whose text fills it.
-fn echo_line(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) {
-    let prefix = format!(
-        r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"_meta":{},"name":"echo","arguments":{{"text":""#,
-        wire::meta()
-    );
-    let suffix = r#""}}}"#;
-    let fill = total - prefix.len() - suffix.len();
-    (prefix.into_bytes(), suffix.as_bytes().to_vec(), fill)
 }
 
 #[tokio::test]
@@ -172,7 +121,7 @@ async fn a_hundred_megabyte_line_over_stdio() {
 
     // 100 MB: refused without being buffered, and the stream goes on.
     let total = 100_000_000;
-    let (prefix, suffix, fill) = echo_line("big", total);
+    let (prefix, suffix, fill) = echo_of_size("big", total);
     let mut stdin = stdio.stdin.take().expect("stdin open");
     let writer = tokio::spawn(async move {
         stdin.write_all(&prefix).await.expect("write");
@@ -228,7 +177,7 @@ async fn a_hundred_megabyte_line_over_stdio() {
     );
 
     // The limit is exact: one byte over is refused, a line of exactly the limit is served.
-    let (prefix, suffix, fill) = echo_line("over", MAX_LINE + 1);
+    let (prefix, suffix, fill) = echo_of_size("over", MAX_LINE + 1);
     let mut line = prefix;
     line.resize(line.len() + fill, b'b');
     line.extend_from_slice(&suffix);
@@ -239,7 +188,7 @@ async fn a_hundred_megabyte_line_over_stdio() {
         error(-32600, None, "exceeds the limit"),
     );
     check("stdio", &case, &reply).unwrap_or_else(|f| panic!("{f}"));
-    let (prefix, suffix, fill) = echo_line("at-limit", MAX_LINE);
+    let (prefix, suffix, fill) = echo_of_size("at-limit", MAX_LINE);
     let mut line = prefix;
     line.resize(line.len() + fill, b'c');
     line.extend_from_slice(&suffix);

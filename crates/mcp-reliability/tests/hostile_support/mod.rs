@@ -8,11 +8,16 @@
 
 #![allow(dead_code)]
 
-use std::time::Duration;
+mod runner;
 
 use mcp_reliability::procfs::Memory;
-use mcp_reliability::wire::{self, CONFIRMED_TEXT, MRTR_TOOL};
+use mcp_reliability::wire::{self, MRTR_TOOL};
 use serde_json::{Value, json};
+
+/// `Memory` counts KiB: this many make a MiB.
+pub(crate) const MIB: u64 = 1024;
+
+pub(crate) use runner::{echo_of_size, every_case_twice, probe};
 
 /// What a transport gives back for one message.
 #[derive(Debug)]
@@ -948,124 +953,4 @@ fn short(value: &Value) -> String {
     } else {
         text
     }
-}
-
-/// Proves the server still serves: an echo with a fresh id gets its text back.
-pub(crate) async fn probe<W: Wire>(wire: &mut W, n: usize) -> Result<(), String> {
-    let text = format!("alive-{n}");
-    let id = json!(format!("probe-{n}"));
-    let case = Case::new(
-        format!("probe {n}"),
-        bytes(&echo(id.clone(), &text)),
-        Expect::Text { id, text },
-    );
-    let reply = wire.exchange(&case.body, None, true).await;
-    check(wire.name(), &case, &reply).map(|_| ())
-}
-
-/// Sends every case, each followed by a probe; returns the failures (all of them, not just the
-/// first, so one run shows every deviation). `HOSTILE_REPORT=1` prints every answer.
-#[allow(clippy::print_stderr)]
-pub(crate) async fn run_cases<W: Wire>(wire: &mut W, cases: &[Case]) -> Vec<String> {
-    let mut failures = Vec::new();
-    for (n, case) in cases.iter().enumerate() {
-        let reply = wire
-            .exchange(
-                &case.body,
-                case.headers.as_deref(),
-                !matches!(case.expect, Expect::Silent),
-            )
-            .await;
-        if let Err(failure) = check(wire.name(), case, &reply) {
-            failures.push(failure);
-        }
-        if std::env::var_os("HOSTILE_REPORT").is_some() {
-            let body = String::from_utf8_lossy(&reply.body);
-            let shown: String = body.chars().take(200).collect();
-            eprintln!(
-                "[{}] {} → {:?} {shown}",
-                wire.name(),
-                case.name,
-                reply.status
-            );
-        }
-        if let Err(failure) = probe(wire, n).await {
-            failures.push(format!("after {:?}: {failure}", case.name));
-            break;
-        }
-    }
-    failures
-}
-
-/// The multi-round-trip flow with 10 000 unasked answers beside the real one: round one asks,
-/// round two (state echoed, `confirm` among 10 000 other keys) completes; the same with one
-/// malformed key is refused and names the key.
-pub(crate) async fn ten_thousand_input_responses<W: Wire>(wire: &mut W) -> Vec<String> {
-    let mut failures = Vec::new();
-    let first = Case::new(
-        "10 000 input responses: round one",
-        bytes(&wire::call_tool("round-1", MRTR_TOOL, &json!({}))),
-        Expect::InputRequired {
-            id: json!("round-1"),
-        },
-    );
-    let reply = wire.exchange(&first.body, None, true).await;
-    let state = match check(wire.name(), &first, &reply) {
-        Ok(Some(message)) => message["result"]["requestState"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        Ok(None) => unreachable!(),
-        Err(failure) => return vec![failure],
-    };
-    let round_two = |id: &str, responses: Value| {
-        bytes(&wire::request(
-            id,
-            "tools/call",
-            json!({"name": MRTR_TOOL, "arguments": {}, "inputResponses": responses, "requestState": state}),
-        ))
-    };
-    let cases = [
-        Case::new(
-            "10 000 input responses: round two completes",
-            round_two("round-2", many_input_responses(10_000, false)),
-            Expect::Text {
-                id: json!("round-2"),
-                text: CONFIRMED_TEXT.to_owned(),
-            },
-        ),
-        Case::new(
-            "10 000 input responses: one malformed is named",
-            round_two("round-2-bad", many_input_responses(10_000, true)),
-            error(
-                -32602,
-                Some(json!("round-2-bad")),
-                "inputResponses[\"k9999\"]",
-            ),
-        ),
-        Case::new(
-            "10 000 input responses: on a tool that asks nothing (ignored)",
-            bytes(&wire::request(
-                "echo-10k",
-                "tools/call",
-                json!({"name": "echo", "arguments": {"text": "ignored"}, "inputResponses": many_input_responses(10_000, false)}),
-            )),
-            Expect::Text {
-                id: json!("echo-10k"),
-                text: "ignored".to_owned(),
-            },
-        ),
-    ];
-    for case in &cases {
-        let started = std::time::Instant::now();
-        let reply = wire.exchange(&case.body, None, true).await;
-        if let Err(failure) = check(wire.name(), case, &reply) {
-            failures.push(failure);
-        }
-        let elapsed = started.elapsed();
-        if elapsed > Duration::from_secs(5) {
-            failures.push(format!("{}: took {elapsed:?}", case.name));
-        }
-    }
-    failures
 }
