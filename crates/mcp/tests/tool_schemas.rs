@@ -1,11 +1,12 @@
 //! Tool schemas are enforced at both ends: the server checks arguments against `inputSchema`
 //! before the handler runs and a successful result against `outputSchema` before it leaves
-//! (both as tool errors the model can read); the client checks structured results of the tools
-//! it has listed; a schema that does not compile is refused at registration.
+//! (both as tool errors the model can read); the client checks structured results against the
+//! listed `outputSchema` (and, when asked to, reads `tools/list` once for a tool it has not
+//! seen); a schema that does not compile is refused at registration.
 
 mod client_support;
 
-use client_support::{FakeServer, pinned, result};
+use client_support::{FakeServer, Log, pinned, result};
 use mcp::client::{ClientBuilder, ClientError};
 use mcp::server::{RegistrationError, Server};
 use mcp::types::{CallToolRequestParams, CallToolResult, Extra, Tool};
@@ -133,48 +134,102 @@ fn a_schema_that_does_not_compile_is_refused_at_registration() {
     );
 }
 
-#[tokio::test]
-async fn the_client_checks_structured_results_of_listed_tools() {
-    // A server that lists `stats` with an outputSchema and then breaks it.
+/// A server that lists `stats` with an outputSchema, answers every call with the `mean`
+/// argument as its structured result (breaking the schema when asked to), and calls of any
+/// other tool with plain text.
+fn breaking_server() -> FakeServer {
     let listed =
         json!({"resultType": "complete", "tools": [serde_json::to_value(stats_tool()).unwrap()]});
-    let server = FakeServer::start(move |request| match request["method"].as_str() {
+    FakeServer::start(move |request| match request["method"].as_str() {
         Some("tools/list") => vec![result(request, listed.clone())],
-        Some("tools/call") => {
+        Some("tools/call") if request["params"]["name"] == "stats" => {
             let mean = request["params"]["arguments"]["mean"].clone();
             vec![result(
                 request,
                 json!({"resultType": "complete", "content": [], "structuredContent": {"mean": mean}}),
             )]
         }
+        Some("tools/call") => vec![result(
+            request,
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "hidden"}]}),
+        )],
         _ => Vec::new(),
-    });
-    let (client, _log, _received) = server.connect(pinned()).await;
-    // Not listed yet: nothing to check against.
-    let unchecked = client
+    })
+}
+
+fn methods(log: &Log) -> Vec<String> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter_map(|message| message["method"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn invalid(error: ClientError) -> (String, String, Box<CallToolResult>) {
+    match error {
+        ClientError::InvalidStructuredContent {
+            tool,
+            reason,
+            result,
+        } => (tool, reason, result),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_client_checks_structured_results_listing_unseen_tools_once() {
+    let (client, log, _received) = breaking_server()
+        .connect(pinned().list_unseen_tools(true))
+        .await;
+    // Never listed: the first successful result makes the client read tools/list, then check.
+    let error = client
         .call_tool("stats", json!({"mean": "high"}))
         .await
-        .unwrap();
-    assert_eq!(unchecked.structured_content, Some(json!({"mean": "high"})));
-    assert_eq!(client.list_tools().await.unwrap().len(), 1);
+        .unwrap_err();
+    let (tool, reason, result) = invalid(error);
+    assert_eq!(tool, "stats");
+    assert_eq!(reason, "/mean: \"high\" is not of type \"number\"");
+    assert_eq!(result.structured_content, Some(json!({"mean": "high"})));
     let fine = client
         .call_tool("stats", json!({"mean": 2.5}))
         .await
         .unwrap();
     assert_eq!(fine.structured_content, Some(json!({"mean": 2.5})));
+    // A tool the server never lists costs one listing, not one per call.
+    for _ in 0..3 {
+        let hidden = client.call_tool("hidden", json!({})).await.unwrap();
+        assert_eq!(hidden.first_text(), Some("hidden"));
+    }
+    assert_eq!(
+        methods(&log),
+        [
+            "tools/call",
+            "tools/list",
+            "tools/call",
+            "tools/call",
+            "tools/list",
+            "tools/call",
+            "tools/call"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn by_default_only_listed_tools_are_checked() {
+    let (client, log, _received) = breaking_server().connect(pinned()).await;
+    let unchecked = client
+        .call_tool("stats", json!({"mean": "high"}))
+        .await
+        .unwrap();
+    assert_eq!(unchecked.structured_content, Some(json!({"mean": "high"})));
+    assert_eq!(methods(&log), ["tools/call"]);
+    assert_eq!(client.list_tools().await.unwrap().len(), 1);
     let error = client
         .call_tool("stats", json!({"mean": "high"}))
         .await
         .unwrap_err();
-    let ClientError::InvalidStructuredContent {
-        tool,
-        reason,
-        result,
-    } = error
-    else {
-        panic!("{error:?}")
-    };
-    assert_eq!(tool, "stats");
-    assert_eq!(reason, "/mean: \"high\" is not of type \"number\"");
-    assert_eq!(result.structured_content, Some(json!({"mean": "high"})));
+    assert_eq!(
+        invalid(error).1,
+        "/mean: \"high\" is not of type \"number\""
+    );
 }

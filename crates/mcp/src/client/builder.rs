@@ -48,6 +48,7 @@ pub struct ClientBuilder {
     probe_timeout: Duration,
     legacy_version: ProtocolVersion,
     max_message: usize,
+    list_unseen_tools: bool,
     #[cfg(feature = "stdio")]
     shutdown_grace: Duration,
     #[cfg(feature = "http-client")]
@@ -99,6 +100,7 @@ impl ClientBuilder {
             probe_timeout: Duration::from_secs(10),
             legacy_version: ProtocolVersion::LATEST_HANDSHAKE,
             max_message: DEFAULT_MAX_LINE,
+            list_unseen_tools: false,
             #[cfg(feature = "stdio")]
             shutdown_grace: Duration::from_secs(2),
             #[cfg(feature = "http-client")]
@@ -204,6 +206,17 @@ impl ClientBuilder {
         callback: impl Fn(&Notification) + Send + Sync + 'static,
     ) -> Self {
         self.callbacks.notification = Some(std::sync::Arc::new(callback));
+        self
+    }
+
+    /// Whether the first successful result of a tool the client has not seen in `tools/list`
+    /// makes it read `tools/list` (every page, once per tool name) to learn the tool's
+    /// `outputSchema` and check the result against it, as the Python SDK does (default false:
+    /// results are checked against the listings the caller read, and a call never waits on a
+    /// listing it did not ask for).
+    #[must_use]
+    pub fn list_unseen_tools(mut self, list: bool) -> Self {
+        self.list_unseen_tools = list;
         self
     }
 
@@ -437,6 +450,7 @@ impl ClientBuilder {
             request_timeout: self.request_timeout,
             log_level: self.log_level,
             result_types,
+            list_unseen_tools: self.list_unseen_tools,
             tasks: self.tasks,
         };
         let session = Session::new(shared, transport, config);

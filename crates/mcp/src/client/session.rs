@@ -113,6 +113,8 @@ pub(crate) struct SessionConfig {
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) log_level: Option<mcp_types::LoggingLevel>,
     pub(crate) result_types: ResultTypes,
+    /// Read `tools/list` to check the first result of a tool not seen there yet.
+    pub(crate) list_unseen_tools: bool,
     /// The tasks extension, when enabled (client/tasks.rs).
     pub(crate) tasks: Option<super::tasks::TaskSettings>,
 }
@@ -562,7 +564,9 @@ impl Session {
     /// On 2026-07-28 the arguments annotated with `x-mcp-header` (for tools seen in
     /// `tools/list`) travel as `Mcp-Param-*` headers too; a `-32020` refreshes `tools/list` and
     /// re-sends once. A successful result of a tool listed with an `outputSchema` is checked
-    /// against it ([`ClientError::InvalidStructuredContent`] keeps the result).
+    /// against it ([`ClientError::InvalidStructuredContent`] keeps the result); with
+    /// [`ClientBuilder::list_unseen_tools`](super::ClientBuilder::list_unseen_tools) the first
+    /// successful result of a tool not listed yet makes the client read `tools/list` first.
     ///
     /// # Errors
     /// See [`ClientError`].
@@ -606,6 +610,16 @@ impl Session {
         }?;
         match outcome {
             RoundOutcome::Complete(result) => {
+                if self.inner.config.list_unseen_tools
+                    && result.is_error != Some(true)
+                    && self.inner.tools.first_look(&params.name)
+                {
+                    // The call itself succeeded: a listing that fails only leaves the result
+                    // unchecked.
+                    if let Err(error) = Box::pin(self.refresh_tools()).await {
+                        tracing::debug!(tool = %params.name, %error, "tools/list for the outputSchema failed; result not checked");
+                    }
+                }
                 match self.inner.tools.check_result(&params.name, &result) {
                     Ok(()) => Ok(RoundOutcome::Complete(result)),
                     Err(reason) => Err(ClientError::InvalidStructuredContent {

@@ -4,7 +4,7 @@
 //! listing with a warning, as 2026-07-28 requires of clients; a tool whose `outputSchema` does
 //! not compile is kept, unchecked, with a warning.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_types::{CallToolResult, Extra, Tool};
@@ -23,6 +23,9 @@ struct Known {
 #[derive(Debug, Default)]
 pub(crate) struct ToolIndex {
     tools: Mutex<HashMap<String, Known>>,
+    /// Names whose results made the client read `tools/list` (once per name, so a tool the
+    /// server never lists costs one listing, not one per call).
+    looked_up: Mutex<HashSet<String>>,
 }
 
 impl ToolIndex {
@@ -53,6 +56,23 @@ impl ToolIndex {
                 false
             }
         });
+    }
+
+    /// True the first time it is asked about a tool that no listing has shown: the caller
+    /// should read `tools/list` before checking the tool's result.
+    pub(crate) fn first_look(&self, tool: &str) -> bool {
+        if self
+            .tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(tool)
+        {
+            return false;
+        }
+        self.looked_up
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(tool.to_owned())
     }
 
     /// The `Mcp-Param-*` headers (lower-cased name, encoded value) for a call of `tool` with
@@ -143,5 +163,15 @@ mod tests {
         assert_eq!(tools.len(), 1);
         assert_eq!(index.check_result("odd", &result), Ok(()));
         assert_eq!(index.check_result("count", &result), Ok(()), "forgotten");
+    }
+
+    #[test]
+    fn an_unseen_tool_is_looked_up_once() {
+        let index = ToolIndex::default();
+        index.absorb(&mut vec![tool("count", Value::Null)], true);
+        assert!(!index.first_look("count"), "listed");
+        assert!(index.first_look("hidden"));
+        assert!(!index.first_look("hidden"), "asked already");
+        assert!(index.first_look("other"));
     }
 }
