@@ -54,6 +54,13 @@ pub(crate) enum Command {
     /// Read a resource: `mcp read [TARGET] URI [-- CMD ARGS…]`.
     #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
     Read(CallArgs),
+    /// Follow a task to its end: `mcp task [TARGET] TASK_ID [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\nThe task a `tools/call` became (the id \
+        `mcp call` shows as `task ID: …`), followed as `mcp call` follows it: status changes \
+        shown, its questions answered, its result printed; Ctrl-C or --timeout cancels it. For a \
+        call that was interrupted without cancelling, or a server that restarted with its tasks \
+        kept.\n\n{ANSWER_HELP}"))]
+    Task(CallArgs),
     /// Run a server.
     #[command(subcommand)]
     Serve(ServeCommand),

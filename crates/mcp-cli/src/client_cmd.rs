@@ -36,6 +36,8 @@ pub(crate) enum Get {
     Tool,
     Prompt,
     Resource,
+    /// A task a `tools/call` became, followed to its end.
+    Task,
 }
 
 /// Runs `work` under `--timeout`.
@@ -79,6 +81,11 @@ impl PendingTask {
 
     fn seen(&self, task: &DetailedTask) {
         self.lock().task = Some((task.task_id.clone(), task.status.is_terminal()));
+    }
+
+    /// Whether a task status has been seen.
+    fn has_task(&self) -> bool {
+        self.lock().task.is_some()
     }
 
     /// The error of a `tools/call`, saying which task failed or was cancelled.
@@ -185,9 +192,10 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
             Get::Tool => "which tool? `mcp call [TARGET] TOOL [ARGS…]`",
             Get::Prompt => "which prompt? `mcp prompt [TARGET] NAME [key=value…]`",
             Get::Resource => "which resource? `mcp read [TARGET] URI`",
+            Get::Task => "which task? `mcp task [TARGET] TASK_ID`",
         }));
     };
-    if matches!(what, Get::Resource)
+    if matches!(what, Get::Resource | Get::Task)
         && let Some(extra) = rest.first()
     {
         return Err(CliError::usage(format!("unexpected argument {extra:?}")));
@@ -242,6 +250,16 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                     .map(|r| to_json(&r))
                     .map_err(failed("prompts/get"))
             }
+            Get::Task => Box::pin(client.wait_task(name, &options))
+                .await
+                .map(|r| to_json(&r))
+                .map_err(|error| match error {
+                    // Before any status: the server does not know the id.
+                    ClientError::Rpc(object) if !pending.has_task() => {
+                        CliError::failed(format!("task {name}: {}", object.message))
+                    }
+                    error => pending.explain(error),
+                }),
             Get::Resource => Box::pin(client.read_resource_with(
                 ReadResourceRequestParams {
                     uri: name.clone(),
@@ -271,7 +289,7 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         println!("{}", render::json(&result));
     } else {
         let text = match what {
-            Get::Tool => render::tool_result(&result),
+            Get::Tool | Get::Task => render::tool_result(&result),
             Get::Prompt => render::prompt_result(&result),
             Get::Resource => render::read_result(&result),
         };

@@ -65,6 +65,7 @@ pub fn run() -> ExitCode {
             Command::Call(args) => Box::pin(client_cmd::get(Get::Tool, args)).await,
             Command::Prompt(args) => Box::pin(client_cmd::get(Get::Prompt, args)).await,
             Command::Read(args) => Box::pin(client_cmd::get(Get::Resource, args)).await,
+            Command::Task(args) => Box::pin(client_cmd::get(Get::Task, args)).await,
             Command::Serve(ServeCommand::Demo(args)) => serve::demo(args).await,
             Command::Keys(KeysCommand::Generate) => keys::generate().map(|key| {
                 println!("{key}");

@@ -1,6 +1,7 @@
 //! Issue 12: `mcp call` follows a tool call the server runs as a task — the demo server's
 //! `long_report` — showing each status change, answering the task's question, and cancelling
-//! the task on Ctrl-C.
+//! the task on Ctrl-C; `mcp task` picks a task up again, also after the server restarted with
+//! `--tasks-db`.
 
 mod support;
 
@@ -8,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use mcp::client::{Client, TaskSettings};
 use mcp::types::tasks::TaskStatus;
-use support::{HttpServer, MCP, Running, assert_ok, mcp, stderr, stdout};
+use support::{HttpServer, MCP, Running, TempDir, assert_ok, mcp, stderr, stdout};
 
 /// The `task ID: …` lines of `mcp call`'s stderr, without the id, and the id.
 fn task_lines(stderr: &str) -> (String, Vec<String>) {
@@ -163,6 +164,66 @@ fn failed_and_timed_out_tasks() {
         "{lines:?}"
     );
     assert_eq!(task_status(&server.url, &id), TaskStatus::CANCELLED);
+}
+
+/// A task waiting for input outlives the `mcp call` that started it (killed, so it cancelled
+/// nothing) and a restart of the demo server with `--tasks-db`; `mcp task` then answers its
+/// question and prints the result.
+#[test]
+fn a_task_outlives_its_client_and_a_server_restart() {
+    let dir = TempDir::new("tasks-db");
+    let db = dir.path().join("tasks.sqlite");
+    let db = db.to_str().unwrap();
+    let serve = ["serve", "demo", "--http", "0", "--tasks-db", db];
+    let first = HttpServer::start(MCP, &serve);
+    let mut running = asked(&first.url, "60", "Q2");
+    let (id, _) = task_lines(&running.seen.join("\n"));
+    assert_eq!(id.len(), 32, "{:?}", running.seen);
+    running.child.kill().unwrap();
+    running.child.wait().unwrap();
+    drop(first);
+
+    let second = HttpServer::start(MCP, &serve);
+    assert_eq!(task_status(&second.url, &id), TaskStatus::INPUT_REQUIRED);
+    let output = mcp(
+        &[
+            "task",
+            "--timeout",
+            "60",
+            &second.url,
+            &id,
+            "--answer",
+            "format=csv",
+        ],
+        "",
+    );
+    assert_ok(&output);
+    let err = stderr(&output);
+    assert_eq!(
+        stdout(&output).trim(),
+        "quarter,revenue_change,cost_change\nQ2,4%,-2%",
+        "{err}"
+    );
+    assert!(
+        err.contains(r#"answered from --answer: {"format":"csv"}"#),
+        "{err}"
+    );
+    let (_, lines) = task_lines(&err);
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("completed — the report is ready"),
+        "{err}"
+    );
+    assert_eq!(task_status(&second.url, &id), TaskStatus::COMPLETED);
+
+    // A task id the server does not know is an error that names it.
+    let unknown = mcp(&["task", &second.url, "no-such-task"], "");
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("no-such-task"),
+        "{}",
+        stderr(&unknown)
+    );
 }
 
 /// The status of task `id` on the server at `url`.
