@@ -62,7 +62,7 @@ wire_struct! {
     /// Parameters of `completion/complete`.
     pub struct CompleteRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// What is being completed.
         req "ref" => reference: CompletionReference,
         /// The argument.

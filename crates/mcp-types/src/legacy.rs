@@ -15,7 +15,7 @@ wire_struct! {
         /// The client's name and version.
         req "clientInfo" => client_info: Implementation,
         /// Metadata.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
     }
 }
 
@@ -54,7 +54,7 @@ wire_struct! {
         /// The minimum level to send.
         req "level" => level: LoggingLevel,
         /// Metadata.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
     }
 }
 

@@ -86,7 +86,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct GetPromptRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// The prompt name.
         req "name" => name: String,
         /// The arguments.

@@ -7,16 +7,16 @@ pub trait RequestParams {
     /// `_meta`, when present.
     fn meta(&self) -> Option<&RequestMeta>;
     /// `_meta`, mutable (the client stamps its envelope through this).
-    fn meta_mut(&mut self) -> &mut Option<RequestMeta>;
+    fn meta_mut(&mut self) -> &mut Option<Box<RequestMeta>>;
 }
 
 macro_rules! impl_request_params {
     ($($ty:ty),* $(,)?) => {$(
         impl $crate::RequestParams for $ty {
             fn meta(&self) -> Option<&$crate::RequestMeta> {
-                self.meta.as_ref()
+                self.meta.as_deref()
             }
-            fn meta_mut(&mut self) -> &mut Option<$crate::RequestMeta> {
+            fn meta_mut(&mut self) -> &mut Option<Box<$crate::RequestMeta>> {
                 &mut self.meta
             }
         }
@@ -29,7 +29,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct EmptyParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
     }
 }
 
@@ -38,7 +38,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct PaginatedRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// An opaque cursor from a previous page (an empty string is a valid cursor).
         opt "cursor" => cursor: Cursor,
     }

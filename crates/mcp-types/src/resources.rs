@@ -97,7 +97,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct ReadResourceRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// The URI.
         req "uri" => uri: String,
         /// Answers to the previous round's input requests.
@@ -141,7 +141,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct SubscribeRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// The URI.
         req "uri" => uri: String,
     }

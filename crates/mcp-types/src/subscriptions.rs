@@ -88,7 +88,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct SubscriptionsListenRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// What to listen for.
         req "notifications" => notifications: SubscriptionFilter,
     }

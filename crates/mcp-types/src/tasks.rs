@@ -314,7 +314,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct GetTaskRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// The task to query.
         req "taskId" => task_id: String,
     }
@@ -326,7 +326,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct UpdateTaskRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// The task to update.
         req "taskId" => task_id: String,
         /// Answers keyed like the `inputRequests` they answer.
@@ -339,7 +339,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct CancelTaskRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// The task to cancel.
         req "taskId" => task_id: String,
     }

@@ -90,7 +90,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct CallToolRequestParams {
         /// The request envelope.
-        opt "_meta" => meta: RequestMeta,
+        opt "_meta" => meta: Box<RequestMeta>,
         /// The tool name.
         req "name" => name: String,
         /// The arguments (absent means `{}`).

@@ -310,7 +310,7 @@ proptest! {
                          responses in option::of(btree_map(name(), input_response(), 1..3)),
                          state in option::of("[A-Za-z0-9]{1,30}")) {
         let mut params = CallToolRequestParams::new(tool, args);
-        params.meta = Some(meta);
+        params.meta = Some(Box::new(meta));
         params.input_responses = responses;
         params.request_state = state;
         let bytes = encode_request(&RequestId::Number(id), "tools/call", &params).unwrap();

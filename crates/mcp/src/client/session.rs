@@ -427,12 +427,12 @@ impl Session {
     /// Writes the era's envelope into `_meta`, keeping whatever else the caller put there.
     fn stamp(
         &self,
-        meta: &mut Option<RequestMeta>,
+        meta: &mut Option<Box<RequestMeta>>,
         era: Option<Era>,
         version: Option<&ProtocolVersion>,
         progress_token: Option<&mcp_types::ProgressToken>,
     ) {
-        let target = meta.get_or_insert_with(RequestMeta::default);
+        let target = meta.get_or_insert_with(Box::default);
         if era == Some(Era::Modern) {
             target.protocol_version = version.cloned();
             target.client_capabilities = Some(self.inner.config.capabilities.clone());
@@ -449,7 +449,7 @@ impl Session {
         if let Some(token) = progress_token {
             target.progress_token = Some(token.clone());
         }
-        if *target == RequestMeta::default() {
+        if **target == RequestMeta::default() {
             *meta = None;
         }
     }
@@ -764,12 +764,12 @@ mod tests {
                 .cloned(),
         );
         let spliced = splice_meta(&serde_json::to_string(&call).unwrap(), &meta_json);
-        call.meta = Some(meta.clone());
+        call.meta = Some(Box::new(meta.clone()));
         assert_eq!(spliced, serde_json::to_string(&call).unwrap());
 
         let mut empty = EmptyParams::default();
         let spliced = splice_meta(&serde_json::to_string(&empty).unwrap(), &meta_json);
-        empty.meta = Some(meta);
+        empty.meta = Some(Box::new(meta));
         assert_eq!(spliced, serde_json::to_string(&empty).unwrap());
     }
 }

@@ -104,7 +104,7 @@ pub(crate) fn decode_params<P: DeserializeOwned>(
 /// `_meta` alone, for the ladder when the typed params did not decode: `Ok(None)` when the
 /// params carry no `_meta` object, the precise `-32602` naming the member when `_meta` is there
 /// but one of its members has the wrong type.
-fn probe_meta(params: Option<&RawValue>) -> Result<Option<RequestMeta>, ErrorObject> {
+fn probe_meta(params: Option<&RawValue>) -> Result<Option<Box<RequestMeta>>, ErrorObject> {
     #[derive(Deserialize)]
     struct Probe<'a> {
         #[serde(rename = "_meta", borrow)]
@@ -394,19 +394,19 @@ impl Server {
         &self,
         incoming: &Incoming<'_>,
         target: fn(&P) -> Option<&str>,
-    ) -> Result<(P, RequestMeta, ProtocolVersion), ErrorObject> {
+    ) -> Result<(P, Box<RequestMeta>, ProtocolVersion), ErrorObject> {
         if let Some(session) = &incoming.legacy {
             // The handshake era: the session, not the request, carries version and capabilities.
             let mut params = decode_params::<P>(incoming.params).map_err(|e| invalid_params(&e))?;
             let own = params.meta_mut().take().unwrap_or_default();
-            let meta = RequestMeta {
+            let meta = Box::new(RequestMeta {
                 protocol_version: Some(session.version.clone()),
                 client_capabilities: Some(session.client_capabilities.clone()),
                 client_info: session.client_info.clone(),
                 log_level: session.log_level(),
                 progress_token: own.progress_token,
                 extra: own.extra,
-            };
+            });
             return Ok((params, meta, session.version.clone()));
         }
         match decode_params::<P>(incoming.params) {
@@ -436,9 +436,9 @@ impl Server {
     fn ladder(
         &self,
         incoming: &Incoming<'_>,
-        meta: Option<RequestMeta>,
+        meta: Option<Box<RequestMeta>>,
         target: Option<&str>,
-    ) -> Result<(RequestMeta, ProtocolVersion), ErrorObject> {
+    ) -> Result<(Box<RequestMeta>, ProtocolVersion), ErrorObject> {
         let Some(meta) = meta else {
             return Err(ErrorObject::invalid_params(
                 "params._meta must be an object carrying the required envelope keys \
@@ -483,7 +483,7 @@ impl Server {
     pub(crate) fn context(
         &self,
         incoming: &Incoming<'_>,
-        meta: RequestMeta,
+        meta: Box<RequestMeta>,
         protocol_version: ProtocolVersion,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
@@ -581,7 +581,7 @@ impl Server {
         let mut params: Extra = decode_params(incoming.params).map_err(|e| invalid_params(&e))?;
         let meta = params
             .remove("_meta")
-            .map(serde_json::from_value::<RequestMeta>)
+            .map(serde_json::from_value::<Box<RequestMeta>>)
             .transpose()
             .map_err(|e| invalid_params(&e))?;
         let (meta, version) = self.ladder(incoming, meta, None)?;
