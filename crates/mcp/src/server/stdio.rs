@@ -9,14 +9,16 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::ops::Range;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use mcp_types::jsonrpc::{MessageRef, encode_error};
+use mcp_types::jsonrpc::{MessageRef, Request, encode_error};
 use mcp_types::methods::Cancelled;
 use mcp_types::{
     CancelledNotificationParams, ErrorCode, ErrorObject, NotificationMethod, RequestId,
 };
+use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
@@ -25,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::Server;
 use super::dispatch::{Incoming, Reply};
 use super::legacy::{self, LegacySession};
-use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, LineReader};
+use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
 /// Limits of a stream connection.
 #[derive(Debug, Clone)]
@@ -174,9 +176,31 @@ impl Server {
                     let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
                         break Ok(());
                     };
-                    let request = request.to_owned_request();
-                    // The request is owned now: a huge line's buffer can go before it is served.
-                    lines.release_large_buffer();
+                    let request = if bytes.len() > KEEP_LINE_CAPACITY {
+                        // A huge request keeps the bytes already read: its params are shifted to
+                        // the front of the line's own buffer rather than copied, so serving it
+                        // holds one copy of the message fewer.
+                        let id = request.id.clone();
+                        let method = request.method.into_owned();
+                        let span = request.params.map(|raw| span_in(bytes, raw));
+                        let params = match span.map(|span| params_in_place(lines.take_line(), span))
+                        {
+                            None => None,
+                            Some(Some(params)) => Some(params),
+                            Some(None) => {
+                                // Unreachable: the decoder read these bytes as JSON text.
+                                let error = ErrorObject::new(
+                                    ErrorCode::PARSE_ERROR,
+                                    "Parse error: params are not JSON text",
+                                );
+                                let _ = out.send(encode_error(Some(&id), &error)).await;
+                                continue;
+                            }
+                        };
+                        Request { id, method, params }
+                    } else {
+                        request.to_owned_request()
+                    };
                     let cancel = CancellationToken::new();
                     let key = request.id.clone();
                     let token = cancel.clone();
@@ -250,6 +274,23 @@ impl Server {
         let _ = writer_task.await;
         result
     }
+}
+
+/// Where `raw`, borrowed from `line`, lies in it.
+fn span_in(line: &[u8], raw: &RawValue) -> Range<usize> {
+    let start = (raw.get().as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+    start..start + raw.get().len()
+}
+
+/// The params at `span` of `line`, moved to the front of the line's buffer (no allocation).
+/// `None` if those bytes are not JSON text.
+fn params_in_place(mut line: Vec<u8>, span: Range<usize>) -> Option<Box<RawValue>> {
+    if span.end > line.len() {
+        return None;
+    }
+    line.truncate(span.end);
+    line.drain(..span.start);
+    RawValue::from_string(String::from_utf8(line).ok()?).ok()
 }
 
 /// Aborts the task when dropped (the caller of `serve_io` stopped waiting for it).
@@ -440,5 +481,28 @@ mod pipes {
         let receiver = Receiver::from_owned_fd(stdin).ok()?;
         let sender = Sender::from_owned_fd(stdout).ok()?;
         Some((receiver, sender))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::jsonrpc::MessageRef;
+
+    use super::{params_in_place, span_in};
+
+    #[test]
+    fn params_are_taken_from_the_line_in_place() {
+        let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"caf\u00e9 \"x\""}}}"#.to_vec();
+        let MessageRef::Request(request) = MessageRef::decode_slice(&line).unwrap() else {
+            panic!("a request")
+        };
+        let raw = request.params.unwrap();
+        let expected = raw.get().to_owned();
+        let span = span_in(&line, raw);
+        let params = params_in_place(line, span).unwrap();
+        assert_eq!(params.get(), expected);
+        // Bytes that are not JSON text are refused, not passed on.
+        assert!(params_in_place(b"{\"a\":".to_vec(), 0..5).is_none());
+        assert!(params_in_place(b"{}".to_vec(), 0..9).is_none());
     }
 }

@@ -20,8 +20,9 @@ pub enum Frame<'a> {
     TooLong(usize),
 }
 
-/// The line buffer capacity kept between messages.
-const KEEP_LINE_CAPACITY: usize = 64 * 1024;
+/// The line buffer capacity kept between messages. A longer line's buffer is released after
+/// it, so a caller may as well take it ([`LineReader::take_line`]) instead of copying the line.
+pub const KEEP_LINE_CAPACITY: usize = 64 * 1024;
 
 /// Reads newline-delimited messages.
 #[derive(Debug)]
@@ -53,6 +54,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         if self.line.capacity() > KEEP_LINE_CAPACITY {
             self.line = Vec::new();
         }
+    }
+
+    /// Takes the last frame's buffer (the line, trailing whitespace removed); the next frame
+    /// starts a new one.
+    pub fn take_line(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.line)
     }
 
     /// The next non-empty line; `None` at end of stream.
