@@ -185,7 +185,12 @@ impl Server {
                         let span = request.params.map(|raw| span_in(bytes, raw));
                         let params = match span.map(|span| params_in_place(lines.take_line(), span))
                         {
-                            None => None,
+                            None => {
+                                // No params to keep: the buffer goes before the request is
+                                // served.
+                                lines.release_large_buffer();
+                                None
+                            }
                             Some(Some(params)) => Some(params),
                             Some(None) => {
                                 // Unreachable: the decoder read these bytes as JSON text.
