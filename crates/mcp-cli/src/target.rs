@@ -97,6 +97,11 @@ impl Target {
                 Self::Stdio(command) => {
                     let mut process = tokio::process::Command::new(&command[0]);
                     process.args(&command[1..]);
+                    // Its own process group: Ctrl-C in the terminal reaches `mcp` alone, which
+                    // then cancels what runs (a task) through the server before closing it; the
+                    // server would otherwise die of the same SIGINT first.
+                    #[cfg(unix)]
+                    process.process_group(0);
                     Box::pin(builder.connect_stdio(process)).await
                 }
             }

@@ -105,9 +105,39 @@ fn ctrl_c_cancels_the_task() {
     let server = HttpServer::demo();
     // Stdin stays open and silent: the question waits for the user.
     let running = asked(&server.url, "60", "Q4");
+    let pid = running.child.id().to_string();
+    let id = interrupt_and_expect_cancel(running, &pid);
+
+    // The server agrees.
+    assert_eq!(task_status(&server.url, &id), TaskStatus::CANCELLED);
+}
+
+/// Ctrl-C in a terminal signals the whole foreground process group: over stdio the server
+/// (in a group of its own) survives it, so `mcp call` can still cancel the task through it.
+#[test]
+fn ctrl_c_over_stdio_cancels_the_task_through_the_live_server() {
+    use std::os::unix::process::CommandExt as _;
+    let mut running = Running::spawn(
+        Command::new(MCP)
+            .args(["call", "--timeout", "60", "long_report", "quarter=Q4"])
+            .args(["--", MCP, "serve", "demo"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            // The group a terminal would put the command line in.
+            .process_group(0),
+    );
+    running.wait_for("asks: Which format for the Q4 report?");
+    let group = format!("-{}", running.child.id());
+    interrupt_and_expect_cancel(running, &group);
+}
+
+/// Sends SIGINT to `target` (a pid, or `-PGID` for a process group) while `mcp call` waits on
+/// its task's question; `mcp call` must cancel the task through the server and exit 130.
+/// Returns the task's id.
+fn interrupt_and_expect_cancel(running: Running, target: &str) -> String {
     let (id, _) = task_lines(&running.seen.join("\n"));
     let interrupt = Command::new("kill")
-        .args(["-INT", &running.child.id().to_string()])
+        .args(["-INT", "--", target])
         .status()
         .unwrap();
     assert!(interrupt.success());
@@ -116,9 +146,7 @@ fn ctrl_c_cancels_the_task() {
     assert!(out.is_empty(), "{out}");
     assert!(lines.contains(&format!("task {id} cancelled")), "{lines:?}");
     assert!(lines.iter().any(|l| l == "error: interrupted"), "{lines:?}");
-
-    // The server agrees.
-    assert_eq!(task_status(&server.url, &id), TaskStatus::CANCELLED);
+    id
 }
 
 /// A task that fails, and a task still waiting when `--timeout` runs out: each said plainly,
