@@ -33,6 +33,9 @@ pub mod http;
 pub mod transport;
 
 #[cfg(any(feature = "server", feature = "client"))]
+mod sync;
+
+#[cfg(any(feature = "server", feature = "client"))]
 mod schema_check;
 
 #[cfg(any(feature = "tasks-sqlite", feature = "flows-sqlite"))]

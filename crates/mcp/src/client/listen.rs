@@ -21,7 +21,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 
 use mcp_types::jsonrpc::Notification;
@@ -41,6 +41,7 @@ use super::api::Client;
 use super::error::ClientError;
 use super::session::{RequestOptions, RoundOutcome, Session};
 use super::shared::Shared;
+use crate::sync::lock;
 
 /// One notification delivered to a [`Subscription`].
 #[derive(Debug, Clone, PartialEq)]
@@ -149,10 +150,6 @@ pub(crate) struct Listens {
 
 /// How many ended subscriptions' ids are remembered.
 const RETIRED: usize = 64;
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 #[derive(Deserialize)]
 struct MetaProbe {

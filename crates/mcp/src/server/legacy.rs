@@ -24,6 +24,7 @@ use tokio::sync::oneshot;
 
 use super::Server;
 use super::context::Notifier;
+use crate::sync::lock;
 
 type Pending = oneshot::Sender<Result<Box<RawValue>, ErrorObject>>;
 
@@ -38,10 +39,6 @@ pub(crate) struct LegacySession {
     next_id: AtomicI64,
     initialized: AtomicBool,
     last_used: Mutex<Instant>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl LegacySession {
