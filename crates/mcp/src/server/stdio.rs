@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::Server;
 use super::dispatch::{Incoming, Reply};
 use super::legacy::{self, LegacySession};
+use crate::sync::lock;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
 /// Limits of a stream connection.
@@ -177,32 +178,15 @@ impl Server {
                         break Ok(());
                     };
                     let request = if bytes.len() > KEEP_LINE_CAPACITY {
-                        // A huge request keeps the bytes already read: its params are shifted to
-                        // the front of the line's own buffer rather than copied, so serving it
-                        // holds one copy of the message fewer.
-                        let id = request.id.clone();
-                        let method = request.method.into_owned();
                         let span = request.params.map(|raw| span_in(bytes, raw));
-                        let params = match span.map(|span| params_in_place(lines.take_line(), span))
-                        {
-                            None => {
-                                // No params to keep: the buffer goes before the request is
-                                // served.
-                                lines.release_large_buffer();
-                                None
-                            }
-                            Some(Some(params)) => Some(params),
-                            Some(None) => {
-                                // Unreachable: the decoder read these bytes as JSON text.
-                                let error = ErrorObject::new(
-                                    ErrorCode::PARSE_ERROR,
-                                    "Parse error: params are not JSON text",
-                                );
+                        let (id, method) = (request.id, request.method.into_owned());
+                        match request_in_place(id, method, span, &mut lines) {
+                            Ok(request) => request,
+                            Err((id, error)) => {
                                 let _ = out.send(encode_error(Some(&id), &error)).await;
                                 continue;
                             }
-                        };
-                        Request { id, method, params }
+                        }
                     } else {
                         request.to_owned_request()
                     };
@@ -285,6 +269,40 @@ impl Server {
 fn span_in(line: &[u8], raw: &RawValue) -> Range<usize> {
     let start = (raw.get().as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
     start..start + raw.get().len()
+}
+
+/// A huge request, owned without a second copy of its params: they stay in the bytes already
+/// read, shifted to the front of the line's own buffer, so serving it holds one copy of the
+/// message fewer. A request without params gives the buffer up before it is served. `Err`
+/// (unreachable: the decoder read these bytes as JSON text) carries the error to answer.
+fn request_in_place<R: AsyncRead + Unpin>(
+    id: RequestId,
+    method: String,
+    span: Option<Range<usize>>,
+    lines: &mut LineReader<R>,
+) -> Result<Request, (RequestId, ErrorObject)> {
+    let Some(span) = span else {
+        lines.release_large_buffer();
+        return Ok(Request {
+            id,
+            method,
+            params: None,
+        });
+    };
+    match params_in_place(lines.take_line(), span) {
+        Some(params) => Ok(Request {
+            id,
+            method,
+            params: Some(params),
+        }),
+        None => Err((
+            id,
+            ErrorObject::new(
+                ErrorCode::PARSE_ERROR,
+                "Parse error: params are not JSON text",
+            ),
+        )),
+    }
 }
 
 /// The params at `span` of `line`, moved to the front of the line's buffer (no allocation).
@@ -405,10 +423,6 @@ impl Server {
         let _ = out.send(reply).await;
         Route::Done
     }
-}
-
-fn lock(in_flight: &InFlight) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
-    in_flight.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Drains the outbox, writing whatever is queued before each flush.
