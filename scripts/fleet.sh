@@ -9,7 +9,7 @@
 #   3. a rolling three-phase key rotation [OLD] → [OLD,NEW] → [NEW,OLD] → [NEW], one instance
 #      restarted at a time while flows run: 0 failures.
 #
-# nginx is the Debian package, installed with apt-get when absent (CI runs as root on Debian).
+# nginx is the Debian package, installed by scripts/system-packages.sh (.ci/run runs it first).
 # It runs in the foreground as a child of the driver with its own configuration, pid, logs and
 # temp paths under .cache/fleet (git-ignored); no system configuration is read or changed.
 #
@@ -35,17 +35,8 @@ find_nginx() {
 }
 nginx_bin="$(find_nginx)"
 if [ -z "$nginx_bin" ]; then
-  if ! command -v apt-get >/dev/null; then
-    echo "fleet: nginx is not installed and apt-get is not available" >&2
-    exit 2
-  fi
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then
-    sudo="sudo"
-  fi
-  echo "fleet: installing nginx (Debian package)" >&2
-  $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nginx >/dev/null
+  # .ci/run installed it before the tests; a run by hand installs it here, the same way.
+  scripts/system-packages.sh
   nginx_bin="$(find_nginx)"
   [ -n "$nginx_bin" ] || { echo "fleet: nginx still not found after installing" >&2; exit 2; }
 fi

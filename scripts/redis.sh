@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # A private Redis for the tests of the tasks extension's Redis store (crates/mcp/tests/tasks_redis.rs).
 #
-# Why: the shared-store tests need a real Redis; CI runs as root on Debian, so the server comes
-# from the distribution (apt-get install redis-server) when it is not on the machine yet.
+# Why: the shared-store tests need a real Redis; it comes from the distribution, installed by
+# scripts/system-packages.sh (which .ci/run runs once, before any test).
 #
 # Usage:
-#   scripts/redis.sh install        # installs redis-server if absent (idempotent); prints its path
+#   scripts/redis.sh install        # installs redis-server if absent (system-packages.sh); prints its path
 #   scripts/redis.sh path           # same as install
 #   scripts/redis.sh start [PORT]   # starts a private instance on 127.0.0.1:PORT (default: a free
 #                                   # port) with its data under .cache/redis/PORT/ (AOF on),
 #                                   # waits until it answers, prints "PORT PID"
 #   scripts/redis.sh stop PORT      # stops the instance started on PORT (by its pid file)
 #
-# The tests spawn redis-server themselves (as a child they kill when done) and only use
-# `install`; `start`/`stop` are for running a store by hand, e.g. two `conformance-server`s.
+# The tests spawn redis-server themselves (as a child they kill when done) and never install it;
+# `start`/`stop` are for running a store by hand, e.g. two `conformance-server`s.
 # All progress messages go to stderr.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -22,26 +22,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { echo "redis: $*" >&2; }
 
 install() {
-  local bin
-  bin="$(command -v redis-server || true)"
-  if [ -z "$bin" ]; then
-    if [ "$(id -u)" != 0 ]; then
-      log "redis-server is not installed and this is not root: apt-get install redis-server"
-      return 1
-    fi
-    log "installing redis-server (apt-get)"
-    # Another apt-get (CI setup, a colleague) may hold the dpkg lock: wait for it.
-    local apt=(apt-get -o DPkg::Lock::Timeout=600 -qq)
-    DEBIAN_FRONTEND=noninteractive "${apt[@]}" update >&2
-    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y --no-install-recommends redis-server >&2
-    # The package may start a system-wide instance on 6379; the tests use private instances.
-    bin="$(command -v redis-server || true)"
-    if [ -z "$bin" ]; then
-      log "redis-server is still missing after apt-get install"
-      return 1
-    fi
-  fi
-  echo "$bin"
+  # One place installs system packages (scripts/system-packages.sh, run by .ci/run before any test).
+  "$root/scripts/system-packages.sh" >/dev/null
+  command -v redis-server || echo /usr/bin/redis-server
 }
 
 free_port() {

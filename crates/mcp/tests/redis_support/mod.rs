@@ -1,12 +1,12 @@
 //! A private redis-server for the Redis store tests (client flows and server tasks): a free
 //! 127.0.0.1 port, its data in a fresh temporary directory, killed when dropped.
-//! `scripts/redis.sh install` provides the binary; a test fails, never skips, when Redis cannot
-//! run.
+//! `scripts/system-packages.sh` installs the binary (`.ci/run` runs it once, before any test);
+//! tests only look for it, and fail, never skip, when it is not there.
 
 #![allow(dead_code, unreachable_pub)]
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -31,20 +31,25 @@ impl Drop for DataDir {
     }
 }
 
+/// Where `redis-server` is. Tests never install packages: several tests of one binary did so at
+/// once and collided on apt's lock, losing the reason.
+fn redis_server_binary() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/bin", "/usr/sbin", "/usr/local/bin"].map(PathBuf::from))
+        .map(|dir| dir.join("redis-server"))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "redis-server is not installed: run scripts/system-packages.sh \
+                 (.ci/run does, before the tests)"
+            )
+        })
+}
+
 impl Redis {
     pub async fn start(persistence: Persistence) -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/redis.sh");
-        let install = tokio::process::Command::new(&script)
-            .arg("install")
-            .stderr(Stdio::inherit())
-            .output()
-            .await
-            .expect("scripts/redis.sh could not run");
-        assert!(
-            install.status.success(),
-            "redis-server is not available and could not be installed (scripts/redis.sh install)"
-        );
-        let binary = String::from_utf8(install.stdout).unwrap().trim().to_owned();
+        let binary = redis_server_binary();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
