@@ -81,6 +81,7 @@
 mod api;
 #[cfg(feature = "auth-client")]
 pub mod auth;
+mod back_channel;
 mod builder;
 mod callbacks;
 mod error;

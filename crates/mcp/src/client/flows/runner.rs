@@ -282,6 +282,7 @@ impl FlowRunner {
             client.session(),
             params.clone(),
             self.max_state_rounds,
+            client.limits().max_input_requests,
         ))
         .await?;
         match step {
@@ -506,7 +507,13 @@ impl FlowRunner {
         record: &FlowRecord,
     ) -> Result<Step<Value>, AttemptError> {
         let params: R = serde_json::from_value(record.params.clone())?;
-        let step = Box::pin(drive::<R>(client.session(), params, self.max_state_rounds)).await?;
+        let step = Box::pin(drive::<R>(
+            client.session(),
+            params,
+            self.max_state_rounds,
+            client.limits().max_input_requests,
+        ))
+        .await?;
         Ok(match step {
             Step::Complete(result) => Step::Complete(serde_json::to_value(result)?),
             Step::Question(input_required) => Step::Question(input_required),
@@ -585,7 +592,13 @@ impl FlowRunner {
         let mut params: R = serde_json::from_value(claimed.params.clone())?;
         params.set_input_responses(claimed.answers.clone());
         params.set_request_state(claimed.input_required.request_state.clone());
-        let step = Box::pin(drive::<R>(client.session(), params, self.max_state_rounds)).await?;
+        let step = Box::pin(drive::<R>(
+            client.session(),
+            params,
+            self.max_state_rounds,
+            client.limits().max_input_requests,
+        ))
+        .await?;
         Ok(match step {
             Step::Complete(result) => Step::Complete(serde_json::to_value(result)?),
             Step::Question(input_required) => Step::Question(input_required),
@@ -604,11 +617,13 @@ fn retryable(error: &ClientError) -> bool {
 }
 
 /// Sends rounds until a final result or a round with questions; `requestState`-only rounds are
-/// retried after a backoff.
+/// retried after a backoff. A round with more questions than the client's
+/// `max_input_requests_per_round` fails rather than being saved for the user.
 async fn drive<R: FlowRequest>(
     session: &Session,
     mut params: R,
     max_state_rounds: u32,
+    max_questions: usize,
 ) -> Result<Step<R::Output>, ClientError> {
     let mut backoff = Duration::from_millis(50);
     let mut state_rounds = 0u32;
@@ -616,11 +631,17 @@ async fn drive<R: FlowRequest>(
         match R::round(session, params.clone()).await? {
             RoundOutcome::Complete(result) => return Ok(Step::Complete(result)),
             RoundOutcome::InputRequired(input_required) => {
-                if input_required
+                let asked = input_required
                     .input_requests
                     .as_ref()
-                    .is_some_and(|questions| !questions.is_empty())
-                {
+                    .map_or(0, |q| q.len());
+                if asked > max_questions {
+                    return Err(ClientError::TooManyInputRequests {
+                        count: asked,
+                        max: max_questions,
+                    });
+                }
+                if asked > 0 {
                     return Ok(Step::Question(input_required));
                 }
                 state_rounds += 1;
