@@ -146,10 +146,7 @@ pub(crate) async fn bench(args: BenchArgs) -> Result<ExitCode> {
         );
     }
     if let Some(error) = &figures.first_error {
-        eprintln!(
-            "first error: {}",
-            crate::safe_text::line(&error.to_string())
-        );
+        eprintln!("first error: {}", crate::safe_text::line(error));
     }
     if figures.errors == figures.calls {
         return Err(CliError::failed("every call failed"));

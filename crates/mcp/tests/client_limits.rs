@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use client_support::{FakeServer, elicit_ok, pinned, result, text_result};
+use client_support::{FakeServer, elicit_ok, pinned, result, text_result, tool_calls};
 use mcp::client::flows::{FlowError, FlowRunner, MemoryFlowStore};
 use mcp::client::{CallbackContext, ClientBuilder, ClientError, Mode, TaskSettings};
 use mcp::types::{
@@ -25,15 +25,6 @@ fn sample(text: &str) -> Value {
 
 fn roots_request() -> Value {
     json!({"method": "roots/list"})
-}
-
-fn tool_calls(log: &client_support::Log) -> Vec<Value> {
-    log.lock()
-        .unwrap()
-        .iter()
-        .filter(|m| m["method"] == "tools/call")
-        .cloned()
-        .collect()
 }
 
 /// Counts invocations of every callback kind.

@@ -156,6 +156,16 @@ enum Step<T> {
     Question(InputRequiredResult),
 }
 
+impl<T: Serialize> Step<T> {
+    /// The step with its result as JSON, as a flow record keeps it.
+    fn into_value(self) -> Result<Step<Value>, AttemptError> {
+        Ok(match self {
+            Self::Complete(result) => Step::Complete(serde_json::to_value(result)?),
+            Self::Question(input_required) => Step::Question(input_required),
+        })
+    }
+}
+
 /// Why a resumption attempt stopped short of a step.
 enum AttemptError {
     /// The client failed.
@@ -278,13 +288,7 @@ impl FlowRunner {
         owner: Option<&str>,
         params: R,
     ) -> Result<FlowStart<R::Output>, FlowError> {
-        let step = Box::pin(drive::<R>(
-            client.session(),
-            params.clone(),
-            self.max_state_rounds,
-            client.limits().max_input_requests,
-        ))
-        .await?;
+        let step = Box::pin(self.rounds::<R>(client, params.clone())).await?;
         match step {
             Step::Complete(result) => Ok(FlowStart::Complete(result)),
             Step::Question(input_required) => {
@@ -500,6 +504,21 @@ impl FlowRunner {
         self.store.swap_claimed(&current, next).await
     }
 
+    /// Rounds until a result or a question, within this runner's and `client`'s limits.
+    async fn rounds<R: FlowRequest>(
+        &self,
+        client: &Client,
+        params: R,
+    ) -> Result<Step<R::Output>, ClientError> {
+        drive::<R>(
+            client.session(),
+            params,
+            self.max_state_rounds,
+            client.limits().max_input_requests,
+        )
+        .await
+    }
+
     /// The original request, from the start.
     async fn first_round<R: FlowRequest>(
         &self,
@@ -507,17 +526,8 @@ impl FlowRunner {
         record: &FlowRecord,
     ) -> Result<Step<Value>, AttemptError> {
         let params: R = serde_json::from_value(record.params.clone())?;
-        let step = Box::pin(drive::<R>(
-            client.session(),
-            params,
-            self.max_state_rounds,
-            client.limits().max_input_requests,
-        ))
-        .await?;
-        Ok(match step {
-            Step::Complete(result) => Step::Complete(serde_json::to_value(result)?),
-            Step::Question(input_required) => Step::Question(input_required),
-        })
+        let step = Box::pin(self.rounds::<R>(client, params)).await?;
+        step.into_value()
     }
 
     /// Removes the flows in `statuses` that have not changed for `older_than` (e.g. finished
@@ -592,17 +602,8 @@ impl FlowRunner {
         let mut params: R = serde_json::from_value(claimed.params.clone())?;
         params.set_input_responses(claimed.answers.clone());
         params.set_request_state(claimed.input_required.request_state.clone());
-        let step = Box::pin(drive::<R>(
-            client.session(),
-            params,
-            self.max_state_rounds,
-            client.limits().max_input_requests,
-        ))
-        .await?;
-        Ok(match step {
-            Step::Complete(result) => Step::Complete(serde_json::to_value(result)?),
-            Step::Question(input_required) => Step::Question(input_required),
-        })
+        let step = Box::pin(self.rounds::<R>(client, params)).await?;
+        step.into_value()
     }
 }
 
