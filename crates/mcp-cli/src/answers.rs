@@ -48,6 +48,20 @@ impl Answers {
             .map(|(_, value)| value)
     }
 
+    /// The answer to a whole form: named by the input request's key (as [`Self::for_request`]),
+    /// or — since a 2025-11-25 back-channel request carries no key — an object named after one
+    /// of the form's `fields`. A typed field's value is never an object, so such an answer is
+    /// meant for the whole form (`{"action": "decline"}`, or the content), in either era.
+    pub(crate) fn for_form<'a>(
+        &self,
+        key: Option<&str>,
+        mut fields: impl Iterator<Item = &'a str>,
+    ) -> Option<&Value> {
+        key.and_then(|key| self.for_request(key)).or_else(|| {
+            fields.find_map(|field| self.for_field(field).filter(|value| value.is_object()))
+        })
+    }
+
     /// The answer to a form field named `field`.
     pub(crate) fn for_field(&self, field: &str) -> Option<&Value> {
         self.entries
@@ -125,6 +139,25 @@ mod tests {
         assert_eq!(a.for_field("later"), Some(&json!(2)));
         assert!(Answers::from_args(&["novalue".to_owned()], None).is_err());
         assert!(Answers::from_args(&["=1".to_owned()], None).is_err());
+    }
+
+    #[test]
+    fn forms_by_key_or_by_field() {
+        let a = answers(&["region={\"action\":\"decline\"}", "size=3"]);
+        let decline = json!({"action": "decline"});
+        // 2026-07-28: by the key's last segment.
+        assert_eq!(
+            a.for_form(Some("demo::region"), ["x"].into_iter()),
+            Some(&decline)
+        );
+        // 2025-11-25: no key; an object named after a field.
+        assert_eq!(
+            a.for_form(None, ["size", "region"].into_iter()),
+            Some(&decline)
+        );
+        // A plain value answers its field only.
+        assert_eq!(a.for_form(None, ["size"].into_iter()), None);
+        assert_eq!(a.for_form(Some("other"), ["size"].into_iter()), None);
     }
 
     #[test]

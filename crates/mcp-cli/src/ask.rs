@@ -3,7 +3,9 @@
 //!
 //! Questions are put one at a time (a batched round's callbacks run concurrently; a lock keeps
 //! the terminal to one of them). Prompts go to stderr; answers are read from stdin line by
-//! line, so a pipe drives them as well as a terminal does.
+//! line, so a pipe drives them as well as a terminal does. Whatever the server wrote (messages,
+//! titles, URLs, choices, prompts) is shown through [`safe_text`], never raw. Sampling runs
+//! `--llm-cmd` only after the user consents to the prompt shown, unless `--yes`.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
@@ -23,17 +25,26 @@ use tokio::io::AsyncWriteExt as _;
 use tokio::sync::{Mutex, mpsc};
 
 use crate::answers::{Answers, explicit_action};
+use crate::cli::AnswerArgs;
 use crate::form;
 use crate::progress::ProgressView;
+use crate::safe_text::{self, line};
 
 /// The code a client answers when the user rejects a sampling request (the spec's convention).
 const USER_REJECTED: ErrorCode = ErrorCode(-1);
+
+/// How much of a sampling prompt the consent question shows.
+const PROMPT_SHOWN_CHARS: usize = 2000;
 
 /// Asks the user (or reads prepared answers) on behalf of the server.
 #[derive(Debug)]
 pub(crate) struct Asker {
     answers: Answers,
     llm_cmd: Option<String>,
+    /// Run `llm_cmd` without asking first (`--yes`).
+    yes: bool,
+    /// `--max-sampling`: the client's sampling budget per request.
+    max_sampling: u32,
     roots: Vec<Root>,
     /// Whether to ask on stdin at all (`mcp bench` never does).
     interactive: bool,
@@ -49,19 +60,19 @@ enum Step<T> {
 }
 
 impl Asker {
-    /// An asker with prepared answers, an optional LLM command and the roots to offer (empty:
-    /// the current directory).
+    /// An asker with prepared answers, and from `args` the LLM command, whether to run it
+    /// without asking, the sampling budget and the roots to offer (none given: the current
+    /// directory).
     pub(crate) fn new(
         answers: Answers,
-        llm_cmd: Option<String>,
-        roots: &[PathBuf],
+        args: &AnswerArgs,
         interactive: bool,
         progress: ProgressView,
     ) -> std::io::Result<Self> {
-        let roots = if roots.is_empty() {
+        let roots: Vec<PathBuf> = if args.roots.is_empty() {
             vec![std::env::current_dir()?]
         } else {
-            roots.to_vec()
+            args.roots.clone()
         };
         let roots = roots
             .iter()
@@ -69,7 +80,9 @@ impl Asker {
             .collect::<std::io::Result<_>>()?;
         Ok(Self {
             answers,
-            llm_cmd,
+            llm_cmd: args.llm_cmd.clone(),
+            yes: args.yes,
+            max_sampling: args.max_sampling,
             roots,
             interactive,
             server: OnceLock::new(),
@@ -87,12 +100,13 @@ impl Asker {
         self.server.get().map_or("the server", String::as_str)
     }
 
-    /// Installs the callbacks on a client builder.
+    /// Installs the callbacks (and the sampling budget) on a client builder.
     pub(crate) fn install(self: &Arc<Self>, builder: ClientBuilder) -> ClientBuilder {
         let elicit = Arc::clone(self);
         let sample = Arc::clone(self);
         let roots = Arc::clone(self);
         builder
+            .max_sampling_per_call(self.max_sampling)
             .on_elicitation(
                 move |context: CallbackContext, params: ElicitRequestParams| {
                     let asker = Arc::clone(&elicit);
@@ -136,14 +150,16 @@ impl Asker {
             err,
             "\n{} {} {what}: {}",
             style("?").cyan().bold().for_stderr(),
-            style(self.server()).bold().for_stderr(),
-            style(message).bold().for_stderr()
+            style(line(self.server())).bold().for_stderr(),
+            style(line(message)).bold().for_stderr()
         );
         if let Some(key) = key {
             let _ = writeln!(
                 err,
                 "  {}",
-                style(format!("(input request {key})")).dim().for_stderr()
+                style(format!("(input request {})", line(key)))
+                    .dim()
+                    .for_stderr()
             );
         }
     }
@@ -165,7 +181,11 @@ impl Asker {
 
         // Prepared answers: one for the whole request, then one per field.
         let mut prepared = Map::new();
-        if let Some(answer) = key.and_then(|k| self.answers.for_request(k)) {
+        let fields = schema.properties.iter().filter(|(_, f)| form::is_typed(f));
+        if let Some(answer) = self
+            .answers
+            .for_form(key, fields.map(|(name, _)| name.as_str()))
+        {
             if let Some((action, content)) = explicit_action(answer) {
                 self.note(&format!("answered from --answer: {action}"));
                 return action_result(action, content);
@@ -183,9 +203,11 @@ impl Asker {
                 ),
             }
         }
-        for name in schema.properties.keys() {
+        for (name, field) in &schema.properties {
             if !prepared.contains_key(name)
                 && let Some(value) = self.answers.for_field(name)
+                // An object named after a typed field answered the whole form (above).
+                && !(value.is_object() && form::is_typed(field))
             {
                 prepared.insert(name.clone(), value.clone());
             }
@@ -249,7 +271,7 @@ impl Asker {
                     Step::Stop(action) => return action_result(action_name(action), None),
                 }
             }
-            let shown = Value::Object(answer.clone()).to_string();
+            let shown = line(&Value::Object(answer.clone()).to_string()).into_owned();
             let choice = self
                 .choose(
                     input,
@@ -290,7 +312,7 @@ impl Asker {
         field: &mcp::types::PrimitiveSchema,
         required: bool,
     ) -> Step<Option<Value>> {
-        let label = field.title().unwrap_or(name);
+        let label = line(field.title().unwrap_or(name)).into_owned();
         if let Some(description) = field.description() {
             self.note(&format!("{label}: {description}"));
         }
@@ -311,12 +333,12 @@ impl Asker {
         let default = form::default(field);
         let prompt = format!(
             "  {}{} ({}){}: ",
-            style(label).bold().for_stderr(),
+            style(&label).bold().for_stderr(),
             if required { "*" } else { "" },
-            form::describe(field),
+            line(&form::describe(field)),
             default
                 .as_ref()
-                .map(|d| format!(" [{}]", shown_default(d)))
+                .map(|d| format!(" [{}]", line(&shown_default(d))))
                 .unwrap_or_default()
         );
         loop {
@@ -453,7 +475,7 @@ impl Asker {
         context: CallbackContext,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorObject> {
-        let _terminal = self.input.lock().await;
+        let mut input = self.input.lock().await;
         self.progress.clear();
         let prompt = sampling_prompt(&params);
         self.header(
@@ -482,6 +504,9 @@ impl Asker {
             self.note("declined: pass --llm-cmd CMD to answer sampling requests");
             return Err(rejected("no --llm-cmd was given"));
         };
+        if !self.yes && !self.consents(&mut input, command, &prompt).await {
+            return Err(rejected("the user declined"));
+        }
         self.note(&format!(
             "running --llm-cmd `{command}` with the prompt on its stdin"
         ));
@@ -493,6 +518,44 @@ impl Asker {
                 .unwrap_or(model);
             CreateMessageResult::text(model, text)
         })
+    }
+
+    /// Shows the prompt the server wants run (escaped, and cut when long) and asks whether to
+    /// run `--llm-cmd` on it; without a terminal to ask (`mcp bench`) or with stdin closed,
+    /// the answer is no.
+    async fn consents(&self, input: &mut Lines, command: &str, prompt: &str) -> bool {
+        if !self.interactive {
+            self.note("declined: pass --yes to run --llm-cmd for sampling requests unasked");
+            return false;
+        }
+        let mut shown: String = prompt.chars().take(PROMPT_SHOWN_CHARS).collect();
+        let more = prompt.chars().count().saturating_sub(PROMPT_SHOWN_CHARS);
+        if more > 0 {
+            shown.push_str(&format!("… ({more} more characters)"));
+        }
+        {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "  {}", style("prompt:").dim().for_stderr());
+            for text in safe_text::block(&shown).lines() {
+                let _ = writeln!(err, "  | {text}");
+            }
+        }
+        let question = format!(
+            "  Run --llm-cmd `{command}` on this prompt? [y]es, [{}]o: ",
+            style("N").bold().for_stderr()
+        );
+        let options = [
+            ("y", "yes"),
+            ("yes", "yes"),
+            ("", "no"),
+            ("n", "no"),
+            ("no", "no"),
+        ];
+        let consented = self.choose(input, &question, &options).await == "yes";
+        if !consented {
+            self.note("declined: --llm-cmd was not run (pass --yes to run it unasked)");
+        }
+        consented
     }
 
     async fn list_roots(&self, context: &CallbackContext) -> ListRootsResult {
@@ -527,19 +590,22 @@ impl Asker {
     }
 }
 
+/// A dim line; `text` may quote the server (a description, a choice), so it is escaped.
 fn note_line(text: &str) {
     let _ = writeln!(
         std::io::stderr().lock(),
         "  {}",
-        style(text).dim().for_stderr()
+        style(line(text)).dim().for_stderr()
     );
 }
 
+/// A problem with what was typed; it may quote the server (the choices), so it is escaped.
 fn warn(text: &str) {
     let _ = writeln!(
         std::io::stderr().lock(),
-        "  {} {text}",
-        style("!").red().bold().for_stderr()
+        "  {} {}",
+        style("!").red().bold().for_stderr(),
+        line(text)
     );
 }
 
@@ -599,14 +665,21 @@ pub(crate) struct ShownUrl {
     pub(crate) warnings: Vec<String>,
 }
 
-/// Splits `url` into scheme, user info, host and the rest, and highlights the host.
+/// Splits `url` into scheme, user info, host and the rest, and highlights the host. Control
+/// and invisible characters are shown escaped (they could hide or reorder the URL's tail) and
+/// earn a warning.
 pub(crate) fn highlight_url(url: &str) -> ShownUrl {
     let mut warnings = Vec::new();
+    if matches!(line(url), std::borrow::Cow::Owned(_)) {
+        warnings
+            .push("the URL contains control or invisible characters (shown as \\u{…})".to_owned());
+    }
     let Some((scheme, rest)) = url.split_once("://") else {
+        warnings.insert(0, "this is not an absolute URL".to_owned());
         return ShownUrl {
-            line: url.to_owned(),
+            line: line(url).into_owned(),
             host: String::new(),
-            warnings: vec!["this is not an absolute URL".to_owned()],
+            warnings,
         };
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -615,10 +688,12 @@ pub(crate) fn highlight_url(url: &str) -> ShownUrl {
         Some((userinfo, host)) => (Some(userinfo), host),
         None => (None, authority),
     };
+    let (scheme, host, path) = (line(scheme), line(host), line(path));
+    let userinfo = userinfo.map(line);
     if !scheme.eq_ignore_ascii_case("https") {
         warnings.push(format!("the URL uses {scheme}, not https"));
     }
-    if let Some(userinfo) = userinfo {
+    if let Some(userinfo) = &userinfo {
         warnings.push(format!(
             "the text before '@' ({userinfo}) is not the site: the site is {host}"
         ));
@@ -626,18 +701,14 @@ pub(crate) fn highlight_url(url: &str) -> ShownUrl {
     if host.contains("xn--") {
         warnings.push("the domain uses punycode (it may imitate another name)".to_owned());
     }
-    if url.chars().any(char::is_control) {
-        warnings.push("the URL contains control characters".to_owned());
-    }
-    let line = format!(
-        "{scheme}://{}{}{}",
+    let shown = format!(
+        "{scheme}://{}{}{path}",
         userinfo.map(|u| format!("{u}@")).unwrap_or_default(),
-        style(host).yellow().bold().underlined().for_stderr(),
-        path
+        style(&host).yellow().bold().underlined().for_stderr(),
     );
     ShownUrl {
-        line,
-        host: host.to_owned(),
+        line: shown,
+        host: host.into_owned(),
         warnings,
     }
 }

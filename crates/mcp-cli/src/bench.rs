@@ -72,15 +72,15 @@ pub(crate) async fn bench(args: BenchArgs) -> Result<ExitCode> {
     let answers = Answers::from_args(&args.answer.answers, args.answer.answers_file.as_deref())?;
     let asker = Arc::new(Asker::new(
         answers,
-        args.answer.llm_cmd.clone(),
-        &args.answer.roots,
+        &args.answer,
         false,
         ProgressView::stderr(),
     )?);
     let builder = asker.install(Client::builder());
     let run = async {
         let client = target.connect(builder, &args.connect).await?;
-        let server = describe_server(&client);
+        // The server's name, escaped: it is printed in the report.
+        let server = crate::safe_text::line(&describe_server(&client)).into_owned();
         asker.set_server(format!("{server} ({target})"));
         for _ in 0..args.warmup {
             call(&client, &args.tool, &arguments)
@@ -146,7 +146,7 @@ pub(crate) async fn bench(args: BenchArgs) -> Result<ExitCode> {
         );
     }
     if let Some(error) = &figures.first_error {
-        eprintln!("first error: {error}");
+        eprintln!("first error: {}", crate::safe_text::line(error));
     }
     if figures.errors == figures.calls {
         return Err(CliError::failed("every call failed"));

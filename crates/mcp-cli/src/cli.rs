@@ -13,16 +13,20 @@ const ANSWER_HELP: &str = "\
 Input requests (elicitation, sampling, roots) are answered in the terminal: forms field by field \
 (type `!decline` or `!cancel` at any prompt), URLs after showing the full URL with its domain \
 highlighted and asking consent (the URL is never opened or fetched). Roots default to the \
-current directory; sampling runs --llm-cmd, or is declined.
+current directory; sampling runs --llm-cmd once you consent to the prompt shown (--yes: without \
+asking; --max-sampling: at most N per request), or is declined. Text from the server is shown \
+with control and invisible characters escaped (e.g. \\u{1b}).
 
 For scripts, --answer KEY=JSON (repeatable) and --answers FILE (a JSON object of KEY: JSON) answer \
 without asking. KEY names an input request (its full key, or the last segment of a key such as \
 `my_server::ask_region`) or a form field. For an input request the JSON is the form content \
 (an object), the value of a one-field form, `{\"action\": \"decline\"}`/`{\"action\": \"cancel\"}`, \
 `true`/`false` for a URL, the text of a sampling answer, or a list of root paths or URIs. For a \
-field it is that field's value. A value that is not valid JSON is taken as a string. Questions the \
-answers do not cover are asked on stdin (line by line when stdin is not a terminal); when stdin is \
-closed they are cancelled.";
+field it is that field's value. A value that is not valid JSON is taken as a string. A 2025-11-25 \
+server's questions carry no key: there an object named after a form field (`{\"action\": \"decline\"}` \
+or the form content) answers the whole form, as it does on 2026-07-28, and URL, sampling and roots \
+questions are asked. Questions the answers do not cover are asked on stdin (line by line when \
+stdin is not a terminal); when stdin is closed they are cancelled.";
 
 /// `mcp`: talk to any MCP server from the terminal.
 #[derive(Debug, Parser)]
@@ -114,7 +118,7 @@ pub(crate) struct ConnectArgs {
 }
 
 /// How input requests are answered.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 pub(crate) struct AnswerArgs {
     /// Answer an input request or a form field without asking: KEY=JSON (repeatable).
     #[arg(long = "answer", value_name = "KEY=JSON")]
@@ -130,6 +134,14 @@ pub(crate) struct AnswerArgs {
     /// directory).
     #[arg(long = "root", value_name = "PATH")]
     pub(crate) roots: Vec<PathBuf>,
+    /// Run --llm-cmd for sampling requests without asking first. Without it the prompt is
+    /// shown and each sampling request waits for a yes (declined when nobody can answer).
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// The most sampling requests one request may make (its rounds, its task and, with a
+    /// 2025-11-25 server, the requests that arrive while it runs); past it the request fails.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) max_sampling: u32,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,7 @@ use crate::cli::{CallArgs, ConnectArgs, ListArgs};
 use crate::error::{CliError, Result};
 use crate::progress::ProgressView;
 use crate::render;
+use crate::safe_text::line;
 use crate::target::{Target, describe_server, explain, timeout};
 
 /// How long `tasks/cancel` may take when the command is interrupted.
@@ -55,7 +56,22 @@ async fn bounded<T>(args: &ConnectArgs, work: impl Future<Output = Result<T>>) -
 }
 
 fn failed(what: &str) -> impl FnOnce(ClientError) -> CliError + '_ {
-    move |error| CliError::failed(format!("{what}: {}", explain(&error, true)))
+    move |error| CliError::failed(format!("{what}: {}", describe(&error)))
+}
+
+/// A client error in the CLI's terms: a limit names the flag that raises it, not the builder
+/// method.
+fn describe(error: &ClientError) -> String {
+    match error {
+        ClientError::SamplingBudgetExceeded { max } => format!(
+            "the server asked for more than {max} sampling requests in one request \
+             (--max-sampling)"
+        ),
+        ClientError::TooManyInputRequests { count, max } => {
+            format!("the server asked {count} questions in one round; at most {max} are answered")
+        }
+        other => explain(other, true),
+    }
 }
 
 /// The task a `tools/call` became, while it runs: for the messages of its end, and to cancel it
@@ -112,11 +128,12 @@ impl PendingTask {
                 _ => return,
             }
         };
-        eprintln!("cancelling task {id}…");
+        let shown = line(&id);
+        eprintln!("cancelling task {shown}…");
         match tokio::time::timeout(CANCEL_WAIT, client.cancel_task(&id)).await {
-            Ok(Ok(())) => eprintln!("task {id} cancelled"),
-            Ok(Err(error)) => eprintln!("tasks/cancel {id}: {error}"),
-            Err(_) => eprintln!("tasks/cancel {id}: no answer within {CANCEL_WAIT:?}"),
+            Ok(Ok(())) => eprintln!("task {shown} cancelled"),
+            Ok(Err(error)) => eprintln!("tasks/cancel {shown}: {}", line(&error.to_string())),
+            Err(_) => eprintln!("tasks/cancel {shown}: no answer within {CANCEL_WAIT:?}"),
         }
         let _ = client.close().await;
     }
@@ -202,13 +219,7 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
     }
     let answers = Answers::from_args(&args.answer.answers, args.answer.answers_file.as_deref())?;
     let progress = ProgressView::stderr();
-    let asker = Arc::new(Asker::new(
-        answers,
-        args.answer.llm_cmd.clone(),
-        &args.answer.roots,
-        true,
-        progress.clone(),
-    )?);
+    let asker = Arc::new(Asker::new(answers, &args.answer, true, progress.clone())?);
     // Tool calls the server runs as tasks are followed to their end; the builder does not
     // cancel an abandoned task itself: `pending` does, awaited, before the process exits.
     let builder = asker

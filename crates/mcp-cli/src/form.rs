@@ -54,6 +54,12 @@ fn multi_description(min: Option<u64>, max: Option<u64>) -> String {
     text
 }
 
+/// Whether the field has a type this module knows (every one the spec defines); only a field
+/// of an unknown type may take an object as its value.
+pub(crate) fn is_typed(field: &PrimitiveSchema) -> bool {
+    !matches!(field, PrimitiveSchema::Unknown(_))
+}
+
 /// The choices of an enum field: `(value, label)`.
 pub(crate) fn choices(field: &PrimitiveSchema) -> Option<Vec<(String, String)>> {
     let plain = |values: &[String]| values.iter().map(|v| (v.clone(), v.clone())).collect();

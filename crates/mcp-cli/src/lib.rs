@@ -33,6 +33,7 @@ mod keys;
 mod oauth;
 mod progress;
 mod render;
+mod safe_text;
 mod serve;
 mod target;
 
@@ -80,7 +81,8 @@ pub fn run() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error}");
+            // Error messages quote the server (its errors, names, ids): escaped for the terminal.
+            eprintln!("error: {}", safe_text::block(&error.to_string()));
             error.exit_code()
         }
     }

@@ -7,6 +7,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp::types::ProgressNotificationParams;
 use mcp::types::tasks::DetailedTask;
 
+use crate::safe_text::line;
+
 /// Steps of the bar when the server gives a total (progress values need not be integers).
 const SCALE: u64 = 1000;
 
@@ -41,16 +43,18 @@ impl ProgressView {
             }
             *last = Some((status.clone(), message.clone()));
         }
-        let line = if message.is_empty() {
-            format!("task {}: {status}", task.task_id)
+        // Server text: escaped before it reaches the terminal.
+        let (id, status, message) = (line(&task.task_id), line(&status), line(&message));
+        let shown = if message.is_empty() {
+            format!("task {id}: {status}")
         } else {
-            format!("task {}: {status} — {message}", task.task_id)
+            format!("task {id}: {status} — {message}")
         };
         let slot = self.bar.lock().unwrap_or_else(PoisonError::into_inner);
         match slot.as_ref() {
-            Some(bar) if self.terminal => bar.println(line),
+            Some(bar) if self.terminal => bar.println(shown),
             _ => {
-                let _ = writeln!(std::io::stderr().lock(), "{line}");
+                let _ = writeln!(std::io::stderr().lock(), "{shown}");
             }
         }
     }
@@ -59,7 +63,7 @@ impl ProgressView {
     pub(crate) fn update(&self, params: &ProgressNotificationParams) {
         let progress = params.progress.as_f64().unwrap_or(0.0);
         let total = params.total.as_ref().and_then(serde_json::Number::as_f64);
-        let message = params.message.clone().unwrap_or_default();
+        let message = line(params.message.as_deref().unwrap_or_default()).into_owned();
         if !self.terminal {
             let mut err = std::io::stderr().lock();
             let _ = match total {

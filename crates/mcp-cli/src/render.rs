@@ -1,13 +1,16 @@
-//! Results for people (the default) and for scripts (`--json`).
+//! Results for people (the default) and for scripts (`--json`). Everything here comes from the
+//! server, so every string goes through [`safe_text`] (JSON too: escaped, still valid).
 
 use std::fmt::Write as _;
 
 use console::style;
 use serde_json::Value;
 
-/// Pretty JSON.
+use crate::safe_text::{self, block, line};
+
+/// Pretty JSON, with control and invisible characters escaped.
 pub(crate) fn json(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    safe_text::json(value)
 }
 
 /// `name(arg: type*, …)` for an input schema.
@@ -27,8 +30,8 @@ fn signature(name: &str, schema: Option<&Value>) -> String {
                     let kind = property
                         .get("type")
                         .map(|t| match t {
-                            Value::String(t) => t.clone(),
-                            other => other.to_string(),
+                            Value::String(t) => line(t).into_owned(),
+                            other => json_line(other),
                         })
                         .unwrap_or_else(|| "any".to_owned());
                     let mark = if required.contains(&arg.as_str()) {
@@ -36,18 +39,23 @@ fn signature(name: &str, schema: Option<&Value>) -> String {
                     } else {
                         ""
                     };
-                    format!("{arg}: {kind}{mark}")
+                    format!("{}: {kind}{mark}", line(arg))
                 })
                 .collect()
         })
         .unwrap_or_default();
-    format!("{}({})", style(name).bold(), args.join(", "))
+    format!("{}({})", style(line(name)).bold(), args.join(", "))
+}
+
+/// Compact JSON on one line, escaped.
+fn json_line(value: &Value) -> String {
+    line(&value.to_string()).into_owned()
 }
 
 fn description(item: &Value) -> String {
     item.get("description")
         .and_then(Value::as_str)
-        .map(|d| format!("\n    {}", d.replace('\n', "\n    ")))
+        .map(|d| format!("\n    {}", block(d).replace('\n', "\n    ")))
         .unwrap_or_default()
 }
 
@@ -82,7 +90,7 @@ pub(crate) fn prompts(prompts: &[Value]) -> String {
                     .map(|a| {
                         let arg = a.get("name").and_then(Value::as_str).unwrap_or("?");
                         let required = a.get("required").and_then(Value::as_bool) == Some(true);
-                        format!("{arg}{}", if required { "*" } else { "" })
+                        format!("{}{}", line(arg), if required { "*" } else { "" })
                     })
                     .collect()
             })
@@ -90,7 +98,7 @@ pub(crate) fn prompts(prompts: &[Value]) -> String {
         let _ = writeln!(
             out,
             "{}({}){}",
-            style(name).bold(),
+            style(line(name)).bold(),
             args.join(", "),
             description(prompt)
         );
@@ -110,9 +118,14 @@ pub(crate) fn resources(resources: &[Value], templates: &[Value]) -> String {
             let mime = item
                 .get("mimeType")
                 .and_then(Value::as_str)
-                .map(|m| format!(" ({m})"))
+                .map(|m| format!(" ({})", line(m)))
                 .unwrap_or_default();
-            let _ = writeln!(out, "{}{mime}{}", style(uri).bold(), description(item));
+            let _ = writeln!(
+                out,
+                "{}{mime}{}",
+                style(line(uri)).bold(),
+                description(item)
+            );
         }
     }
     if resources.is_empty() && templates.is_empty() {
@@ -122,34 +135,32 @@ pub(crate) fn resources(resources: &[Value], templates: &[Value]) -> String {
 }
 
 /// One content block (tool results, prompt messages, embedded resources).
-fn content(block: &Value) -> String {
-    match block.get("type").and_then(Value::as_str) {
-        Some("text") => block
-            .get("text")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        Some("resource") => block.get("resource").map(contents).unwrap_or_default(),
+fn content(item: &Value) -> String {
+    match item.get("type").and_then(Value::as_str) {
+        Some("text") => {
+            block(item.get("text").and_then(Value::as_str).unwrap_or_default()).into_owned()
+        }
+        Some("resource") => item.get("resource").map(contents).unwrap_or_default(),
         Some("resource_link") => format!(
             "[resource link] {}",
-            block.get("uri").and_then(Value::as_str).unwrap_or("?")
+            line(item.get("uri").and_then(Value::as_str).unwrap_or("?"))
         ),
         Some(kind @ ("image" | "audio")) => {
-            let bytes = block
+            let bytes = item
                 .get("data")
                 .and_then(Value::as_str)
                 .map_or(0, |d| d.len() / 4 * 3);
-            let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("?");
-            format!("[{kind} {mime}, about {bytes} bytes]")
+            let mime = item.get("mimeType").and_then(Value::as_str).unwrap_or("?");
+            format!("[{kind} {}, about {bytes} bytes]", line(mime))
         }
-        _ => json(block),
+        _ => json(item),
     }
 }
 
 /// One entry of a resource's contents.
 fn contents(entry: &Value) -> String {
     if let Some(text) = entry.get("text").and_then(Value::as_str) {
-        return text.to_owned();
+        return block(text).into_owned();
     }
     let uri = entry.get("uri").and_then(Value::as_str).unwrap_or("?");
     let mime = entry.get("mimeType").and_then(Value::as_str).unwrap_or("?");
@@ -157,7 +168,7 @@ fn contents(entry: &Value) -> String {
         .get("blob")
         .and_then(Value::as_str)
         .map_or(0, |d| d.len() / 4 * 3);
-    format!("[blob {uri} {mime}, about {bytes} bytes]")
+    format!("[blob {} {}, about {bytes} bytes]", line(uri), line(mime))
 }
 
 /// A `CallToolResult`.
@@ -182,7 +193,7 @@ pub(crate) fn tool_result(result: &Value) -> String {
 pub(crate) fn prompt_result(result: &Value) -> String {
     let mut out = String::new();
     if let Some(description) = result.get("description").and_then(Value::as_str) {
-        let _ = writeln!(out, "{}", style(description).dim());
+        let _ = writeln!(out, "{}", style(block(description)).dim());
     }
     for message in result
         .get("messages")
@@ -192,7 +203,7 @@ pub(crate) fn prompt_result(result: &Value) -> String {
     {
         let role = message.get("role").and_then(Value::as_str).unwrap_or("?");
         let text = message.get("content").map(content).unwrap_or_default();
-        let _ = writeln!(out, "[{role}] {text}");
+        let _ = writeln!(out, "[{}] {text}", line(role));
     }
     out.trim_end().to_owned()
 }

@@ -5,33 +5,10 @@
 mod support;
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 use serde_json::Value;
-use support::{HttpServer, MCP, assert_ok, mcp, mcp_in, stderr, stdout};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
-
-/// The interpreter of the project venv with the Python SDK 2.3.0 (`scripts/python-env.sh`).
-fn python() -> &'static str {
-    static PYTHON: OnceLock<String> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let output = Command::new("bash")
-            .arg(repo_root().join("scripts/python-env.sh"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run scripts/python-env.sh");
-        assert!(output.status.success(), "scripts/python-env.sh failed");
-        String::from_utf8(output.stdout).unwrap().trim().to_owned()
-    })
-}
+use support::{HttpServer, MCP, assert_ok, mcp, mcp_in, python, repo_root, stderr, stdout};
 
 fn provisioner() -> String {
     repo_root()
@@ -326,51 +303,106 @@ fn url_elicitation_asks_consent() {
     );
 }
 
-/// Sampling goes to --llm-cmd (prompt on stdin, text on stdout), or is declined.
+/// Sampling goes to --llm-cmd (prompt on stdin, text on stdout) once the user consents to the
+/// prompt shown, or with --yes; otherwise, and without --llm-cmd, it is declined — the command
+/// never runs. The same in both eras.
 #[test]
-fn sampling_through_llm_cmd_or_declined() {
-    let sampled = mcp(
-        &[
-            "call",
-            "--timeout",
-            "60",
-            "--llm-cmd",
-            "tr a-z A-Z",
-            "summarize",
-            "text=hello",
-            "--",
-            MCP,
-            "serve",
-            "demo",
-        ],
-        "",
-    );
-    assert_ok(&sampled);
-    assert_eq!(
-        stdout(&sampled).trim(),
-        "Summary by tr: SUMMARIZE IN ONE SENTENCE: HELLO"
-    );
+fn sampling_through_llm_cmd_asks_first_or_is_declined() {
+    let summarize = |mode: &str, extra: &[&str], stdin: &str| {
+        let args = [
+            &["call", "--timeout", "60", "--mode", mode][..],
+            extra,
+            &["summarize", "text=hello", "--", MCP, "serve", "demo"],
+        ]
+        .concat();
+        mcp(&args, stdin)
+    };
+    for mode in ["2026-07-28", "legacy"] {
+        let consented = summarize(mode, &["--llm-cmd", "tr a-z A-Z"], "y\n");
+        assert_ok(&consented);
+        assert_eq!(
+            stdout(&consented).trim(),
+            "Summary by tr: SUMMARIZE IN ONE SENTENCE: HELLO"
+        );
+        let err = stderr(&consented);
+        assert!(err.contains("| Summarize in one sentence: hello"), "{err}");
+        assert!(
+            err.contains("Run --llm-cmd `tr a-z A-Z` on this prompt?"),
+            "{err}"
+        );
 
-    let declined = mcp(
-        &[
-            "call",
-            "--timeout",
-            "60",
-            "summarize",
-            "text=hello",
-            "--",
-            MCP,
-            "serve",
-            "demo",
-        ],
-        "",
-    );
-    assert_eq!(declined.status.code(), Some(1));
-    assert!(
-        stderr(&declined).contains("User rejected sampling request"),
-        "{}",
-        stderr(&declined)
-    );
+        let unasked = summarize(mode, &["--yes", "--llm-cmd", "tr a-z A-Z"], "");
+        assert_ok(&unasked);
+        assert!(!stderr(&unasked).contains("on this prompt?"));
+
+        // Refused, or nobody to ask: the command does not run.
+        let dir = support::TempDir::new("llm");
+        let marker = dir.path().join("ran");
+        let llm = format!("touch {}; cat", marker.display());
+        for stdin in ["n\n", ""] {
+            let refused = summarize(mode, &["--llm-cmd", &llm], stdin);
+            assert_eq!(refused.status.code(), Some(1), "{mode} {stdin:?}");
+            assert!(
+                stderr(&refused).contains("User rejected sampling request (the user declined)"),
+                "{mode} {stdin:?}: {}",
+                stderr(&refused)
+            );
+            assert!(!marker.exists(), "{mode} {stdin:?}: --llm-cmd ran");
+        }
+
+        let declined = summarize(mode, &[], "");
+        assert_eq!(declined.status.code(), Some(1));
+        assert!(
+            stderr(&declined).contains("User rejected sampling request"),
+            "{}",
+            stderr(&declined)
+        );
+    }
+}
+
+/// The same --answer flags answer, decline and cancel the same way on 2026-07-28 (an input
+/// request with a key) and on 2025-11-25 (a back-channel request without one).
+#[test]
+fn answer_flags_mean_the_same_in_both_eras() {
+    for mode in ["2026-07-28", "legacy"] {
+        for (answer, code, printed) in [
+            (r#"{"action":"decline"}"#, 1, "elicitation was decline"),
+            (r#"{"action":"cancel"}"#, 1, "elicitation was cancel"),
+            (
+                r#"{"region":"eu-west-1"}"#,
+                0,
+                "Provisioned 'x' in eu-west-1.",
+            ),
+            (r#""eu-west-1""#, 0, "Provisioned 'x' in eu-west-1."),
+        ] {
+            let output = mcp(
+                &[
+                    "call",
+                    "--timeout",
+                    "60",
+                    "--mode",
+                    mode,
+                    "--answer",
+                    &format!("region={answer}"),
+                    "provision",
+                    "name=x",
+                    "--",
+                    MCP,
+                    "serve",
+                    "demo",
+                ],
+                "",
+            );
+            let context = format!("{mode} {answer}: {}\n{}", stdout(&output), stderr(&output));
+            assert_eq!(output.status.code(), Some(code), "{context}");
+            assert!(stdout(&output).contains(printed), "{context}");
+            assert!(
+                stderr(&output).contains("answered from --answer"),
+                "{context}"
+            );
+            assert!(!stderr(&output).contains("stdin is closed"), "{context}");
+        }
+    }
 }
 
 /// Roots default to the current directory; --root overrides.

@@ -8,7 +8,9 @@ mod client_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use client_support::{FakeServer, elicit_ok, error, pinned, result, text_result};
+use client_support::{
+    FakeServer, elicit_ok, error, pinned, result, text_result, tool_calls as calls,
+};
 use mcp::client::{ClientError, RoundOutcome};
 use mcp::types::{
     CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject, ResultDecodeError,
@@ -28,15 +30,6 @@ fn accept_ok() -> impl Fn(
         content.insert("ok".to_owned(), json!(true));
         std::future::ready(Ok(ElicitResult::accept(content)))
     }
-}
-
-fn calls(log: &client_support::Log) -> Vec<Value> {
-    log.lock()
-        .unwrap()
-        .iter()
-        .filter(|m| m["method"] == "tools/call")
-        .cloned()
-        .collect()
 }
 
 /// The retry is the same request with a new id, the same name and arguments, answers under

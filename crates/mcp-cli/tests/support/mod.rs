@@ -6,8 +6,30 @@
 use std::io::{BufRead as _, BufReader, Lines, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, ExitStatus, Output, Stdio};
+use std::sync::OnceLock;
 
 pub const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// The interpreter of the project venv with the Python SDK 2.3.0 (`scripts/python-env.sh`).
+pub fn python() -> &'static str {
+    static PYTHON: OnceLock<String> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let output = Command::new("bash")
+            .arg(repo_root().join("scripts/python-env.sh"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run scripts/python-env.sh");
+        assert!(output.status.success(), "scripts/python-env.sh failed");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    })
+}
 
 /// Runs `mcp args…` with `stdin` piped in.
 pub fn mcp(args: &[&str], stdin: &str) -> Output {

@@ -15,9 +15,10 @@ use mcp_types::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::back_channel::BackChannelGate;
 use super::builder::ClientBuilder;
 use super::error::ClientError;
-use super::input_loop::{LoopLimits, answer_all, drive};
+use super::input_loop::{CallBudget, LoopLimits, answer_all, drive};
 use super::session::{RequestOptions, RoundOutcome, Session};
 
 /// A request that stopped at an `InputRequiredResult`: everything needed to resume it later,
@@ -272,11 +273,16 @@ impl Client {
         first: Option<InputRequiredResult>,
         options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
-        match self.run_tool_loop(params, first, &options).await {
+        // One budget for the whole call: its input-required rounds and the task it may become.
+        let mut budget = CallBudget::default();
+        match self
+            .run_tool_loop(params, first, &options, &mut budget)
+            .await
+        {
             // The tasks extension: the server runs the call as a task; follow it to its end
             // (client/tasks.rs).
             Err(ClientError::TaskCreated(task)) => {
-                Box::pin(self.follow_task(&task, &options)).await
+                Box::pin(self.follow_task(&task, &options, &mut budget)).await
             }
             other => other,
         }
@@ -289,6 +295,7 @@ impl Client {
         params: CallToolRequestParams,
         first: Option<InputRequiredResult>,
         options: &RequestOptions,
+        budget: &mut CallBudget,
     ) -> Result<CallToolResult, ClientError> {
         let session = &self.session;
         // A -32020 earns one tools/list refresh per call, not per round.
@@ -297,6 +304,7 @@ impl Client {
             &session.inner.shared.callbacks,
             session.protocol_version(),
             self.limits,
+            budget,
             params,
             first,
             |params| {
@@ -412,10 +420,12 @@ impl Client {
         M::Params: mcp_types::RequestParams + InputResponseParams + Clone,
     {
         let session = &self.session;
+        let mut budget = CallBudget::default();
         let lp = drive(
             &session.inner.shared.callbacks,
             session.protocol_version(),
             self.limits,
+            &mut budget,
             params,
             first,
             |params| {
@@ -426,10 +436,26 @@ impl Client {
         self.bounded(lp).await
     }
 
+    /// Runs a loop under the loop timeout and, in the handshake era, with a sampling budget
+    /// for the back-channel requests that arrive meanwhile (client/back_channel.rs).
     async fn bounded<T>(
         &self,
         lp: impl Future<Output = Result<T, ClientError>>,
     ) -> Result<T, ClientError> {
+        let shared = &self.session.inner.shared;
+        let lp = async {
+            if shared.era() != Some(Era::Handshake) {
+                return lp.await;
+            }
+            let guard = BackChannelGate::grant(shared);
+            tokio::select! {
+                biased;
+                outcome = lp => outcome,
+                () = guard.grant.exceeded() => Err(ClientError::SamplingBudgetExceeded {
+                    max: self.limits.max_sampling,
+                }),
+            }
+        };
         match self.loop_timeout {
             None => lp.await,
             Some(after) => {
@@ -443,11 +469,13 @@ impl Client {
         }
     }
 
-    /// Answers a round of input requests with this client's callbacks (all concurrently), for
-    /// callers that drive the loop themselves.
+    /// Answers a round of input requests with this client's callbacks (concurrently, within
+    /// the builder's limits), for callers that drive the loop themselves. Each call is one round
+    /// with a budget of its own: the caller bounds how many rounds it answers.
     ///
     /// # Errors
-    /// A missing or refusing callback.
+    /// A missing or refusing callback; a round that asks too much
+    /// ([`ClientError::TooManyInputRequests`], [`ClientError::SamplingBudgetExceeded`]).
     pub async fn answer_input_requests(
         &self,
         requests: InputRequests,
@@ -456,8 +484,15 @@ impl Client {
             &self.session.inner.shared.callbacks,
             requests,
             self.session.protocol_version(),
+            &self.limits,
+            &mut CallBudget::default(),
         )
         .await
+    }
+
+    /// The limits the builder set (the flows runner checks a saved round against them).
+    pub(crate) fn limits(&self) -> &LoopLimits {
+        &self.limits
     }
 
     /// `completion/complete`.

@@ -86,8 +86,9 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// Defaults: [`Mode::Auto`], no callbacks (so no capabilities), at most 10 input rounds,
-    /// no time bounds except a 10 s `server/discover` probe.
+    /// Defaults: [`Mode::Auto`], no callbacks (so no capabilities), at most 10 input rounds
+    /// of at most 16 questions, 4 callbacks at a time, 10 sampling requests per call, no time
+    /// bounds except a 10 s `server/discover` probe.
     pub fn new() -> Self {
         Self {
             mode: Mode::Auto,
@@ -228,6 +229,42 @@ impl ClientBuilder {
         self
     }
 
+    /// How many input requests one round may carry (default 16). A round with more fails
+    /// before any callback runs with [`ClientError::TooManyInputRequests`] — a server cannot
+    /// make the client ask the user, or build a retry, without bound. The same number bounds
+    /// the handshake-era server→client requests answered at a time: one beyond it gets an
+    /// error response at once. Servers ask a handful of questions per round; 16 leaves room.
+    #[must_use]
+    pub fn max_input_requests_per_round(mut self, requests: usize) -> Self {
+        self.limits.max_input_requests = requests;
+        self
+    }
+
+    /// How many callbacks run at once, within a round and on the handshake-era back-channel
+    /// (default 4; at least 1). The others wait their turn.
+    #[must_use]
+    pub fn max_concurrent_callbacks(mut self, callbacks: usize) -> Self {
+        self.limits.max_concurrent_callbacks = callbacks.max(1);
+        self
+    }
+
+    /// How many sampling requests one `call_tool` / `get_prompt` / `read_resource` may have
+    /// answered (default 10: one per round of the default round limit), counted over its
+    /// input-required rounds and the input requests of the task it may become. Each sampling
+    /// request runs the model, which costs money and time, so a server must not be able to
+    /// ask for it without bound. A round that would exceed it fails before any callback runs
+    /// with [`ClientError::SamplingBudgetExceeded`]; identical questions count once.
+    ///
+    /// In the handshake era each call in flight brings this budget for the back-channel
+    /// `sampling/createMessage` requests that arrive while it runs; a request when no call in
+    /// flight has budget left (or no call is in flight) gets an error response, and the calls
+    /// in flight fail with [`ClientError::SamplingBudgetExceeded`].
+    #[must_use]
+    pub fn max_sampling_per_call(mut self, requests: u32) -> Self {
+        self.limits.max_sampling = requests;
+        self
+    }
+
     /// The backoff of state-only rounds: `initial`, doubling up to `max` (default 50 ms and
     /// 250 ms).
     #[must_use]
@@ -356,7 +393,7 @@ impl ClientBuilder {
     ) -> Result<Client, ClientError> {
         let (process, stdout, stdin) =
             super::transport::stdio::spawn(command, self.shutdown_grace)?;
-        let shared = Shared::new(self.callbacks.clone());
+        let shared = Shared::new(self.callbacks.clone(), &self.limits);
         let transport = LineTransport::start(
             stdout,
             stdin,
@@ -379,7 +416,7 @@ impl ClientBuilder {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let shared = Shared::new(self.callbacks.clone());
+        let shared = Shared::new(self.callbacks.clone(), &self.limits);
         let transport = LineTransport::start(
             reader,
             writer,
@@ -416,7 +453,7 @@ impl ClientBuilder {
                 .redirect(reqwest::redirect::Policy::none())
                 .build()?,
         };
-        let shared = Shared::new(self.callbacks.clone());
+        let shared = Shared::new(self.callbacks.clone(), &self.limits);
         let config = super::transport::http::HttpConfig {
             client,
             url,

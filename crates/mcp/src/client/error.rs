@@ -70,6 +70,32 @@ pub enum ClientError {
         max_rounds: u32,
     },
 
+    /// The server asked more questions in one round than `max_input_requests_per_round`
+    /// allows. The call was abandoned before any callback ran; nothing was sent back.
+    #[error(
+        "the server asked {count} questions in one round; at most {max} are answered (raise \
+         max_input_requests_per_round on the ClientBuilder)"
+    )]
+    TooManyInputRequests {
+        /// How many input requests the round carried.
+        count: usize,
+        /// The configured limit.
+        max: usize,
+    },
+
+    /// The server asked for more sampling (`sampling/createMessage`) in one call than
+    /// `max_sampling_per_call` allows — in its input-required rounds, its task's input
+    /// requests, or (handshake era) back-channel requests while the call ran. The call was
+    /// abandoned before the excess request reached the sampling callback.
+    #[error(
+        "the server asked for more than {max} sampling requests in one call (raise \
+         max_sampling_per_call on the ClientBuilder)"
+    )]
+    SamplingBudgetExceeded {
+        /// The configured limit.
+        max: u32,
+    },
+
     /// A session-level call that did not allow input-required results received one. The
     /// result is returned so the caller can still act on it.
     #[error(

@@ -30,6 +30,14 @@
 //! handshake era's server→client requests. A question without a callback fails the call
 //! locally with [`ClientError::MissingCallback`].
 //!
+//! A server cannot make a call cost without bound: at most
+//! [`ClientBuilder::max_input_requests_per_round`] questions a round (16), at most
+//! [`ClientBuilder::max_concurrent_callbacks`] callbacks at once (4), identical questions answered
+//! once, and at most [`ClientBuilder::max_sampling_per_call`] sampling requests a call (10) —
+//! in the loop, in a task's input requests and on the handshake-era back-channel alike. Past a
+//! limit the call fails locally ([`ClientError::TooManyInputRequests`],
+//! [`ClientError::SamplingBudgetExceeded`]) before any callback of the round runs.
+//!
 //! To drive the loop yourself — e.g. to persist a pending request and resume it in another
 //! process — use the [`Session`] methods with `allow_input_required`, and
 //! [`Client::resume_call_tool`] / [`PendingRequest`].
@@ -81,6 +89,7 @@
 mod api;
 #[cfg(feature = "auth-client")]
 pub mod auth;
+mod back_channel;
 mod builder;
 mod callbacks;
 mod error;

@@ -12,7 +12,9 @@ use mcp_types::{
     ProtocolVersion, RequestId, ServerCapabilities,
 };
 
+use super::back_channel::BackChannelGate;
 use super::callbacks::{Callbacks, ProgressCallback};
+use super::input_loop::LoopLimits;
 
 /// What negotiation settled.
 #[derive(Debug, Clone, Default)]
@@ -40,6 +42,8 @@ pub(crate) struct Shared {
     pub(crate) task_watchers: super::tasks::TaskWatchers,
     /// `Client::listen` subscriptions: where their notifications go (client/listen.rs).
     pub(crate) listens: super::listen::Listens,
+    /// The limits on the handshake era's server→client requests (client/back_channel.rs).
+    pub(crate) back_channel: BackChannelGate,
 }
 
 impl std::fmt::Debug for Shared {
@@ -52,7 +56,7 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(callbacks: Callbacks) -> Arc<Self> {
+    pub(crate) fn new(callbacks: Callbacks, limits: &LoopLimits) -> Arc<Self> {
         Arc::new(Self {
             callbacks,
             next_id: AtomicI64::new(1),
@@ -61,6 +65,7 @@ impl Shared {
             progress: Mutex::new(HashMap::new()),
             task_watchers: Mutex::new(HashMap::new()),
             listens: super::listen::Listens::default(),
+            back_channel: BackChannelGate::new(limits),
         })
     }
 
@@ -184,7 +189,8 @@ impl Shared {
     }
 
     /// Answers a request the server sent. Only the handshake era has server→client requests;
-    /// on a 2026-07-28 connection they are a protocol violation and get an error.
+    /// on a 2026-07-28 connection they are a protocol violation and get an error. The
+    /// back-channel's limits apply (client/back_channel.rs); `ping` is answered regardless.
     pub(crate) async fn answer_server_request(&self, request: Request) -> Vec<u8> {
         if self.era() == Some(Era::Modern) {
             let error =
@@ -194,7 +200,24 @@ impl Shared {
             return encode_error(Some(&request.id), &error);
         }
         let version = self.version();
-        self.callbacks.answer_server_request(request, version).await
+        if request.method == "ping" {
+            return self.callbacks.answer_server_request(request, version).await;
+        }
+        let gate = &self.back_channel;
+        let admitted = match gate.admit() {
+            Ok(permit) => permit,
+            Err(error) => return encode_error(Some(&request.id), &error),
+        };
+        if request.method == "sampling/createMessage"
+            && self.callbacks.sampling.is_some()
+            && let Err(error) = gate.charge_sampling()
+        {
+            return encode_error(Some(&request.id), &error);
+        }
+        let _running = gate.run().await;
+        let response = self.callbacks.answer_server_request(request, version).await;
+        drop(admitted);
+        response
     }
 }
 

@@ -53,7 +53,7 @@ use tokio::sync::mpsc;
 use super::api::Client;
 use super::builder::ClientBuilder;
 use super::error::ClientError;
-use super::input_loop::answer_all;
+use super::input_loop::{CallBudget, answer_all};
 use super::session::{RequestOptions, RoundOutcome, Session};
 
 /// How the client learns that a task changed.
@@ -272,6 +272,7 @@ impl Client {
                 CallToolRequestParams::new(name, arguments),
                 None,
                 &RequestOptions::new(),
+                &mut CallBudget::default(),
             )
             .await
         {
@@ -292,18 +293,21 @@ impl Client {
         task_id: &str,
         options: &RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
-        self.follow(task_id, None, options).await
+        self.follow(task_id, None, options, &mut CallBudget::default())
+            .await
     }
 
     /// Follows a task created by a `tools/call` (the hook of [`Client::call_tool`]); its
-    /// creation is the first status reported.
+    /// creation is the first status reported. The call's budget (rounds, sampling) goes on.
     pub(crate) async fn follow_task(
         &self,
         created: &CreateTaskResult,
         options: &RequestOptions,
+        budget: &mut CallBudget,
     ) -> Result<CallToolResult, ClientError> {
         let initial = DetailedTask::from_task(created.task());
-        self.follow(&created.task_id, Some(initial), options).await
+        self.follow(&created.task_id, Some(initial), options, budget)
+            .await
     }
 
     async fn follow(
@@ -311,6 +315,7 @@ impl Client {
         task_id: &str,
         initial: Option<DetailedTask>,
         options: &RequestOptions,
+        budget: &mut CallBudget,
     ) -> Result<CallToolResult, ClientError> {
         let settings = self
             .session()
@@ -328,6 +333,7 @@ impl Client {
             settings: &settings,
             options,
             task_id,
+            budget,
         };
         let outcome = match settings.timeout {
             None => Box::pin(follow.run(initial)).await,
@@ -375,6 +381,8 @@ struct Follow<'a> {
     settings: &'a TaskSettings,
     options: &'a RequestOptions,
     task_id: &'a str,
+    /// The call's limits so far: each batch of fresh questions is a round.
+    budget: &'a mut CallBudget,
 }
 
 impl Follow<'_> {
@@ -472,11 +480,15 @@ impl Follow<'_> {
                     .filter(|(key, _)| !answered.contains(key))
                     .collect();
                 if !fresh.is_empty() {
+                    let limits = self.client.limits();
+                    self.budget.next_round(limits)?;
                     let keys: Vec<String> = fresh.keys().cloned().collect();
                     let answers = Box::pin(answer_all(
                         &session.inner.shared.callbacks,
                         fresh,
                         session.protocol_version(),
+                        limits,
+                        &mut *self.budget,
                     ))
                     .await?;
                     session.update_task(self.task_id, answers).await?;

@@ -274,6 +274,16 @@ impl FakeServer {
     }
 }
 
+/// The `tools/call` requests a fake server received, in order.
+pub fn tool_calls(log: &Log) -> Vec<Value> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter(|m| m["method"] == "tools/call")
+        .cloned()
+        .collect()
+}
+
 /// A JSON-RPC result for `request`.
 pub fn result(request: &Value, result: Value) -> Value {
     let mut reply = json!({"jsonrpc": "2.0", "id": request["id"]});

@@ -156,6 +156,16 @@ enum Step<T> {
     Question(InputRequiredResult),
 }
 
+impl<T: Serialize> Step<T> {
+    /// The step with its result as JSON, as a flow record keeps it.
+    fn into_value(self) -> Result<Step<Value>, AttemptError> {
+        Ok(match self {
+            Self::Complete(result) => Step::Complete(serde_json::to_value(result)?),
+            Self::Question(input_required) => Step::Question(input_required),
+        })
+    }
+}
+
 /// Why a resumption attempt stopped short of a step.
 enum AttemptError {
     /// The client failed.
@@ -278,12 +288,7 @@ impl FlowRunner {
         owner: Option<&str>,
         params: R,
     ) -> Result<FlowStart<R::Output>, FlowError> {
-        let step = Box::pin(drive::<R>(
-            client.session(),
-            params.clone(),
-            self.max_state_rounds,
-        ))
-        .await?;
+        let step = Box::pin(self.rounds::<R>(client, params.clone())).await?;
         match step {
             Step::Complete(result) => Ok(FlowStart::Complete(result)),
             Step::Question(input_required) => {
@@ -499,6 +504,21 @@ impl FlowRunner {
         self.store.swap_claimed(&current, next).await
     }
 
+    /// Rounds until a result or a question, within this runner's and `client`'s limits.
+    async fn rounds<R: FlowRequest>(
+        &self,
+        client: &Client,
+        params: R,
+    ) -> Result<Step<R::Output>, ClientError> {
+        drive::<R>(
+            client.session(),
+            params,
+            self.max_state_rounds,
+            client.limits().max_input_requests,
+        )
+        .await
+    }
+
     /// The original request, from the start.
     async fn first_round<R: FlowRequest>(
         &self,
@@ -506,11 +526,8 @@ impl FlowRunner {
         record: &FlowRecord,
     ) -> Result<Step<Value>, AttemptError> {
         let params: R = serde_json::from_value(record.params.clone())?;
-        let step = Box::pin(drive::<R>(client.session(), params, self.max_state_rounds)).await?;
-        Ok(match step {
-            Step::Complete(result) => Step::Complete(serde_json::to_value(result)?),
-            Step::Question(input_required) => Step::Question(input_required),
-        })
+        let step = Box::pin(self.rounds::<R>(client, params)).await?;
+        step.into_value()
     }
 
     /// Removes the flows in `statuses` that have not changed for `older_than` (e.g. finished
@@ -585,11 +602,8 @@ impl FlowRunner {
         let mut params: R = serde_json::from_value(claimed.params.clone())?;
         params.set_input_responses(claimed.answers.clone());
         params.set_request_state(claimed.input_required.request_state.clone());
-        let step = Box::pin(drive::<R>(client.session(), params, self.max_state_rounds)).await?;
-        Ok(match step {
-            Step::Complete(result) => Step::Complete(serde_json::to_value(result)?),
-            Step::Question(input_required) => Step::Question(input_required),
-        })
+        let step = Box::pin(self.rounds::<R>(client, params)).await?;
+        step.into_value()
     }
 }
 
@@ -604,11 +618,13 @@ fn retryable(error: &ClientError) -> bool {
 }
 
 /// Sends rounds until a final result or a round with questions; `requestState`-only rounds are
-/// retried after a backoff.
+/// retried after a backoff. A round with more questions than the client's
+/// `max_input_requests_per_round` fails rather than being saved for the user.
 async fn drive<R: FlowRequest>(
     session: &Session,
     mut params: R,
     max_state_rounds: u32,
+    max_questions: usize,
 ) -> Result<Step<R::Output>, ClientError> {
     let mut backoff = Duration::from_millis(50);
     let mut state_rounds = 0u32;
@@ -616,11 +632,17 @@ async fn drive<R: FlowRequest>(
         match R::round(session, params.clone()).await? {
             RoundOutcome::Complete(result) => return Ok(Step::Complete(result)),
             RoundOutcome::InputRequired(input_required) => {
-                if input_required
+                let asked = input_required
                     .input_requests
                     .as_ref()
-                    .is_some_and(|questions| !questions.is_empty())
-                {
+                    .map_or(0, |q| q.len());
+                if asked > max_questions {
+                    return Err(ClientError::TooManyInputRequests {
+                        count: asked,
+                        max: max_questions,
+                    });
+                }
+                if asked > 0 {
                     return Ok(Step::Question(input_required));
                 }
                 state_rounds += 1;

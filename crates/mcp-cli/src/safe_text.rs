@@ -1,0 +1,196 @@
+//! Text from a server, made safe to print on a terminal.
+//!
+//! Everything a server says — elicitation messages, field titles, URLs, tool descriptions,
+//! results, error messages, task status lines — reaches the user's terminal. Printed raw, an
+//! escape sequence could erase the consent prompt and draw another ("Verified by your bank"), a
+//! carriage return could overwrite a line, and a bidi override or an invisible character could
+//! hide or reorder a URL's tail. So every such string goes through [`line`] or [`block`] before
+//! it is printed: control characters (C0, DEL, C1), format characters (Unicode category Cf:
+//! bidi overrides and isolates, zero-width spaces, the BOM, tag characters, …), line and
+//! paragraph separators, and the blank Hangul fillers are shown visibly as `\u{1b}`.
+//! Tabs stay; newlines stay only in [`block`] text, where the layout expects them. The zero-width
+//! joiner and non-joiner stay too: they shape scripts and emoji, and neither hides nor moves
+//! text.
+//!
+//! [`json`] writes JSON the same way: such characters in strings become `\uXXXX` escapes, so the
+//! output is still valid JSON of the same value.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io;
+
+use serde::Serialize;
+use serde_json::ser::{CharEscape, Formatter, PrettyFormatter};
+use unicode_general_category::{GeneralCategory, get_general_category};
+
+/// One line of server text: newlines are shown as `\u{a}` too.
+pub(crate) fn line(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// Server text that may span lines (descriptions, results): newlines are kept, a carriage
+/// return never is.
+pub(crate) fn block(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| hidden(c, keep_newlines)) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if hidden(c, keep_newlines) {
+            let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            shown.push(c);
+        }
+    }
+    Cow::Owned(shown)
+}
+
+/// Whether `c` could act on the terminal, or hide or reorder text, instead of showing.
+fn hidden(c: char, keep_newlines: bool) -> bool {
+    match c {
+        '\n' => !keep_newlines,
+        '\t' | '\u{200c}' | '\u{200d}' => false,
+        // C0, DEL and C1.
+        c if c.is_control() => true,
+        // Separators some terminals break lines at; blank "letters" that render as nothing.
+        '\u{2028}' | '\u{2029}' | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' => true,
+        c => get_general_category(c) == GeneralCategory::Format,
+    }
+}
+
+/// Pretty JSON with every character [`line`] would escape written as a `\uXXXX` escape.
+pub(crate) fn json(value: &impl Serialize) -> String {
+    let mut out = Vec::new();
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut out, SafeFormatter(PrettyFormatter::new()));
+    if value.serialize(&mut serializer).is_err() {
+        return String::new();
+    }
+    // serde_json writes valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// serde_json's pretty formatter, escaping what [`hidden`] names inside strings.
+struct SafeFormatter(PrettyFormatter<'static>);
+
+impl Formatter for SafeFormatter {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut start = 0;
+        for (at, c) in fragment.char_indices() {
+            if hidden(c, false) {
+                writer.write_all(&fragment.as_bytes()[start..at])?;
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(writer, "\\u{unit:04x}")?;
+                }
+                start = at + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn write_char_escape<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        char_escape: CharEscape,
+    ) -> io::Result<()> {
+        self.0.write_char_escape(writer, char_escape)
+    }
+
+    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_array(writer)
+    }
+
+    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_array(writer)
+    }
+
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_array_value(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_array_value(writer)
+    }
+
+    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_object(writer)
+    }
+
+    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_object(writer)
+    }
+
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.0.begin_object_key(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(writer)
+    }
+
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.0.end_object_value(writer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn controls_and_invisibles_are_shown() {
+        assert_eq!(
+            line("ok\u{1b}[2J\u{1b}[HVerified by your bank\r\n"),
+            "ok\\u{1b}[2J\\u{1b}[HVerified by your bank\\u{d}\\u{a}"
+        );
+        assert_eq!(block("two\nlines\r"), "two\nlines\\u{d}");
+        assert_eq!(
+            line("https://bank.example\u{202e}moc.live\u{2066}x\u{2069}"),
+            "https://bank.example\\u{202e}moc.live\\u{2066}x\\u{2069}"
+        );
+        assert_eq!(
+            line("\u{7f}\u{9b}\u{85}\u{200b}\u{feff}\u{ad}\u{e0041}\u{3164}"),
+            "\\u{7f}\\u{9b}\\u{85}\\u{200b}\\u{feff}\\u{ad}\\u{e0041}\\u{3164}"
+        );
+        // Ordinary text, tabs, accents, other scripts and joiners are left alone.
+        let plain = "Région\tnaïve 東京 مرحبا क्‍ष 👩\u{200d}💻";
+        assert!(matches!(line(plain), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_stays_valid_and_equal() {
+        let value = json!({"t\u{202e}": "a\u{1b}[31mb\u{9b}c\u{e0041}\"\\\n", "n": [1, 2.5]});
+        let text = json(&value);
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'));
+        assert!(!text.contains('\u{9b}') && !text.contains('\u{e0041}'));
+        assert!(
+            text.contains("\\u202e") && text.contains("\\udb40\\udc41"),
+            "{text}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+        assert_eq!(
+            json(&json!({"a": [1]})),
+            serde_json::to_string_pretty(&json!({"a": [1]})).unwrap()
+        );
+    }
+}
