@@ -13,9 +13,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use mcp::seal::RequestStateSecurity;
-use mcp::server::Server;
 use mcp::server::auth::{IntrospectionVerifier, JwksSource, JwtVerifier, ResourceServer};
 use mcp::server::http::HttpConfig;
+use mcp::server::{Server, ServerBuilder};
 use mcp::types::*;
 use serde_json::{Value, json};
 use server_support::request;
@@ -70,7 +70,12 @@ fn claims(resource: &str, sub: &str, scope: &str) -> Value {
 
 /// A server whose `provision` tool mints sealed state on round 1.
 fn server() -> Server {
-    Server::builder("Protected", "1.0.0")
+    provisioner(|builder| builder)
+}
+
+/// `server()`, with something more configured.
+fn provisioner(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Server {
+    let builder = Server::builder("Protected", "1.0.0")
         .tool(
             Tool::new("provision", Tool::empty_input_schema()),
             |_ctx, p: CallToolRequestParams| async move {
@@ -84,9 +89,8 @@ fn server() -> Server {
         )
         .seal_request_state(
             RequestStateSecurity::with_keys([b"0123456789abcdef0123456789abcdef"]).unwrap(),
-        )
-        .build()
-        .unwrap()
+        );
+    configure(builder).build().unwrap()
 }
 
 struct Endpoint {
@@ -98,13 +102,17 @@ struct Endpoint {
 
 impl Endpoint {
     async fn start(make: impl FnOnce(&str) -> ResourceServer) -> Self {
+        Self::serve(server(), make).await
+    }
+
+    async fn serve(server: Server, make: impl FnOnce(&str) -> ResourceServer) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let resource = format!("http://localhost:{port}/mcp");
         let config = HttpConfig::default().auth(make(&resource));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {
-            server()
+            server
                 .serve_http_on(listener, config, async {
                     let _ = stopped.await;
                 })
@@ -276,6 +284,49 @@ async fn state_minted_for_one_user_is_refused_for_another() {
     assert_eq!(
         (status, body["result"]["content"][0]["text"].as_str()),
         (200, Some("resumed step-2"))
+    );
+}
+
+#[tokio::test]
+async fn a_principal_hook_sees_the_validated_token() {
+    let signer = Signer::new("k1");
+    let jwks = JwkSet {
+        keys: vec![signer.jwk.clone()],
+    };
+    // Bind the user alone (not the OAuth client): a flow may move between a user's apps.
+    let server = provisioner(|builder| {
+        builder.bind_principal(|ctx| {
+            assert!(ctx.principal().is_some(), "the auth layer's principal");
+            let subject = ctx.access_token()?.subject.clone()?;
+            Some(mcp::seal::Principal::new(subject))
+        })
+    });
+    let endpoint = Endpoint::serve(server, |resource| {
+        ResourceServer::new(
+            resource,
+            JwtVerifier::new(ISSUER, resource, JwksSource::Static(jwks)),
+        )
+    })
+    .await;
+    let token = |sub: &str, client: &str| {
+        let mut claims = claims(&endpoint.resource, sub, "");
+        claims["client_id"] = json!(client);
+        signer.token(&claims)
+    };
+    let (_, _, round1) = endpoint
+        .post(
+            &request(1, "tools/call", json!({"name":"provision"})),
+            Some(&token("alice", "desktop")),
+        )
+        .await;
+    let mut retry = request(2, "tools/call", json!({"name":"provision"}));
+    retry["params"]["requestState"] = round1["result"]["requestState"].clone();
+    let (status, _, _) = endpoint.post(&retry, Some(&token("alice", "phone"))).await;
+    assert_eq!(status, 200, "the same user through another app");
+    let (status, _, body) = endpoint.post(&retry, Some(&token("bob", "desktop"))).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (400, json!(-32602))
     );
 }
 

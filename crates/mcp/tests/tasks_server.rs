@@ -335,8 +335,8 @@ async fn cancellation_is_cooperative_with_a_grace_period() {
 async fn tasks_belong_to_the_principal_that_created_them() {
     let tasks = tasks(Arc::new(MemoryStore::new()), &Arc::default()).build();
     let server = Server::builder("principals", "1.0.0")
-        .bind_principal(|parts| {
-            parts
+        .bind_principal(|ctx| {
+            ctx.http_parts()?
                 .headers
                 .get("x-user")
                 .and_then(|v| v.to_str().ok())
