@@ -217,26 +217,13 @@ async fn state_is_bound_to_the_audience() {
 #[tokio::test]
 async fn state_is_bound_to_the_principal() {
     // Identity established outside the SDK: a gateway header.
-    let server = Server::builder("Bookshop", "1.0.0")
-        .tool(
-            Tool::new("provision", Tool::empty_input_schema()),
-            |_ctx, p: CallToolRequestParams| async move {
-                match p.request_state {
-                    Some(state) => Outcome::Complete(CallToolResult::text(state)),
-                    None => Outcome::InputRequired(InputRequiredResult::new().with_state("mine")),
-                }
-            },
-        )
-        .bind_principal(|ctx| {
-            ctx.http_parts()?
-                .headers
-                .get("x-user")
-                .and_then(|u| u.to_str().ok())
-                .map(|u| Principal::from_oauth("app", Some("https://idp"), Some(u)))
-        })
-        .seal_request_state(RequestStateSecurity::with_keys([OLD]).unwrap())
-        .build()
-        .unwrap();
+    let server = bound_server(|ctx| {
+        ctx.http_parts()?
+            .headers
+            .get("x-user")
+            .and_then(|u| u.to_str().ok())
+            .map(|u| Principal::from_oauth("app", Some("https://idp"), Some(u)))
+    });
     let peer = HttpPeer::start(server).await;
     let round1 = request(1, "tools/call", json!({"name":"provision"}));
     let (_, _, messages) = peer.post(&round1, &[("x-user", Some("alice"))]).await;
@@ -262,12 +249,12 @@ async fn state_is_bound_to_the_principal() {
     );
 }
 
-/// `provisioner` on the stdio code path, binding whatever principal `bind` finds in the
-/// request context.
-fn bound_provisioner(
+/// A server whose `provision` tool mints the state `mine`, bound to whatever principal `bind`
+/// finds in the request context.
+fn bound_server(
     bind: impl Fn(&mcp::server::RequestContext) -> Option<Principal> + Send + Sync + 'static,
-) -> StdioPeer {
-    let server = Server::builder("Bookshop", "1.0.0")
+) -> Server {
+    Server::builder("Bookshop", "1.0.0")
         .tool(
             Tool::new("provision", Tool::empty_input_schema()),
             |_ctx, p: CallToolRequestParams| async move {
@@ -280,8 +267,14 @@ fn bound_provisioner(
         .bind_principal(bind)
         .seal_request_state(RequestStateSecurity::with_keys([OLD]).unwrap())
         .build()
-        .unwrap();
-    StdioPeer::start(server)
+        .unwrap()
+}
+
+/// [`bound_server`] on the stdio code path.
+fn bound_provisioner(
+    bind: impl Fn(&mcp::server::RequestContext) -> Option<Principal> + Send + Sync + 'static,
+) -> StdioPeer {
+    StdioPeer::start(bound_server(bind))
 }
 
 /// Round one on `peer` (with `_meta` additions), then the state it minted.
