@@ -708,3 +708,65 @@ async fn introspection_is_bounded_in_time_size_and_destination() {
         "the token was sent to the redirect target"
     );
 }
+
+#[tokio::test]
+async fn introspection_calls_in_flight_are_capped() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // An endpoint that holds every call until the test lets one go, recording how many it
+    // held at once.
+    struct Gate {
+        held: AtomicUsize,
+        most: AtomicUsize,
+        arrived: tokio::sync::Notify,
+        release: tokio::sync::Semaphore,
+    }
+    let gate = Arc::new(Gate {
+        held: AtomicUsize::new(0),
+        most: AtomicUsize::new(0),
+        arrived: tokio::sync::Notify::new(),
+        release: tokio::sync::Semaphore::new(0),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let held = Arc::clone(&gate);
+    let app = axum::Router::new()
+        .route(
+            "/introspect",
+            axum::routing::post(move || {
+                let gate = Arc::clone(&held);
+                async move {
+                    let now = gate.held.fetch_add(1, Ordering::SeqCst) + 1;
+                    gate.most.fetch_max(now, Ordering::SeqCst);
+                    gate.arrived.notify_one();
+                    gate.release.acquire().await.unwrap().forget();
+                    gate.held.fetch_sub(1, Ordering::SeqCst);
+                    axum::Json(json!({"active": true, "aud": "AUDIENCE", "sub": "x"}))
+                }
+            }),
+        )
+        .route("/ping", axum::routing::get(|| async { "pong" }));
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let endpoint = Endpoint::start(|_resource| {
+        let verifier =
+            IntrospectionVerifier::new(format!("{base}/introspect"), "rs", "secret", "AUDIENCE")
+                .max_concurrent(2);
+        ResourceServer::new("AUDIENCE", verifier)
+    })
+    .await;
+    let tokens: Vec<String> = (0..5).map(|i| format!("token-{i}")).collect();
+    let calls = tokio::spawn(async move { concurrently(&endpoint, &tokens).await });
+    for _ in 0..5 {
+        loop {
+            let arrived = gate.arrived.notified();
+            if gate.held.load(Ordering::SeqCst) > 0 {
+                break;
+            }
+            arrived.await;
+        }
+        // Give any call beyond the cap a round trip's time to show up, then let one go.
+        reqwest::get(format!("{base}/ping")).await.unwrap();
+        gate.release.add_permits(1);
+    }
+    assert_eq!(calls.await.unwrap(), [200; 5]);
+    assert_eq!(gate.most.load(Ordering::SeqCst), 2, "calls held at once");
+}

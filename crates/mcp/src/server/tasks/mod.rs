@@ -58,6 +58,13 @@
 //!   not stop within [`TasksBuilder::cancel_grace`] is dropped. Either way the task ends
 //!   `cancelled`.
 //!
+//! # Limits
+//!
+//! A principal may have at most [`TasksBuilder::max_tasks_per_principal`] unexpired tasks, and
+//! the store at most [`TasksBuilder::max_tasks`]; a `tools/call` past either is answered
+//! `-32603` with `data.reason = "task_limit"`. The store counts and inserts atomically
+//! ([`TaskStore::create`]), so the limits hold across the instances sharing it.
+//!
 //! # Restarts and several instances
 //!
 //! The store holds everything: status, checkpoint, outstanding questions, every answer, the
