@@ -13,9 +13,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use mcp::seal::RequestStateSecurity;
-use mcp::server::Server;
 use mcp::server::auth::{IntrospectionVerifier, JwksSource, JwtVerifier, ResourceServer};
 use mcp::server::http::HttpConfig;
+use mcp::server::{Server, ServerBuilder};
 use mcp::types::*;
 use serde_json::{Value, json};
 use server_support::request;
@@ -70,7 +70,12 @@ fn claims(resource: &str, sub: &str, scope: &str) -> Value {
 
 /// A server whose `provision` tool mints sealed state on round 1.
 fn server() -> Server {
-    Server::builder("Protected", "1.0.0")
+    provisioner(|builder| builder)
+}
+
+/// `server()`, with something more configured.
+fn provisioner(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Server {
+    let builder = Server::builder("Protected", "1.0.0")
         .tool(
             Tool::new("provision", Tool::empty_input_schema()),
             |_ctx, p: CallToolRequestParams| async move {
@@ -84,9 +89,8 @@ fn server() -> Server {
         )
         .seal_request_state(
             RequestStateSecurity::with_keys([b"0123456789abcdef0123456789abcdef"]).unwrap(),
-        )
-        .build()
-        .unwrap()
+        );
+    configure(builder).build().unwrap()
 }
 
 struct Endpoint {
@@ -98,13 +102,17 @@ struct Endpoint {
 
 impl Endpoint {
     async fn start(make: impl FnOnce(&str) -> ResourceServer) -> Self {
+        Self::serve(server(), make).await
+    }
+
+    async fn serve(server: Server, make: impl FnOnce(&str) -> ResourceServer) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let resource = format!("http://localhost:{port}/mcp");
         let config = HttpConfig::default().auth(make(&resource));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {
-            server()
+            server
                 .serve_http_on(listener, config, async {
                     let _ = stopped.await;
                 })
@@ -234,20 +242,25 @@ async fn metadata_and_challenges() {
     );
 }
 
-#[tokio::test]
-async fn state_minted_for_one_user_is_refused_for_another() {
-    let signer = Signer::new("k1");
+/// An endpoint that trusts `signer`'s key (a static JWKS).
+async fn trusting(signer: &Signer) -> Endpoint {
     let jwks = JwkSet {
         keys: vec![signer.jwk.clone()],
     };
-    let endpoint = Endpoint::start(|resource| {
+    Endpoint::start(|resource| {
         ResourceServer::new(
             resource,
             JwtVerifier::new(ISSUER, resource, JwksSource::Static(jwks)),
         )
         .authorization_server(ISSUER)
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn state_minted_for_one_user_is_refused_for_another() {
+    let signer = Signer::new("k1");
+    let endpoint = trusting(&signer).await;
     // Two users signed in through the same OAuth client.
     let alice = signer.token(&claims(&endpoint.resource, "alice", ""));
     let bob = signer.token(&claims(&endpoint.resource, "bob", ""));
@@ -271,6 +284,49 @@ async fn state_minted_for_one_user_is_refused_for_another() {
     assert_eq!(
         (status, body["result"]["content"][0]["text"].as_str()),
         (200, Some("resumed step-2"))
+    );
+}
+
+#[tokio::test]
+async fn a_principal_hook_sees_the_validated_token() {
+    let signer = Signer::new("k1");
+    let jwks = JwkSet {
+        keys: vec![signer.jwk.clone()],
+    };
+    // Bind the user alone (not the OAuth client): a flow may move between a user's apps.
+    let server = provisioner(|builder| {
+        builder.bind_principal(|ctx| {
+            assert!(ctx.principal().is_some(), "the auth layer's principal");
+            let subject = ctx.access_token()?.subject.clone()?;
+            Some(mcp::seal::Principal::new(subject))
+        })
+    });
+    let endpoint = Endpoint::serve(server, |resource| {
+        ResourceServer::new(
+            resource,
+            JwtVerifier::new(ISSUER, resource, JwksSource::Static(jwks)),
+        )
+    })
+    .await;
+    let token = |sub: &str, client: &str| {
+        let mut claims = claims(&endpoint.resource, sub, "");
+        claims["client_id"] = json!(client);
+        signer.token(&claims)
+    };
+    let (_, _, round1) = endpoint
+        .post(
+            &request(1, "tools/call", json!({"name":"provision"})),
+            Some(&token("alice", "desktop")),
+        )
+        .await;
+    let mut retry = request(2, "tools/call", json!({"name":"provision"}));
+    retry["params"]["requestState"] = round1["result"]["requestState"].clone();
+    let (status, _, _) = endpoint.post(&retry, Some(&token("alice", "phone"))).await;
+    assert_eq!(status, 200, "the same user through another app");
+    let (status, _, body) = endpoint.post(&retry, Some(&token("bob", "desktop"))).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (400, json!(-32602))
     );
 }
 
@@ -376,4 +432,341 @@ async fn introspection_checks_activity_and_audience() {
         401,
         "another resource's token"
     );
+}
+
+/// Each refused token gets 401 with `error="invalid_token"` and the metadata pointer.
+async fn assert_invalid_token(endpoint: &Endpoint, name: &str, token: &str) {
+    let discover = request(1, "server/discover", json!({}));
+    let (status, challenge, _) = endpoint.post(&discover, Some(token)).await;
+    let challenge = challenge.unwrap_or_default();
+    assert_eq!(status, 401, "{name}");
+    assert!(
+        challenge.contains("error=\"invalid_token\"") && challenge.contains("resource_metadata="),
+        "{name}: {challenge}"
+    );
+}
+
+#[tokio::test]
+async fn jwt_claims_exp_iss_and_aud_are_required() {
+    let signer = Signer::new("k1");
+    let endpoint = trusting(&signer).await;
+    let full = claims(&endpoint.resource, "alice", "");
+    let without = |keys: &[&str]| {
+        let mut claims = full.clone();
+        for key in keys {
+            claims.as_object_mut().unwrap().remove(*key);
+        }
+        signer.token(&claims)
+    };
+    let with = |key: &str, value: Value| {
+        let mut claims = full.clone();
+        claims[key] = value;
+        signer.token(&claims)
+    };
+    let cases = [
+        // A token minted for any other service of the same issuer.
+        ("missing aud", without(&["aud"])),
+        ("missing iss", without(&["iss"])),
+        ("missing aud and iss", without(&["aud", "iss"])),
+        ("missing exp", without(&["exp"])),
+        ("empty aud", with("aud", json!([]))),
+        ("null aud", with("aud", Value::Null)),
+        (
+            "other aud",
+            with("aud", json!("https://other.example.com/mcp")),
+        ),
+        ("other iss", with("iss", json!("https://evil.example.com"))),
+        (
+            "iss as an array",
+            with("iss", json!([ISSUER, "https://evil.example.com"])),
+        ),
+        ("expired", with("exp", json!(now() - 600))),
+        ("not yet valid", with("nbf", json!(now() + 600))),
+    ];
+    for (name, token) in &cases {
+        assert_invalid_token(&endpoint, name, token).await;
+    }
+    // The audience may be a list naming this resource among others.
+    let listed = with(
+        "aud",
+        json!(["https://other.example.com", endpoint.resource]),
+    );
+    let (status, _, _) = endpoint
+        .post(&request(1, "server/discover", json!({})), Some(&listed))
+        .await;
+    assert_eq!(status, 200);
+}
+
+/// A JWKS endpoint double: counts fetches; serves keys, fails, or never answers.
+#[derive(Clone, Default)]
+struct JwksDouble {
+    fetches: Arc<std::sync::atomic::AtomicUsize>,
+    entered: Arc<tokio::sync::Notify>,
+    mode: Arc<std::sync::Mutex<JwksMode>>,
+}
+
+#[derive(Clone, Default)]
+enum JwksMode {
+    Serve(JwkSet),
+    #[default]
+    Fail,
+    Stall,
+}
+
+impl JwksDouble {
+    async fn start(&self) -> String {
+        use axum::http::StatusCode;
+        use axum::response::IntoResponse;
+        let double = self.clone();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "http://127.0.0.1:{}/jwks",
+            listener.local_addr().unwrap().port()
+        );
+        let app = axum::Router::new().route(
+            "/jwks",
+            axum::routing::get(move || {
+                let double = double.clone();
+                async move {
+                    double
+                        .fetches
+                        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    double.entered.notify_one();
+                    let mode = double.mode.lock().unwrap().clone();
+                    match mode {
+                        JwksMode::Serve(keys) => axum::Json(keys).into_response(),
+                        JwksMode::Fail => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+                        JwksMode::Stall => std::future::pending().await,
+                    }
+                }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        url
+    }
+
+    fn fetches(&self) -> usize {
+        self.fetches.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Posts `server/discover` with each token at once; returns the statuses.
+async fn concurrently(endpoint: &Endpoint, tokens: &[String]) -> Vec<u16> {
+    let discover = request(1, "server/discover", json!({}));
+    let posts = tokens
+        .iter()
+        .map(|token| endpoint.post(&discover, Some(token)));
+    // A guard against a hang (the bug this catches), not a timing assertion.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        futures::future::join_all(posts),
+    )
+    .await
+    .expect("every request is answered")
+    .into_iter()
+    .map(|(status, _, _)| status)
+    .collect()
+}
+
+#[tokio::test]
+async fn a_failing_jwks_endpoint_is_fetched_once_per_refresh_interval() {
+    let double = JwksDouble::default();
+    let url = double.start().await;
+    let endpoint = Endpoint::start(|resource| {
+        ResourceServer::new(
+            resource,
+            JwtVerifier::new(ISSUER, resource, JwksSource::Url(url.clone())),
+        )
+    })
+    .await;
+    // Tokens naming made-up key ids, all at once: one fetch, the others wait for its result.
+    let tokens: Vec<String> = (0..8)
+        .map(|i| Signer::new(&format!("made-up-{i}")).token(&claims(&endpoint.resource, "a", "")))
+        .collect();
+    assert_eq!(concurrently(&endpoint, &tokens).await, [503; 8]);
+    assert_eq!(double.fetches(), 1, "one fetch in flight, shared");
+    // Within the refresh interval a failed fetch is not retried: no request pays for it.
+    assert_eq!(concurrently(&endpoint, &tokens[..3]).await, [503; 3]);
+    assert_eq!(double.fetches(), 1, "failures are rate limited");
+
+    // Once the endpoint serves keys, a new verifier picks them up: one fetch for many
+    // concurrent requests.
+    let signer = Signer::new("real");
+    *double.mode.lock().unwrap() = JwksMode::Serve(JwkSet {
+        keys: vec![signer.jwk.clone()],
+    });
+    let fresh = Endpoint::start(|resource| {
+        ResourceServer::new(
+            resource,
+            JwtVerifier::new(ISSUER, resource, JwksSource::Url(url.clone())),
+        )
+    })
+    .await;
+    let good: Vec<String> = (0..8)
+        .map(|_| signer.token(&claims(&fresh.resource, "a", "")))
+        .collect();
+    assert_eq!(concurrently(&fresh, &good).await, [200; 8]);
+    assert_eq!(double.fetches(), 2, "one fetch for the new verifier");
+    // A made-up key id after a successful fetch: invalid (401), and no fetch.
+    let made_up = Signer::new("made-up").token(&claims(&fresh.resource, "a", ""));
+    assert_eq!(concurrently(&fresh, &[made_up]).await, [401]);
+    assert_eq!(double.fetches(), 2);
+}
+
+#[tokio::test]
+async fn a_stalled_jwks_endpoint_costs_one_bounded_fetch() {
+    let double = JwksDouble::default();
+    *double.mode.lock().unwrap() = JwksMode::Stall;
+    let url = double.start().await;
+    let endpoint = Endpoint::start(|resource| {
+        let verifier = JwtVerifier::new(ISSUER, resource, JwksSource::Url(url.clone()))
+            .fetch_timeout(std::time::Duration::from_millis(300));
+        ResourceServer::new(resource, verifier)
+    })
+    .await;
+    let tokens: Vec<String> = (0..6)
+        .map(|i| Signer::new(&format!("k{i}")).token(&claims(&endpoint.resource, "a", "")))
+        .collect();
+    // Without a deadline every one of these would hang forever.
+    assert_eq!(concurrently(&endpoint, &tokens).await, [503; 6]);
+    double.entered.notified().await;
+    assert_eq!(double.fetches(), 1, "one fetch for all of them");
+    assert_eq!(concurrently(&endpoint, &tokens[..2]).await, [503; 2]);
+    assert_eq!(
+        double.fetches(),
+        1,
+        "not retried within the refresh interval"
+    );
+}
+
+/// An introspection endpoint double that never answers, or answers too much, or redirects.
+async fn hostile_introspection(
+    seen_by_redirect_target: Arc<std::sync::atomic::AtomicUsize>,
+) -> String {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let target = format!("{base}/elsewhere");
+    let app = axum::Router::new()
+        .route(
+            "/stall",
+            axum::routing::post(std::future::pending::<String>),
+        )
+        .route(
+            "/huge",
+            axum::routing::post(|| async {
+                let padding = "x".repeat(1024 * 1024);
+                axum::Json(json!({"active": true, "aud": "AUDIENCE", "padding": padding}))
+            }),
+        )
+        .route(
+            "/redirect",
+            axum::routing::post(move || {
+                let target = target.clone();
+                async move {
+                    (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, target)]).into_response()
+                }
+            }),
+        )
+        .route(
+            "/elsewhere",
+            axum::routing::post(move || {
+                seen_by_redirect_target.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async { axum::Json(json!({"active": true, "aud": "AUDIENCE"})) }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+#[tokio::test]
+async fn introspection_is_bounded_in_time_size_and_destination() {
+    let redirected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let base = hostile_introspection(Arc::clone(&redirected)).await;
+    for (path, what) in [
+        ("stall", "an endpoint that never answers"),
+        ("huge", "a 1 MiB answer"),
+        ("redirect", "a redirect (the token would follow it)"),
+    ] {
+        let endpoint = Endpoint::start(|_resource| {
+            let verifier =
+                IntrospectionVerifier::new(format!("{base}/{path}"), "rs", "secret", "AUDIENCE")
+                    .timeout(std::time::Duration::from_millis(300));
+            ResourceServer::new("AUDIENCE", verifier)
+        })
+        .await;
+        assert_eq!(
+            concurrently(&endpoint, &["opaque".to_owned(), "other".to_owned()]).await,
+            [503, 503],
+            "{what}"
+        );
+    }
+    assert_eq!(
+        redirected.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the token was sent to the redirect target"
+    );
+}
+
+#[tokio::test]
+async fn introspection_calls_in_flight_are_capped() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // An endpoint that holds every call until the test lets one go, recording how many it
+    // held at once.
+    struct Gate {
+        held: AtomicUsize,
+        most: AtomicUsize,
+        arrived: tokio::sync::Notify,
+        release: tokio::sync::Semaphore,
+    }
+    let gate = Arc::new(Gate {
+        held: AtomicUsize::new(0),
+        most: AtomicUsize::new(0),
+        arrived: tokio::sync::Notify::new(),
+        release: tokio::sync::Semaphore::new(0),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let held = Arc::clone(&gate);
+    let app = axum::Router::new()
+        .route(
+            "/introspect",
+            axum::routing::post(move || {
+                let gate = Arc::clone(&held);
+                async move {
+                    let now = gate.held.fetch_add(1, Ordering::SeqCst) + 1;
+                    gate.most.fetch_max(now, Ordering::SeqCst);
+                    gate.arrived.notify_one();
+                    gate.release.acquire().await.unwrap().forget();
+                    gate.held.fetch_sub(1, Ordering::SeqCst);
+                    axum::Json(json!({"active": true, "aud": "AUDIENCE", "sub": "x"}))
+                }
+            }),
+        )
+        .route("/ping", axum::routing::get(|| async { "pong" }));
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let endpoint = Endpoint::start(|_resource| {
+        let verifier =
+            IntrospectionVerifier::new(format!("{base}/introspect"), "rs", "secret", "AUDIENCE")
+                .max_concurrent(2);
+        ResourceServer::new("AUDIENCE", verifier)
+    })
+    .await;
+    let tokens: Vec<String> = (0..5).map(|i| format!("token-{i}")).collect();
+    let calls = tokio::spawn(async move { concurrently(&endpoint, &tokens).await });
+    for _ in 0..5 {
+        loop {
+            let arrived = gate.arrived.notified();
+            if gate.held.load(Ordering::SeqCst) > 0 {
+                break;
+            }
+            arrived.await;
+        }
+        // Give any call beyond the cap a round trip's time to show up, then let one go.
+        reqwest::get(format!("{base}/ping")).await.unwrap();
+        gate.release.add_permits(1);
+    }
+    assert_eq!(calls.await.unwrap(), [200; 5]);
+    assert_eq!(gate.most.load(Ordering::SeqCst), 2, "calls held at once");
 }

@@ -217,26 +217,13 @@ async fn state_is_bound_to_the_audience() {
 #[tokio::test]
 async fn state_is_bound_to_the_principal() {
     // Identity established outside the SDK: a gateway header.
-    let server = Server::builder("Bookshop", "1.0.0")
-        .tool(
-            Tool::new("provision", Tool::empty_input_schema()),
-            |_ctx, p: CallToolRequestParams| async move {
-                match p.request_state {
-                    Some(state) => Outcome::Complete(CallToolResult::text(state)),
-                    None => Outcome::InputRequired(InputRequiredResult::new().with_state("mine")),
-                }
-            },
-        )
-        .bind_principal(|parts| {
-            parts
-                .headers
-                .get("x-user")
-                .and_then(|u| u.to_str().ok())
-                .map(|u| Principal::from_oauth("app", Some("https://idp"), Some(u)))
-        })
-        .seal_request_state(RequestStateSecurity::with_keys([OLD]).unwrap())
-        .build()
-        .unwrap();
+    let server = bound_server(|ctx| {
+        ctx.http_parts()?
+            .headers
+            .get("x-user")
+            .and_then(|u| u.to_str().ok())
+            .map(|u| Principal::from_oauth("app", Some("https://idp"), Some(u)))
+    });
     let peer = HttpPeer::start(server).await;
     let round1 = request(1, "tools/call", json!({"name":"provision"}));
     let (_, _, messages) = peer.post(&round1, &[("x-user", Some("alice"))]).await;
@@ -259,6 +246,104 @@ async fn state_is_bound_to_the_principal() {
         (status, &messages[0]["error"]),
         (400, &frozen()),
         "no user at all"
+    );
+}
+
+/// A server whose `provision` tool mints the state `mine`, bound to whatever principal `bind`
+/// finds in the request context.
+fn bound_server(
+    bind: impl Fn(&mcp::server::RequestContext) -> Option<Principal> + Send + Sync + 'static,
+) -> Server {
+    Server::builder("Bookshop", "1.0.0")
+        .tool(
+            Tool::new("provision", Tool::empty_input_schema()),
+            |_ctx, p: CallToolRequestParams| async move {
+                match p.request_state {
+                    Some(state) => Outcome::Complete(CallToolResult::text(state)),
+                    None => Outcome::InputRequired(InputRequiredResult::new().with_state("mine")),
+                }
+            },
+        )
+        .bind_principal(bind)
+        .seal_request_state(RequestStateSecurity::with_keys([OLD]).unwrap())
+        .build()
+        .unwrap()
+}
+
+/// [`bound_server`] on the stdio code path.
+fn bound_provisioner(
+    bind: impl Fn(&mcp::server::RequestContext) -> Option<Principal> + Send + Sync + 'static,
+) -> StdioPeer {
+    StdioPeer::start(bound_server(bind))
+}
+
+/// Round one on `peer` (with `_meta` additions), then the state it minted.
+async fn minted(peer: &mut StdioPeer, meta: &Value) -> Value {
+    let mut round1 = request(1, "tools/call", json!({"name":"provision"}));
+    merge_meta(&mut round1, meta);
+    let (response, _) = peer.request(&round1).await;
+    response["result"]["requestState"].clone()
+}
+
+fn merge_meta(body: &mut Value, meta: &Value) {
+    for (key, value) in meta.as_object().unwrap() {
+        body["params"]["_meta"][key] = value.clone();
+    }
+}
+
+/// The retry of round one with `state` (and `_meta` additions) on `peer`.
+async fn redeem(peer: &mut StdioPeer, state: &Value, meta: &Value) -> Value {
+    let mut retry = request(2, "tools/call", json!({"name":"provision"}));
+    retry["params"]["requestState"] = state.clone();
+    merge_meta(&mut retry, meta);
+    peer.request(&retry).await.0
+}
+
+#[tokio::test]
+async fn stdio_servers_bind_a_principal_from_the_request_context() {
+    // Stdio servers launched for two users share keys and name; each binds its own user.
+    let user =
+        |name: &'static str| move |_: &mcp::server::RequestContext| Some(Principal::new(name));
+    let mut alice = bound_provisioner(user("alice"));
+    let mut alice_again = bound_provisioner(user("alice"));
+    let mut bob = bound_provisioner(user("bob"));
+    let mut nobody = bound_provisioner(|_| None);
+    let none = json!({});
+    let state = minted(&mut alice, &none).await;
+    assert_eq!(
+        redeem(&mut alice_again, &state, &none).await["result"]["content"][0]["text"],
+        "mine",
+        "the same user, another process"
+    );
+    assert_eq!(
+        redeem(&mut bob, &state, &none).await["error"],
+        frozen(),
+        "another user's server"
+    );
+    assert_eq!(
+        redeem(&mut nobody, &state, &none).await["error"],
+        frozen(),
+        "a server that binds nobody"
+    );
+
+    // One connection serving several users, named by a host the server trusts in `_meta`.
+    let mut shared = bound_provisioner(|ctx| {
+        ctx.meta()
+            .extra
+            .get("example.com/user")
+            .and_then(Value::as_str)
+            .map(Principal::new)
+    });
+    let as_user = |name: &str| json!({"example.com/user": name});
+    let state = minted(&mut shared, &as_user("carol")).await;
+    assert_eq!(
+        redeem(&mut shared, &state, &as_user("dave")).await["error"],
+        frozen(),
+        "another user on the same connection"
+    );
+    assert_eq!(
+        redeem(&mut shared, &state, &as_user("carol")).await["result"]["content"][0]["text"],
+        "mine"
     );
 }
 

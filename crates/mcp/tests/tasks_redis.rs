@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp::client::{Client, RequestOptions, TaskSettings, ToolStart};
-use mcp::server::tasks::{RedisStore, TaskRecord, TaskStore, Tasks};
+use mcp::server::tasks::{RedisStore, TaskLimits, TaskRecord, TaskStore, Tasks};
 use mcp::types::{ElicitRequestParams, ElicitResult, TaskStatus};
 use redis_support::{Persistence, Redis};
 use serde_json::{Value, json};
@@ -182,6 +182,14 @@ impl AnswerOne for Client {
 }
 
 #[tokio::test]
+async fn the_redis_store_keeps_the_limits_across_connections() {
+    let redis = Redis::start(Persistence::AppendOnly).await;
+    let connect = || RedisStore::connect(&redis.url, "{mcp-limits}");
+    let (a, b) = (connect().await.unwrap(), connect().await.unwrap());
+    check_limits(&a, &b).await;
+}
+
+#[tokio::test]
 async fn the_redis_store_keeps_the_contract() {
     let redis = Redis::start(Persistence::AppendOnly).await;
     let store = connect(&redis).await;
@@ -192,8 +200,12 @@ async fn the_redis_store_keeps_the_contract() {
         .as_millis() as u64;
     let mut record = TaskRecord::new("contract".to_owned(), "tool".to_owned(), now);
     record.ttl_ms = Some(60_000);
-    store.create(&record).await.unwrap();
-    assert!(other.create(&record).await.is_err(), "create is exclusive");
+    let unlimited = TaskLimits::default();
+    store.create(&record, unlimited).await.unwrap();
+    assert!(
+        other.create(&record, unlimited).await.is_err(),
+        "create is exclusive"
+    );
     assert_eq!(
         other.load("contract").await.unwrap().as_ref(),
         Some(&record)
@@ -222,7 +234,7 @@ async fn the_redis_store_keeps_the_contract() {
     // Expiry is Redis's: a record past its TTL disappears on its own.
     let mut short = TaskRecord::new("short".to_owned(), "tool".to_owned(), now);
     short.ttl_ms = Some(100);
-    store.create(&short).await.unwrap();
+    store.create(&short, unlimited).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while store.load("short").await.unwrap().is_some() {
         assert!(tokio::time::Instant::now() < deadline, "never expired");

@@ -334,18 +334,7 @@ async fn cancellation_is_cooperative_with_a_grace_period() {
 #[tokio::test]
 async fn tasks_belong_to_the_principal_that_created_them() {
     let tasks = tasks(Arc::new(MemoryStore::new()), &Arc::default()).build();
-    let server = Server::builder("principals", "1.0.0")
-        .bind_principal(|parts| {
-            parts
-                .headers
-                .get("x-user")
-                .and_then(|v| v.to_str().ok())
-                .map(mcp::seal::Principal::new)
-        })
-        .tasks(tasks)
-        .build()
-        .unwrap();
-    let server = HttpServer::start(server).await;
+    let server = HttpServer::start(server_by_user(tasks)).await;
     let create = request(1, "tools/call", json!({"name": "ask_twice"}), &with_tasks());
     let (_, created) = server.post(&create, &[("x-user", Some("alice"))]).await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();

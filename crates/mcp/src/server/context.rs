@@ -159,15 +159,47 @@ impl RequestContext {
         self.inner.meta.progress_token.as_ref()
     }
 
-    /// The authenticated principal, when the transport authenticated the request.
+    /// The principal the request is made by: the one the transport authenticated, or what
+    /// [`super::ServerBuilder::bind_principal`] made of it. Sealed state and tasks are bound
+    /// to it.
     pub fn principal(&self) -> Option<&Principal> {
         self.inner.principal.as_ref()
+    }
+
+    /// Replaces the principal of a context that was just made (before any handler sees it).
+    pub(crate) fn set_principal(&mut self, principal: Option<Principal>) {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.principal = principal;
+            return;
+        }
+        // The hook kept a clone of the context: give this request a context of its own.
+        let inner = &self.inner;
+        *self = Self::new(ContextParts {
+            server: inner.server.clone(),
+            id: inner.id.clone(),
+            method: inner.method.clone(),
+            meta: inner.meta.clone(),
+            protocol_version: inner.protocol_version.clone(),
+            notifier: inner.notifier.clone(),
+            cancel: inner.cancel.clone(),
+            principal,
+            legacy: inner.legacy.clone(),
+            #[cfg(feature = "http-server")]
+            http: inner.http.clone(),
+        });
     }
 
     /// The HTTP request head (headers, extensions set by middleware), on streamable HTTP.
     #[cfg(feature = "http-server")]
     pub fn http_parts(&self) -> Option<&http::request::Parts> {
         self.inner.http.as_deref()
+    }
+
+    /// The access token the auth layer validated ([`super::http::HttpConfig::auth`]), on
+    /// streamable HTTP.
+    #[cfg(feature = "auth")]
+    pub fn access_token(&self) -> Option<&super::auth::AccessToken> {
+        self.http_parts()?.extensions.get()
     }
 
     /// The server serving this request (to announce list changes from a handler, say).

@@ -43,6 +43,7 @@ pub(crate) struct Incoming<'a> {
     pub(crate) method: &'a str,
     pub(crate) params: Option<&'a RawValue>,
     pub(crate) headers: Option<&'a dyn HeaderAccess>,
+    /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]).
     pub(crate) principal: Option<Principal>,
     /// The handshake-era session, when the request belongs to one.
     pub(crate) legacy: Option<Arc<LegacySession>>,
@@ -488,7 +489,7 @@ impl Server {
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> RequestContext {
-        RequestContext::new(ContextParts {
+        let mut ctx = RequestContext::new(ContextParts {
             server: self.clone(),
             id: incoming.id.clone(),
             method: incoming.method.into(),
@@ -500,7 +501,9 @@ impl Server {
             legacy: incoming.legacy.clone(),
             #[cfg(feature = "http-server")]
             http: incoming.http.clone(),
-        })
+        });
+        self.bind_principal(&mut ctx);
+        ctx
     }
 
     /// `resultType: "complete"` (unless the handler chose another) and the server stamp.

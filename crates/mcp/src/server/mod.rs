@@ -144,18 +144,15 @@ struct Inner {
     supported_versions: Vec<ProtocolVersion>,
     changes: broadcast::Sender<Change>,
     shutdown: CancellationToken,
-    #[cfg(feature = "http-server")]
     principal: Option<PrincipalHook>,
     /// The tasks extension's runtime (`ServerBuilder::tasks`).
     #[cfg(feature = "tasks")]
     tasks: Option<tasks::Tasks>,
 }
 
-/// Finds the authenticated principal of an HTTP request (see
+/// Finds the principal a request is made by, on any transport (see
 /// [`ServerBuilder::bind_principal`]).
-#[cfg(feature = "http-server")]
-pub type PrincipalHook =
-    Arc<dyn Fn(&::http::request::Parts) -> Option<mcp_seal::Principal> + Send + Sync>;
+pub type PrincipalHook = Arc<dyn Fn(&RequestContext) -> Option<mcp_seal::Principal> + Send + Sync>;
 
 /// Capabilities declared even when nothing of that kind is registered yet.
 #[derive(Debug, Clone, Copy, Default)]
@@ -186,15 +183,22 @@ impl Server {
         self.inner.sealing.as_ref()
     }
 
-    /// The authenticated principal of an HTTP request.
+    /// The principal the HTTP layer authenticated (the auth layer's, or what other middleware
+    /// put in the request extensions); [`ServerBuilder::bind_principal`] may replace it.
     #[cfg(feature = "http-server")]
     pub(crate) fn principal_of(
         &self,
         parts: &::http::request::Parts,
     ) -> Option<mcp_seal::Principal> {
-        match &self.inner.principal {
-            Some(hook) => hook(parts),
-            None => parts.extensions.get::<mcp_seal::Principal>().cloned(),
+        parts.extensions.get::<mcp_seal::Principal>().cloned()
+    }
+
+    /// The principal of a request whose context was just made: the hook's answer, or the
+    /// transport's when there is no hook.
+    pub(crate) fn bind_principal(&self, ctx: &mut RequestContext) {
+        if let Some(hook) = &self.inner.principal {
+            let principal = hook(ctx);
+            ctx.set_principal(principal);
         }
     }
 
@@ -389,7 +393,6 @@ pub struct ServerBuilder {
     declare: Declared,
     logging: bool,
     page_size: Option<usize>,
-    #[cfg(feature = "http-server")]
     principal: Option<PrincipalHook>,
     #[cfg(feature = "tasks")]
     tasks: Option<tasks::Tasks>,
@@ -417,7 +420,6 @@ impl ServerBuilder {
             declare: Declared::default(),
             logging: true,
             page_size: None,
-            #[cfg(feature = "http-server")]
             principal: None,
             #[cfg(feature = "tasks")]
             tasks: None,
@@ -545,15 +547,26 @@ impl ServerBuilder {
         self
     }
 
-    /// How to find the authenticated principal of an HTTP request, for identity established
-    /// outside the SDK (a gateway header, your own middleware). Sealed state is bound to it, so a
-    /// flow started by one user cannot be finished by another. Without a hook, the principal is
-    /// the [`mcp_seal::Principal`] that middleware put in the request extensions, if any.
-    #[cfg(feature = "http-server")]
+    /// How to find the principal a request is made by, on every transport. Sealed
+    /// `requestState` is bound to it, so a flow started by one user cannot be finished by
+    /// another, and tasks are visible to it alone.
+    ///
+    /// The hook gets the request's context: its `_meta` ([`RequestContext::meta`],
+    /// [`RequestContext::client_info`]), on HTTP the request head
+    /// ([`RequestContext::http_parts`]) and, with the `auth` feature, the validated access token
+    /// (`RequestContext::access_token`). While the hook runs, [`RequestContext::principal`] is
+    /// the principal the transport authenticated (the auth layer's, or one that middleware put
+    /// in the request extensions); the hook's answer replaces it for the rest of the request.
+    ///
+    /// Without a hook, an HTTP request's principal is the transport's, and a stdio or in-memory
+    /// request has none. A stdio server launched for one user binds that user, e.g.
+    /// `.bind_principal(move |_| Some(user.clone()))`, so that state sealed under the same keys
+    /// for another user's server is refused. Everything in `_meta` is the client's word: bind it
+    /// only when the client is trusted to speak for its users.
     #[must_use]
     pub fn bind_principal(
         mut self,
-        hook: impl Fn(&::http::request::Parts) -> Option<mcp_seal::Principal> + Send + Sync + 'static,
+        hook: impl Fn(&RequestContext) -> Option<mcp_seal::Principal> + Send + Sync + 'static,
     ) -> Self {
         self.principal = Some(Arc::new(hook));
         self
@@ -610,7 +623,6 @@ impl ServerBuilder {
                 supported_versions: ProtocolVersion::MODERN.to_vec(),
                 changes,
                 shutdown: CancellationToken::new(),
-                #[cfg(feature = "http-server")]
                 principal: self.principal,
                 #[cfg(feature = "tasks")]
                 tasks: self.tasks,

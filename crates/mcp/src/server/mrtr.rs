@@ -62,6 +62,7 @@ impl Server {
     pub(crate) fn open_state(
         &self,
         incoming: &Incoming<'_>,
+        ctx: &RequestContext,
         target: &Target<'_>,
         state: &mut Option<String>,
     ) -> Result<(), ErrorObject> {
@@ -71,7 +72,7 @@ impl Server {
         let arguments = raw_arguments(incoming.params);
         let binding = RequestBinding::new(target.method, target.name)
             .with_arguments(arguments.as_ref())
-            .with_principal(incoming.principal.as_ref());
+            .with_principal(ctx.principal());
         match policy.open(token, &binding) {
             Ok(plain) => {
                 *state = Some(plain);
@@ -142,7 +143,7 @@ impl Server {
             let arguments = raw_arguments(incoming.params);
             let binding = RequestBinding::new(target.method, target.name)
                 .with_arguments(arguments.as_ref())
-                .with_principal(incoming.principal.as_ref());
+                .with_principal(ctx.principal());
             let sealed = policy.seal(state, &binding).map_err(|error| {
                 tracing::error!(%error, "requestState could not be sealed");
                 internal("Internal error")
@@ -178,7 +179,9 @@ impl Server {
             name: &entry.tool.name,
         };
         check_input_responses(params.input_responses.as_ref())?;
-        self.open_state(incoming, &target, &mut params.request_state)?;
+        // The context first: the principal the state is bound to is the context's.
+        let ctx = self.context(incoming, meta, version, notifier, cancel);
+        self.open_state(incoming, &ctx, &target, &mut params.request_state)?;
         // Arguments that break the schema are a tool error the model can correct, not a
         // protocol error (2025-11-25 on).
         if let Err(problem) = check_arguments(&entry.input_check, &mut params.arguments) {
@@ -187,7 +190,6 @@ impl Server {
                 CallToolResult::error(format!("Input validation error: {problem}")),
             );
         }
-        let ctx = self.context(incoming, meta, version, notifier, cancel);
         let mut outcome = entry.handler.call(ctx.clone(), params).await?;
         ctx.finish();
         if let (Some(check), Outcome::Complete(result)) = (&entry.output_check, &mut outcome) {
@@ -226,8 +228,8 @@ impl Server {
             name: &entry.prompt.name,
         };
         check_input_responses(params.input_responses.as_ref())?;
-        self.open_state(incoming, &target, &mut params.request_state)?;
         let ctx = self.context(incoming, meta, version, notifier, cancel);
+        self.open_state(incoming, &ctx, &target, &mut params.request_state)?;
         let outcome = entry.handler.get(ctx.clone(), params).await;
         ctx.finish();
         self.finish_outcome(incoming, &ctx, &target, outcome?)
@@ -249,22 +251,18 @@ impl Server {
             name: &uri,
         };
         check_input_responses(params.input_responses.as_ref())?;
-        self.open_state(incoming, &target, &mut params.request_state)?;
+        let ctx = self.context(incoming, meta, version, notifier, cancel);
+        self.open_state(incoming, &ctx, &target, &mut params.request_state)?;
         let outcome = if let Some(entry) = registry.resource(&uri).cloned() {
-            let ctx = self.context(incoming, meta, version, notifier, cancel);
             let result = entry.handler.read(ctx.clone(), params).await;
-            ctx.finish();
-            (ctx, result.map(Outcome::Complete))
+            result.map(Outcome::Complete)
         } else if let Some((entry, variables)) = registry.template_for(&uri) {
             let entry = Arc::clone(entry);
-            let ctx = self.context(incoming, meta, version, notifier, cancel);
-            let result = entry.handler.read(ctx.clone(), params, variables).await;
-            ctx.finish();
-            (ctx, result)
+            entry.handler.read(ctx.clone(), params, variables).await
         } else {
             return Err(ErrorObject::resource_not_found(&uri));
         };
-        let (ctx, outcome) = outcome;
+        ctx.finish();
         let outcome = match outcome? {
             Outcome::Complete(result) if result.contents.is_empty() => {
                 // Never an empty `contents`: that is how "not found" must not be said.

@@ -53,6 +53,9 @@ pub enum RegistrationError {
     /// A sealing policy that cannot be installed (e.g. explicit keys and no server name).
     #[error("request-state sealing: {0}")]
     Sealing(String),
+    /// A tasks runtime that cannot run (e.g. no instance id: system randomness failed).
+    #[error("tasks: {0}")]
+    Tasks(String),
 }
 
 pub(crate) struct ToolEntry {

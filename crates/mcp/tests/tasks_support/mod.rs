@@ -260,6 +260,21 @@ pub fn server(tasks: Tasks) -> Server {
         .unwrap()
 }
 
+/// A server with the task fixtures whose principal is the `x-user` header (a gateway's).
+pub fn server_by_user(tasks: Tasks) -> Server {
+    Server::builder("principals", "1.0.0")
+        .bind_principal(|ctx| {
+            ctx.http_parts()?
+                .headers
+                .get("x-user")
+                .and_then(|v| v.to_str().ok())
+                .map(mcp::seal::Principal::new)
+        })
+        .tasks(tasks)
+        .build()
+        .unwrap()
+}
+
 /// The `_meta` of a 2026-07-28 request.
 pub fn meta(capabilities: &Value) -> Value {
     json!({
@@ -414,4 +429,66 @@ pub async fn start(server: &HttpServer, tool: &str, arguments: Value) -> String 
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["result"]["resultType"], "task", "{reply}");
     reply["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+/// The task-limit contract every store keeps: `a` and `b` are two handles on one empty store
+/// (two connections, as two instances would hold).
+pub async fn check_limits(a: &dyn TaskStore, b: &dyn TaskStore) {
+    use mcp::server::tasks::{Admission, TaskLimits, TaskRecord};
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut next_id = 0;
+    let mut record = |principal: Option<&str>, at: u64| {
+        next_id += 1;
+        let mut record = TaskRecord::new(format!("limits-{next_id}"), "tool".to_owned(), at);
+        record.principal = principal.map(str::to_owned);
+        record.ttl_ms = Some(60_000);
+        record
+    };
+    let limits = TaskLimits {
+        per_principal: Some(2),
+        total: Some(3),
+    };
+    let cases = [
+        (Some("alice"), Admission::Created),
+        (Some("alice"), Admission::Created),
+        (Some("alice"), Admission::PrincipalLimit),
+        (None, Admission::Created),
+        (Some("bob"), Admission::TotalLimit),
+        (None, Admission::TotalLimit),
+    ];
+    for (i, (principal, expected)) in cases.into_iter().enumerate() {
+        let store = if i % 2 == 0 { a } else { b };
+        let admission = store.create(&record(principal, now), limits).await.unwrap();
+        assert_eq!(admission, expected, "task {i} of {principal:?}");
+    }
+    assert_eq!(
+        a.load(&format!("limits-{}", 3)).await.unwrap(),
+        None,
+        "a refused task is not stored"
+    );
+    // A minute later the first three have expired (finished or not): room again.
+    let later = now + 60_001;
+    assert_eq!(
+        a.create(&record(Some("bob"), later), limits).await.unwrap(),
+        Admission::Created
+    );
+
+    // Two instances racing: exactly the limit is created.
+    let racing = TaskLimits {
+        per_principal: Some(4),
+        total: None,
+    };
+    let attempts: Vec<TaskRecord> = (0..12).map(|_| record(Some("carol"), now)).collect();
+    let created = futures::future::join_all(attempts.iter().enumerate().map(|(i, record)| {
+        let store = if i % 2 == 0 { a } else { b };
+        store.create(record, racing)
+    }))
+    .await
+    .into_iter()
+    .filter(|admission| *admission.as_ref().unwrap() == Admission::Created)
+    .count();
+    assert_eq!(created, 4);
 }

@@ -1,8 +1,23 @@
 //! Opaque access tokens, verified by RFC 7662 token introspection.
+//!
+//! Every request with a bearer token costs one call to the introspection endpoint, so what a
+//! slow or hostile endpoint (or a flood of made-up tokens) can make us spend is bounded: each
+//! verification has a deadline ([`IntrospectionVerifier::timeout`], waiting for a slot
+//! included), at most [`IntrospectionVerifier::max_concurrent`] calls are in flight, an answer
+//! is read up to a size limit, and redirects are not followed (the token travels in the body,
+//! and a redirect would carry it to another host).
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use super::{AccessToken, TokenError, TokenVerifier, VerifyFuture, form_encode};
+use crate::http::body::read_limited;
+
+/// The largest introspection response accepted (real ones are well under 4 KiB).
+const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 
 /// Verifies tokens by asking the authorization server's introspection endpoint, authenticating
 /// as this resource server (HTTP Basic). The token must be `active` and its audience must name
@@ -14,6 +29,8 @@ pub struct IntrospectionVerifier {
     client_secret: String,
     audience: String,
     allow_missing_audience: bool,
+    timeout: Duration,
+    slots: Arc<Semaphore>,
     http: reqwest::Client,
 }
 
@@ -41,7 +58,9 @@ impl IntrospectionVerifier {
             client_secret: client_secret.into(),
             audience: audience.into(),
             allow_missing_audience: false,
-            http: reqwest::Client::new(),
+            timeout: Duration::from_secs(10),
+            slots: Arc::new(Semaphore::new(32)),
+            http: no_redirects(),
         }
     }
 
@@ -53,7 +72,24 @@ impl IntrospectionVerifier {
         self
     }
 
-    /// The HTTP client used to reach the endpoint.
+    /// The deadline of one verification, waiting for a free slot included (default 10 s); past
+    /// it the request gets 503.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How many introspection calls may be in flight at once (default 32, at least 1); further
+    /// verifications wait for a slot within their [timeout](Self::timeout).
+    #[must_use]
+    pub fn max_concurrent(mut self, calls: usize) -> Self {
+        self.slots = Arc::new(Semaphore::new(calls.max(1)));
+        self
+    }
+
+    /// The HTTP client used to reach the endpoint. It should not follow redirects (the
+    /// default client does not): the token is in the request body.
     #[must_use]
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http = client;
@@ -61,24 +97,14 @@ impl IntrospectionVerifier {
     }
 
     async fn check(&self, token: &str) -> Result<AccessToken, TokenError> {
-        let response = self
-            .http
-            .post(&self.endpoint)
-            .basic_auth(&self.client_id, Some(&self.client_secret))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("accept", "application/json")
-            .body(format!(
-                "token={}&token_type_hint=access_token",
-                form_encode(token)
-            ))
-            .send()
+        let body = tokio::time::timeout(self.timeout, self.introspect(token))
             .await
-            .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| TokenError::Unavailable(format!("introspection failed: {e}")))?;
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| TokenError::Unavailable(format!("introspection failed: {e}")))?;
+            .map_err(|_| {
+                TokenError::Unavailable(format!(
+                    "introspection: no answer within {:?}",
+                    self.timeout
+                ))
+            })??;
         let claims: serde_json::Map<String, Value> =
             serde_json::from_slice(&body).map_err(|e| {
                 TokenError::Unavailable(format!("introspection response is malformed: {e}"))
@@ -104,6 +130,47 @@ impl IntrospectionVerifier {
         }
         Ok(token)
     }
+
+    /// One call to the endpoint, once a slot is free; the raw answer.
+    async fn introspect(&self, token: &str) -> Result<Vec<u8>, TokenError> {
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| TokenError::Unavailable("introspection is shut down".into()))?;
+        let mut response = self
+            .http
+            .post(&self.endpoint)
+            .basic_auth(&self.client_id, Some(&self.client_secret))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(format!(
+                "token={}&token_type_hint=access_token",
+                form_encode(token)
+            ))
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| TokenError::Unavailable(format!("introspection failed: {e}")))?;
+        if !response.status().is_success() {
+            // A redirect, which is not followed.
+            return Err(TokenError::Unavailable(format!(
+                "introspection answered {}",
+                response.status()
+            )));
+        }
+        read_limited(&mut response, MAX_RESPONSE_BYTES)
+            .await
+            .map_err(|e| TokenError::Unavailable(format!("introspection failed: {e}")))
+    }
+}
+
+/// The default client: redirects are not followed.
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_default()
 }
 
 impl TokenVerifier for IntrospectionVerifier {

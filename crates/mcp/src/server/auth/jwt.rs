@@ -1,4 +1,12 @@
 //! Signed JWT access tokens, verified against the authorization server's JWKS.
+//!
+//! Fetching the JWKS is the one thing a token can make us do on the network, so it is bounded
+//! three ways: each fetch has a deadline ([`JwtVerifier::fetch_timeout`]) and a size limit, only
+//! one fetch runs at a time (requests that need keys meanwhile wait for it and use its result),
+//! and a fetch — failed, or successful but without the key a token names — is not repeated
+//! before [`JwtVerifier::refresh_interval`] has passed. A flood of tokens with made-up key ids,
+//! or a JWKS endpoint that fails or never answers, therefore costs at most one fetch per
+//! interval, and no request waits longer than one fetch timeout.
 
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
@@ -9,6 +17,10 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde_json::Value;
 
 use super::{AccessToken, TokenError, TokenVerifier, VerifyFuture};
+use crate::http::body::read_limited;
+
+/// The largest JWKS document accepted (real ones are a few KiB).
+const MAX_JWKS_BYTES: usize = 256 * 1024;
 
 /// Where the verification keys come from.
 #[derive(Debug, Clone)]
@@ -22,11 +34,19 @@ pub enum JwksSource {
 
 struct Cache {
     keys: JwkSet,
-    fetched: Option<Instant>,
+    /// The last fetch attempt, successful or not: the next waits a refresh interval after it.
+    attempted: Option<Instant>,
+    /// Whether that attempt failed: a key missing meanwhile is then "cannot verify" (503), not
+    /// "invalid" (401).
+    failed: bool,
+    /// How many fetches were attempted, so that a request that waited for another's fetch uses
+    /// its result instead of fetching again.
+    attempts: u64,
 }
 
 /// Verifies JWT access tokens: signature (by key id), algorithm, issuer, audience = this
-/// resource, expiry and not-before (with a small leeway).
+/// resource, expiry and not-before (with a small leeway). `exp`, `iss` and `aud` are required:
+/// a token without an audience could have been minted for any service of the same issuer.
 pub struct JwtVerifier {
     issuer: String,
     audience: String,
@@ -34,8 +54,11 @@ pub struct JwtVerifier {
     algorithms: Vec<Algorithm>,
     leeway: u64,
     refresh: Duration,
+    fetch_timeout: Duration,
     http: reqwest::Client,
     cache: RwLock<Cache>,
+    /// Held while a JWKS fetch runs (single flight).
+    fetching: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -68,11 +91,15 @@ impl JwtVerifier {
             ],
             leeway: 30,
             refresh: Duration::from_secs(30),
+            fetch_timeout: Duration::from_secs(10),
             http: reqwest::Client::new(),
             cache: RwLock::new(Cache {
                 keys,
-                fetched: None,
+                attempted: None,
+                failed: false,
+                attempts: 0,
             }),
+            fetching: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -90,12 +117,22 @@ impl JwtVerifier {
         self
     }
 
-    /// The least time between two JWKS fetches triggered by unknown key ids (default 30 s):
-    /// rotation is picked up, while a flood of tokens with made-up key ids cannot turn into a
-    /// flood of fetches.
+    /// The least time between two JWKS fetches (default 30 s), whether the last one failed or
+    /// did not have the key a token named: rotation is picked up, while a flood of tokens with
+    /// made-up key ids, or a failing JWKS endpoint, cannot turn into a flood of fetches. Until
+    /// the next fetch is due, a token whose key is unknown is refused — with 503 when the last
+    /// fetch failed, 401 otherwise.
     #[must_use]
     pub fn refresh_interval(mut self, interval: Duration) -> Self {
         self.refresh = interval;
+        self
+    }
+
+    /// The deadline of one JWKS fetch, connecting and reading the body included (default
+    /// 10 s). Requests waiting for keys wait at most this long, then get 503.
+    #[must_use]
+    pub fn fetch_timeout(mut self, timeout: Duration) -> Self {
+        self.fetch_timeout = timeout;
         self
     }
 
@@ -106,8 +143,12 @@ impl JwtVerifier {
         self
     }
 
+    fn cache(&self) -> std::sync::RwLockReadGuard<'_, Cache> {
+        self.cache.read().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn cached_key(&self, kid: Option<&str>) -> Option<DecodingKey> {
-        let cache = self.cache.read().unwrap_or_else(|e| e.into_inner());
+        let cache = self.cache();
         let jwk = match kid {
             Some(kid) => cache.keys.find(kid)?,
             // Without a key id only an unambiguous set will do.
@@ -122,38 +163,63 @@ impl JwtVerifier {
             return Ok(key);
         }
         let JwksSource::Url(url) = &self.source else {
-            return Err(TokenError::Invalid("unknown signing key".into()));
+            return Err(unknown_key());
         };
-        let stale = {
-            let cache = self.cache.read().unwrap_or_else(|e| e.into_inner());
-            cache.fetched.is_none_or(|at| at.elapsed() >= self.refresh)
-        };
-        if !stale {
-            return Err(TokenError::Invalid("unknown signing key".into()));
+        let seen = self.cache().attempts;
+        // One fetch at a time; whoever waited for it uses its keys.
+        let _flight = self.fetching.lock().await;
+        if let Some(key) = self.cached_key(kid) {
+            return Ok(key);
         }
-        let keys: JwkSet = self
-            .http
-            .get(url)
-            .send()
-            .await
-            .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| TokenError::Unavailable(format!("JWKS fetch failed: {e}")))?
-            .bytes()
-            .await
-            .map_err(|e| TokenError::Unavailable(format!("JWKS fetch failed: {e}")))
-            .and_then(|body| {
-                serde_json::from_slice(&body)
-                    .map_err(|e| TokenError::Unavailable(format!("JWKS is malformed: {e}")))
-            })?;
+        {
+            let cache = self.cache();
+            let due = cache
+                .attempted
+                .is_none_or(|at| at.elapsed() >= self.refresh);
+            if cache.attempts != seen || !due {
+                return Err(if cache.failed {
+                    TokenError::Unavailable("the JWKS could not be fetched; not retried yet".into())
+                } else {
+                    unknown_key()
+                });
+            }
+        }
+        let fetched = self.fetch(url).await;
         {
             let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
-            *cache = Cache {
-                keys,
-                fetched: Some(Instant::now()),
-            };
+            cache.attempts += 1;
+            cache.attempted = Some(Instant::now());
+            cache.failed = fetched.is_err();
+            if let Ok(keys) = &fetched {
+                cache.keys = keys.clone();
+            }
         }
-        self.cached_key(kid)
-            .ok_or_else(|| TokenError::Invalid("unknown signing key".into()))
+        fetched?;
+        self.cached_key(kid).ok_or_else(unknown_key)
+    }
+
+    /// One bounded fetch of the key set (the previous keys stay in use when it fails).
+    async fn fetch(&self, url: &str) -> Result<JwkSet, TokenError> {
+        let unavailable = |e: &dyn std::fmt::Display| {
+            TokenError::Unavailable(format!("JWKS fetch from {url} failed: {e}"))
+        };
+        let body = tokio::time::timeout(self.fetch_timeout, async {
+            let mut response = self
+                .http
+                .get(url)
+                .header("accept", "application/json")
+                .send()
+                .await
+                .and_then(reqwest::Response::error_for_status)
+                .map_err(|e| unavailable(&e))?;
+            read_limited(&mut response, MAX_JWKS_BYTES)
+                .await
+                .map_err(|e| unavailable(&e))
+        })
+        .await
+        .map_err(|_| unavailable(&format_args!("no answer within {:?}", self.fetch_timeout)))??;
+        serde_json::from_slice(&body)
+            .map_err(|e| TokenError::Unavailable(format!("the JWKS at {url} is malformed: {e}")))
     }
 
     async fn check(&self, token: &str) -> Result<AccessToken, TokenError> {
@@ -166,6 +232,8 @@ impl JwtVerifier {
         }
         let key = self.key(header.kid.as_deref()).await?;
         let mut validation = Validation::new(header.alg);
+        // jsonwebtoken checks `iss` and `aud` only when present unless they are required.
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.set_issuer(&[&self.issuer]);
         validation.set_audience(&[&self.audience]);
         validation.leeway = self.leeway;
@@ -173,12 +241,26 @@ impl JwtVerifier {
         let data = decode::<serde_json::Map<String, Value>>(token, &key, &validation).map_err(
             |e| match e.kind() {
                 ErrorKind::InvalidAudience => TokenError::WrongAudience,
+                ErrorKind::MissingRequiredClaim(claim) => {
+                    TokenError::Invalid(format!("the token has no {claim:?} claim"))
+                }
                 ErrorKind::ExpiredSignature => TokenError::Invalid("expired".into()),
+                ErrorKind::ImmatureSignature => TokenError::Invalid("not valid yet".into()),
                 _ => TokenError::Invalid(e.to_string()),
             },
         )?;
+        // RFC 7519 makes `iss` one string; jsonwebtoken would also take an array naming ours.
+        if data.claims.get("iss").and_then(Value::as_str) != Some(self.issuer.as_str()) {
+            return Err(TokenError::Invalid(
+                "the issuer is not a single string".into(),
+            ));
+        }
         Ok(AccessToken::from_claims(data.claims))
     }
+}
+
+fn unknown_key() -> TokenError {
+    TokenError::Invalid("unknown signing key".into())
 }
 
 impl TokenVerifier for JwtVerifier {

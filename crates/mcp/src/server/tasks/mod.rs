@@ -58,6 +58,13 @@
 //!   not stop within [`TasksBuilder::cancel_grace`] is dropped. Either way the task ends
 //!   `cancelled`.
 //!
+//! # Limits
+//!
+//! A principal may have at most [`TasksBuilder::max_tasks_per_principal`] unexpired tasks, and
+//! the store at most [`TasksBuilder::max_tasks`]; a `tools/call` past either is answered
+//! `-32603` with `data.reason = "task_limit"`. The store counts and inserts atomically
+//! ([`TaskStore::create`]), so the limits hold across the instances sharing it.
+//!
 //! # Restarts and several instances
 //!
 //! The store holds everything: status, checkpoint, outstanding questions, every answer, the
@@ -95,7 +102,7 @@ pub use handler::{
 pub use redis::RedisStore;
 #[cfg(feature = "tasks-sqlite")]
 pub use sqlite::SqliteStore;
-pub use store::{Lease, MemoryStore, StoreError, TaskRecord, TaskStore};
+pub use store::{Admission, Lease, MemoryStore, StoreError, TaskLimits, TaskRecord, TaskStore};
 
 use methods::{TaskMethod, TaskMethodHandler, TaskToolHandler};
 use runtime::Runtime;
@@ -122,6 +129,7 @@ pub(crate) struct TaskOptions {
     pub(crate) sweep_interval: Duration,
     pub(crate) cancel_grace: Duration,
     pub(crate) orphans: OrphanPolicy,
+    pub(crate) limits: TaskLimits,
 }
 
 impl Default for TaskOptions {
@@ -133,6 +141,10 @@ impl Default for TaskOptions {
             sweep_interval: Duration::from_secs(10),
             cancel_grace: Duration::from_secs(5),
             orphans: OrphanPolicy::Resume,
+            limits: TaskLimits {
+                per_principal: Some(1_000),
+                total: Some(10_000),
+            },
         }
     }
 }
@@ -338,6 +350,25 @@ impl TasksBuilder {
         self
     }
 
+    /// The most unexpired tasks one principal may have (default 1 000; `None`: no limit).
+    /// Tasks without a principal (no authentication) share one count. A `tools/call` past it
+    /// is answered `-32603` with `data: {"reason": "task_limit", "scope": "principal",
+    /// "limit": n}`. Finished tasks count until their [TTL](Self::ttl) elapses: their results
+    /// are kept that long.
+    #[must_use]
+    pub fn max_tasks_per_principal(mut self, limit: Option<usize>) -> Self {
+        self.options.limits.per_principal = limit;
+        self
+    }
+
+    /// The most unexpired tasks in the store (default 10 000; `None`: no limit), counted over
+    /// every instance sharing it. Past it, `-32603` with `data.scope = "server"`.
+    #[must_use]
+    pub fn max_tasks(mut self, limit: Option<usize>) -> Self {
+        self.options.limits.total = limit;
+        self
+    }
+
     /// A stable id for this instance (e.g. the host name): after a restart it reclaims the
     /// tasks it ran at once, instead of waiting for their leases to lapse. Default: random per
     /// process. Two live instances must never share an id.
@@ -347,9 +378,15 @@ impl TasksBuilder {
         self
     }
 
-    /// Builds the runtime.
+    /// Builds the runtime. Without an [instance id](Self::instance_id) it draws a random one;
+    /// if the system has no randomness, the server given this runtime fails to build
+    /// ([`super::RegistrationError::Tasks`]) and the runtime creates no task.
     pub fn build(self) -> Tasks {
-        let instance = self.instance.unwrap_or_else(rules::random_id);
+        let instance = match self.instance {
+            Some(id) => Ok(id),
+            None => rules::random_id()
+                .map_err(|e| format!("no instance id: system randomness failed: {e}")),
+        };
         Tasks {
             runtime: Runtime::new(self.store, self.tools, self.options, instance),
         }
@@ -363,6 +400,10 @@ impl ServerBuilder {
     #[must_use]
     pub fn tasks(mut self, tasks: Tasks) -> Self {
         let runtime = &tasks.runtime;
+        if let Some(reason) = &runtime.broken {
+            self.errors
+                .push(super::RegistrationError::Tasks(reason.clone()));
+        }
         for name in &runtime.order {
             let tool = runtime.tools[name].tool.clone();
             let handler = TaskToolHandler {

@@ -1,7 +1,6 @@
 //! The small rules of the runtime: time and ids, what an input request needs, and the terminal
 //! transitions.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mcp_types::tasks::TaskStatus;
@@ -23,17 +22,20 @@ pub(super) fn millis(duration: Duration) -> u64 {
 }
 
 /// 128 random bits, hex: unguessable task and instance ids.
-pub(crate) fn random_id() -> String {
+///
+/// # Errors
+/// The system has no randomness to give. There is no fallback: a task id is all that stands
+/// between a task without a principal and anyone who can guess it.
+pub(crate) fn random_id() -> Result<String, getrandom::Error> {
+    id_from(getrandom::fill)
+}
+
+fn id_from(
+    fill: impl FnOnce(&mut [u8]) -> Result<(), getrandom::Error>,
+) -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No OS randomness: fall back to the clock and a counter (never for secrets, but a
-        // task id must still be unique).
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let salt = COUNTER.fetch_add(1, Ordering::Relaxed);
-        bytes[..8].copy_from_slice(&now_ms().to_be_bytes());
-        bytes[8..].copy_from_slice(&salt.to_be_bytes());
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// ISO 8601 (UTC, millisecond precision) of a Unix-milliseconds time.
@@ -148,7 +150,21 @@ pub(super) fn cancelled(record: &mut TaskRecord) {
 
 #[cfg(test)]
 mod tests {
-    use super::iso8601;
+    use super::{id_from, iso8601};
+
+    #[test]
+    fn ids_need_randomness() {
+        assert_eq!(
+            id_from(|_| Err(getrandom::Error::UNSUPPORTED)).ok(),
+            None,
+            "no clock-and-counter fallback"
+        );
+        let id = id_from(|bytes| {
+            bytes.fill(0xab);
+            Ok(())
+        });
+        assert_eq!(id.unwrap(), "ab".repeat(16));
+    }
 
     #[test]
     fn iso8601_is_utc_with_milliseconds() {

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::{TaskContext, TaskInput, TaskStep, TaskTool};
 use super::rules::{cancelled, check_questions, failed, iso8601, millis, now_ms, random_id};
-use super::store::{Lease, StoreError, TaskRecord, TaskStore};
+use super::store::{Admission, Lease, StoreError, TaskRecord, TaskStore};
 use super::{OrphanPolicy, TaskOptions};
 
 /// Why a task operation failed.
@@ -82,6 +82,8 @@ pub(crate) struct Runtime {
     pub(crate) order: Vec<String>,
     pub(crate) options: TaskOptions,
     pub(crate) instance: String,
+    /// Why this runtime cannot run tasks (no instance id: system randomness failed).
+    pub(crate) broken: Option<String>,
     running: Mutex<HashMap<String, Worker>>,
     pub(super) updates: broadcast::Sender<String>,
     shutdown: CancellationToken,
@@ -94,8 +96,12 @@ impl Runtime {
         store: Arc<dyn TaskStore>,
         tools: Vec<TaskTool>,
         options: TaskOptions,
-        instance: String,
+        instance: Result<String, String>,
     ) -> Arc<Self> {
+        let (instance, broken) = match instance {
+            Ok(id) => (id, None),
+            Err(reason) => (String::new(), Some(reason)),
+        };
         let order = tools.iter().map(|t| t.tool.name.clone()).collect();
         let tools = tools
             .into_iter()
@@ -108,6 +114,7 @@ impl Runtime {
             order,
             options,
             instance,
+            broken,
             running: Mutex::new(HashMap::new()),
             updates,
             shutdown: CancellationToken::new(),
@@ -144,7 +151,7 @@ impl Runtime {
 
     /// Starts the orphan sweep (once, and only inside a Tokio runtime).
     pub(crate) fn start(&self) {
-        if self.started.swap(true, Ordering::AcqRel) {
+        if self.broken.is_some() || self.started.swap(true, Ordering::AcqRel) {
             return;
         }
         match tokio::runtime::Handle::try_current() {
@@ -276,8 +283,8 @@ impl Runtime {
         }
     }
 
-    /// Creates a task (durably: the store write completes first), starts its worker here, and
-    /// returns the handle for the client.
+    /// Creates a task (durably: the store write completes first) unless its principal or the
+    /// store is at its limit, starts its worker here, and returns the handle for the client.
     pub(crate) async fn create(
         &self,
         tool: &str,
@@ -286,8 +293,16 @@ impl Runtime {
         principal: Option<String>,
         state: Option<serde_json::Value>,
     ) -> Result<CreateTaskResult, Failure> {
+        if let Some(reason) = &self.broken {
+            tracing::error!(%reason, "no task created");
+            return Err(Failure::Rpc(ErrorObject::internal("Internal error")));
+        }
+        let id = random_id().map_err(|error| {
+            tracing::error!(%error, "no task created: system randomness failed");
+            Failure::Rpc(ErrorObject::internal("Internal error"))
+        })?;
         let now = now_ms();
-        let mut record = TaskRecord::new(random_id(), tool.to_owned(), now);
+        let mut record = TaskRecord::new(id, tool.to_owned(), now);
         record.arguments = arguments;
         record.client_capabilities = capabilities;
         record.principal = principal;
@@ -295,7 +310,20 @@ impl Runtime {
         record.poll_interval_ms = Some(millis(self.options.poll_interval).max(1));
         record.state = state;
         record.lease = Some(self.lease(now));
-        self.store.create(&record).await?;
+        let limits = self.options.limits;
+        match self.store.create(&record, limits).await? {
+            Admission::Created => {}
+            Admission::PrincipalLimit => {
+                let limit = limits.per_principal.unwrap_or_default();
+                tracing::info!(principal = ?record.principal, limit, "task refused: the principal is at its limit");
+                return Err(Failure::Rpc(task_limit("principal", limit)));
+            }
+            Admission::TotalLimit => {
+                let limit = limits.total.unwrap_or_default();
+                tracing::warn!(limit, "task refused: the server is at its task limit");
+                return Err(Failure::Rpc(task_limit("server", limit)));
+            }
+        }
         self.start();
         self.spawn_worker(&record.task_id);
         Ok(CreateTaskResult::from(self.detailed(&record).task()))
@@ -602,6 +630,9 @@ impl Runtime {
     /// Claims the orphaned `working` tasks (lease lapsed, or held by this instance with no
     /// worker here) and resumes or fails them per the [`OrphanPolicy`]; purges expired tasks.
     pub(crate) async fn sweep(&self) -> Result<usize, StoreError> {
+        if let Some(reason) = &self.broken {
+            return Err(StoreError::new(reason.clone()));
+        }
         let now = now_ms();
         self.store.purge_expired(now).await?;
         let mut resumed = 0;
@@ -653,6 +684,20 @@ impl Runtime {
         }
         Ok(resumed)
     }
+}
+
+/// The answer to a `tools/call` that would exceed a task limit: `-32603` with
+/// `data.reason = "task_limit"` (see DESIGN.md, "Tasks", for why this code).
+fn task_limit(scope: &str, limit: usize) -> ErrorObject {
+    let whose = if scope == "principal" {
+        "this client has"
+    } else {
+        "the server has"
+    };
+    ErrorObject::internal(format!(
+        "Too many tasks: {whose} {limit} unexpired tasks; try again when some expire"
+    ))
+    .with_data(serde_json::json!({"reason": "task_limit", "scope": scope, "limit": limit}))
 }
 
 async fn sweep_loop(runtime: Weak<Runtime>) {

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use futures::future::BoxFuture;
-use rusqlite::{Connection, OptionalExtension as _, params};
+use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior, params};
 
-use super::store::{StoreError, TaskRecord, TaskStore};
+use super::store::{Admission, StoreError, TaskLimits, TaskRecord, TaskStore};
 use crate::sqlite::SharedConnection;
 
 /// A task store in an SQLite database: one row per task (the record as JSON, plus the columns
@@ -33,6 +33,19 @@ const SCHEMA: &str = "
     );
     CREATE INDEX IF NOT EXISTS mcp_tasks_active ON mcp_tasks (terminal);
     CREATE INDEX IF NOT EXISTS mcp_tasks_expiry ON mcp_tasks (expires_at);
+    CREATE INDEX IF NOT EXISTS mcp_tasks_principal
+        ON mcp_tasks (json_extract(record, '$.principal'), expires_at);
+";
+
+/// The live tasks as of `?1`.
+const COUNT_LIVE: &str =
+    "SELECT COUNT(*) FROM mcp_tasks WHERE expires_at IS NULL OR expires_at > ?1";
+
+/// The live tasks as of `?1` whose principal `IS ?2`. The index `mcp_tasks_principal` on the
+/// same expression serves it, and needs no new column in databases made before the limits.
+const COUNT_LIVE_OF: &str = "
+    SELECT COUNT(*) FROM mcp_tasks
+    WHERE json_extract(record, '$.principal') IS ?2 AND (expires_at IS NULL OR expires_at > ?1)
 ";
 
 fn backend(error: rusqlite::Error) -> StoreError {
@@ -88,18 +101,39 @@ fn columns(record: &TaskRecord) -> Result<(String, i64, i64, Option<i64>), Store
 }
 
 impl TaskStore for SqliteStore {
-    fn create<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn create<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        limits: TaskLimits,
+    ) -> BoxFuture<'a, Result<Admission, StoreError>> {
         let id = record.task_id.clone();
+        let principal = record.principal.clone();
+        let now = signed(record.created_at_ms);
         let row = columns(record);
         self.run(move |c| {
             let (json, version, terminal, expires) = row?;
-            c.execute(
-                "INSERT INTO mcp_tasks (task_id, version, terminal, expires_at, record)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![id, version, terminal, expires, json],
-            )
-            .map_err(backend)?;
-            Ok(())
+            // IMMEDIATE takes the write lock before counting: the writers of every process
+            // sharing the file count and insert one after the other.
+            let tx =
+                Transaction::new_unchecked(c, TransactionBehavior::Immediate).map_err(backend)?;
+            let count = |sql: &str, params: &[&dyn rusqlite::ToSql]| {
+                tx.query_row(sql, params, |row| row.get::<_, i64>(0))
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+                    .map_err(backend)
+            };
+            let mine = count(COUNT_LIVE_OF, params![now, principal])?;
+            let total = count(COUNT_LIVE, params![now])?;
+            let admission = limits.admit(mine, total);
+            if admission == Admission::Created {
+                tx.execute(
+                    "INSERT INTO mcp_tasks (task_id, version, terminal, expires_at, record)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![id, version, terminal, expires, json],
+                )
+                .map_err(backend)?;
+                tx.commit().map_err(backend)?;
+            }
+            Ok(admission)
         })
     }
 
@@ -179,14 +213,16 @@ mod tests {
     async fn records_survive_reopening_the_file() {
         let dir = std::env::temp_dir().join(format!(
             "mcp-tasks-sqlite-{}",
-            super::super::rules::random_id()
+            super::super::rules::random_id().unwrap()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("tasks.db");
         let record = super::TaskRecord::new("t-1".to_owned(), "tool".to_owned(), 5);
         {
             let store = super::SqliteStore::open(&path).unwrap();
-            super::TaskStore::create(&store, &record).await.unwrap();
+            super::TaskStore::create(&store, &record, super::TaskLimits::default())
+                .await
+                .unwrap();
         }
         let store = super::SqliteStore::open(&path).unwrap();
         let loaded = super::TaskStore::load(&store, "t-1").await.unwrap();

@@ -1,7 +1,8 @@
 //! Where tasks live: the [`TaskStore`] trait, the record it stores, and an in-memory store.
 //!
-//! A store is deliberately small — create, load, compare-and-swap, list the unfinished, purge
-//! the expired — so that a new backend (Postgres, DynamoDB, …) is an afternoon's work. Every
+//! A store is deliberately small — create (within limits), load, compare-and-swap, list the
+//! unfinished, purge the expired — so that a new backend (Postgres, DynamoDB, …) is an
+//! afternoon's work. Every
 //! state transition of a task is a read-modify-write by the runtime, made safe by the version
 //! check of [`TaskStore::swap`]: two instances that race on one task (a `tasks/cancel` here, the
 //! worker's completion there) never overwrite each other; the loser reloads and retries.
@@ -156,15 +157,60 @@ impl TaskRecord {
     }
 }
 
+/// Caps on the live tasks of a store, checked by [`TaskStore::create`]. A task is live from its
+/// creation until its TTL elapses ([`TaskRecord::is_expired`]), finished or not: a finished
+/// task's result is kept, and that is what the caps bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TaskLimits {
+    /// The most live tasks of one principal (tasks without a principal count as one).
+    pub per_principal: Option<usize>,
+    /// The most live tasks in the whole store.
+    pub total: Option<usize>,
+}
+
+/// What [`TaskStore::create`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Admission {
+    /// The record is stored.
+    Created,
+    /// Not stored: its principal already has [`TaskLimits::per_principal`] live tasks.
+    PrincipalLimit,
+    /// Not stored: the store already holds [`TaskLimits::total`] live tasks.
+    TotalLimit,
+}
+
+impl TaskLimits {
+    /// The verdict for a store holding `total` live tasks, `mine` of them the new task's
+    /// principal's (the principal's limit is reported first).
+    pub fn admit(&self, mine: usize, total: usize) -> Admission {
+        if self.per_principal.is_some_and(|limit| mine >= limit) {
+            Admission::PrincipalLimit
+        } else if self.total.is_some_and(|limit| total >= limit) {
+            Admission::TotalLimit
+        } else {
+            Admission::Created
+        }
+    }
+}
+
 /// Durable storage of [`TaskRecord`]s.
 ///
 /// Requirements: [`TaskStore::create`] and [`TaskStore::swap`] are durable and visible to every
 /// instance sharing the store when their futures complete (the spec forbids returning a task
-/// before `tasks/get` would find it); [`TaskStore::swap`] is atomic. Stores may drop records
-/// after [`TaskRecord::expires_at_ms`].
+/// before `tasks/get` would find it); [`TaskStore::swap`] is atomic, and so is
+/// [`TaskStore::create`]'s count-and-insert. Stores may drop records after
+/// [`TaskRecord::expires_at_ms`].
 pub trait TaskStore: Send + Sync + 'static {
-    /// Stores a new record. Fails if the id exists.
-    fn create<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Stores a new record unless that would exceed `limits` ([`TaskLimits::admit`]), counting
+    /// the live tasks as of `record.created_at_ms` — all of them and those with the record's
+    /// principal — in the same atomic step as the insert, so that instances creating tasks at
+    /// once cannot overshoot. Fails if the id exists.
+    fn create<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        limits: TaskLimits,
+    ) -> BoxFuture<'a, Result<Admission, StoreError>>;
 
     /// The record of `task_id`, if stored.
     fn load<'a>(
@@ -209,15 +255,28 @@ impl MemoryStore {
 }
 
 impl TaskStore for MemoryStore {
-    fn create<'a>(&'a self, record: &'a TaskRecord) -> BoxFuture<'a, Result<(), StoreError>> {
-        let result = match self.records().entry(record.task_id.clone()) {
-            std::collections::hash_map::Entry::Occupied(_) => {
-                Err(StoreError::new(format!("task {} exists", record.task_id)))
+    fn create<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        limits: TaskLimits,
+    ) -> BoxFuture<'a, Result<Admission, StoreError>> {
+        let mut records = self.records();
+        let result = if records.contains_key(&record.task_id) {
+            Err(StoreError::new(format!("task {} exists", record.task_id)))
+        } else {
+            let (mut mine, mut total) = (0, 0);
+            for live in records
+                .values()
+                .filter(|r| !r.is_expired(record.created_at_ms))
+            {
+                total += 1;
+                mine += usize::from(live.principal == record.principal);
             }
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(record.clone());
-                Ok(())
+            let admission = limits.admit(mine, total);
+            if admission == Admission::Created {
+                records.insert(record.task_id.clone(), record.clone());
             }
+            Ok(admission)
         };
         Box::pin(std::future::ready(result))
     }
@@ -272,12 +331,22 @@ pub(crate) mod contract {
     use super::{TaskRecord, TaskStore};
 
     pub(crate) async fn check(store: &dyn TaskStore, prefix: &str) {
-        let id = format!("{prefix}-contract-{}", super::super::rules::random_id());
+        let id = format!(
+            "{prefix}-contract-{}",
+            super::super::rules::random_id().unwrap()
+        );
         let now = super::super::rules::now_ms();
         let mut record = TaskRecord::new(id.clone(), "tool".to_owned(), now);
         record.ttl_ms = Some(60_000);
-        store.create(&record).await.unwrap();
-        assert!(store.create(&record).await.is_err(), "create is exclusive");
+        let unlimited = super::TaskLimits::default();
+        assert_eq!(
+            store.create(&record, unlimited).await.unwrap(),
+            super::Admission::Created
+        );
+        assert!(
+            store.create(&record, unlimited).await.is_err(),
+            "create is exclusive"
+        );
         assert_eq!(store.load(&id).await.unwrap().as_ref(), Some(&record));
         assert_eq!(store.load("nope").await.unwrap(), None);
         assert!(store.active().await.unwrap().contains(&id));

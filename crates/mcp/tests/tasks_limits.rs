@@ -1,0 +1,78 @@
+//! Caps on live tasks: per principal and per store, answered `-32603` with
+//! `data.reason = "task_limit"`, exact under concurrent creation on every store (the Redis store
+//! is checked in `tasks_redis.rs`).
+
+mod tasks_support;
+
+use std::sync::Arc;
+
+use mcp::server::tasks::{MemoryStore, SqliteStore, TaskStore};
+use serde_json::json;
+use tasks_support::*;
+
+#[tokio::test]
+async fn the_memory_store_keeps_the_limits() {
+    let store = MemoryStore::new();
+    check_limits(&store, &store).await;
+}
+
+#[tokio::test]
+async fn the_sqlite_store_keeps_the_limits_across_connections() {
+    let dir = std::env::temp_dir().join(format!("mcp-task-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tasks.db");
+    let _ = std::fs::remove_file(&path);
+    // Two connections to one file, as two processes on one host would have.
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    check_limits(&a, &b).await;
+    drop((a, b));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_tools_call_past_a_limit_is_refused_and_the_server_keeps_serving() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let tasks = tasks(store, &Arc::default())
+        .max_tasks_per_principal(Some(2))
+        .max_tasks(Some(3))
+        .build();
+    let server = HttpServer::start(server_by_user(tasks)).await;
+    let create = request(1, "tools/call", json!({"name": "ask_twice"}), &with_tasks());
+    let as_user = |user: &'static str| [("x-user", Some(user))];
+    let refused =
+        |scope: &str, limit: u64| json!({"reason": "task_limit", "scope": scope, "limit": limit});
+    for _ in 0..2 {
+        let (_, created) = server.post(&create, &as_user("alice")).await;
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+    }
+    let (status, reply) = server.post(&create, &as_user("alice")).await;
+    assert_eq!(status, 200);
+    assert_eq!(reply["error"]["code"], -32603);
+    assert_eq!(reply["error"]["data"], refused("principal", 2));
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Too many tasks"),
+        "{reply}"
+    );
+    let (_, created) = server.post(&create, &as_user("bob")).await;
+    let bobs = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let (_, reply) = server.post(&create, &as_user("bob")).await;
+    assert_eq!(reply["error"]["data"], refused("server", 3));
+    // Still serving: the task that was created is there, and untasked calls work.
+    let get = request(2, "tasks/get", json!({"taskId": bobs}), &with_tasks());
+    let (status, task) = server.post(&get, &as_user("bob")).await;
+    assert_eq!(
+        (status, &task["result"]["status"]),
+        (200, &json!("input_required"))
+    );
+    let (_, plain) = server
+        .post(
+            &request(3, "tools/call", json!({"name": "never"}), &with_tasks()),
+            &as_user("bob"),
+        )
+        .await;
+    assert_eq!(plain["result"]["content"][0]["text"], "inline: true");
+}
