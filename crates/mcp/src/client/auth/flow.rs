@@ -2,13 +2,13 @@
 //! or a 403 `insufficient_scope` sets in motion (see the module docs of `auth`).
 
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
-use reqwest::{RequestBuilder, Response, StatusCode};
+use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -17,12 +17,13 @@ use super::discovery::{
     ResourceMetadata, ServerMetadata, canonical_resource, is_loopback, resource_covers,
     resource_metadata_urls, secure_url, server_metadata_urls,
 };
+use super::egress::{Egress, REQUEST_WAIT, request_error};
 use super::error::AuthError;
 use super::handler::{AuthorizationHandler, AuthorizationRequest};
 use super::pause::PauseClock;
 use super::pkce::{Pkce, constant_time_eq, random_token};
 use super::store::{ClientRegistration, StoredTokens};
-use super::{ApplicationType, AssertionRequest, Grant, OAuthConfig};
+use super::{ApplicationType, AssertionRequest, Grant, IssuerBinding, OAuthConfig};
 use crate::client::error::ClientError;
 
 /// The most requests one call may send (sign-in, refresh and step-up retries included).
@@ -35,7 +36,10 @@ pub(crate) struct OAuthClient {
     config: OAuthConfig,
     /// The server URL as given to `connect_http` (the token store's key).
     server_url: String,
-    http: reqwest::Client,
+    /// The HTTP clients, and which URLs each may fetch.
+    egress: Egress,
+    /// The issuer of the first successful discovery ([`IssuerBinding::FirstDiscovered`]).
+    first_issuer: OnceLock<String>,
     slot: RwLock<TokenSlot>,
     loaded: tokio::sync::OnceCell<()>,
     flow: tokio::sync::Mutex<FlowState>,
@@ -142,7 +146,7 @@ impl OAuthClient {
     /// The OAuth client for the server at `server_url`.
     pub(crate) fn new(config: OAuthConfig, server_url: &str) -> Result<Self, AuthError> {
         if let Some(url) = &config.client_metadata_url {
-            let parsed = reqwest::Url::parse(url).ok();
+            let parsed = Url::parse(url).ok();
             let valid = parsed
                 .as_ref()
                 .is_some_and(|u| u.scheme() == "https" && !matches!(u.path(), "" | "/"));
@@ -159,13 +163,14 @@ impl OAuthClient {
             Some(client) => client.clone(),
             None => reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
-                .timeout(Duration::from_secs(30))
+                .timeout(REQUEST_WAIT)
                 .build()?,
         };
         Ok(Self {
+            egress: Egress::new(http, server_url)?,
             config,
             server_url: server_url.to_owned(),
-            http,
+            first_issuer: OnceLock::new(),
             slot: RwLock::new(TokenSlot::default()),
             loaded: tokio::sync::OnceCell::new(),
             flow: tokio::sync::Mutex::new(FlowState::default()),
@@ -446,24 +451,41 @@ impl OAuthClient {
     /// Protected resource metadata, then the authorization server's.
     async fn discover(&self, challenge_url: Option<&str>) -> Result<Discovered, AuthError> {
         let mut resource_metadata = None;
+        let mut refused = None;
         for url in resource_metadata_urls(challenge_url, &self.server_url) {
+            let fetched = match self
+                .egress
+                .resource_metadata_client(&url, self.config.cross_origin_resource_metadata)
+            {
+                Ok((client, url)) => self.fetch_json::<ResourceMetadata>(client, &url).await,
+                Err(error) => {
+                    refused.get_or_insert(error);
+                    continue;
+                }
+            };
             // An unreachable location is one more that has nothing: try the next.
-            match self.fetch_json::<ResourceMetadata>(&url).await {
+            match fetched {
                 Ok(Some(document)) if !document.authorization_servers.is_empty() => {
                     resource_metadata = Some(document);
                     break;
                 }
                 Ok(_) => tracing::debug!(%url, "no usable protected resource metadata"),
+                Err(error @ AuthError::ForbiddenUrl { .. }) => {
+                    refused.get_or_insert(error);
+                }
                 Err(error) => {
                     tracing::debug!(%url, %error, "protected resource metadata unreachable");
                 }
             }
         }
         let Some(prm) = resource_metadata else {
-            return Err(AuthError::Discovery(format!(
-                "no protected resource metadata for {}",
-                self.server_url
-            )));
+            // A location that was not fetched explains more than "nothing found".
+            return Err(refused.unwrap_or_else(|| {
+                AuthError::Discovery(format!(
+                    "no protected resource metadata for {}",
+                    self.server_url
+                ))
+            }));
         };
         let resource = match &prm.resource {
             Some(resource) if resource_covers(resource, &self.server_url) => resource.clone(),
@@ -475,10 +497,22 @@ impl OAuthClient {
             }
             None => canonical_resource(&self.server_url),
         };
+        let allowed: Vec<&String> = prm
+            .authorization_servers
+            .iter()
+            .filter(|issuer| self.may_sign_in_with(issuer))
+            .collect();
+        if allowed.is_empty() {
+            return Err(AuthError::IssuerNotAllowed {
+                expected: self.bound_issuer().unwrap_or_default(),
+                named: prm.authorization_servers,
+            });
+        }
         let mut first_error = None;
-        for issuer in &prm.authorization_servers {
+        for issuer in allowed {
             match self.server_metadata(issuer).await {
                 Ok(metadata) => {
+                    self.first_issuer.get_or_init(|| issuer.clone());
                     return Ok(Discovered {
                         resource,
                         issuer: issuer.clone(),
@@ -496,11 +530,58 @@ impl OAuthClient {
             .unwrap_or_else(|| AuthError::Discovery("no authorization server".to_owned())))
     }
 
+    /// Whether `binding` names `issuer`.
+    fn binds(&self, binding: &IssuerBinding, issuer: &str) -> bool {
+        match binding {
+            IssuerBinding::Issuer(bound) => bound == issuer,
+            IssuerBinding::FirstDiscovered => self.first_issuer.get().is_some_and(|f| f == issuer),
+        }
+    }
+
+    /// Whether sign-in may use the authorization server `issuer` ([`OAuthConfig::issuer`]).
+    fn may_sign_in_with(&self, issuer: &str) -> bool {
+        match &self.config.issuer {
+            None => true,
+            Some(IssuerBinding::FirstDiscovered) if self.first_issuer.get().is_none() => true,
+            Some(binding) => self.binds(binding, issuer),
+        }
+    }
+
+    /// The issuer sign-in is bound to, when it is known.
+    fn bound_issuer(&self) -> Option<String> {
+        match self.config.issuer.as_ref()? {
+            IssuerBinding::Issuer(issuer) => Some(issuer.clone()),
+            IssuerBinding::FirstDiscovered => self.first_issuer.get().cloned(),
+        }
+    }
+
+    /// Whether the user named the authorization server `issuer` (so that it may be anywhere,
+    /// a private network included).
+    fn user_named(&self, issuer: &str) -> bool {
+        let named =
+            |binding: &IssuerBinding| matches!(binding, IssuerBinding::Issuer(i) if i == issuer);
+        self.config.issuer.as_ref().is_some_and(named)
+            || self
+                .config
+                .pre_registered
+                .iter()
+                .any(|(binding, _)| named(binding))
+    }
+
+    /// The client to request `url` of the authorization server `issuer` with.
+    fn client_for_issuer(&self, url: &Url, issuer: &str) -> Result<&reqwest::Client, AuthError> {
+        self.egress.client_for(url, self.user_named(issuer))
+    }
+
     /// The metadata of the authorization server `issuer`, its `issuer` checked.
     async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, AuthError> {
         secure_url(issuer, self.config.allow_insecure_http)?;
         for url in server_metadata_urls(issuer) {
-            if let Some(metadata) = self.fetch_json::<ServerMetadata>(&url).await? {
+            let Ok(parsed) = Url::parse(&url) else {
+                continue;
+            };
+            let client = self.client_for_issuer(&parsed, issuer)?;
+            if let Some(metadata) = self.fetch_json::<ServerMetadata>(client, &parsed).await? {
                 if metadata.issuer != issuer {
                     return Err(AuthError::IssuerMismatch {
                         expected: issuer.to_owned(),
@@ -519,20 +600,18 @@ impl OAuthClient {
     /// `GET`s a JSON document; `None` when the answer is not a 200 with such a document.
     async fn fetch_json<T: serde::de::DeserializeOwned>(
         &self,
-        url: &str,
+        client: &reqwest::Client,
+        url: &Url,
     ) -> Result<Option<T>, AuthError> {
-        let Ok(parsed) = reqwest::Url::parse(url) else {
-            return Ok(None);
-        };
-        if !matches!(parsed.scheme(), "http" | "https") {
+        if !matches!(url.scheme(), "http" | "https") {
             return Ok(None);
         }
-        let mut response = self
-            .http
-            .get(parsed)
+        let mut response = client
+            .get(url.clone())
             .header(ACCEPT, "application/json")
             .send()
-            .await?;
+            .await
+            .map_err(|e| request_error(e, url))?;
         if response.status() != StatusCode::OK {
             return Ok(None);
         }
@@ -612,6 +691,9 @@ impl OAuthClient {
             ))
         })?;
         let mut url = secure_url(endpoint, self.config.allow_insecure_http)?;
+        self.egress
+            .check_handed_over(&url, self.user_named(&discovered.issuer))
+            .await?;
         let redirect_uri = handler.redirect_uri();
         let client = self
             .client_for(discovered, Some(&redirect_uri), scope.as_deref())
@@ -728,24 +810,19 @@ impl OAuthClient {
         scope: Option<&str>,
     ) -> Result<ClientRegistration, AuthError> {
         let issuer = discovered.issuer.as_str();
+        // Credentials are presented to the issuer they belong to, and to no other.
         let pre_registered = self
             .config
             .pre_registered
             .iter()
-            .find(|(bound, _)| bound.as_deref() == Some(issuer))
-            .or_else(|| {
-                self.config
-                    .pre_registered
-                    .iter()
-                    .find(|(bound, _)| bound.is_none())
-            });
+            .find(|(binding, _)| self.binds(binding, issuer));
         if let Some((_, client)) = pre_registered {
             return Ok(client.clone());
         }
         if !matches!(self.config.grant, Grant::AuthorizationCode(_)) {
-            return Err(AuthError::Registration(
-                "this grant needs pre-registered credentials".to_owned(),
-            ));
+            return Err(AuthError::Registration(format!(
+                "this grant needs credentials pre-registered with {issuer}"
+            )));
         }
         if let Some(client) = self.config.store.load_client(issuer).await?
             && client.usable(redirect_uri, now())
@@ -796,7 +873,7 @@ impl OAuthClient {
                 ))
             })?;
         let application_type = self.config.application_type.unwrap_or_else(|| {
-            match redirect_uri.and_then(|u| reqwest::Url::parse(u).ok()) {
+            match redirect_uri.and_then(|u| Url::parse(u).ok()) {
                 Some(url) if url.scheme() == "https" && !is_loopback(&url) => ApplicationType::Web,
                 _ => ApplicationType::Native,
             }
@@ -820,13 +897,14 @@ impl OAuthClient {
             body["scope"] = Value::from(scope);
         }
         let mut response = self
-            .http
-            .post(url)
+            .client_for_issuer(&url, &discovered.issuer)?
+            .post(url.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json")
             .body(serde_json::to_vec(&body).unwrap_or_default())
             .send()
-            .await?;
+            .await
+            .map_err(|e| request_error(e, &url))?;
         let status = response.status();
         let bytes = read_limited(&mut response).await?;
         if !status.is_success() {
@@ -906,8 +984,8 @@ impl OAuthClient {
             })?;
         let url = secure_url(endpoint, self.config.allow_insecure_http)?;
         let mut request = self
-            .http
-            .post(url)
+            .client_for_issuer(&url, &discovered.issuer)?
+            .post(url.clone())
             .header(ACCEPT, "application/json")
             .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
         let method = self.auth_method(client, &discovered.metadata);
@@ -955,7 +1033,11 @@ impl OAuthClient {
                 )));
             }
         }
-        let mut response = request.body(form_encode(&form)).send().await?;
+        let mut response = request
+            .body(form_encode(&form))
+            .send()
+            .await
+            .map_err(|e| request_error(e, &url))?;
         let status = response.status();
         let bytes = read_limited(&mut response).await?;
         if !status.is_success() {
@@ -1048,7 +1130,7 @@ fn union_scopes<'a>(parts: impl IntoIterator<Item = Option<&'a str>>) -> String 
 /// A redirect URI must be loopback `http` or `https` (or a private-use scheme of a native
 /// app, which has no host).
 fn check_redirect_uri(uri: &str) -> Result<(), AuthError> {
-    let parsed = reqwest::Url::parse(uri)
+    let parsed = Url::parse(uri)
         .map_err(|_| AuthError::InvalidConfig(format!("the redirect URI {uri:?} is not a URL")))?;
     let ok = match parsed.scheme() {
         "https" => true,
