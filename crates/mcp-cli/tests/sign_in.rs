@@ -16,6 +16,24 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     tokio::task::spawn_blocking(work).await.unwrap()
 }
 
+/// `mcp serve demo` over HTTP, requiring tokens of `auth` (and `extra` arguments).
+async fn demo_behind(auth: &AuthServer, extra: &'static [&'static str]) -> HttpServer {
+    let issuer = auth.issuer().to_owned();
+    blocking(move || {
+        let mut args = vec![
+            "serve",
+            "demo",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            &issuer,
+        ];
+        args.extend_from_slice(extra);
+        HttpServer::start(MCP, &args)
+    })
+    .await
+}
+
 /// `mcp SUBCOMMAND --timeout 30 --oauth --token-store STORE` (its arguments to add) with only
 /// `path` on PATH, so that no browser can be opened.
 fn signing_in(subcommand: &str, path: &Path, store: &str) -> Command {
@@ -44,23 +62,7 @@ async fn demo_server_with_sign_in() {
     let auth = AuthServer::start(AuthServerConfig::default(), 0)
         .await
         .unwrap();
-    let issuer = auth.issuer().to_owned();
-    let server = blocking(move || {
-        HttpServer::start(
-            MCP,
-            &[
-                "serve",
-                "demo",
-                "--http",
-                "127.0.0.1:0",
-                "--auth-issuer",
-                &issuer,
-                "--auth-scope",
-                "mcp:tools",
-            ],
-        )
-    })
-    .await;
+    let server = demo_behind(&auth, &["--auth-scope", "mcp:tools"]).await;
     let url = server.url.clone();
     assert!(
         server
@@ -239,21 +241,7 @@ async fn headless_sign_in_goes_nowhere_else() {
     )
     .await
     .unwrap();
-    let issuer = auth.issuer().to_owned();
-    let server = blocking(move || {
-        HttpServer::start(
-            MCP,
-            &[
-                "serve",
-                "demo",
-                "--http",
-                "127.0.0.1:0",
-                "--auth-issuer",
-                &issuer,
-            ],
-        )
-    })
-    .await;
+    let server = demo_behind(&auth, &[]).await;
     let dir = TempDir::new("sign-in-elsewhere");
     let store = dir.path().join("tokens.json").display().to_string();
     let run = |extra: &'static [&'static str]| {

@@ -97,21 +97,18 @@ impl Protected {
         let router = server()
             .http_router(HttpConfig::default().auth(rs))
             .layer(axum::middleware::from_fn(observer));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
+        let (stop, task) = serve(listener, router);
         Self {
             url,
             seen,
             stop: Some(stop),
             task: Some(task),
         }
+    }
+
+    /// Starts again on `port` (after [`Self::shutdown`]), trusting `issuer` with `jwks`.
+    async fn restart_on(port: u16, issuer: &str, jwks: &str) -> Self {
+        Self::start_on(port, issuer, jwks, None, &["mcp:tools"], None).await
     }
 
     /// Stops and waits until the port is free.
@@ -139,6 +136,39 @@ impl Drop for Protected {
             let _ = stop.send(());
         }
     }
+}
+
+/// Serves `router` on `listener` until the sender is used or dropped.
+fn serve(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+    });
+    (stop, task)
+}
+
+/// An authorization server that knows the confidential client `svc` (secret `svc-secret`).
+fn with_service_client(mut config: AuthServerConfig) -> AuthServerConfig {
+    config.clients.insert(
+        "svc".to_owned(),
+        (Some("svc-secret".to_owned()), Vec::new()),
+    );
+    config
+}
+
+fn service_client() -> ClientRegistration {
+    ClientRegistration::new("svc").with_secret("svc-secret")
 }
 
 /// Counts requests and where their token was; answers 403 `insufficient_scope` to a
@@ -665,15 +695,7 @@ async fn re_registers_when_the_authorization_server_changes() {
     rs.shutdown().await;
 
     // Same URL, now trusting the second authorization server only.
-    let rs = Protected::start_on(
-        port,
-        second.issuer(),
-        &second.jwks_url(),
-        None,
-        &["mcp:tools"],
-        None,
-    )
-    .await;
+    let rs = Protected::restart_on(port, second.issuer(), &second.jwks_url()).await;
     let client = connect(
         &url,
         OAuthConfig::new(fetcher()).shared_token_store(store.clone()),
@@ -798,19 +820,13 @@ async fn the_users_time_does_not_count_against_time_bounds() {
 
 #[tokio::test]
 async fn client_credentials_sign_in_as_the_client() {
-    let mut config = AuthServerConfig::default();
-    config.clients.insert(
-        "svc".to_owned(),
-        (Some("svc-secret".to_owned()), Vec::new()),
-    );
-    let auth = AuthServer::start(config, 0).await.unwrap();
+    let auth = AuthServer::start(with_service_client(AuthServerConfig::default()), 0)
+        .await
+        .unwrap();
     let rs = Protected::start(auth.issuer(), &auth.jwks_url(), &["mcp:tools"], None).await;
     let client = connect(
         &rs.url,
-        OAuthConfig::client_credentials(
-            auth.issuer(),
-            ClientRegistration::new("svc").with_secret("svc-secret"),
-        ),
+        OAuthConfig::client_credentials(auth.issuer(), service_client()),
     )
     .await
     .unwrap();
@@ -857,15 +873,7 @@ impl Logger {
             counted.fetch_add(1, Ordering::SeqCst);
             async { StatusCode::NOT_FOUND }
         });
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
+        let (stop, _) = serve(listener, router);
         Self {
             url,
             hits,
@@ -917,15 +925,7 @@ async fn hostile_mcp(
                 }
             }
         });
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-    });
+    let (stop, _) = serve(listener, router);
     (url, stop)
 }
 
@@ -935,23 +935,19 @@ async fn hostile_mcp(
 /// metadata request, no token request with `Authorization: Basic svc:svc-secret`.
 #[tokio::test]
 async fn credentials_go_to_their_issuer_only() {
-    let mut config = AuthServerConfig::default();
-    config.clients.insert(
-        "svc".to_owned(),
-        (Some("svc-secret".to_owned()), Vec::new()),
-    );
-    let legit = AuthServer::start(config, 0).await.unwrap();
+    let legit = AuthServer::start(with_service_client(AuthServerConfig::default()), 0)
+        .await
+        .unwrap();
     let hostile = AuthServer::start(AuthServerConfig::default(), 0)
         .await
         .unwrap();
-    let svc = || ClientRegistration::new("svc").with_secret("svc-secret");
     // The resource server checks tokens with the legitimate keys, so that only the client
     // could ever contact the hostile authorization server.
     let rs = Protected::start(hostile.issuer(), &legit.jwks_url(), &["mcp:tools"], None).await;
     let error = auth_error(
         connect(
             &rs.url,
-            OAuthConfig::client_credentials(legit.issuer(), svc()),
+            OAuthConfig::client_credentials(legit.issuer(), service_client()),
         )
         .await,
     );
@@ -967,7 +963,7 @@ async fn credentials_go_to_their_issuer_only() {
     let error = auth_error(
         connect(
             &rs.url,
-            OAuthConfig::identity_assertion(legit.issuer(), svc(), assertion),
+            OAuthConfig::identity_assertion(legit.issuer(), service_client(), assertion),
         )
         .await,
     );
@@ -988,33 +984,17 @@ async fn credentials_go_to_their_issuer_only() {
     // to another one later.
     let port = rs.port();
     rs.shutdown().await;
-    let rs = Protected::start_on(
-        port,
-        legit.issuer(),
-        &legit.jwks_url(),
-        None,
-        &["mcp:tools"],
-        None,
-    )
-    .await;
+    let rs = Protected::restart_on(port, legit.issuer(), &legit.jwks_url()).await;
     let client = connect(
         &rs.url,
-        OAuthConfig::client_credentials(IssuerBinding::FirstDiscovered, svc()),
+        OAuthConfig::client_credentials(IssuerBinding::FirstDiscovered, service_client()),
     )
     .await
     .unwrap();
     assert_eq!(whoami(&client).await, "alice mcp:tools");
     assert_eq!(legit.stats().client_credentials, 1);
     rs.shutdown().await;
-    let _rs = Protected::start_on(
-        port,
-        hostile.issuer(),
-        &legit.jwks_url(),
-        None,
-        &["mcp:tools"],
-        None,
-    )
-    .await;
+    let _rs = Protected::restart_on(port, hostile.issuer(), &legit.jwks_url()).await;
     let error = client.call_tool("whoami", json!({})).await.unwrap_err();
     assert!(
         matches!(&error, ClientError::Auth(AuthError::IssuerNotAllowed { expected, .. }) if expected == legit.issuer()),
@@ -1081,14 +1061,10 @@ async fn the_server_cannot_name_an_internal_authorization_server() {
 #[tokio::test]
 async fn an_authorization_server_cannot_name_internal_endpoints() {
     let logger = Logger::start().await;
-    let mut config = AuthServerConfig {
+    let config = with_service_client(AuthServerConfig {
         endpoints_base: Some(format!("http://localhost:{}", logger.port())),
         ..AuthServerConfig::default()
-    };
-    config.clients.insert(
-        "svc".to_owned(),
-        (Some("svc-secret".to_owned()), Vec::new()),
-    );
+    });
     let hostile = AuthServer::start(config, 0).await.unwrap();
     let rs = Protected::start(hostile.issuer(), &hostile.jwks_url(), &["mcp:tools"], None).await;
     let error = auth_error(connect(&rs.url, OAuthConfig::new(fetcher())).await);
@@ -1096,11 +1072,10 @@ async fn an_authorization_server_cannot_name_internal_endpoints() {
         matches!(&error, AuthError::ForbiddenUrl { url, .. } if url.contains("/authorize")),
         "{error}"
     );
-    let svc = ClientRegistration::new("svc").with_secret("svc-secret");
     let error = auth_error(
         connect(
             &rs.url,
-            OAuthConfig::client_credentials(IssuerBinding::FirstDiscovered, svc),
+            OAuthConfig::client_credentials(IssuerBinding::FirstDiscovered, service_client()),
         )
         .await,
     );
