@@ -357,9 +357,11 @@ impl TokenStore for InMemoryTokenStore {
 }
 
 /// A [`TokenStore`] in a JSON file, so that signing in survives the process (e.g. a
-/// command-line tool). The file is created readable and writable by the user only (on Unix)
-/// and replaced atomically on every change; it holds access and refresh tokens and client
-/// secrets, so keep it in a private directory.
+/// command-line tool). The file is readable and writable by the user only (mode 0600 on Unix)
+/// and replaced atomically on every change, through a fresh, randomly named temporary file
+/// beside it that is created exclusively (a file or link someone planted is never written
+/// through). It holds access and refresh tokens and client secrets, so keep it in a private
+/// directory.
 #[derive(Debug)]
 pub struct FileTokenStore {
     path: std::path::PathBuf,
