@@ -165,7 +165,7 @@ pub(crate) fn forbidden(url: &Url) -> AuthError {
         reason: format!(
             "{} is not the MCP server's host and not a public address (loopback, private, \
              link-local and other special addresses are refused); name a trusted \
-             authorization server with OAuthConfig::issuer",
+             authorization server with OAuthConfig::issuer (mcp: --oauth-issuer)",
             url.host_str().unwrap_or("the host")
         ),
     }
