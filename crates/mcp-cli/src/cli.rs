@@ -105,9 +105,22 @@ pub(crate) struct ConnectArgs {
     #[arg(long)]
     pub(crate) oauth: bool,
     /// Sign in without a browser: follow the authorization URL here (implies --oauth). Only
-    /// for authorization servers that approve at once, e.g. a local test server.
+    /// for authorization servers that approve at once, e.g. a local test server. Redirects are
+    /// followed within the authorization server's origin only, up to the redirect URI.
     #[arg(long)]
     pub(crate) oauth_headless: bool,
+    /// Sign in with this authorization server only (its issuer identifier, exactly as its
+    /// metadata states it, e.g. https://auth.example.com). A server that names another one is
+    /// refused before anything is sent there. Also needed for an authorization server on a
+    /// private network: without it, authorization servers on another host than the MCP
+    /// server must have public addresses.
+    #[arg(long, value_name = "ISSUER")]
+    pub(crate) oauth_issuer: Option<String>,
+    /// Fetch the protected resource metadata URL a server's 401 names even when it is on
+    /// another origin than the server (https to a public address only). Without it such a
+    /// URL is ignored and the server's own well-known location is used.
+    #[arg(long)]
+    pub(crate) oauth_cross_origin_metadata: bool,
     /// Where --oauth keeps tokens and client registrations (default: $MCP_TOKEN_STORE, else
     /// $XDG_CONFIG_HOME/mcp/tokens.json, else ~/.config/mcp/tokens.json).
     #[arg(long, value_name = "FILE")]

@@ -11,14 +11,15 @@ use tokio::time::Instant;
 
 use mcp::client::auth::{
     AuthError, AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, FileTokenStore,
-    LoopbackRedirect, OAuthConfig, open_in_browser,
+    LoopbackRedirect, OAuthConfig, RedirectFetcher, open_in_browser,
 };
 
 use crate::cli::ConnectArgs;
 use crate::error::{CliError, Result};
 
-/// How long a headless sign-in may take (a browser sign-in waits for the user: 5 minutes).
-const HEADLESS_WAIT: Duration = Duration::from_secs(60);
+/// The redirect URI of a headless sign-in: nothing listens there, the redirect to it is read
+/// from the authorization server's answer (a loopback URI: any port is the same registration).
+const HEADLESS_REDIRECT: &str = "http://127.0.0.1/callback";
 
 /// The time spent waiting for the user to sign in, which `--timeout` does not count.
 #[derive(Debug, Clone, Default)]
@@ -87,6 +88,11 @@ pub(crate) async fn within<T>(
 /// The OAuth configuration of `--oauth` / `--oauth-headless`, or `None` without them.
 pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
     if !args.oauth && !args.oauth_headless {
+        if args.oauth_issuer.is_some() || args.oauth_cross_origin_metadata {
+            return Err(CliError::usage(
+                "--oauth-issuer and --oauth-cross-origin-metadata need --oauth or --oauth-headless",
+            ));
+        }
         return Ok(None);
     }
     let path = token_store_path(args)?;
@@ -99,57 +105,54 @@ pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
             .create(dir)
             .map_err(|e| CliError::failed(format!("token store {}: {e}", dir.display())))?;
     }
-    let redirect = if args.oauth_headless {
-        LoopbackRedirect::bind(follow_headless)
-            .await?
-            .timeout(HEADLESS_WAIT)
+    let inner: Box<dyn AuthorizationHandler> = if args.oauth_headless {
+        // Follows the authorization server's redirects within its own origin only, up to the
+        // redirect URI: a hostile server cannot bounce the request into the user's network.
+        Box::new(Headless(RedirectFetcher::new(HEADLESS_REDIRECT)))
     } else {
-        LoopbackRedirect::bind(|url| {
-            eprintln!("Sign in to continue: {url}");
-            match open_in_browser(url) {
-                Ok(()) => eprintln!("(opened in your browser; waiting for you to sign in)"),
-                Err(error) => eprintln!("(cannot open a browser: {error}; open the URL yourself)"),
-            }
-            Ok(())
-        })
-        .await?
+        Box::new(
+            LoopbackRedirect::bind(|url| {
+                eprintln!("Sign in to continue: {url}");
+                match open_in_browser(url) {
+                    Ok(()) => eprintln!("(opened in your browser; waiting for you to sign in)"),
+                    Err(error) => {
+                        eprintln!("(cannot open a browser: {error}; open the URL yourself)");
+                    }
+                }
+                Ok(())
+            })
+            .await?,
+        )
     };
     let handler = Timed {
-        inner: redirect,
+        inner,
         clock: args.sign_in.clone(),
     };
-    Ok(Some(
-        OAuthConfig::new(handler)
-            .client_name("mcp-cli")
-            .token_store(FileTokenStore::new(path)),
-    ))
+    let mut config = OAuthConfig::new(handler)
+        .client_name("mcp-cli")
+        .token_store(FileTokenStore::new(path))
+        .cross_origin_resource_metadata(args.oauth_cross_origin_metadata);
+    if let Some(issuer) = &args.oauth_issuer {
+        config = config.issuer(issuer);
+    }
+    Ok(Some(config))
 }
 
-/// `--oauth-headless`: visits the authorization URL here, following its redirects to the
-/// loopback listener, as a browser would for an authorization server that approves at once.
-fn follow_headless(url: &reqwest::Url) -> std::io::Result<()> {
-    eprintln!(
-        "signing in at {} without a browser (--oauth-headless)",
-        url.host_str().unwrap_or("?")
-    );
-    let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
-    let http = reqwest::Client::builder()
-        .timeout(HEADLESS_WAIT)
-        .build()
-        .map_err(std::io::Error::other)?;
-    let url = url.clone();
-    runtime.spawn(async move {
-        match http.get(url).send().await {
-            Ok(response) if response.status().is_success() => {}
-            Ok(response) => eprintln!(
-                "headless sign-in: {} answered {}",
-                response.url(),
-                response.status()
-            ),
-            Err(error) => eprintln!("headless sign-in: {error}"),
-        }
-    });
-    Ok(())
+/// `--oauth-headless`: says where it signs in, then follows the authorization URL.
+struct Headless(RedirectFetcher);
+
+impl AuthorizationHandler for Headless {
+    fn redirect_uri(&self) -> String {
+        self.0.redirect_uri()
+    }
+
+    fn authorize<'a>(&'a self, request: AuthorizationRequest) -> Authorizing<'a> {
+        eprintln!(
+            "signing in at {} without a browser (--oauth-headless)",
+            request.url.host_str().unwrap_or("?")
+        );
+        self.0.authorize(request)
+    }
 }
 
 /// `--token-store`, else `$MCP_TOKEN_STORE`, else `mcp/tokens.json` in the user's config
@@ -174,7 +177,7 @@ fn token_store_path(args: &ConnectArgs) -> Result<PathBuf> {
 
 /// A handler that pauses the `--timeout` clock while the user signs in.
 struct Timed {
-    inner: LoopbackRedirect,
+    inner: Box<dyn AuthorizationHandler>,
     clock: SignInClock,
 }
 
@@ -184,7 +187,7 @@ type Authorizing<'a> = Pin<
 
 impl AuthorizationHandler for Timed {
     fn redirect_uri(&self) -> String {
-        self.inner.redirect_uri().to_owned()
+        self.inner.redirect_uri()
     }
 
     fn authorize<'a>(&'a self, request: AuthorizationRequest) -> Authorizing<'a> {

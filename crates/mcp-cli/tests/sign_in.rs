@@ -16,6 +16,24 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     tokio::task::spawn_blocking(work).await.unwrap()
 }
 
+/// `mcp serve demo` over HTTP, requiring tokens of `auth` (and `extra` arguments).
+async fn demo_behind(auth: &AuthServer, extra: &'static [&'static str]) -> HttpServer {
+    let issuer = auth.issuer().to_owned();
+    blocking(move || {
+        let mut args = vec![
+            "serve",
+            "demo",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            &issuer,
+        ];
+        args.extend_from_slice(extra);
+        HttpServer::start(MCP, &args)
+    })
+    .await
+}
+
 /// `mcp SUBCOMMAND --timeout 30 --oauth --token-store STORE` (its arguments to add) with only
 /// `path` on PATH, so that no browser can be opened.
 fn signing_in(subcommand: &str, path: &Path, store: &str) -> Command {
@@ -44,23 +62,7 @@ async fn demo_server_with_sign_in() {
     let auth = AuthServer::start(AuthServerConfig::default(), 0)
         .await
         .unwrap();
-    let issuer = auth.issuer().to_owned();
-    let server = blocking(move || {
-        HttpServer::start(
-            MCP,
-            &[
-                "serve",
-                "demo",
-                "--http",
-                "127.0.0.1:0",
-                "--auth-issuer",
-                &issuer,
-                "--auth-scope",
-                "mcp:tools",
-            ],
-        )
-    })
-    .await;
+    let server = demo_behind(&auth, &["--auth-scope", "mcp:tools"]).await;
     let url = server.url.clone();
     assert!(
         server
@@ -198,5 +200,89 @@ async fn demo_server_with_sign_in() {
     );
     assert_eq!(auth.stats().authorization_requests, 2);
     assert_eq!(auth.stats().code_exchanges, 2);
+    drop(server);
+}
+
+/// A host the command must not contact: counts each connection, then answers 404.
+async fn logger() -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = std::sync::Arc::clone(&hits);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut head = [0u8; 1024];
+            let _ = stream.read(&mut head).await;
+            let _ = stream
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )
+                .await;
+        }
+    });
+    (url, hits)
+}
+
+/// Issue 17, items 1 and 3: `--oauth-headless` follows no redirect of the authorization server
+/// to another origin (here a logger standing for an internal service, which must receive
+/// nothing), and `--oauth-issuer` refuses a server that names another authorization server
+/// before anything is sent to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_sign_in_goes_nowhere_else() {
+    let (elsewhere, hits) = logger().await;
+    let auth = AuthServer::start(
+        AuthServerConfig {
+            authorize_redirect: Some(format!("{elsewhere}/steal")),
+            ..AuthServerConfig::default()
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let server = demo_behind(&auth, &[]).await;
+    let dir = TempDir::new("sign-in-elsewhere");
+    let store = dir.path().join("tokens.json").display().to_string();
+    let run = |extra: &'static [&'static str]| {
+        let (target, store) = (server.url.clone(), store.clone());
+        blocking(move || {
+            let mut args = vec![
+                "tools",
+                "--timeout",
+                "30",
+                "--oauth-headless",
+                "--token-store",
+                &store,
+            ];
+            args.extend_from_slice(extra);
+            args.push(&target);
+            mcp(&args, "")
+        })
+    };
+
+    let refused = run(&[]).await;
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("not followed"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(auth.stats().authorization_requests, 1);
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    let before = auth.stats().requests;
+    let refused = run(&["--oauth-issuer", "https://auth.example.com"]).await;
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    let message = stderr(&refused);
+    assert!(
+        message.contains("https://auth.example.com") && message.contains(auth.issuer()),
+        "{message}"
+    );
+    assert_eq!(
+        auth.stats().requests,
+        before,
+        "the named server was contacted"
+    );
     drop(server);
 }

@@ -74,6 +74,12 @@ pub struct AuthServerConfig {
     pub token_endpoint_auth_methods: Vec<String>,
     /// Resources tokens may be issued for (empty: any).
     pub resources: Vec<String>,
+    /// Where the metadata says the authorization, token and registration endpoints are,
+    /// instead of this server (a hostile server sending the client elsewhere).
+    pub endpoints_base: Option<String>,
+    /// Answers every authorization request with a redirect to this URL instead (a hostile
+    /// server sending a headless sign-in elsewhere).
+    pub authorize_redirect: Option<String>,
 }
 
 impl Default for AuthServerConfig {
@@ -101,6 +107,8 @@ impl Default for AuthServerConfig {
                 "client_secret_post".to_owned(),
             ],
             resources: Vec::new(),
+            endpoints_base: None,
+            authorize_redirect: None,
         }
     }
 }
@@ -108,6 +116,11 @@ impl Default for AuthServerConfig {
 /// What clients did, for tests.
 #[derive(Debug, Clone, Default)]
 pub struct AuthStats {
+    /// Every HTTP request received, whatever its path (a test of a server that must not be
+    /// contacted at all).
+    pub requests: u32,
+    /// Token endpoint requests, granted or not.
+    pub token_requests: u32,
     /// Metadata documents served.
     pub metadata_requests: u32,
     /// Dynamic registrations.
@@ -247,7 +260,11 @@ impl AuthServer {
             .route("/register", post(register))
             .route("/authorize", get(authorize))
             .route("/token", post(token))
-            .with_state(Arc::clone(&inner));
+            .with_state(Arc::clone(&inner))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&inner),
+                count_request,
+            ));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {
             let _ = axum::serve(listener, router)
@@ -463,10 +480,11 @@ fn redirect_matches(registered: &[String], uri: &str) -> bool {
 async fn metadata(State(inner): State<Arc<Inner>>) -> Response {
     lock(&inner.stats).metadata_requests += 1;
     let issuer = &inner.issuer;
+    let base = inner.config.endpoints_base.as_ref().unwrap_or(issuer);
     let mut document = json!({
         "issuer": inner.config.metadata_issuer.clone().unwrap_or_else(|| issuer.clone()),
-        "authorization_endpoint": format!("{issuer}/authorize"),
-        "token_endpoint": format!("{issuer}/token"),
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
         "jwks_uri": format!("{issuer}/jwks"),
         "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
@@ -476,7 +494,7 @@ async fn metadata(State(inner): State<Arc<Inner>>) -> Response {
         "id_token_signing_alg_values_supported": ["ES256"],
     });
     if inner.config.registration {
-        document["registration_endpoint"] = Value::from(format!("{issuer}/register"));
+        document["registration_endpoint"] = Value::from(format!("{base}/register"));
     }
     if inner.config.advertise_pkce {
         document["code_challenge_methods_supported"] = json!(["S256"]);
@@ -584,6 +602,9 @@ async fn authorize(State(inner): State<Arc<Inner>>, RawQuery(query): RawQuery) -
         stats.last_scope = param("scope");
         stats.last_resource = param("resource");
         stats.last_client_id = param("client_id");
+    }
+    if let Some(elsewhere) = &inner.config.authorize_redirect {
+        return (StatusCode::FOUND, [(header::LOCATION, elsewhere.clone())]).into_response();
     }
     let page = |text: &str| (StatusCode::BAD_REQUEST, text.to_owned()).into_response();
     // Without a known client and a registered redirect URI there is nowhere safe to redirect.
@@ -710,7 +731,17 @@ fn authenticate_client(
     ok.then_some(client_id)
 }
 
+async fn count_request(
+    State(inner): State<Arc<Inner>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    lock(&inner.stats).requests += 1;
+    next.run(request).await
+}
+
 async fn token(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) -> Response {
+    lock(&inner.stats).token_requests += 1;
     let form = decode_form(&String::from_utf8_lossy(&body));
     let response = token_grant(&inner, &headers, &form);
     if !response.status().is_success() {

@@ -3,7 +3,10 @@
 //! Sign-in in both eras, stored and refreshed tokens, scope step-up and its limit, the loopback
 //! redirect, pre-registered and metadata-document clients, and the refusals: wrong or missing
 //! `iss`, wrong `state`, a resource that is not this server, an authorization server without
-//! PKCE or with a mismatched issuer, a new authorization server (re-registration).
+//! PKCE or with a mismatched issuer, a new authorization server (re-registration). And what a
+//! hostile MCP or authorization server cannot do: obtain credentials issued by another
+//! authorization server, or make the client request other hosts (a logger that must receive
+//! nothing stands for the user's internal network).
 
 // The authorization server of the `test-auth-server` binary, compiled into this test.
 #[path = "../../mcp-conformance/src/auth_server.rs"]
@@ -22,8 +25,8 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp::client::auth::{
-    AuthError, AuthorizationHandler, ClientRegistration, InMemoryTokenStore, LoopbackRedirect,
-    OAuthConfig, RedirectFetcher, TokenStore, handler_fn,
+    AuthError, AuthorizationHandler, ClientRegistration, InMemoryTokenStore, IssuerBinding,
+    LoopbackRedirect, OAuthConfig, RedirectFetcher, TokenStore, handler_fn,
 };
 use mcp::client::{Client, ClientError, Mode};
 use mcp::server::auth::{AccessToken, JwksSource, JwtVerifier, ResourceServer};
@@ -94,21 +97,18 @@ impl Protected {
         let router = server()
             .http_router(HttpConfig::default().auth(rs))
             .layer(axum::middleware::from_fn(observer));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
+        let (stop, task) = serve(listener, router);
         Self {
             url,
             seen,
             stop: Some(stop),
             task: Some(task),
         }
+    }
+
+    /// Starts again on `port` (after [`Self::shutdown`]), trusting `issuer` with `jwks`.
+    async fn restart_on(port: u16, issuer: &str, jwks: &str) -> Self {
+        Self::start_on(port, issuer, jwks, None, &["mcp:tools"], None).await
     }
 
     /// Stops and waits until the port is free.
@@ -136,6 +136,39 @@ impl Drop for Protected {
             let _ = stop.send(());
         }
     }
+}
+
+/// Serves `router` on `listener` until the sender is used or dropped.
+fn serve(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+    });
+    (stop, task)
+}
+
+/// An authorization server that knows the confidential client `svc` (secret `svc-secret`).
+fn with_service_client(mut config: AuthServerConfig) -> AuthServerConfig {
+    config.clients.insert(
+        "svc".to_owned(),
+        (Some("svc-secret".to_owned()), Vec::new()),
+    );
+    config
+}
+
+fn service_client() -> ClientRegistration {
+    ClientRegistration::new("svc").with_secret("svc-secret")
 }
 
 /// Counts requests and where their token was; answers 403 `insufficient_scope` to a
@@ -662,15 +695,7 @@ async fn re_registers_when_the_authorization_server_changes() {
     rs.shutdown().await;
 
     // Same URL, now trusting the second authorization server only.
-    let rs = Protected::start_on(
-        port,
-        second.issuer(),
-        &second.jwks_url(),
-        None,
-        &["mcp:tools"],
-        None,
-    )
-    .await;
+    let rs = Protected::restart_on(port, second.issuer(), &second.jwks_url()).await;
     let client = connect(
         &url,
         OAuthConfig::new(fetcher()).shared_token_store(store.clone()),
@@ -795,16 +820,13 @@ async fn the_users_time_does_not_count_against_time_bounds() {
 
 #[tokio::test]
 async fn client_credentials_sign_in_as_the_client() {
-    let mut config = AuthServerConfig::default();
-    config.clients.insert(
-        "svc".to_owned(),
-        (Some("svc-secret".to_owned()), Vec::new()),
-    );
-    let auth = AuthServer::start(config, 0).await.unwrap();
+    let auth = AuthServer::start(with_service_client(AuthServerConfig::default()), 0)
+        .await
+        .unwrap();
     let rs = Protected::start(auth.issuer(), &auth.jwks_url(), &["mcp:tools"], None).await;
     let client = connect(
         &rs.url,
-        OAuthConfig::client_credentials(ClientRegistration::new("svc").with_secret("svc-secret")),
+        OAuthConfig::client_credentials(auth.issuer(), service_client()),
     )
     .await
     .unwrap();
@@ -820,7 +842,10 @@ async fn client_credentials_sign_in_as_the_client() {
     let error = auth_error(
         connect(
             &rs.url,
-            OAuthConfig::client_credentials(ClientRegistration::new("svc").with_secret("wrong")),
+            OAuthConfig::client_credentials(
+                auth.issuer(),
+                ClientRegistration::new("svc").with_secret("wrong"),
+            ),
         )
         .await,
     );
@@ -828,4 +853,258 @@ async fn client_credentials_sign_in_as_the_client() {
         matches!(&error, AuthError::Token { status: 401, error: Some(code), .. } if code == "invalid_client"),
         "{error}"
     );
+}
+
+/// A host the client must not contact: answers every request with a 404, counting it first
+/// (so a client that got an answer was counted).
+struct Logger {
+    url: String,
+    hits: Arc<AtomicU32>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Logger {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let hits = Arc::new(AtomicU32::new(0));
+        let counted = Arc::clone(&hits);
+        let router = axum::Router::new().fallback(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { StatusCode::NOT_FOUND }
+        });
+        let (stop, _) = serve(listener, router);
+        Self {
+            url,
+            hits,
+            _stop: stop,
+        }
+    }
+
+    fn port(&self) -> u16 {
+        self.url.rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    fn hits(&self) -> u32 {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+/// A hostile MCP server at `http://HOST:<port>/mcp` (bound to 127.0.0.1): every request to
+/// `/mcp` is refused with a 401 whose challenge names `challenge_metadata`, when given; its
+/// well-known location names `issuer` as the authorization server, when given.
+async fn hostile_mcp(
+    host: &str,
+    challenge_metadata: Option<String>,
+    issuer: Option<String>,
+) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://{host}:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let challenge = match challenge_metadata {
+        Some(target) => format!("Bearer resource_metadata=\"{target}\""),
+        None => "Bearer".to_owned(),
+    };
+    let metadata = issuer.map(|issuer| json!({"resource": url, "authorization_servers": [issuer]}));
+    let router = axum::Router::new()
+        .route(
+            "/mcp",
+            axum::routing::any(move || {
+                let challenge = challenge.clone();
+                async move { (StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)]) }
+            }),
+        )
+        .fallback(move || {
+            let metadata = metadata.clone();
+            async move {
+                match metadata {
+                    Some(document) => axum::Json(document).into_response(),
+                    None => StatusCode::NOT_FOUND.into_response(),
+                }
+            }
+        });
+    let (stop, _) = serve(listener, router);
+    (url, stop)
+}
+
+/// Issue 17, item 1: credentials pre-registered with one authorization server are never sent
+/// to another, whatever the MCP server names. A hostile MCP server names its own (hostile)
+/// authorization server: the client refuses at once, and that server receives nothing — no
+/// metadata request, no token request with `Authorization: Basic svc:svc-secret`.
+#[tokio::test]
+async fn credentials_go_to_their_issuer_only() {
+    let legit = AuthServer::start(with_service_client(AuthServerConfig::default()), 0)
+        .await
+        .unwrap();
+    let hostile = AuthServer::start(AuthServerConfig::default(), 0)
+        .await
+        .unwrap();
+    // The resource server checks tokens with the legitimate keys, so that only the client
+    // could ever contact the hostile authorization server.
+    let rs = Protected::start(hostile.issuer(), &legit.jwks_url(), &["mcp:tools"], None).await;
+    let error = auth_error(
+        connect(
+            &rs.url,
+            OAuthConfig::client_credentials(legit.issuer(), service_client()),
+        )
+        .await,
+    );
+    match &error {
+        AuthError::IssuerNotAllowed { expected, named } => {
+            assert_eq!(expected, legit.issuer());
+            assert_eq!(named, &[hostile.issuer().to_owned()]);
+        }
+        other => panic!("{other}"),
+    }
+    assert!(error.to_string().contains(legit.issuer()), "{error}");
+    let assertion = |_request| async { Ok::<_, AuthError>("id-jag".to_owned()) };
+    let error = auth_error(
+        connect(
+            &rs.url,
+            OAuthConfig::identity_assertion(legit.issuer(), service_client(), assertion),
+        )
+        .await,
+    );
+    assert!(
+        matches!(error, AuthError::IssuerNotAllowed { .. }),
+        "{error}"
+    );
+    // A sign-in bound with OAuthConfig::issuer refuses the same way.
+    let error =
+        auth_error(connect(&rs.url, OAuthConfig::new(fetcher()).issuer(legit.issuer())).await);
+    assert!(
+        matches!(error, AuthError::IssuerNotAllowed { .. }),
+        "{error}"
+    );
+    assert_eq!(hostile.stats().requests, 0, "{:?}", hostile.stats());
+
+    // Bound to the first authorization server discovered: the server cannot move the client
+    // to another one later.
+    let port = rs.port();
+    rs.shutdown().await;
+    let rs = Protected::restart_on(port, legit.issuer(), &legit.jwks_url()).await;
+    let client = connect(
+        &rs.url,
+        OAuthConfig::client_credentials(IssuerBinding::FirstDiscovered, service_client()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(whoami(&client).await, "alice mcp:tools");
+    assert_eq!(legit.stats().client_credentials, 1);
+    rs.shutdown().await;
+    let _rs = Protected::restart_on(port, hostile.issuer(), &legit.jwks_url()).await;
+    let error = client.call_tool("whoami", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&error, ClientError::Auth(AuthError::IssuerNotAllowed { expected, .. }) if expected == legit.issuer()),
+        "{error}"
+    );
+    assert_eq!(hostile.stats().requests, 0, "{:?}", hostile.stats());
+}
+
+/// Issue 17, item 3: the `resource_metadata` URL of a 401 challenge on another origin is not
+/// fetched (RFC 9728 metadata lives on the resource's origin); with the opt-in only `https`
+/// URLs at public addresses are. The logger on another port stands for an internal service.
+#[tokio::test]
+async fn a_challenge_cannot_send_the_client_elsewhere() {
+    let logger = Logger::start().await;
+    let cases = [
+        (format!("{}/latest/meta-data", logger.url), false),
+        (format!("{}/latest/meta-data", logger.url), true),
+        (
+            format!("https://127.0.0.1:{}/latest/meta-data", logger.port()),
+            true,
+        ),
+        (
+            format!("https://localhost:{}/latest/meta-data", logger.port()),
+            true,
+        ),
+    ];
+    for (target, opt_in) in cases {
+        let (url, _stop) = hostile_mcp("127.0.0.1", Some(target.clone()), None).await;
+        let config = OAuthConfig::new(fetcher()).cross_origin_resource_metadata(opt_in);
+        let error = auth_error(connect(&url, config).await);
+        assert!(
+            matches!(&error, AuthError::ForbiddenUrl { url, .. } if url.contains(&logger.port().to_string())),
+            "{target} ({opt_in}): {error}"
+        );
+    }
+    assert_eq!(logger.hits(), 0);
+}
+
+/// Issue 17, item 3: an authorization server the MCP server names on another host must have
+/// public addresses; the user can vouch for one elsewhere with OAuthConfig::issuer (then it is
+/// contacted: the logger does count).
+#[tokio::test]
+async fn the_server_cannot_name_an_internal_authorization_server() {
+    let logger = Logger::start().await;
+    // The MCP server is `localhost`; the authorization server it names is 127.0.0.1, another
+    // host, and not a public address.
+    let (url, _stop) = hostile_mcp("localhost", None, Some(logger.url.clone())).await;
+    let error = auth_error(connect(&url, OAuthConfig::new(fetcher())).await);
+    assert!(
+        matches!(&error, AuthError::ForbiddenUrl { url, .. } if url.starts_with(&logger.url)),
+        "{error}"
+    );
+    assert_eq!(logger.hits(), 0);
+
+    let error = auth_error(connect(&url, OAuthConfig::new(fetcher()).issuer(&logger.url)).await);
+    assert!(matches!(error, AuthError::Discovery(_)), "{error}");
+    assert!(logger.hits() > 0);
+}
+
+/// Issue 17, item 3: the endpoints an authorization server names are held to the same rule
+/// (here `localhost`, which resolves to loopback only: refused when connecting, whatever the
+/// name resolves to by then); only an authorization server the user named is trusted with
+/// endpoints anywhere.
+#[tokio::test]
+async fn an_authorization_server_cannot_name_internal_endpoints() {
+    let logger = Logger::start().await;
+    let config = with_service_client(AuthServerConfig {
+        endpoints_base: Some(format!("http://localhost:{}", logger.port())),
+        ..AuthServerConfig::default()
+    });
+    let hostile = AuthServer::start(config, 0).await.unwrap();
+    let rs = Protected::start(hostile.issuer(), &hostile.jwks_url(), &["mcp:tools"], None).await;
+    let error = auth_error(connect(&rs.url, OAuthConfig::new(fetcher())).await);
+    assert!(
+        matches!(&error, AuthError::ForbiddenUrl { url, .. } if url.contains("/authorize")),
+        "{error}"
+    );
+    let error = auth_error(
+        connect(
+            &rs.url,
+            OAuthConfig::client_credentials(IssuerBinding::FirstDiscovered, service_client()),
+        )
+        .await,
+    );
+    assert!(
+        matches!(&error, AuthError::ForbiddenUrl { url, .. } if url.contains("/token")),
+        "{error}"
+    );
+    assert_eq!(logger.hits(), 0);
+}
+
+/// Issue 17, item 3: a headless sign-in follows redirects within the authorization server only.
+#[tokio::test]
+async fn redirect_fetcher_follows_no_redirect_elsewhere() {
+    let logger = Logger::start().await;
+    let hostile = AuthServer::start(
+        AuthServerConfig {
+            authorize_redirect: Some(format!("{}/steal", logger.url)),
+            ..AuthServerConfig::default()
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let rs = Protected::start(hostile.issuer(), &hostile.jwks_url(), &["mcp:tools"], None).await;
+    let error = auth_error(connect(&rs.url, OAuthConfig::new(fetcher())).await);
+    assert!(
+        matches!(&error, AuthError::Handler(message) if message.contains("not followed")),
+        "{error}"
+    );
+    assert_eq!(logger.hits(), 0);
+    assert_eq!(hostile.stats().authorization_requests, 1);
 }

@@ -15,13 +15,14 @@
 //! `tools/list` and a call of the first tool. The client-credentials extension scenarios use
 //! the client credentials grant (`client_secret_basic`, or `private_key_jwt` with the context's
 //! key); enterprise-managed authorization exchanges the context's ID token for an ID-JAG at
-//! the identity provider and presents it with the JWT bearer grant.
+//! the identity provider and presents it with the JWT bearer grant. Credentials are bound to
+//! the context's `issuer` when it names one, else to the first authorization server discovered.
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
 use mcp::client::auth::{
-    AssertionRequest, AuthError, ClientRegistration, OAuthConfig, RedirectFetcher,
+    AssertionRequest, AuthError, ClientRegistration, IssuerBinding, OAuthConfig, RedirectFetcher,
 };
 use mcp::client::{Client, ClientError, Mode};
 use mcp::types::{
@@ -129,12 +130,17 @@ async fn run_auth(
     url: &str,
 ) -> Result<(), Failure> {
     let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    // Credentials belong to one authorization server: the context's `issuer` when the scenario
+    // names it (pre-registration), else the first one discovered (the client credentials and
+    // enterprise scenarios name none; their server names its own).
+    let issuer = text("issuer").map_or(IssuerBinding::FirstDiscovered, IssuerBinding::from);
     let config = match scenario {
         "auth/client-credentials-basic" => {
             let id = text("client_id").ok_or_else(|| Failure::Missing("client_id".to_owned()))?;
             let secret = text("client_secret")
                 .ok_or_else(|| Failure::Missing("client_secret".to_owned()))?;
             OAuthConfig::client_credentials(
+                issuer,
                 ClientRegistration::new(id)
                     .with_secret(secret)
                     .with_auth_method("client_secret_basic"),
@@ -145,7 +151,7 @@ async fn run_auth(
             let pem = text("private_key_pem")
                 .ok_or_else(|| Failure::Missing("private_key_pem".to_owned()))?;
             let algorithm = text("signing_algorithm").unwrap_or_else(|| "ES256".to_owned());
-            OAuthConfig::client_credentials(ClientRegistration::new(id))
+            OAuthConfig::client_credentials(issuer, ClientRegistration::new(id))
                 .private_key_jwt(&pem, &algorithm)
                 .map_err(|e| Failure::Client(e.into()))?
         }
@@ -161,7 +167,7 @@ async fn run_auth(
                 id_token: field("idp_id_token")?,
             };
             let idp = std::sync::Arc::new(idp);
-            OAuthConfig::identity_assertion(client, move |request: AssertionRequest| {
+            OAuthConfig::identity_assertion(issuer, client, move |request: AssertionRequest| {
                 let idp = std::sync::Arc::clone(&idp);
                 async move { idp.exchange(&request).await }
             })
@@ -175,7 +181,7 @@ async fn run_auth(
                 if let Some(secret) = text("client_secret") {
                     client = client.with_secret(secret);
                 }
-                config = config.pre_registered(client);
+                config = config.pre_registered_for(issuer, client);
             }
             config
         }

@@ -40,6 +40,34 @@ pub enum AuthError {
         url: String,
     },
 
+    /// The protected resource metadata names only authorization servers this client is not
+    /// bound to ([`super::OAuthConfig::issuer`], or the issuer of
+    /// [`super::OAuthConfig::client_credentials`] / [`super::OAuthConfig::identity_assertion`]):
+    /// the client sends them nothing — no metadata request, and never the credentials.
+    #[error(
+        "the server names the authorization server(s) {named:?}, but this client signs in with \
+         {expected:?} only: refusing to contact another"
+    )]
+    IssuerNotAllowed {
+        /// The issuer the client is bound to.
+        expected: String,
+        /// The issuers the protected resource metadata names.
+        named: Vec<String>,
+    },
+
+    /// A URL named by the MCP server or an authorization server leads where the client does
+    /// not go: a `resource_metadata` URL on another origin than the MCP server (without
+    /// [`super::OAuthConfig::cross_origin_resource_metadata`]), or a host that is neither the
+    /// MCP server's nor public (loopback, private, link-local…) and not an authorization
+    /// server the user named. Nothing was sent there.
+    #[error("refusing to contact {url}: {reason}")]
+    ForbiddenUrl {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+
     /// The authorization server does not advertise PKCE with `S256`
     /// (`code_challenge_methods_supported`): the client refuses to proceed.
     #[error("the authorization server {issuer} does not advertise PKCE S256")]

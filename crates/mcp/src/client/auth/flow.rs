@@ -2,28 +2,29 @@
 //! or a 403 `insufficient_scope` sets in motion (see the module docs of `auth`).
 
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
-use reqwest::{RequestBuilder, Response, StatusCode};
+use reqwest::header::{ACCEPT, HeaderValue};
+use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::challenge::BearerChallenge;
 use super::discovery::{
     ResourceMetadata, ServerMetadata, canonical_resource, is_loopback, resource_covers,
     resource_metadata_urls, secure_url, server_metadata_urls,
 };
+use super::egress::{Egress, REQUEST_WAIT, request_error};
 use super::error::AuthError;
 use super::handler::{AuthorizationHandler, AuthorizationRequest};
 use super::pause::PauseClock;
 use super::pkce::{Pkce, constant_time_eq, random_token};
-use super::store::{ClientRegistration, StoredTokens};
-use super::{ApplicationType, AssertionRequest, Grant, OAuthConfig};
+use super::store::StoredTokens;
+use super::{AssertionRequest, Grant, IssuerBinding, OAuthConfig};
 use crate::client::error::ClientError;
+
+mod endpoints;
 
 /// The most requests one call may send (sign-in, refresh and step-up retries included).
 const MAX_SENDS: u32 = 6;
@@ -35,7 +36,10 @@ pub(crate) struct OAuthClient {
     config: OAuthConfig,
     /// The server URL as given to `connect_http` (the token store's key).
     server_url: String,
-    http: reqwest::Client,
+    /// The HTTP clients, and which URLs each may fetch.
+    egress: Egress,
+    /// The issuer of the first successful discovery ([`IssuerBinding::FirstDiscovered`]).
+    first_issuer: OnceLock<String>,
     slot: RwLock<TokenSlot>,
     loaded: tokio::sync::OnceCell<()>,
     flow: tokio::sync::Mutex<FlowState>,
@@ -101,29 +105,6 @@ struct TokenResponse {
     scope: Option<String>,
 }
 
-/// An OAuth error body (RFC 6749 §5.2).
-#[derive(Deserialize, Default)]
-struct ErrorBody {
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    error_description: Option<String>,
-}
-
-/// A dynamic registration response (RFC 7591 §3.2.1).
-#[derive(Deserialize)]
-struct RegistrationResponse {
-    client_id: String,
-    #[serde(default)]
-    client_secret: Option<String>,
-    #[serde(default)]
-    token_endpoint_auth_method: Option<String>,
-    #[serde(default)]
-    redirect_uris: Option<Vec<String>>,
-    #[serde(default)]
-    client_secret_expires_at: Option<u64>,
-}
-
 fn number_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     Ok(match Option::<Value>::deserialize(d)? {
         Some(Value::Number(n)) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
@@ -142,7 +123,7 @@ impl OAuthClient {
     /// The OAuth client for the server at `server_url`.
     pub(crate) fn new(config: OAuthConfig, server_url: &str) -> Result<Self, AuthError> {
         if let Some(url) = &config.client_metadata_url {
-            let parsed = reqwest::Url::parse(url).ok();
+            let parsed = Url::parse(url).ok();
             let valid = parsed
                 .as_ref()
                 .is_some_and(|u| u.scheme() == "https" && !matches!(u.path(), "" | "/"));
@@ -159,13 +140,14 @@ impl OAuthClient {
             Some(client) => client.clone(),
             None => reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
-                .timeout(Duration::from_secs(30))
+                .timeout(REQUEST_WAIT)
                 .build()?,
         };
         Ok(Self {
+            egress: Egress::new(http, server_url)?,
             config,
             server_url: server_url.to_owned(),
-            http,
+            first_issuer: OnceLock::new(),
             slot: RwLock::new(TokenSlot::default()),
             loaded: tokio::sync::OnceCell::new(),
             flow: tokio::sync::Mutex::new(FlowState::default()),
@@ -446,24 +428,41 @@ impl OAuthClient {
     /// Protected resource metadata, then the authorization server's.
     async fn discover(&self, challenge_url: Option<&str>) -> Result<Discovered, AuthError> {
         let mut resource_metadata = None;
+        let mut refused = None;
         for url in resource_metadata_urls(challenge_url, &self.server_url) {
+            let fetched = match self
+                .egress
+                .resource_metadata_client(&url, self.config.cross_origin_resource_metadata)
+            {
+                Ok((client, url)) => self.fetch_json::<ResourceMetadata>(client, &url).await,
+                Err(error) => {
+                    refused.get_or_insert(error);
+                    continue;
+                }
+            };
             // An unreachable location is one more that has nothing: try the next.
-            match self.fetch_json::<ResourceMetadata>(&url).await {
+            match fetched {
                 Ok(Some(document)) if !document.authorization_servers.is_empty() => {
                     resource_metadata = Some(document);
                     break;
                 }
                 Ok(_) => tracing::debug!(%url, "no usable protected resource metadata"),
+                Err(error @ AuthError::ForbiddenUrl { .. }) => {
+                    refused.get_or_insert(error);
+                }
                 Err(error) => {
                     tracing::debug!(%url, %error, "protected resource metadata unreachable");
                 }
             }
         }
         let Some(prm) = resource_metadata else {
-            return Err(AuthError::Discovery(format!(
-                "no protected resource metadata for {}",
-                self.server_url
-            )));
+            // A location that was not fetched explains more than "nothing found".
+            return Err(refused.unwrap_or_else(|| {
+                AuthError::Discovery(format!(
+                    "no protected resource metadata for {}",
+                    self.server_url
+                ))
+            }));
         };
         let resource = match &prm.resource {
             Some(resource) if resource_covers(resource, &self.server_url) => resource.clone(),
@@ -475,10 +474,22 @@ impl OAuthClient {
             }
             None => canonical_resource(&self.server_url),
         };
+        let allowed: Vec<&String> = prm
+            .authorization_servers
+            .iter()
+            .filter(|issuer| self.may_sign_in_with(issuer))
+            .collect();
+        if allowed.is_empty() {
+            return Err(AuthError::IssuerNotAllowed {
+                expected: self.bound_issuer().unwrap_or_default(),
+                named: prm.authorization_servers,
+            });
+        }
         let mut first_error = None;
-        for issuer in &prm.authorization_servers {
+        for issuer in allowed {
             match self.server_metadata(issuer).await {
                 Ok(metadata) => {
+                    self.first_issuer.get_or_init(|| issuer.clone());
                     return Ok(Discovered {
                         resource,
                         issuer: issuer.clone(),
@@ -496,11 +507,58 @@ impl OAuthClient {
             .unwrap_or_else(|| AuthError::Discovery("no authorization server".to_owned())))
     }
 
+    /// Whether `binding` names `issuer`.
+    fn binds(&self, binding: &IssuerBinding, issuer: &str) -> bool {
+        match binding {
+            IssuerBinding::Issuer(bound) => bound == issuer,
+            IssuerBinding::FirstDiscovered => self.first_issuer.get().is_some_and(|f| f == issuer),
+        }
+    }
+
+    /// Whether sign-in may use the authorization server `issuer` ([`OAuthConfig::issuer`]).
+    fn may_sign_in_with(&self, issuer: &str) -> bool {
+        match &self.config.issuer {
+            None => true,
+            Some(IssuerBinding::FirstDiscovered) if self.first_issuer.get().is_none() => true,
+            Some(binding) => self.binds(binding, issuer),
+        }
+    }
+
+    /// The issuer sign-in is bound to, when it is known.
+    fn bound_issuer(&self) -> Option<String> {
+        match self.config.issuer.as_ref()? {
+            IssuerBinding::Issuer(issuer) => Some(issuer.clone()),
+            IssuerBinding::FirstDiscovered => self.first_issuer.get().cloned(),
+        }
+    }
+
+    /// Whether the user named the authorization server `issuer` (so that it may be anywhere,
+    /// a private network included).
+    fn user_named(&self, issuer: &str) -> bool {
+        let named =
+            |binding: &IssuerBinding| matches!(binding, IssuerBinding::Issuer(i) if i == issuer);
+        self.config.issuer.as_ref().is_some_and(named)
+            || self
+                .config
+                .pre_registered
+                .iter()
+                .any(|(binding, _)| named(binding))
+    }
+
+    /// The client to request `url` of the authorization server `issuer` with.
+    fn client_for_issuer(&self, url: &Url, issuer: &str) -> Result<&reqwest::Client, AuthError> {
+        self.egress.client_for(url, self.user_named(issuer))
+    }
+
     /// The metadata of the authorization server `issuer`, its `issuer` checked.
     async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, AuthError> {
         secure_url(issuer, self.config.allow_insecure_http)?;
         for url in server_metadata_urls(issuer) {
-            if let Some(metadata) = self.fetch_json::<ServerMetadata>(&url).await? {
+            let Ok(parsed) = Url::parse(&url) else {
+                continue;
+            };
+            let client = self.client_for_issuer(&parsed, issuer)?;
+            if let Some(metadata) = self.fetch_json::<ServerMetadata>(client, &parsed).await? {
                 if metadata.issuer != issuer {
                     return Err(AuthError::IssuerMismatch {
                         expected: issuer.to_owned(),
@@ -519,20 +577,18 @@ impl OAuthClient {
     /// `GET`s a JSON document; `None` when the answer is not a 200 with such a document.
     async fn fetch_json<T: serde::de::DeserializeOwned>(
         &self,
-        url: &str,
+        client: &reqwest::Client,
+        url: &Url,
     ) -> Result<Option<T>, AuthError> {
-        let Ok(parsed) = reqwest::Url::parse(url) else {
-            return Ok(None);
-        };
-        if !matches!(parsed.scheme(), "http" | "https") {
+        if !matches!(url.scheme(), "http" | "https") {
             return Ok(None);
         }
-        let mut response = self
-            .http
-            .get(parsed)
+        let mut response = client
+            .get(url.clone())
             .header(ACCEPT, "application/json")
             .send()
-            .await?;
+            .await
+            .map_err(|e| request_error(e, url))?;
         if response.status() != StatusCode::OK {
             return Ok(None);
         }
@@ -612,6 +668,9 @@ impl OAuthClient {
             ))
         })?;
         let mut url = secure_url(endpoint, self.config.allow_insecure_http)?;
+        self.egress
+            .check_handed_over(&url, self.user_named(&discovered.issuer))
+            .await?;
         let redirect_uri = handler.redirect_uri();
         let client = self
             .client_for(discovered, Some(&redirect_uri), scope.as_deref())
@@ -718,290 +777,6 @@ impl OAuthClient {
         let response = self.token_request(discovered, &client, form).await?;
         Ok(tokens_from(response, discovered, None, Some(tokens)))
     }
-
-    /// The client's registration with the discovered authorization server: pre-registered,
-    /// stored, a client ID metadata document, or a new dynamic registration.
-    async fn client_for(
-        &self,
-        discovered: &Discovered,
-        redirect_uri: Option<&str>,
-        scope: Option<&str>,
-    ) -> Result<ClientRegistration, AuthError> {
-        let issuer = discovered.issuer.as_str();
-        let pre_registered = self
-            .config
-            .pre_registered
-            .iter()
-            .find(|(bound, _)| bound.as_deref() == Some(issuer))
-            .or_else(|| {
-                self.config
-                    .pre_registered
-                    .iter()
-                    .find(|(bound, _)| bound.is_none())
-            });
-        if let Some((_, client)) = pre_registered {
-            return Ok(client.clone());
-        }
-        if !matches!(self.config.grant, Grant::AuthorizationCode(_)) {
-            return Err(AuthError::Registration(
-                "this grant needs pre-registered credentials".to_owned(),
-            ));
-        }
-        if let Some(client) = self.config.store.load_client(issuer).await?
-            && client.usable(redirect_uri, now())
-        {
-            return Ok(client);
-        }
-        if discovered.metadata.client_id_metadata_document_supported == Some(true)
-            && let Some(url) = &self.config.client_metadata_url
-        {
-            let mut client = ClientRegistration::new(url.clone()).with_auth_method("none");
-            client.redirect_uris = redirect_uri.map(str::to_owned).into_iter().collect();
-            return Ok(client);
-        }
-        if let Some(endpoint) = &discovered.metadata.registration_endpoint {
-            let client = self
-                .register(discovered, endpoint, redirect_uri, scope)
-                .await?;
-            self.config
-                .store
-                .save_client(issuer, client.clone())
-                .await?;
-            return Ok(client);
-        }
-        Err(AuthError::Registration(format!(
-            "{issuer} offers neither client ID metadata documents (or none is configured) nor \
-             dynamic registration; configure pre-registered credentials"
-        )))
-    }
-
-    /// Dynamic client registration (RFC 7591).
-    async fn register(
-        &self,
-        discovered: &Discovered,
-        endpoint: &str,
-        redirect_uri: Option<&str>,
-        scope: Option<&str>,
-    ) -> Result<ClientRegistration, AuthError> {
-        let url = secure_url(endpoint, self.config.allow_insecure_http)?;
-        let metadata = &discovered.metadata;
-        let method = ["none", "client_secret_basic", "client_secret_post"]
-            .into_iter()
-            .find(|m| metadata.supports_auth_method(m))
-            .ok_or_else(|| {
-                AuthError::Registration(format!(
-                    "{} supports none of the token endpoint authentication methods none, \
-                     client_secret_basic, client_secret_post",
-                    discovered.issuer
-                ))
-            })?;
-        let application_type = self.config.application_type.unwrap_or_else(|| {
-            match redirect_uri.and_then(|u| reqwest::Url::parse(u).ok()) {
-                Some(url) if url.scheme() == "https" && !is_loopback(&url) => ApplicationType::Web,
-                _ => ApplicationType::Native,
-            }
-        });
-        let mut grant_types = vec!["authorization_code"];
-        if self.config.refresh_tokens {
-            grant_types.push("refresh_token");
-        }
-        let mut body = json!({
-            "client_name": self.config.client_name,
-            "redirect_uris": redirect_uri.into_iter().collect::<Vec<_>>(),
-            "grant_types": grant_types,
-            "response_types": ["code"],
-            "token_endpoint_auth_method": method,
-            "application_type": application_type.as_str(),
-        });
-        if let Some(uri) = &self.config.client_uri {
-            body["client_uri"] = Value::from(uri.clone());
-        }
-        if let Some(scope) = scope {
-            body["scope"] = Value::from(scope);
-        }
-        let mut response = self
-            .http
-            .post(url)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json")
-            .body(serde_json::to_vec(&body).unwrap_or_default())
-            .send()
-            .await?;
-        let status = response.status();
-        let bytes = read_limited(&mut response).await?;
-        if !status.is_success() {
-            let error: ErrorBody = serde_json::from_slice(&bytes).unwrap_or_default();
-            return Err(AuthError::Registration(format!(
-                "{} answered {status}{}",
-                discovered.issuer,
-                error.error.map(|e| format!(": {e}")).unwrap_or_default()
-            )));
-        }
-        let registered: RegistrationResponse = serde_json::from_slice(&bytes).map_err(|e| {
-            AuthError::Registration(format!("unreadable registration response: {e}"))
-        })?;
-        let method = registered
-            .token_endpoint_auth_method
-            .unwrap_or_else(|| method.to_owned());
-        if matches!(
-            method.as_str(),
-            "client_secret_basic" | "client_secret_post"
-        ) && registered.client_secret.is_none()
-        {
-            return Err(AuthError::Registration(format!(
-                "registered for {method} without a client secret"
-            )));
-        }
-        if !matches!(
-            method.as_str(),
-            "none" | "client_secret_basic" | "client_secret_post"
-        ) {
-            return Err(AuthError::Registration(format!(
-                "registered for the unsupported method {method}"
-            )));
-        }
-        Ok(ClientRegistration {
-            client_id: registered.client_id,
-            client_secret: registered.client_secret,
-            token_endpoint_auth_method: Some(method),
-            redirect_uris: registered
-                .redirect_uris
-                .unwrap_or_else(|| redirect_uri.map(str::to_owned).into_iter().collect()),
-            client_secret_expires_at: registered.client_secret_expires_at,
-        })
-    }
-
-    /// The token endpoint authentication method for `client`.
-    fn auth_method(&self, client: &ClientRegistration, metadata: &ServerMetadata) -> String {
-        if let Some(method) = &client.token_endpoint_auth_method {
-            return method.clone();
-        }
-        if client.client_secret.is_some() {
-            if !metadata.supports_auth_method("client_secret_basic")
-                && metadata.supports_auth_method("client_secret_post")
-            {
-                return "client_secret_post".to_owned();
-            }
-            return "client_secret_basic".to_owned();
-        }
-        if self.config.assertion_key.is_some() {
-            return "private_key_jwt".to_owned();
-        }
-        "none".to_owned()
-    }
-
-    /// A token endpoint request with client authentication; the parsed response.
-    async fn token_request(
-        &self,
-        discovered: &Discovered,
-        client: &ClientRegistration,
-        mut form: Vec<(&'static str, String)>,
-    ) -> Result<TokenResponse, AuthError> {
-        let endpoint = discovered
-            .metadata
-            .token_endpoint
-            .as_deref()
-            .ok_or_else(|| {
-                AuthError::Discovery(format!("{} has no token_endpoint", discovered.issuer))
-            })?;
-        let url = secure_url(endpoint, self.config.allow_insecure_http)?;
-        let mut request = self
-            .http
-            .post(url)
-            .header(ACCEPT, "application/json")
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
-        let method = self.auth_method(client, &discovered.metadata);
-        let secret = || {
-            client
-                .client_secret
-                .clone()
-                .ok_or_else(|| AuthError::Registration(format!("{method} needs a client secret")))
-        };
-        match method.as_str() {
-            "client_secret_basic" => {
-                // RFC 6749 §2.3.1: both parts form-encoded before base64.
-                let credentials = format!(
-                    "{}:{}",
-                    form_encode_value(&client.client_id),
-                    form_encode_value(&secret()?)
-                );
-                let mut value =
-                    HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(credentials)))
-                        .map_err(|_| {
-                            AuthError::Registration("unusable client credentials".to_owned())
-                        })?;
-                value.set_sensitive(true);
-                request = request.header(AUTHORIZATION, value);
-            }
-            "client_secret_post" => {
-                form.push(("client_id", client.client_id.clone()));
-                form.push(("client_secret", secret()?));
-            }
-            "private_key_jwt" => {
-                form.push(("client_id", client.client_id.clone()));
-                form.push((
-                    "client_assertion_type",
-                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
-                ));
-                form.push((
-                    "client_assertion",
-                    self.client_assertion(client, discovered)?,
-                ));
-            }
-            "none" => form.push(("client_id", client.client_id.clone())),
-            other => {
-                return Err(AuthError::Registration(format!(
-                    "unsupported token endpoint authentication method {other}"
-                )));
-            }
-        }
-        let mut response = request.body(form_encode(&form)).send().await?;
-        let status = response.status();
-        let bytes = read_limited(&mut response).await?;
-        if !status.is_success() {
-            let error: ErrorBody = serde_json::from_slice(&bytes).unwrap_or_default();
-            return Err(AuthError::Token {
-                status: status.as_u16(),
-                error: error.error,
-                description: error.error_description,
-            });
-        }
-        let token: TokenResponse =
-            serde_json::from_slice(&bytes).map_err(|e| AuthError::Token {
-                status: status.as_u16(),
-                error: Some("unreadable token response".to_owned()),
-                description: Some(e.to_string()),
-            })?;
-        if !token.token_type.eq_ignore_ascii_case("bearer") {
-            return Err(AuthError::UnsupportedTokenType(token.token_type));
-        }
-        Ok(token)
-    }
-
-    /// A `private_key_jwt` client assertion (RFC 7523 §3) for the authorization server.
-    fn client_assertion(
-        &self,
-        client: &ClientRegistration,
-        discovered: &Discovered,
-    ) -> Result<String, AuthError> {
-        let key = self.config.assertion_key.as_ref().ok_or_else(|| {
-            AuthError::InvalidConfig(
-                "private_key_jwt needs OAuthConfig::private_key_jwt".to_owned(),
-            )
-        })?;
-        let issued = now();
-        let claims = json!({
-            "iss": client.client_id,
-            "sub": client.client_id,
-            "aud": discovered.issuer,
-            "iat": issued,
-            "exp": issued + 300,
-            "jti": random_token()?,
-        });
-        jsonwebtoken::encode(&jsonwebtoken::Header::new(key.algorithm), &claims, &key.key).map_err(
-            |e| AuthError::InvalidConfig(format!("signing the client assertion failed: {e}")),
-        )
-    }
 }
 
 /// Stored tokens from a token response (a refresh keeps what the response leaves out).
@@ -1048,7 +823,7 @@ fn union_scopes<'a>(parts: impl IntoIterator<Item = Option<&'a str>>) -> String 
 /// A redirect URI must be loopback `http` or `https` (or a private-use scheme of a native
 /// app, which has no host).
 fn check_redirect_uri(uri: &str) -> Result<(), AuthError> {
-    let parsed = reqwest::Url::parse(uri)
+    let parsed = Url::parse(uri)
         .map_err(|_| AuthError::InvalidConfig(format!("the redirect URI {uri:?} is not a URL")))?;
     let ok = match parsed.scheme() {
         "https" => true,
@@ -1079,29 +854,6 @@ async fn read_limited(response: &mut Response) -> Result<Vec<u8>, AuthError> {
     Ok(body)
 }
 
-/// `application/x-www-form-urlencoded`.
-fn form_encode(pairs: &[(&str, String)]) -> String {
-    pairs
-        .iter()
-        .map(|(name, value)| format!("{}={}", form_encode_value(name), form_encode_value(value)))
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-fn form_encode_value(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                out.push(byte as char);
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1127,14 +879,6 @@ mod tests {
         assert!(check_redirect_uri("com.example.app:/callback").is_ok());
         assert!(check_redirect_uri("http://app.example.com/cb").is_err());
         assert!(check_redirect_uri("javascript:alert(1)").is_err());
-    }
-
-    #[test]
-    fn form_encoding() {
-        assert_eq!(
-            form_encode(&[("a", "x y".to_owned()), ("b", "é&=/:".to_owned())]),
-            "a=x+y&b=%C3%A9%26%3D%2F%3A"
-        );
     }
 
     #[test]

@@ -11,6 +11,9 @@ use reqwest::header::LOCATION;
 
 use super::error::AuthError;
 
+/// The most redirects [`RedirectFetcher`] follows within the authorization server.
+const MAX_REDIRECTS: usize = 10;
+
 /// The authorization request to send the user to.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -163,12 +166,15 @@ where
     }
 }
 
-/// Completes the authorization without a user: `GET`s the authorization URL (redirects not
-/// followed) and reads `code`, `state` and `iss` from the `Location` it redirects to.
+/// Completes the authorization without a user: `GET`s the authorization URL, follows its
+/// redirects within the authorization endpoint's origin (at most 10), and reads `code`,
+/// `state` and `iss` from the redirect to the redirect URI.
 ///
 /// For authorization servers that approve at once — test servers, the conformance suite's,
 /// or a server that recognises the client by other means. Nothing is listening on the
-/// redirect URI.
+/// redirect URI. A redirect to any other origin ends the sign-in with
+/// [`AuthError::Handler`] and is not followed: a hostile authorization server cannot send the
+/// client's requests elsewhere (into the user's network, say).
 #[derive(Debug, Clone)]
 pub struct RedirectFetcher {
     redirect_uri: String,
@@ -211,19 +217,43 @@ impl AuthorizationHandler for RedirectFetcher {
         request: AuthorizationRequest,
     ) -> BoxFuture<'a, Result<AuthorizationResponse, AuthError>> {
         Box::pin(async move {
-            let response = self.http.get(request.url).send().await?;
-            if !response.status().is_redirection() {
-                return Err(AuthError::Handler(format!(
-                    "the authorization endpoint answered {} instead of a redirect",
-                    response.status()
-                )));
+            let redirect_uri = Url::parse(&self.redirect_uri)
+                .map_err(|e| AuthError::Handler(format!("the redirect URI is not a URL: {e}")))?;
+            let origin = request.url.origin();
+            let mut url = request.url;
+            for _ in 0..MAX_REDIRECTS {
+                let response = self.http.get(url.clone()).send().await?;
+                if !response.status().is_redirection() {
+                    return Err(AuthError::Handler(format!(
+                        "the authorization endpoint answered {} instead of a redirect",
+                        response.status()
+                    )));
+                }
+                let location = response
+                    .headers()
+                    .get(LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| AuthError::Handler("the redirect has no Location".to_owned()))?;
+                let next = url.join(location).map_err(|e| {
+                    AuthError::Handler(format!("the redirect location is not a URL: {e}"))
+                })?;
+                if next.origin() == redirect_uri.origin() && next.path() == redirect_uri.path() {
+                    return Ok(AuthorizationResponse::from_query(
+                        next.query().unwrap_or_default(),
+                    ));
+                }
+                if next.origin() != origin {
+                    return Err(AuthError::Handler(format!(
+                        "the authorization server redirected to {}, neither its own origin nor \
+                         the redirect URI: not followed",
+                        next.origin().ascii_serialization()
+                    )));
+                }
+                url = next;
             }
-            let location = response
-                .headers()
-                .get(LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| AuthError::Handler("the redirect has no Location".to_owned()))?;
-            AuthorizationResponse::from_redirect_url(location)
+            Err(AuthError::Handler(format!(
+                "more than {MAX_REDIRECTS} redirects at the authorization server"
+            )))
         })
     }
 }

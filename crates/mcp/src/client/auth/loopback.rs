@@ -1,5 +1,5 @@
 //! The loopback redirect (RFC 8252 §7.3): a listener on 127.0.0.1 receives the browser's
-//! redirect after the user signed in.
+//! redirect after the user signed in; and opening the browser.
 
 use std::fmt;
 use std::io;
@@ -242,35 +242,32 @@ impl AuthorizationHandler for LoopbackRedirect {
     }
 }
 
-/// Opens `url` in the user's browser (`open` on macOS, `cmd /c start` on Windows, `xdg-open`
-/// elsewhere). Only `http`/`https` URLs are opened.
+/// Opens `url` in the user's browser, without a shell: the `open` crate calls `ShellExecuteExW`
+/// on Windows, `/usr/bin/open -- URL` on macOS and `xdg-open URL` (or `gio open`, `kde-open`…)
+/// elsewhere, the URL always one argument. Only `http`/`https` URLs are opened: the
+/// authorization URL comes from the authorization server's metadata, and another scheme
+/// (`file:`, `javascript:`, an application's custom handler) would start something other than
+/// a browser.
 ///
 /// # Errors
-/// The URL is not `http`/`https`, or the opener could not be started.
+/// The URL is not `http`/`https`, or no opener could be started.
 pub fn open_in_browser(url: &Url) -> io::Result<()> {
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "only http and https URLs are opened",
-        ));
-    }
-    let mut command = if cfg!(target_os = "macos") {
-        std::process::Command::new("open")
-    } else if cfg!(windows) {
-        let mut command = std::process::Command::new("cmd");
-        // `start` treats its first quoted argument as a window title.
-        command.args(["/C", "start", ""]);
-        command
+    open::that_detached(browser_target(url)?)
+}
+
+/// What the browser is given: the URL, unchanged, when it is `http`/`https`.
+fn browser_target(url: &Url) -> io::Result<&str> {
+    if matches!(url.scheme(), "http" | "https") {
+        Ok(url.as_str())
     } else {
-        std::process::Command::new("xdg-open")
-    };
-    command
-        .arg(url.as_str())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "only http and https URLs are opened, not {}: URLs",
+                url.scheme()
+            ),
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -345,6 +342,57 @@ mod tests {
         let answers = browser.await.unwrap();
         assert!(answers[0].starts_with("HTTP/1.1 400"), "{}", answers[0]);
         assert!(answers[1].starts_with("HTTP/1.1 200"), "{}", answers[1]);
+    }
+
+    /// Issue 17, item 2: an authorization URL with `&` and `|` (every real one has `&`) reaches
+    /// the opener whole, as one argument of a program that is not a shell (or, for PowerShell
+    /// on Windows and WSL, as data in an environment variable); other schemes never reach it.
+    #[test]
+    fn only_http_urls_reach_the_opener_whole_and_without_a_shell() {
+        for refused in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "ms-settings:privacy",
+            "smb://host/share",
+        ] {
+            let url = Url::parse(refused).unwrap();
+            let error = browser_target(&url).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::InvalidInput, "{refused}");
+            assert_eq!(
+                open_in_browser(&url).unwrap_err().kind(),
+                io::ErrorKind::InvalidInput
+            );
+        }
+        let url = Url::parse(
+            "https://as.example/authorize?response_type=code&client_id=a&state=s|calc.exe&scope=x%20y",
+        )
+        .unwrap();
+        let target = browser_target(&url).unwrap();
+        assert_eq!(target, url.as_str());
+        let launchers = open::commands(target);
+        assert!(!launchers.is_empty());
+        for command in &launchers {
+            let program = std::path::Path::new(command.get_program())
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            assert!(
+                !matches!(program.as_str(), "cmd" | "sh" | "bash" | "dash" | "zsh"),
+                "{command:?}"
+            );
+            let args: Vec<_> = command.get_args().collect();
+            let as_argument = args.contains(&std::ffi::OsStr::new(target));
+            let as_data = command
+                .get_envs()
+                .any(|(_, value)| value == Some(std::ffi::OsStr::new(target)));
+            assert!(as_argument || as_data, "{command:?}");
+            // Never spliced into a longer argument (a command line for some interpreter).
+            assert!(
+                args.iter()
+                    .all(|arg| *arg == target || !arg.to_string_lossy().contains("client_id=a")),
+                "{command:?}"
+            );
+        }
     }
 
     #[tokio::test]

@@ -7,18 +7,21 @@
 //! nowhere else). When the server answers **401**, the client:
 //!
 //! 1. **discovers** the protected resource metadata (RFC 9728): the `resource_metadata` URL of
-//!    the `WWW-Authenticate` challenge, else `/.well-known/oauth-protected-resource{path}`,
-//!    else the root well-known URL. Its `resource` must be this server (same origin, the
-//!    server's path at or below the resource's), or the client stops: a token is never
-//!    requested for another resource;
-//! 2. fetches the **authorization server metadata** in the specification's order (RFC 8414
+//!    the `WWW-Authenticate` challenge when it is on the server's origin (see
+//!    [`OAuthConfig::cross_origin_resource_metadata`]), else
+//!    `/.well-known/oauth-protected-resource{path}`, else the root well-known URL. Its
+//!    `resource` must be this server (same origin, the server's path at or below the
+//!    resource's), or the client stops: a token is never requested for another resource;
+//! 2. picks the first authorization server the metadata names that the client may use (with
+//!    [`OAuthConfig::issuer`], that one only) and fetches its **metadata** in the
+//!    specification's order (RFC 8414
 //!    path insertion, OpenID Connect path insertion, OpenID Connect path appending; for an
 //!    issuer without a path, RFC 8414 then OpenID Connect), and refuses a document whose
 //!    `issuer` is not exactly the issuer the URL was built from, and a server that does not
 //!    advertise PKCE `S256`;
-//! 3. **registers**, in this order: credentials given with [`OAuthConfig::pre_registered`], an
-//!    earlier registration with that issuer from the [`TokenStore`], a client ID metadata
-//!    document ([`OAuthConfig::client_metadata_url`]) when the server supports them, then
+//! 3. **registers**, in this order: credentials given with [`OAuthConfig::pre_registered_for`]
+//!    for that issuer, an earlier registration with that issuer from the [`TokenStore`], a
+//!    client ID metadata document ([`OAuthConfig::client_metadata_url`]) when the server supports them, then
 //!    dynamic client registration (with `application_type`). Registrations are kept per
 //!    issuer and never presented to another authorization server: when the protected resource
 //!    moves to a new authorization server the client registers again;
@@ -38,6 +41,24 @@
 //! challenged — unless the challenged scopes were already granted, or
 //! [`OAuthConfig::max_step_ups`] step-ups were made for the request; then the call fails with
 //! [`AuthError::InsufficientScope`].
+//!
+//! # What the server cannot make the client do
+//!
+//! The MCP server chooses the authorization server, and the authorization server chooses its
+//! endpoints; either may be hostile.
+//!
+//! * **Credentials stay with their issuer.** Pre-registered credentials (a client secret, a
+//!   signing key's assertions) always name the authorization server they belong to
+//!   ([`IssuerBinding`]); the client credentials and identity assertion grants sign in with
+//!   that server only and fail with [`AuthError::IssuerNotAllowed`] otherwise. Registrations
+//!   and tokens are kept per issuer.
+//! * **No requests into the user's network.** URLs a peer names are fetched only on the MCP
+//!   server's host, at public addresses (checked on every connection), or at authorization
+//!   servers the user named; everything else fails with [`AuthError::ForbiddenUrl`]. No
+//!   redirect is followed. See [`OAuthConfig::cross_origin_resource_metadata`].
+//! * **No shell.** [`open_in_browser`] opens `http`/`https` URLs only, without a shell.
+//! * **A private token file.** [`FileTokenStore`] writes through a fresh, exclusively created
+//!   temporary file with mode 0600 (never through a name someone else could plant).
 //!
 //! The time the [`AuthorizationHandler`] takes (the user in the browser) does not count
 //! against [`ClientBuilder::request_timeout`](super::ClientBuilder::request_timeout) or the
@@ -70,6 +91,7 @@
 
 mod challenge;
 mod discovery;
+mod egress;
 mod error;
 mod flow;
 mod handler;
@@ -171,6 +193,41 @@ pub(crate) struct AssertionKey {
     pub(crate) algorithm: jsonwebtoken::Algorithm,
 }
 
+/// Which authorization server credentials, or a whole sign-in, belong to.
+///
+/// A string converts into [`IssuerBinding::Issuer`]: `OAuthConfig::client_credentials(
+/// "https://auth.example.com", client)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IssuerBinding {
+    /// The authorization server with this issuer identifier, compared exactly as RFC 8414 §3.3
+    /// compares issuers (`https://auth.example.com` and `https://auth.example.com/` differ).
+    Issuer(String),
+    /// Whichever authorization server this client's first successful discovery finds; every
+    /// later discovery of the same [`Client`](super::Client) must find that one. Trust on
+    /// first use: it stops a server from moving the client to another authorization server
+    /// later, not from naming a hostile one at first. Prefer [`IssuerBinding::Issuer`].
+    FirstDiscovered,
+}
+
+impl From<&str> for IssuerBinding {
+    fn from(issuer: &str) -> Self {
+        Self::Issuer(issuer.to_owned())
+    }
+}
+
+impl From<String> for IssuerBinding {
+    fn from(issuer: String) -> Self {
+        Self::Issuer(issuer)
+    }
+}
+
+impl From<&String> for IssuerBinding {
+    fn from(issuer: &String) -> Self {
+        Self::Issuer(issuer.clone())
+    }
+}
+
 /// How a [`Client`](super::Client) signs in to OAuth-protected servers; see the [module
 /// docs](self).
 #[derive(Clone)]
@@ -179,12 +236,15 @@ pub struct OAuthConfig {
     pub(crate) client_name: String,
     pub(crate) client_uri: Option<String>,
     pub(crate) client_metadata_url: Option<String>,
-    pub(crate) pre_registered: Vec<(Option<String>, ClientRegistration)>,
+    /// The only authorization server sign-in may use (`None`: whichever the server names).
+    pub(crate) issuer: Option<IssuerBinding>,
+    pub(crate) pre_registered: Vec<(IssuerBinding, ClientRegistration)>,
     pub(crate) application_type: Option<ApplicationType>,
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) refresh_tokens: bool,
     pub(crate) max_step_ups: u32,
     pub(crate) allow_insecure_http: bool,
+    pub(crate) cross_origin_resource_metadata: bool,
     pub(crate) http: Option<reqwest::Client>,
     pub(crate) refresh_margin: Duration,
     pub(crate) assertion_key: Option<AssertionKey>,
@@ -202,6 +262,7 @@ impl fmt::Debug for OAuthConfig {
         f.debug_struct("OAuthConfig")
             .field("grant", &grant)
             .field("client_name", &self.client_name)
+            .field("issuer", &self.issuer)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("pre_registered", &self.pre_registered)
             .field("refresh_tokens", &self.refresh_tokens)
@@ -218,26 +279,39 @@ impl OAuthConfig {
     }
 
     /// Signs in as the client itself (the client credentials grant, for machine-to-machine
-    /// use; an MCP authorization extension) with pre-registered credentials:
-    /// `client_secret_basic` / `client_secret_post` with a secret, or `private_key_jwt` with
-    /// [`Self::private_key_jwt`].
-    pub fn client_credentials(client: ClientRegistration) -> Self {
-        let mut config = Self::with_grant(Grant::ClientCredentials);
-        config.pre_registered.push((None, client));
-        config.refresh_tokens = false;
-        config
+    /// use; an MCP authorization extension) with credentials pre-registered with the
+    /// authorization server `issuer`: `client_secret_basic` / `client_secret_post` with a
+    /// secret, or `private_key_jwt` with [`Self::private_key_jwt`].
+    ///
+    /// The credentials, and the sign-in, are bound to `issuer` (see [`Self::issuer`]): when
+    /// the MCP server names another authorization server the client fails with
+    /// [`AuthError::IssuerNotAllowed`] and sends that server nothing — a hostile MCP server
+    /// cannot collect the secret by naming its own token endpoint.
+    pub fn client_credentials(
+        issuer: impl Into<IssuerBinding>,
+        client: ClientRegistration,
+    ) -> Self {
+        Self::with_grant(Grant::ClientCredentials).bound_to(issuer.into(), client)
     }
 
     /// Signs in with a JWT authorization grant from `provider` (RFC 7523, e.g. the ID-JAG of
-    /// enterprise-managed authorization), as the pre-registered `client`.
+    /// enterprise-managed authorization), as `client`, pre-registered with the authorization
+    /// server `issuer`; bound to `issuer` as [`Self::client_credentials`] is.
     pub fn identity_assertion(
+        issuer: impl Into<IssuerBinding>,
         client: ClientRegistration,
         provider: impl AssertionProvider,
     ) -> Self {
-        let mut config = Self::with_grant(Grant::IdentityAssertion(Arc::new(provider)));
-        config.pre_registered.push((None, client));
-        config.refresh_tokens = false;
-        config
+        Self::with_grant(Grant::IdentityAssertion(Arc::new(provider)))
+            .bound_to(issuer.into(), client)
+    }
+
+    /// A machine grant's configuration: its credentials and its sign-in bound to `issuer`.
+    fn bound_to(mut self, issuer: IssuerBinding, client: ClientRegistration) -> Self {
+        self.pre_registered.push((issuer.clone(), client));
+        self.issuer = Some(issuer);
+        self.refresh_tokens = false;
+        self
     }
 
     fn with_grant(grant: Grant) -> Self {
@@ -246,12 +320,14 @@ impl OAuthConfig {
             client_name: "mcp-rust".to_owned(),
             client_uri: None,
             client_metadata_url: None,
+            issuer: None,
             pre_registered: Vec::new(),
             application_type: None,
             store: Arc::new(InMemoryTokenStore::new()),
             refresh_tokens: true,
             max_step_ups: 2,
             allow_insecure_http: false,
+            cross_origin_resource_metadata: false,
             http: None,
             refresh_margin: Duration::from_secs(60),
             assertion_key: None,
@@ -282,23 +358,29 @@ impl OAuthConfig {
         self
     }
 
-    /// Credentials registered beforehand, used with any authorization server. Prefer
-    /// [`Self::pre_registered_for`]: credentials should not be presented to an authorization
-    /// server they were not issued by.
-    #[must_use]
-    pub fn pre_registered(mut self, client: ClientRegistration) -> Self {
-        self.pre_registered.push((None, client));
-        self
-    }
-
-    /// Credentials registered beforehand with the authorization server `issuer`.
+    /// Credentials registered beforehand with the authorization server `issuer`: presented to
+    /// that server only (another one gets a dynamic registration or the client ID metadata
+    /// document instead). Credentials always name their issuer — a secret presented to
+    /// whichever authorization server the MCP server names would be a secret given to anyone.
     #[must_use]
     pub fn pre_registered_for(
         mut self,
-        issuer: impl Into<String>,
+        issuer: impl Into<IssuerBinding>,
         client: ClientRegistration,
     ) -> Self {
-        self.pre_registered.push((Some(issuer.into()), client));
+        self.pre_registered.push((issuer.into(), client));
+        self
+    }
+
+    /// Signs in only with the authorization server `issuer`: when the protected resource
+    /// metadata names others only, the client fails with [`AuthError::IssuerNotAllowed`]
+    /// without contacting them (no metadata request, no registration, no browser). A named
+    /// issuer is also trusted to live on a private network (see
+    /// [`Self::cross_origin_resource_metadata`] for the address rules). Default: any
+    /// authorization server the MCP server names, on the MCP server's host or a public address.
+    #[must_use]
+    pub fn issuer(mut self, issuer: impl Into<IssuerBinding>) -> Self {
+        self.issuer = Some(issuer.into());
         self
     }
 
@@ -347,8 +429,30 @@ impl OAuthConfig {
         self
     }
 
-    /// The HTTP client for metadata, registration and token requests (default: a new one
-    /// that does not follow redirects, with a 30 s timeout).
+    /// Fetches the `resource_metadata` URL of a `WWW-Authenticate` challenge even when it is
+    /// on another origin than the MCP server — then only over `https` to a public address
+    /// (default false: such a URL is not fetched, and the well-known locations on the MCP
+    /// server's origin are used instead).
+    ///
+    /// Where the client goes because a peer said so is bounded, so that a hostile server
+    /// cannot make it send requests into the user's network (blind SSRF). Besides this
+    /// metadata URL: the authorization server's metadata, registration, token and
+    /// authorization endpoints are fetched only on the MCP server's host, on a public address
+    /// (every address the host resolves to, checked when connecting: a DNS answer cannot
+    /// change in between), or for an authorization server the user named
+    /// ([`Self::issuer`], [`Self::pre_registered_for`], [`Self::client_credentials`]…).
+    /// Loopback, private, link-local, unique-local and other special addresses are refused
+    /// with [`AuthError::ForbiddenUrl`].
+    #[must_use]
+    pub fn cross_origin_resource_metadata(mut self, allow: bool) -> Self {
+        self.cross_origin_resource_metadata = allow;
+        self
+    }
+
+    /// The HTTP client for requests to the MCP server's host and to authorization servers
+    /// the user named (default: a new one that does not follow redirects, with a 30 s
+    /// timeout). Other hosts a peer names are reached through a client of this crate's
+    /// that checks their addresses (see [`Self::cross_origin_resource_metadata`]).
     #[must_use]
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http = Some(client);

@@ -357,9 +357,11 @@ impl TokenStore for InMemoryTokenStore {
 }
 
 /// A [`TokenStore`] in a JSON file, so that signing in survives the process (e.g. a
-/// command-line tool). The file is created readable and writable by the user only (on Unix)
-/// and replaced atomically on every change; it holds access and refresh tokens and client
-/// secrets, so keep it in a private directory.
+/// command-line tool). The file is readable and writable by the user only (mode 0600 on Unix)
+/// and replaced atomically on every change, through a fresh, randomly named temporary file
+/// beside it that is created exclusively (a file or link someone planted is never written
+/// through). It holds access and refresh tokens and client secrets, so keep it in a private
+/// directory.
 #[derive(Debug)]
 pub struct FileTokenStore {
     path: std::path::PathBuf,
@@ -413,21 +415,39 @@ impl FileTokenStore {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path` (mode 0600 on Unix), then renames it.
+/// Replaces `path` with `bytes`, atomically and privately: the bytes go to a fresh temporary
+/// file beside `path` with a random name, created exclusively (`O_CREAT | O_EXCL`: a file or
+/// symbolic link planted under any name is never opened, let alone followed) with mode 0600,
+/// which is set again on the open file before anything is written (so neither the umask nor a
+/// planted file decides it); the file is flushed to disk, renamed over `path`, and the
+/// directory is flushed so that the rename survives a crash.
 fn write_private(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write as _;
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    let temporary = std::path::PathBuf::from(temporary);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut temporary = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&temporary)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(&temporary, path)
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        temporary
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    temporary.write_all(bytes)?;
+    temporary.as_file().sync_all()?;
+    temporary.persist(path).map_err(|error| error.error)?;
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
 }
 
 async fn blocking<T: Send + 'static>(
@@ -547,6 +567,52 @@ mod tests {
         reopened.remove_tokens("https://rs/mcp").await.unwrap();
         assert_eq!(store.load_tokens("https://rs/mcp").await.unwrap(), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 17, item 6: another local user who can write the directory plants a symbolic link
+    /// (and then a world-readable file) under the temporary name the store used to write
+    /// through. The tokens must neither be written through the link nor inherit the planted
+    /// file's mode.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_planted_temporary_file_is_neither_followed_nor_reused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens.json");
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, "untouched").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join("tokens.json.tmp")).unwrap();
+        let store = FileTokenStore::new(&path);
+        let tokens = StoredTokens::new("at-secret", "https://as", "https://rs/mcp");
+        store
+            .save_tokens("https://rs/mcp", tokens.clone())
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        let kept = std::fs::symlink_metadata(&path).unwrap();
+        assert!(kept.file_type().is_file(), "{kept:?}");
+        assert_eq!(kept.permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            store.load_tokens("https://rs/mcp").await.unwrap(),
+            Some(tokens)
+        );
+
+        // A planted world-readable file: its mode does not carry over either.
+        std::fs::remove_file(dir.path().join("tokens.json.tmp")).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let planted = dir.path().join("tokens.json.tmp");
+        std::fs::write(&planted, "").unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o644)).unwrap();
+        store.remove_tokens("https://rs/mcp").await.unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        // Nothing is left behind but the store and what was planted.
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["tokens.json", "tokens.json.tmp", "victim.txt"]);
     }
 
     #[test]
