@@ -263,3 +263,105 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
         404
     );
 }
+
+/// POSTs raw bytes on the handshake-era path (no 2026 header), with a session when given.
+async fn legacy_post(peer: &HttpPeer, body: &[u8], session: Option<&str>) -> (u16, Value) {
+    let mut builder = peer
+        .client
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_vec());
+    if let Some(session) = session {
+        builder = builder
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = builder.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn handshake_era_errors_travel_with_200_and_transport_failures_keep_their_status() {
+    let peer = HttpPeer::start(asker()).await;
+    let init = serde_json::to_vec(&initialize(1, &json!({}))).unwrap();
+    let response = peer
+        .client
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(init)
+        .send()
+        .await
+        .unwrap();
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let session = Some(session.as_str());
+
+    // JSON-RPC errors of requests on the session: 200, the error in the body.
+    let cases = [
+        (
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}),
+            -32602,
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":4,"method":"server/discover"}),
+            -32601,
+        ),
+        (
+            request(5, "tools/call", json!({"name":"provision","arguments":{}})),
+            -32600,
+        ),
+    ];
+    for (body, code) in cases {
+        let (status, answer) =
+            legacy_post(&peer, &serde_json::to_vec(&body).unwrap(), session).await;
+        assert_eq!(
+            (status, &answer["error"]["code"]),
+            (200, &json!(code)),
+            "{body}: {answer}"
+        );
+        assert_eq!(answer["id"], body["id"]);
+    }
+    // (An unknown method is refused with some JSON-RPC error; which one is the dispatcher's.)
+    let unknown = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":2,"method":"no/such"})).unwrap();
+    let (status, answer) = legacy_post(&peer, &unknown, session).await;
+    assert_eq!((status, answer["id"].as_i64()), (200, Some(2)), "{answer}");
+    assert!(answer["error"]["code"].is_i64(), "{answer}");
+    // initialize with malformed params is answered the same way.
+    let bad_init =
+        json!({"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":5}});
+    let (status, answer) = legacy_post(&peer, &serde_json::to_vec(&bad_init).unwrap(), None).await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_i64()),
+        (200, Some(-32602)),
+        "{answer}"
+    );
+
+    // Failures of the transport keep the statuses of the 2025-11-25 transport.
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":7,"method":"ping"})).unwrap();
+    assert_eq!(
+        legacy_post(&peer, &ping, None).await.0,
+        400,
+        "no session id"
+    );
+    assert_eq!(
+        legacy_post(&peer, &ping, Some("nope")).await.0,
+        404,
+        "unknown session"
+    );
+    let (status, answer) = legacy_post(&peer, b"{", session).await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_i64()),
+        (400, Some(-32700))
+    );
+    let (status, answer) = legacy_post(&peer, &ping, session).await;
+    assert_eq!(
+        (status, &answer["result"]),
+        (200, &json!({})),
+        "the session still serves"
+    );
+}

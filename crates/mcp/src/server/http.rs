@@ -494,6 +494,10 @@ pub(crate) async fn respond(
     legacy: Option<Arc<super::legacy::LegacySession>>,
 ) -> Response {
     let keep_alive = config.keep_alive;
+    // Error statuses (400, 404) are a 2026-07-28 rule: a handshake-era session gets its JSON-RPC
+    // errors with 200, as the Python SDK and the 2025-11-25 clients (the TypeScript SDK among
+    // them, which drops the body of a non-2xx answer) expect.
+    let error_statuses = legacy.is_none();
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
     // Dropping the response (the client went away) cancels the request.
@@ -532,7 +536,9 @@ pub(crate) async fn respond(
                 Err(_) => {
                     guard.disarm();
                     match reply {
-                        Reply::Message { body, status } => json(status, body),
+                        Reply::Message { body, status } => {
+                            json(if error_statuses { status } else { 200 }, body)
+                        }
                         Reply::Nothing => {
                             let mut response = Response::new(Body::empty());
                             *response.status_mut() = StatusCode::NO_CONTENT;

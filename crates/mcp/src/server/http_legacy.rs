@@ -82,6 +82,14 @@ fn rpc_error(status: StatusCode, code: ErrorCode, message: &str) -> Response {
     json(status.as_u16(), body)
 }
 
+/// The JSON-RPC error of a request the handshake era answers: always with 200 (the status
+/// mapping of errors is a 2026-07-28 rule; 2025-11-25 clients read the body of a 2xx only).
+/// Failures of the transport itself (no session, an unknown one, a body that is not JSON-RPC)
+/// keep their 4xx.
+fn request_error(id: &mcp_types::RequestId, error: &ErrorObject) -> Response {
+    json(200, mcp_types::jsonrpc::encode_error(Some(id), error))
+}
+
 fn accepted() -> Response {
     let mut response = Response::new(Body::empty());
     *response.status_mut() = StatusCode::ACCEPTED;
@@ -106,10 +114,7 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
             Ok(params) => params,
             Err(error) => {
                 let error = ErrorObject::invalid_params(format!("Invalid params: {error}"));
-                return match error_reply(Some(&request.id), &error) {
-                    Reply::Message { body, status } => json(status, body),
-                    Reply::Nothing => accepted(),
-                };
+                return request_error(&request.id, &error);
             }
         };
         let (session, result) = state.server.initialize(params);
@@ -156,11 +161,7 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
         }
         MessageRef::Request(request) => {
             if legacy::has_modern_envelope(request.params) {
-                let error = legacy::era_mismatch_legacy();
-                return match error_reply(Some(&request.id), &error) {
-                    Reply::Message { body, status } => json(status, body),
-                    Reply::Nothing => accepted(),
-                };
+                return request_error(&request.id, &legacy::era_mismatch_legacy());
             }
             let request = request.to_owned_request();
             respond(
