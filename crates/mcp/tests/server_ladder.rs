@@ -875,3 +875,49 @@ async fn a_stalled_body_gets_408_and_an_unaffordable_one_503() {
     assert_eq!(status, 200);
     assert_eq!(messages[0]["result"]["content"][0]["text"], "x");
 }
+
+/// Hosts and origins are separate settings: serving any `Host` (a public bind) keeps the Origin
+/// allowlist, and an origin entry with a scheme matches exactly.
+#[tokio::test]
+async fn widening_hosts_keeps_the_origin_allowlist() {
+    let config = HttpConfig::default().allow_any_host();
+    let peer = HttpPeer::start_with(fixture(), config).await;
+    let public = [("host", Some("mcp.example.net"))];
+    let discover = request(1, "server/discover", json!({}));
+    let status = |extra: &'static [(&'static str, Option<&'static str>)]| {
+        let headers: Vec<_> = public.iter().chain(extra).copied().collect();
+        let peer = &peer;
+        let discover = &discover;
+        async move { peer.post(discover, &headers).await.0 }
+    };
+    assert_eq!(status(&[]).await, 200, "any Host, no Origin");
+    assert_eq!(
+        status(&[("origin", Some("http://evil.example"))]).await,
+        403
+    );
+    assert_eq!(status(&[("origin", Some("null"))]).await, 403);
+    assert_eq!(
+        status(&[("origin", Some("http://localhost:5173"))]).await,
+        200
+    );
+
+    let config = HttpConfig::default()
+        .allow_any_host()
+        .allowed_origins(["https://app.example.com", "tools.example.com"]);
+    let peer = HttpPeer::start_with(fixture(), config).await;
+    for (origin, expected) in [
+        ("https://app.example.com", 200),
+        ("http://app.example.com", 403),
+        ("https://app.example.com:8443", 403),
+        ("http://tools.example.com:8080", 200),
+        ("http://localhost", 403),
+    ] {
+        let (status, _, _) = peer
+            .post(
+                &discover,
+                &[("host", Some("mcp.example.net")), ("origin", Some(origin))],
+            )
+            .await;
+        assert_eq!(status, expected, "{origin}");
+    }
+}

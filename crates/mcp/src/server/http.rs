@@ -8,9 +8,11 @@
 //!
 //! Mount it in your own axum app with [`Server::http_router`], or run it alone with
 //! [`Server::serve_http`], which binds with `TCP_NODELAY` (no Nagle stalls on SSE).
-//! Host and Origin are checked against loopback names by default (DNS-rebinding protection);
-//! widen [`HttpConfig::allowed_hosts`] / [`HttpConfig::allowed_origins`] when serving beyond
-//! localhost.
+//! Host and Origin are checked against loopback names by default (DNS-rebinding protection).
+//! They are separate settings: serving beyond localhost widens [`HttpConfig::allowed_hosts`]
+//! (or [`HttpConfig::allow_any_host`]) and keeps the Origin allowlist, which the transport
+//! requires servers to validate; list the web origins that may call with
+//! [`HttpConfig::allowed_origins`].
 
 use std::future::Future;
 use std::pin::Pin;
@@ -52,8 +54,12 @@ pub struct HttpConfig {
     pub body_timeout: Duration,
     /// Accepted `Host` names (without port). `None` accepts any host. Default: loopback names.
     pub allowed_hosts: Option<Vec<String>>,
-    /// Accepted `Origin` hosts (a request without `Origin` is always accepted). `None` accepts
-    /// any origin. Default: loopback names.
+    /// Accepted `Origin`s, the pages a browser may call from (a request without `Origin`, i.e.
+    /// not from a browser, is always accepted). An entry with a scheme
+    /// (`https://app.example.com`, `http://localhost:5173`) must match the origin exactly; a
+    /// bare host name matches that host with any scheme and port. `None` accepts any origin,
+    /// which the transport forbids unless something in front checks it. Default: loopback
+    /// names. Independent of [`HttpConfig::allowed_hosts`].
     pub allowed_origins: Option<Vec<String>>,
     /// Interval of keep-alive comments on idle event streams (default 15 s).
     pub keep_alive: Duration,
@@ -100,7 +106,8 @@ impl HttpConfig {
         self
     }
 
-    /// Accepts these `Origin` hosts.
+    /// Accepts requests from these origins only (`https://app.example.com`, or a bare host
+    /// name for any scheme and port), instead of the loopback names.
     #[must_use]
     pub fn allowed_origins(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_origins = Some(hosts.into_iter().map(Into::into).collect());
@@ -116,11 +123,12 @@ impl HttpConfig {
         self
     }
 
-    /// Turns the Host and Origin checks off (behind a proxy that does them).
+    /// Turns the Host check off (serving on names not listed, or behind a proxy that checks
+    /// them). The Origin check stays: browsers may still call only from
+    /// [`HttpConfig::allowed_origins`].
     #[must_use]
     pub fn allow_any_host(mut self) -> Self {
         self.allowed_hosts = None;
-        self.allowed_origins = None;
         self
     }
 
@@ -309,6 +317,28 @@ fn allowed(list: Option<&Vec<String>>, host: &str) -> bool {
     list.is_none_or(|list| list.iter().any(|h| h.eq_ignore_ascii_case(host)))
 }
 
+/// Whether an `Origin` is allowed: an entry with a scheme matches the whole origin, a bare host
+/// its host part. An origin that is not `scheme://authority` (`null`, garbage) never is.
+fn origin_allowed(list: Option<&Vec<String>>, origin: &HeaderValue) -> bool {
+    let Some((origin, authority)) = origin
+        .to_str()
+        .ok()
+        .and_then(|o| Some((o, o.split_once("://")?.1)))
+    else {
+        return false;
+    };
+    let host = host_part(authority.split('/').next().unwrap_or_default());
+    list.is_none_or(|list| {
+        list.iter().any(|entry| {
+            if entry.contains("://") {
+                entry.trim_end_matches('/').eq_ignore_ascii_case(origin)
+            } else {
+                entry.eq_ignore_ascii_case(host)
+            }
+        })
+    })
+}
+
 /// DNS-rebinding protection: `Host` must name an allowed host, and `Origin`, when present, an
 /// allowed origin.
 fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(), Box<Response>> {
@@ -324,18 +354,13 @@ fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(),
             )));
         }
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = origin
-            .to_str()
-            .ok()
-            .and_then(|o| o.split_once("://"))
-            .map(|(_, authority)| host_part(authority.split('/').next().unwrap_or_default()));
-        if !host.is_some_and(|h| allowed(config.allowed_origins.as_ref(), h)) {
-            return Err(Box::new(plain(
-                StatusCode::FORBIDDEN,
-                "Invalid Origin header",
-            )));
-        }
+    if let Some(origin) = headers.get(header::ORIGIN)
+        && !origin_allowed(config.allowed_origins.as_ref(), origin)
+    {
+        return Err(Box::new(plain(
+            StatusCode::FORBIDDEN,
+            "Invalid Origin header",
+        )));
     }
     Ok(())
 }
