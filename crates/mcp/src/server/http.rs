@@ -46,12 +46,18 @@ pub struct HttpConfig {
     pub path: String,
     /// The largest request body accepted (default 4 MiB); larger bodies get 413.
     pub max_body_size: usize,
-    /// The request bytes all requests together may hold in memory (default 64 MiB): a request
-    /// whose body does not fit in what is left gets 503 with `Retry-After` (see
+    /// The request bytes all requests together may hold in memory (default 64 MiB), charged as
+    /// they arrive: a request whose next bytes do not fit gets 503 with `Retry-After` (see
     /// [`HttpConfig::max_buffered_body_bytes`]).
     pub max_buffered_body_bytes: usize,
-    /// How long one request body may take to arrive (default 30 s); then 408.
+    /// How long one request body may take to arrive in all (default 30 s); then 408.
     pub body_timeout: Duration,
+    /// How long a body may take to start arriving (default 10 s); then 408. Each byte that
+    /// arrives extends it by `1 / body_min_rate` seconds (see [`HttpConfig::body_min_rate`]).
+    pub body_first_byte_timeout: Duration,
+    /// The pace, in bytes per second, a body must keep once `body_first_byte_timeout` is spent
+    /// (default 8 KiB/s); 0 leaves only `body_timeout`.
+    pub body_min_rate: u64,
     /// Accepted `Host` names (without port). `None` accepts any host. Default: loopback names.
     pub allowed_hosts: Option<Vec<String>>,
     /// Accepted `Origin`s, the pages a browser may call from (a request without `Origin`, i.e.
@@ -81,6 +87,8 @@ impl Default for HttpConfig {
             max_body_size: 4 * 1024 * 1024,
             max_buffered_body_bytes: 64 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
+            body_first_byte_timeout: Duration::from_secs(10),
+            body_min_rate: 8 * 1024,
             allowed_hosts: Some(loopback.clone()),
             allowed_origins: Some(loopback),
             keep_alive: Duration::from_secs(15),
@@ -139,21 +147,40 @@ impl HttpConfig {
         self
     }
 
-    /// Bounds the request bytes held by all requests in flight together. Each request reserves
-    /// its `Content-Length` (or its chunks as they arrive) before reading and keeps the
-    /// reservation until its response is ready; one that does not fit is refused at once with
-    /// 503 and `Retry-After: 1` instead of being queued, so slow or hostile clients cannot make
-    /// the server's memory grow with their number.
+    /// Bounds the request bytes held by all requests in flight together. Each request is
+    /// charged for its body's bytes as they arrive (never for a declared `Content-Length`) and
+    /// keeps the charge until its response is ready; one whose bytes do not fit is refused at
+    /// once with 503 and `Retry-After: 1` instead of being queued, so slow or hostile clients
+    /// cannot make the server's memory grow with their number. A quarter of the budget is
+    /// kept for the first 64 KiB of each body: large or stalled uploads can never take it, so
+    /// ordinary requests are served while they hold the rest.
     #[must_use]
     pub fn max_buffered_body_bytes(mut self, bytes: usize) -> Self {
         self.max_buffered_body_bytes = bytes;
         self
     }
 
-    /// How long one request body may take to arrive before the request gets 408.
+    /// How long one request body may take to arrive in all before the request gets 408.
     #[must_use]
     pub fn body_timeout(mut self, timeout: Duration) -> Self {
         self.body_timeout = timeout;
+        self
+    }
+
+    /// How long a body may take to start arriving before the request gets 408 (headers alone
+    /// hold a connection, not the budget; this ends them).
+    #[must_use]
+    pub fn body_first_byte_timeout(mut self, timeout: Duration) -> Self {
+        self.body_first_byte_timeout = timeout;
+        self
+    }
+
+    /// The least pace of a body, in bytes per second: every byte that arrives gives the body
+    /// `1 / bytes_per_second` more time after its first-byte timeout, up to `body_timeout`, so
+    /// a trickling upload gets 408 as soon as it falls behind. 0 turns the check off.
+    #[must_use]
+    pub fn body_min_rate(mut self, bytes_per_second: u64) -> Self {
+        self.body_min_rate = bytes_per_second;
         self
     }
 
@@ -191,11 +218,7 @@ impl Server {
         let path = config.path.clone();
         let state = Arc::new(HttpState {
             server: self.clone(),
-            bodies: BodyBudget::new(
-                config.max_buffered_body_bytes,
-                config.max_body_size,
-                config.body_timeout,
-            ),
+            bodies: BodyBudget::new(&config),
             config,
             sessions: super::http_legacy::Sessions::default(),
         });
