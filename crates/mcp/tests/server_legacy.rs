@@ -4,6 +4,7 @@
 
 mod server_support;
 
+use mcp::server::http::HttpConfig;
 use mcp::server::{RequestContext, Server};
 use mcp::types::*;
 use serde_json::{Value, json};
@@ -285,20 +286,7 @@ async fn legacy_post(peer: &HttpPeer, body: &[u8], session: Option<&str>) -> (u1
 #[tokio::test]
 async fn handshake_era_errors_travel_with_200_and_transport_failures_keep_their_status() {
     let peer = HttpPeer::start(asker()).await;
-    let init = serde_json::to_vec(&initialize(1, &json!({}))).unwrap();
-    let response = peer
-        .client
-        .post(&peer.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(init)
-        .send()
-        .await
-        .unwrap();
-    let session = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let session = live_session(&peer).await;
     let session = Some(session.as_str());
 
     // JSON-RPC errors of requests on the session: 200, the error in the body.
@@ -364,4 +352,111 @@ async fn handshake_era_errors_travel_with_200_and_transport_failures_keep_their_
         (200, &json!({})),
         "the session still serves"
     );
+}
+
+/// Opens a handshake-era session and makes one call on it; returns its id.
+async fn live_session(peer: &HttpPeer) -> String {
+    let init = serde_json::to_vec(&initialize(1, &json!({}))).unwrap();
+    let response = peer
+        .client
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":2,"method":"ping"})).unwrap();
+    assert_eq!(legacy_post(peer, &ping, Some(&session)).await.0, 200);
+    session
+}
+
+/// `count` initializes from this test's address, `concurrency` at a time; the statuses and
+/// `Retry-After` values of the answers.
+async fn initialize_flood(
+    peer: &HttpPeer,
+    count: usize,
+    concurrency: usize,
+) -> Vec<(u16, Option<String>)> {
+    let body = serde_json::to_vec(&initialize(1, &json!({}))).unwrap();
+    let mut workers = tokio::task::JoinSet::new();
+    for worker in 0..concurrency {
+        let (client, url, body) = (peer.client.clone(), peer.url.clone(), body.clone());
+        let share = count / concurrency + usize::from(worker < count % concurrency);
+        workers.spawn(async move {
+            let mut answers = Vec::new();
+            for _ in 0..share {
+                let response = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .unwrap();
+                let retry = response
+                    .headers()
+                    .get("retry-after")
+                    .map(|v| v.to_str().unwrap().to_owned());
+                answers.push((response.status().as_u16(), retry));
+            }
+            answers
+        });
+    }
+    let mut answers = Vec::new();
+    while let Some(worker) = workers.join_next().await {
+        answers.extend(worker.unwrap());
+    }
+    answers
+}
+
+/// One address opening sessions in a loop is answered 429 with `Retry-After` once past its burst
+/// (64 by default, then 10 a second); sessions in use keep working.
+#[tokio::test]
+async fn initialize_is_rate_limited_per_peer() {
+    let peer = HttpPeer::start(asker()).await;
+    let live = live_session(&peer).await;
+    let answers = initialize_flood(&peer, 300, 1).await;
+    assert!(
+        answers[..63].iter().all(|(status, _)| *status == 200),
+        "the burst is served: {:?}",
+        &answers[..63]
+    );
+    let limited: Vec<_> = answers
+        .iter()
+        .filter(|(status, _)| *status == 429)
+        .collect();
+    assert!(limited.len() > 100, "{} of 300 limited", limited.len());
+    assert!(
+        limited.iter().all(|(_, retry)| retry
+            .as_deref()
+            .is_some_and(|r| r.parse::<u64>().is_ok_and(|s| s >= 1))),
+        "every 429 says when to retry: {limited:?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .all(|(status, _)| [200, 429].contains(status)),
+        "{answers:?}"
+    );
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":3,"method":"ping"})).unwrap();
+    assert_eq!(legacy_post(&peer, &ping, Some(&live)).await.0, 200);
+}
+
+/// Without the rate limit, 10 000 initializes fill the session table, and room is made from
+/// the sessions that never served a call: the one in use survives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_initialize_flood_does_not_evict_a_session_in_use() {
+    let peer = HttpPeer::start_with(asker(), HttpConfig::default().session_rate(None)).await;
+    let live = live_session(&peer).await;
+    let answers = initialize_flood(&peer, 10_010, 8).await;
+    assert!(answers.iter().all(|(status, _)| *status == 200));
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":3,"method":"ping"})).unwrap();
+    let (status, answer) = legacy_post(&peer, &ping, Some(&live)).await;
+    assert_eq!((status, &answer["result"]), (200, &json!({})), "{answer}");
 }

@@ -14,9 +14,12 @@
 //! requires servers to validate; list the web origins that may call with
 //! [`HttpConfig::allowed_origins`].
 
+use std::convert::Infallible;
 use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -36,6 +39,7 @@ use super::Server;
 use super::dispatch::{Incoming, Reply, error_reply};
 use super::headers::{HeaderAccess, Repeated};
 use super::http_body::{BodyBudget, BodyError};
+pub use super::peer_rate::RateLimit;
 use crate::http::sse;
 
 /// Settings of the HTTP endpoint.
@@ -72,6 +76,13 @@ pub struct HttpConfig {
     /// Answer every request with `text/event-stream`, even one that emits nothing before its
     /// response (default `false`: JSON unless a notification or a server request comes first).
     pub sse_responses: bool,
+    /// How fast one peer address may open handshake-era sessions (`initialize`); beyond it,
+    /// 429 with `Retry-After`. Default: 64 at once, then 10 per second. `None`: no limit. A peer
+    /// is an IPv4 address or an IPv6 /64; behind a reverse proxy every client is the proxy, so
+    /// raise the limit there. The address is known under [`Server::serve_http_on`], or when a
+    /// router from [`Server::http_router`] is served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`; otherwise nothing is limited.
+    pub session_rate: Option<RateLimit>,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<super::auth::ResourceServer>>,
@@ -93,6 +104,7 @@ impl Default for HttpConfig {
             allowed_origins: Some(loopback),
             keep_alive: Duration::from_secs(15),
             sse_responses: false,
+            session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -191,13 +203,55 @@ impl HttpConfig {
         self.sse_responses = on;
         self
     }
+
+    /// Limits how fast one peer address may open handshake-era sessions (`None`: no limit).
+    #[must_use]
+    pub fn session_rate(mut self, rate: Option<RateLimit>) -> Self {
+        self.session_rate = rate;
+        self
+    }
 }
 
 pub(crate) struct HttpState {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
     pub(crate) bodies: BodyBudget,
-    pub(crate) sessions: super::http_legacy::Sessions,
+    pub(crate) sessions: super::http_sessions::Sessions,
+}
+
+/// One connection's view of the endpoint: the shared state, and the peer's address when the
+/// server accepted the connection itself (no per-request cost: it is bound once per
+/// connection).
+#[derive(Clone)]
+struct Endpoint {
+    shared: Arc<HttpState>,
+    peer: Option<IpAddr>,
+}
+
+/// Makes each accepted connection its router, with the peer's address in its state.
+struct PerConnection {
+    routes: Router<Endpoint>,
+    shared: Arc<HttpState>,
+}
+
+impl<L> tower::Service<axum::serve::IncomingStream<'_, L>> for PerConnection
+where
+    L: axum::serve::Listener<Addr = SocketAddr>,
+{
+    type Response = Router;
+    type Error = Infallible;
+    type Future = std::future::Ready<Result<Router, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, incoming: axum::serve::IncomingStream<'_, L>) -> Self::Future {
+        std::future::ready(Ok(self.routes.clone().with_state(Endpoint {
+            shared: Arc::clone(&self.shared),
+            peer: Some(incoming.remote_addr().ip()),
+        })))
+    }
 }
 
 impl HeaderAccess for HeaderMap {
@@ -213,14 +267,21 @@ impl HeaderAccess for HeaderMap {
 
 impl Server {
     /// An axum router serving this server at `config.path` (a tower service; mount it in your
-    /// app or call [`Router::into_make_service`]).
+    /// app or call [`Router::into_make_service_with_connect_info`] with [`SocketAddr`], which
+    /// gives [`HttpConfig::session_rate`] the peers' addresses).
     pub fn http_router(&self, config: HttpConfig) -> Router {
+        let (routes, shared) = self.http_routes(config);
+        routes.with_state(Endpoint { shared, peer: None })
+    }
+
+    /// The routes of the endpoint, before a connection's state is bound to them.
+    fn http_routes(&self, config: HttpConfig) -> (Router<Endpoint>, Arc<HttpState>) {
         let path = config.path.clone();
         let state = Arc::new(HttpState {
             server: self.clone(),
             bodies: BodyBudget::new(&config),
+            sessions: super::http_sessions::Sessions::new(config.session_rate),
             config,
-            sessions: super::http_legacy::Sessions::default(),
         });
         let router = Router::new().route(&path, any(handle));
         #[cfg(feature = "auth")]
@@ -243,7 +304,7 @@ impl Server {
             }
             None => router,
         };
-        router.with_state(state)
+        (router, state)
     }
 
     /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
@@ -278,7 +339,8 @@ impl Server {
                 tracing::debug!(%error, "could not set TCP_NODELAY");
             }
         });
-        axum::serve(listener, self.http_router(config))
+        let (routes, shared) = self.http_routes(config);
+        axum::serve(listener, PerConnection { routes, shared })
             .with_graceful_shutdown(shutdown)
             .await
     }
@@ -431,15 +493,16 @@ fn is_modern(headers: &HeaderMap) -> bool {
         .is_some_and(|v| !mcp_types::ProtocolVersion::new(v.trim().to_owned()).is_handshake())
 }
 
-async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+async fn handle(State(endpoint): State<Endpoint>, request: Request) -> Response {
+    let state = &*endpoint.shared;
     let modern = is_modern(request.headers());
     if request.method() != http::Method::POST {
         if !modern && check_host_and_origin(request.headers(), &state.config).is_ok() {
             let (mut parts, _) = request.into_parts();
-            if let Err(response) = authenticate(&state, &mut parts).await {
+            if let Err(response) = authenticate(state, &mut parts).await {
                 return response;
             }
-            if let Some(response) = super::http_legacy::get_or_delete(&state, &parts) {
+            if let Some(response) = super::http_legacy::get_or_delete(state, &parts) {
                 return response;
             }
         }
@@ -466,7 +529,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     }
     let (mut parts, body) = request.into_parts();
     // Every request is authenticated on its own: there is no handshake to do it once.
-    if let Err(response) = authenticate(&state, &mut parts).await {
+    if let Err(response) = authenticate(state, &mut parts).await {
         return response;
     }
     let body = match state.bodies.read(&parts.headers, body).await {
@@ -477,7 +540,13 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     // owns a copy of the body until then.
     let _reservation = body.reservation;
     if !modern {
-        return super::http_legacy::post(&state, parts, body.bytes).await;
+        let peer = endpoint.peer.or_else(|| {
+            let connected = parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<SocketAddr>>();
+            connected.map(|info| info.0.ip())
+        });
+        return super::http_legacy::post(state, peer, parts, body.bytes).await;
     }
     // Classify first: only requests get a response stream.
     let request = match MessageRef::decode_slice(&body.bytes) {
@@ -699,7 +768,7 @@ pub(crate) fn event_stream_only(
     response
 }
 
-fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
+fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
     stream::unfold(state, |mut state| async move {
         loop {
             if !state.queued.is_empty() {

@@ -5,12 +5,11 @@
 //! it; `GET` opens the session's stream of list changes and resource updates; `DELETE` ends it.
 //! Responses are JSON or SSE exactly as on the modern path, and server→client requests of a
 //! handler (elicitation, sampling, roots) travel on the response stream of the request that
-//! needs them; the client POSTs its answers back (202). Idle sessions are evicted, so abandoned
-//! sessions cannot grow memory without bound.
+//! needs them; the client POSTs its answers back (202). The session table is bounded and
+//! guarded against `initialize` floods (`http_sessions`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::net::IpAddr;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -22,59 +21,25 @@ use tokio::sync::mpsc;
 
 use super::dispatch::{Reply, error_reply};
 use super::http::{HttpState, event_stream_only, json, respond};
-use super::legacy::{self, LegacySession};
+use super::http_sessions::OpenError;
+use super::legacy;
 use crate::http::headers::SESSION_ID;
-
-/// At most this many sessions are kept; beyond it the idlest are evicted.
-const MAX_SESSIONS: usize = 10_000;
-/// Sessions idle for longer than this are evicted when room is needed.
-const IDLE: Duration = Duration::from_secs(3600);
-
-/// The live handshake-era sessions of one endpoint.
-#[derive(Default)]
-pub(crate) struct Sessions {
-    map: Mutex<HashMap<String, Arc<LegacySession>>>,
-}
-
-impl Sessions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LegacySession>>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn insert(&self, session: Arc<LegacySession>) -> Option<String> {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).ok()?;
-        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let mut map = self.lock();
-        if map.len() >= MAX_SESSIONS {
-            map.retain(|_, s| s.idle_for() < IDLE);
-        }
-        if map.len() >= MAX_SESSIONS {
-            let idlest = map
-                .iter()
-                .max_by_key(|(_, s)| s.idle_for())
-                .map(|(k, _)| k.clone());
-            if let Some(idlest) = idlest {
-                map.remove(&idlest);
-            }
-        }
-        map.insert(id.clone(), session);
-        Some(id)
-    }
-
-    fn get(&self, id: &str) -> Option<Arc<LegacySession>> {
-        let session = self.lock().get(id).cloned()?;
-        session.touch();
-        Some(session)
-    }
-
-    fn remove(&self, id: &str) -> bool {
-        self.lock().remove(id).is_some()
-    }
-}
 
 fn session_id(parts: &http::request::Parts) -> Option<&str> {
     parts.headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
+}
+
+/// The principal the authentication put on the request, which a session is bound to.
+fn principal(parts: &http::request::Parts) -> Option<&mcp_seal::Principal> {
+    parts.extensions.get::<mcp_seal::Principal>()
+}
+
+fn session_not_found() -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        ErrorCode::INVALID_REQUEST,
+        "Session not found",
+    )
 }
 
 fn rpc_error(status: StatusCode, code: ErrorCode, message: &str) -> Response {
@@ -96,8 +61,13 @@ fn accepted() -> Response {
     response
 }
 
-/// A POST on the handshake-era path.
-pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: Bytes) -> Response {
+/// A POST on the handshake-era path, from `peer` when the address is known.
+pub(crate) async fn post(
+    state: &HttpState,
+    peer: Option<IpAddr>,
+    parts: http::request::Parts,
+    bytes: Bytes,
+) -> Response {
     let message = match MessageRef::decode_slice(&bytes) {
         Ok(message) => message,
         Err(error) => {
@@ -110,6 +80,18 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
     if let MessageRef::Request(request) = &message
         && request.method == "initialize"
     {
+        if let Err(OpenError::TooFast(wait)) = state.sessions.admit(peer) {
+            let mut response = rpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::INVALID_REQUEST,
+                "Too many sessions opened from this address; retry later",
+            );
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+            return response;
+        }
         let params = match request.params_as::<InitializeRequestParams>() {
             Ok(params) => params,
             Err(error) => {
@@ -118,7 +100,8 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
             }
         };
         let (session, result) = state.server.initialize(params);
-        let Some(id) = state.sessions.insert(session) else {
+        let principal = principal(&parts).cloned();
+        let Ok(id) = state.sessions.insert(session, principal) else {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ErrorCode::INTERNAL_ERROR,
@@ -138,12 +121,9 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
             "Bad Request: Missing session ID",
         );
     };
-    let Some(session) = state.sessions.get(id) else {
-        return rpc_error(
-            StatusCode::NOT_FOUND,
-            ErrorCode::INVALID_REQUEST,
-            "Session not found",
-        );
+    let serving = matches!(message, MessageRef::Request(_));
+    let Some(session) = state.sessions.get(id, principal(&parts), serving) else {
+        return session_not_found();
     };
     match message {
         MessageRef::Notification(notification) => {
@@ -180,22 +160,14 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
 pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> Option<Response> {
     let id = session_id(parts)?;
     if parts.method == http::Method::DELETE {
-        return Some(if state.sessions.remove(id) {
+        return Some(if state.sessions.remove(id, principal(parts)) {
             Response::new(Body::empty())
         } else {
-            rpc_error(
-                StatusCode::NOT_FOUND,
-                ErrorCode::INVALID_REQUEST,
-                "Session not found",
-            )
+            session_not_found()
         });
     }
-    let Some(session) = state.sessions.get(id) else {
-        return Some(rpc_error(
-            StatusCode::NOT_FOUND,
-            ErrorCode::INVALID_REQUEST,
-            "Session not found",
-        ));
+    let Some(session) = state.sessions.get(id, principal(parts), true) else {
+        return Some(session_not_found());
     };
     let (sender, receiver) = mpsc::channel(64);
     let forwarder = legacy::forward_changes(&state.server, session, sender);
