@@ -379,14 +379,15 @@ async fn live_session(peer: &HttpPeer) -> String {
 /// `count` initializes from this test's address, `concurrency` at a time; the statuses and
 /// `Retry-After` values of the answers.
 async fn initialize_flood(
-    peer: &HttpPeer,
+    client: &reqwest::Client,
+    url: &str,
     count: usize,
     concurrency: usize,
 ) -> Vec<(u16, Option<String>)> {
     let body = serde_json::to_vec(&initialize(1, &json!({}))).unwrap();
     let mut workers = tokio::task::JoinSet::new();
     for worker in 0..concurrency {
-        let (client, url, body) = (peer.client.clone(), peer.url.clone(), body.clone());
+        let (client, url, body) = (client.clone(), url.to_owned(), body.clone());
         let share = count / concurrency + usize::from(worker < count % concurrency);
         workers.spawn(async move {
             let mut answers = Vec::new();
@@ -421,7 +422,7 @@ async fn initialize_flood(
 async fn initialize_is_rate_limited_per_peer() {
     let peer = HttpPeer::start(asker()).await;
     let live = live_session(&peer).await;
-    let answers = initialize_flood(&peer, 300, 1).await;
+    let answers = initialize_flood(&peer.client, &peer.url, 300, 1).await;
     assert!(
         answers[..63].iter().all(|(status, _)| *status == 200),
         "the burst is served: {:?}",
@@ -454,9 +455,34 @@ async fn initialize_is_rate_limited_per_peer() {
 async fn an_initialize_flood_does_not_evict_a_session_in_use() {
     let peer = HttpPeer::start_with(asker(), HttpConfig::default().session_rate(None)).await;
     let live = live_session(&peer).await;
-    let answers = initialize_flood(&peer, 10_010, 8).await;
+    let answers = initialize_flood(&peer.client, &peer.url, 10_010, 8).await;
     assert!(answers.iter().all(|(status, _)| *status == 200));
     let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":3,"method":"ping"})).unwrap();
     let (status, answer) = legacy_post(&peer, &ping, Some(&live)).await;
     assert_eq!((status, &answer["result"]), (200, &json!({})), "{answer}");
+}
+
+/// A router mounted in an app served with connect info limits by the peers' addresses too.
+#[tokio::test]
+async fn a_mounted_router_limits_peers_through_connect_info() {
+    let config = HttpConfig::default().session_rate(Some(mcp::server::http::RateLimit::new(
+        2,
+        std::time::Duration::from_secs(3600),
+    )));
+    let router = asker().http_router(config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+        .unwrap();
+    });
+    let url = format!("http://localhost:{}/mcp", addr.port());
+    let answers = initialize_flood(&reqwest::Client::new(), &url, 3, 1).await;
+    let statuses: Vec<u16> = answers.iter().map(|(status, _)| *status).collect();
+    assert_eq!(statuses, [200, 200, 429]);
+    assert_eq!(answers[2].1.as_deref(), Some("3600"));
 }
