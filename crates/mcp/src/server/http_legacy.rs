@@ -21,7 +21,6 @@ use tokio::sync::mpsc;
 
 use super::dispatch::{Reply, error_reply};
 use super::http::{HttpState, event_stream_only, json, respond};
-use super::http_sessions::OpenError;
 use super::legacy;
 use crate::http::headers::SESSION_ID;
 
@@ -80,7 +79,7 @@ pub(crate) async fn post(
     if let MessageRef::Request(request) = &message
         && request.method == "initialize"
     {
-        if let Err(OpenError::TooFast(wait)) = state.sessions.admit(peer) {
+        if let Err(wait) = state.sessions.admit(peer) {
             let mut response = rpc_error(
                 StatusCode::TOO_MANY_REQUESTS,
                 ErrorCode::INVALID_REQUEST,
@@ -101,7 +100,7 @@ pub(crate) async fn post(
         };
         let (session, result) = state.server.initialize(params);
         let principal = principal(&parts).cloned();
-        let Ok(id) = state.sessions.insert(session, principal) else {
+        let Some(id) = state.sessions.insert(session, principal) else {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ErrorCode::INTERNAL_ERROR,

@@ -46,15 +46,6 @@ struct Entry {
     used: bool,
 }
 
-/// Why a session could not be opened.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum OpenError {
-    /// The peer opens sessions too fast: retry after this long.
-    TooFast(Duration),
-    /// No randomness for an id.
-    NoId,
-}
-
 impl Sessions {
     pub(crate) fn new(rate: Option<RateLimit>) -> Self {
         Self::with_capacity(rate, MAX_SESSIONS)
@@ -71,22 +62,23 @@ impl Sessions {
         }
     }
 
-    /// Whether `peer` may open a session now (counts the attempt).
-    pub(crate) fn admit(&self, peer: Option<IpAddr>) -> Result<(), OpenError> {
+    /// Whether `peer` may open a session now (the attempt counts); `Err(wait)` when it opens
+    /// them too fast and may try again after `wait`.
+    pub(crate) fn admit(&self, peer: Option<IpAddr>) -> Result<(), Duration> {
         match (&self.opening, peer) {
-            (Some(rate), Some(peer)) => rate.check(peer).map_err(OpenError::TooFast),
+            (Some(rate), Some(peer)) => rate.check(peer),
             _ => Ok(()),
         }
     }
 
-    /// Adds a session opened by `principal` and returns its new id.
+    /// Adds a session opened by `principal` and returns its new id (`None`: no randomness).
     pub(crate) fn insert(
         &self,
         session: Arc<LegacySession>,
         principal: Option<Principal>,
-    ) -> Result<String, OpenError> {
+    ) -> Option<String> {
         let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|_| OpenError::NoId)?;
+        getrandom::fill(&mut bytes).ok()?;
         let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         let mut table = lock(&self.table);
         if table.entries.len() >= table.capacity {
@@ -107,7 +99,7 @@ impl Sessions {
             } = &mut *table;
             unused.retain(|id| entries.get(id).is_some_and(|e| !e.used));
         }
-        Ok(id)
+        Some(id)
     }
 
     /// The session `id` as `principal` sees it (another principal's does not exist), marked in
