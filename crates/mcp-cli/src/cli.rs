@@ -241,10 +241,17 @@ pub(crate) struct DemoArgs {
     /// stdio; the URL is printed to stderr as `listening on http://…/mcp`.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<String>,
-    /// Allow binding a non-loopback address (and accept any Host header). Without it only
-    /// 127.0.0.1 / ::1 are served.
+    /// Allow binding a non-loopback address, and accept any Host header (without it only
+    /// 127.0.0.1 / ::1 are served, under loopback host names). The Origin check stays on:
+    /// browsers may still call only from loopback pages and --allowed-origin.
     #[arg(long)]
     pub(crate) allow_remote: bool,
+    /// Also accept requests a browser sends from ORIGIN (repeatable): `https://app.example.com`
+    /// exactly, or a bare host name with any scheme and port. Requests without an Origin header
+    /// (clients that are not browsers) are always accepted; by default only pages on loopback
+    /// names may call.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    pub(crate) allowed_origins: Vec<String>,
     /// Keep `long_report`'s tasks in this SQLite file (they survive a restart) instead of in
     /// memory.
     #[arg(long, value_name = "FILE")]

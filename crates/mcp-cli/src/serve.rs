@@ -51,6 +51,11 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     } else {
         HttpConfig::default()
     };
+    // In addition to the loopback pages, never instead of the check.
+    config
+        .allowed_origins
+        .get_or_insert_default()
+        .extend(args.allowed_origins.iter().cloned());
     if let Some(issuer) = &args.auth_issuer {
         let issuer = issuer.trim_end_matches('/').to_owned();
         let resource = args

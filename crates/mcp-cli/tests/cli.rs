@@ -741,6 +741,50 @@ fn demo_http_is_loopback_only() {
     assert!(stderr(&output).contains("not a loopback address"));
 }
 
+/// `--allow-remote` widens the hosts served, not the origins: a browser page on a foreign
+/// origin still gets 403, one listed with `--allowed-origin` is served.
+#[test]
+fn allow_remote_keeps_the_origin_check() {
+    let server = HttpServer::start(
+        MCP,
+        &[
+            "serve",
+            "demo",
+            "--http",
+            "127.0.0.1:0",
+            "--allow-remote",
+            "--allowed-origin",
+            "https://app.example.com",
+        ],
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let status = |origin: Option<&str>| {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{
+            "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        let mut request = reqwest::Client::new()
+            .post(&server.url)
+            .header("host", "mcp.example.net")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "server/discover")
+            .body(body);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        runtime
+            .block_on(request.send())
+            .expect("an answer")
+            .status()
+            .as_u16()
+    };
+    assert_eq!(status(None), 200, "any Host is served");
+    assert_eq!(status(Some("http://evil.example")), 403);
+    assert_eq!(status(Some("https://app.example.com")), 200);
+    assert_eq!(status(Some("http://localhost:5173")), 200);
+}
+
 /// `--max-rounds` bounds the input-required loop (the Python provisioner's `state_only {n}`
 /// answers n state-only rounds first); typed `key=value` follows the tool's schema.
 #[test]

@@ -287,97 +287,138 @@ async fn a_hundred_megabyte_body_over_http() {
     http.finish().await;
 }
 
-/// `n` clients each send the head of a 4 MiB echo and all of its body but the last byte, then
-/// hold it. The SDK admits as many as its buffered-body budget covers
-/// (`HttpConfig::default().max_buffered_body_bytes`) and refuses the rest at once with 503 and
-/// `Retry-After`; the admitted ones are all answered once their last byte arrives, and the
-/// server keeps serving afterwards. Returns the server's memory idle and with the bodies held.
-#[allow(clippy::print_stderr)]
-async fn held_bodies(n: usize) -> (Memory, Memory) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let budget = mcp::server::http::HttpConfig::default().max_buffered_body_bytes;
-    let admitted = n.min(budget / MAX_BODY);
-    let mut http = Http::start().await;
-    let idle = http.memory();
-    let (prefix, suffix, fill) = echo_of_size("held", MAX_BODY);
-    let mut body = prefix;
-    body.resize(body.len() + fill, b'h');
-    body.extend_from_slice(&suffix);
+/// One raw upload on its own connection: the head of a POST sent at once, its body whenever the
+/// test says. Its answer is read by a task of its own, so refusals arrive whatever the order.
+struct Upload {
+    writer: Option<tokio::net::tcp::OwnedWriteHalf>,
+    answer: tokio::task::JoinHandle<String>,
+}
+
+impl Upload {
+    async fn start(http: &Http, head: &str) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let stream = tokio::net::TcpStream::connect(http.server.addr())
+            .await
+            .expect("connect");
+        let (mut reader, mut writer) = stream.into_split();
+        writer.write_all(head.as_bytes()).await.expect("head");
+        let answer = tokio::spawn(async move {
+            // Everything until the end, or until the server resets a connection whose body it
+            // stopped reading (the answer came before the reset).
+            let mut answer = Vec::new();
+            let mut chunk = vec![0u8; 64 * 1024];
+            while let Ok(read @ 1..) = reader.read(&mut chunk).await {
+                answer.extend_from_slice(&chunk[..read]);
+            }
+            String::from_utf8_lossy(&answer).into_owned()
+        });
+        Self {
+            writer: Some(writer),
+            answer,
+        }
+    }
+
+    /// Sends body bytes; a connection the server has refused and closed takes no more.
+    async fn send(&mut self, bytes: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        if let Some(writer) = &mut self.writer
+            && writer.write_all(bytes).await.is_err()
+        {
+            self.writer = None;
+        }
+    }
+
+    async fn answer(self) -> String {
+        tokio::time::timeout(Duration::from_secs(30), self.answer)
+            .await
+            .expect("an answer in time")
+            .expect("the reader")
+    }
+}
+
+/// The head of a 2026-07-28 echo POST with a body of `length` bytes.
+fn echo_head(http: &Http, length: usize) -> String {
     let mut head = String::from("POST /mcp HTTP/1.1\r\n");
     head.push_str(&format!("Host: 127.0.0.1:{}\r\n", http.server.port));
     for (name, value) in wire::http_headers("tools/call", Some("echo")) {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+        "Content-Length: {length}\r\nConnection: close\r\n\r\n"
     ));
-    // Every connection's answer is read by its own task, so refusals arrive whatever the order.
-    let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
-    let mut writers = Vec::new();
-    for index in 0..n {
-        let stream = tokio::net::TcpStream::connect(http.server.addr())
-            .await
-            .expect("connect");
-        let (mut reader, mut writer) = stream.into_split();
-        writer.write_all(head.as_bytes()).await.expect("head");
-        writers.push(Some(writer));
-        let answers = answers.clone();
-        tokio::spawn(async move {
-            let mut answer = Vec::new();
-            let read = reader.read_to_end(&mut answer).await;
-            let _ = answers.send((index, read.map(|_| answer)));
-        });
+    head
+}
+
+/// An echo request of exactly `total` bytes whose text is `fill` repeated, and the text's length.
+fn echo_body(id: &str, total: usize, fill: u8) -> (Vec<u8>, usize) {
+    let (prefix, suffix, length) = echo_of_size(id, total);
+    let mut body = prefix;
+    body.resize(body.len() + length, fill);
+    body.extend_from_slice(&suffix);
+    (body, length)
+}
+
+/// Waits until the server has read every byte sent to it so far (no sleeping: polls the sockets'
+/// queues until they are empty).
+async fn drained(port: u16) {
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let queues = mcp_reliability::procfs::tcp_queues(port).expect("/proc/net/tcp");
+        if queues.iter().all(|&(tx, rx)| tx == 0 && rx == 0) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the server did not read what was sent: {queues:?}"
+        );
+        tokio::task::yield_now().await;
     }
-    let deadline = Duration::from_secs(30);
-    for _ in admitted..n {
-        let (index, answer) = tokio::time::timeout(deadline, answered.recv())
-            .await
-            .expect("the refusals arrive without the bodies")
-            .expect("a reader");
-        let text = String::from_utf8_lossy(&answer.expect("a refusal is readable")).into_owned();
+}
+
+/// The request bytes the default budget lets large bodies hold: three quarters of it (the last
+/// quarter is kept for the first 64 KiB of each body).
+fn shared_budget() -> usize {
+    mcp::server::http::HttpConfig::default().max_buffered_body_bytes / 4 * 3
+}
+
+/// `n` clients, one after the other, each send a 4 MiB echo but its last byte, and hold it. The
+/// budget is charged as bytes arrive: the bodies its shared part covers are read, each later one
+/// is refused with 503 and `Retry-After` as soon as its bytes exceed what is left; the admitted
+/// ones are all answered once their last byte arrives, and the server keeps serving afterwards.
+/// Returns the server's memory idle and with the bodies held.
+#[allow(clippy::print_stderr)]
+async fn held_bodies(n: usize) -> (Memory, Memory) {
+    let admitted = n.min(shared_budget() / MAX_BODY);
+    let mut http = Http::start().await;
+    let idle = http.memory();
+    let (body, fill) = echo_body("held", MAX_BODY, b'h');
+    let head = echo_head(&http, body.len());
+    let (last, rest) = body.split_last().expect("a body");
+    let mut uploads = Vec::new();
+    for _ in 0..n {
+        let mut upload = Upload::start(&http, &head).await;
+        upload.send(rest).await;
+        // Whoever arrives first is admitted: one at a time.
+        drained(http.server.port).await;
+        uploads.push(upload);
+    }
+    let refused = uploads.split_off(admitted);
+    for upload in refused {
+        let text = upload.answer().await;
         assert!(
             text.starts_with("HTTP/1.1 503")
                 && text.to_ascii_lowercase().contains("retry-after: 1"),
             "{}",
             &text[..text.len().min(300)]
         );
-        writers[index] = None;
-    }
-    let (last, rest) = body.split_last().expect("a body");
-    // The server reads every admitted connection concurrently, so writing them in turn cannot
-    // stall.
-    for writer in writers.iter_mut().flatten() {
-        writer.write_all(rest).await.expect("body");
-    }
-    // Wait until the server has read every byte sent so far (no sleeping: poll the sockets'
-    // queues until they are empty).
-    let until = std::time::Instant::now() + deadline;
-    loop {
-        let queues = mcp_reliability::procfs::tcp_queues(http.server.port).expect("/proc/net/tcp");
-        if queues.len() >= 2 * admitted && queues.iter().all(|&(tx, rx)| tx == 0 && rx == 0) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "the server did not read the bodies: {queues:?}"
-        );
-        tokio::task::yield_now().await;
     }
     let held = http.memory();
-    for writer in writers.iter_mut().flatten() {
-        writer.write_all(&[*last]).await.expect("last byte");
+    for upload in &mut uploads {
+        assert!(upload.writer.is_some(), "an admitted body was refused");
+        upload.send(&[*last]).await;
     }
-    for _ in 0..admitted {
-        let (index, answer) = tokio::time::timeout(deadline, answered.recv())
-            .await
-            .expect("the admitted are answered")
-            .expect("a reader");
-        assert!(
-            writers[index].is_some(),
-            "connection {index} answered twice"
-        );
-        let text = String::from_utf8_lossy(&answer.expect("an answer")).into_owned();
+    for upload in uploads {
+        let text = upload.answer().await;
         assert!(
             text.starts_with("HTTP/1.1 200"),
             "{}",
@@ -396,7 +437,7 @@ async fn held_bodies(n: usize) -> (Memory, Memory) {
 }
 
 #[tokio::test]
-async fn sixteen_held_bodies_are_all_answered() {
+async fn sixteen_held_bodies_the_budget_covers_are_answered() {
     held_bodies(16).await;
 }
 
@@ -411,4 +452,49 @@ async fn many_held_bodies_stay_within_a_global_bound() {
         idle.rss_mib(),
         held.rss_mib()
     );
+}
+
+/// Uploads that send only their headers (declaring 4 MiB each, twice what the whole budget
+/// covers), large ones stalled before their last byte (filling all the budget large bodies may
+/// hold) and slow ones a few bytes in: a body over its share is refused, yet an ordinary
+/// request is served.
+#[tokio::test]
+async fn silent_slow_and_stalled_uploads_do_not_lock_out_a_normal_client() {
+    let mut http = Http::start().await;
+    let budget = mcp::server::http::HttpConfig::default().max_buffered_body_bytes;
+    let (body, _) = echo_body("upload", MAX_BODY, b'u');
+    let head = echo_head(&http, body.len());
+    let mut uploads = Vec::new();
+    for _ in 0..2 * budget / MAX_BODY {
+        uploads.push(Upload::start(&http, &head).await);
+    }
+    for _ in 0..shared_budget() / MAX_BODY {
+        let mut stalled = Upload::start(&http, &head).await;
+        stalled.send(&body[..body.len() - 1]).await;
+        uploads.push(stalled);
+    }
+    // Read before the slow ones start: together they fill the large bodies' part exactly.
+    drained(http.server.port).await;
+    for _ in 0..16 {
+        let mut slow = Upload::start(&http, &head).await;
+        slow.send(&body[..100]).await;
+        uploads.push(slow);
+    }
+    drained(http.server.port).await;
+    // The large bodies' part of the budget is spent...
+    let (big, _) = echo_body("big", 1024 * 1024, b'b');
+    let headers = rawhttp::text_headers(&wire::http_headers("tools/call", Some("echo")));
+    let reply = http.send(&headers, Body::Bytes(big)).await;
+    assert_eq!(reply.status, Some(503), "a 1 MiB body does not fit now");
+    // ...and ordinary requests are still served.
+    for n in 0..8 {
+        probe(&mut http, n).await.unwrap_or_else(|f| panic!("{f}"));
+    }
+    for upload in &uploads {
+        assert!(upload.writer.is_some(), "every upload is still being read");
+        assert!(!upload.answer.is_finished(), "no upload was answered yet");
+    }
+    drop(uploads);
+    probe(&mut http, 8).await.unwrap_or_else(|f| panic!("{f}"));
+    http.finish().await;
 }

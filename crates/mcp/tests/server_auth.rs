@@ -242,25 +242,10 @@ async fn metadata_and_challenges() {
     );
 }
 
-/// An endpoint that trusts `signer`'s key (a static JWKS).
-async fn trusting(signer: &Signer) -> Endpoint {
-    let jwks = JwkSet {
-        keys: vec![signer.jwk.clone()],
-    };
-    Endpoint::start(|resource| {
-        ResourceServer::new(
-            resource,
-            JwtVerifier::new(ISSUER, resource, JwksSource::Static(jwks)),
-        )
-        .authorization_server(ISSUER)
-    })
-    .await
-}
-
 #[tokio::test]
 async fn state_minted_for_one_user_is_refused_for_another() {
     let signer = Signer::new("k1");
-    let endpoint = trusting(&signer).await;
+    let endpoint = Endpoint::trusting(&signer).await;
     // Two users signed in through the same OAuth client.
     let alice = signer.token(&claims(&endpoint.resource, "alice", ""));
     let bob = signer.token(&claims(&endpoint.resource, "bob", ""));
@@ -328,6 +313,97 @@ async fn a_principal_hook_sees_the_validated_token() {
         (status, body["error"]["code"].clone()),
         (400, json!(-32602))
     );
+}
+
+impl Endpoint {
+    /// An endpoint accepting the tokens `signer` signs.
+    async fn trusting(signer: &Signer) -> Self {
+        let jwks = JwkSet {
+            keys: vec![signer.jwk.clone()],
+        };
+        Self::start(|resource| {
+            ResourceServer::new(
+                resource,
+                JwtVerifier::new(ISSUER, resource, JwksSource::Static(jwks)),
+            )
+            .authorization_server(ISSUER)
+        })
+        .await
+    }
+
+    /// A handshake-era request: no 2026 headers, the session when given.
+    async fn legacy(
+        &self,
+        method: reqwest::Method,
+        body: &Value,
+        token: &str,
+        session: Option<&str>,
+    ) -> reqwest::Response {
+        let mut builder = self
+            .client
+            .request(method, &self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(token)
+            .body(serde_json::to_vec(body).unwrap());
+        if let Some(session) = session {
+            builder = builder
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        builder.send().await.unwrap()
+    }
+}
+
+/// A handshake-era session opened by one user does not exist for another, even through the same
+/// OAuth client: not for calls, nor its stream, nor DELETE.
+#[tokio::test]
+async fn a_handshake_era_session_belongs_to_the_user_who_opened_it() {
+    use reqwest::Method;
+    let signer = Signer::new("k1");
+    let endpoint = Endpoint::trusting(&signer).await;
+    let alice = signer.token(&claims(&endpoint.resource, "alice", ""));
+    let bob = signer.token(&claims(&endpoint.resource, "bob", ""));
+    let initialize = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"0"}}});
+    let opened = endpoint
+        .legacy(Method::POST, &initialize, &alice, None)
+        .await;
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list"});
+    let as_bob = endpoint
+        .legacy(Method::POST, &list, &bob, Some(&session))
+        .await;
+    assert_eq!(
+        as_bob.status(),
+        404,
+        "another user's session does not exist"
+    );
+    let stream = endpoint
+        .legacy(Method::GET, &Value::Null, &bob, Some(&session))
+        .await;
+    assert_eq!(stream.status(), 404);
+    let delete = endpoint
+        .legacy(Method::DELETE, &Value::Null, &bob, Some(&session))
+        .await;
+    assert_eq!(delete.status(), 404);
+    let as_alice = endpoint
+        .legacy(Method::POST, &list, &alice, Some(&session))
+        .await;
+    assert_eq!(as_alice.status(), 200);
+    let listed: Value = as_alice.json().await.unwrap();
+    assert_eq!(
+        listed["result"]["tools"][0]["name"], "provision",
+        "{listed}"
+    );
+    let delete = endpoint
+        .legacy(Method::DELETE, &Value::Null, &alice, Some(&session))
+        .await;
+    assert_eq!(delete.status(), 200);
 }
 
 /// A tiny authorization server double: JWKS and introspection endpoints.
@@ -449,7 +525,7 @@ async fn assert_invalid_token(endpoint: &Endpoint, name: &str, token: &str) {
 #[tokio::test]
 async fn jwt_claims_exp_iss_and_aud_are_required() {
     let signer = Signer::new("k1");
-    let endpoint = trusting(&signer).await;
+    let endpoint = Endpoint::trusting(&signer).await;
     let full = claims(&endpoint.resource, "alice", "");
     let without = |keys: &[&str]| {
         let mut claims = full.clone();

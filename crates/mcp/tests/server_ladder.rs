@@ -848,10 +848,15 @@ async fn a_stalled_body_gets_408_and_an_unaffordable_one_503() {
         ));
         head
     };
+    // The answer, even when the server resets the connection after it (it stops reading a body
+    // it refuses).
     let answer = |mut stream: tokio::net::TcpStream| async move {
-        let mut text = String::new();
-        stream.read_to_string(&mut text).await.unwrap();
-        text
+        let mut text = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(read @ 1..) = stream.read(&mut chunk).await {
+            text.extend_from_slice(&chunk[..read]);
+        }
+        String::from_utf8_lossy(&text).into_owned()
     };
     // Half a body, then silence: the server gives up on it after the body timeout.
     let mut stalled = tokio::net::TcpStream::connect(peer.addr).await.unwrap();
@@ -861,9 +866,11 @@ async fn a_stalled_body_gets_408_and_an_unaffordable_one_503() {
         .unwrap();
     let text = answer(stalled).await;
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
-    // A body the budget cannot cover (though under the per-request limit) is refused at once.
+    // A body the budget cannot cover (though under the per-request limit) is refused as soon as
+    // its bytes exceed it.
     let mut greedy = tokio::net::TcpStream::connect(peer.addr).await.unwrap();
     greedy.write_all(head(100 * 1024).as_bytes()).await.unwrap();
+    let _ = greedy.write_all(&vec![b' '; 100 * 1024]).await;
     let text = answer(greedy).await;
     assert!(text.starts_with("HTTP/1.1 503"), "{text}");
     assert!(
@@ -874,4 +881,50 @@ async fn a_stalled_body_gets_408_and_an_unaffordable_one_503() {
     let (status, _, messages) = peer.post(&body, &[]).await;
     assert_eq!(status, 200);
     assert_eq!(messages[0]["result"]["content"][0]["text"], "x");
+}
+
+/// Hosts and origins are separate settings: serving any `Host` (a public bind) keeps the Origin
+/// allowlist, and an origin entry with a scheme matches exactly.
+#[tokio::test]
+async fn widening_hosts_keeps_the_origin_allowlist() {
+    let config = HttpConfig::default().allow_any_host();
+    let peer = HttpPeer::start_with(fixture(), config).await;
+    let public = [("host", Some("mcp.example.net"))];
+    let discover = request(1, "server/discover", json!({}));
+    let status = |extra: &'static [(&'static str, Option<&'static str>)]| {
+        let headers: Vec<_> = public.iter().chain(extra).copied().collect();
+        let peer = &peer;
+        let discover = &discover;
+        async move { peer.post(discover, &headers).await.0 }
+    };
+    assert_eq!(status(&[]).await, 200, "any Host, no Origin");
+    assert_eq!(
+        status(&[("origin", Some("http://evil.example"))]).await,
+        403
+    );
+    assert_eq!(status(&[("origin", Some("null"))]).await, 403);
+    assert_eq!(
+        status(&[("origin", Some("http://localhost:5173"))]).await,
+        200
+    );
+
+    let config = HttpConfig::default()
+        .allow_any_host()
+        .allowed_origins(["https://app.example.com", "tools.example.com"]);
+    let peer = HttpPeer::start_with(fixture(), config).await;
+    for (origin, expected) in [
+        ("https://app.example.com", 200),
+        ("http://app.example.com", 403),
+        ("https://app.example.com:8443", 403),
+        ("http://tools.example.com:8080", 200),
+        ("http://localhost", 403),
+    ] {
+        let (status, _, _) = peer
+            .post(
+                &discover,
+                &[("host", Some("mcp.example.net")), ("origin", Some(origin))],
+            )
+            .await;
+        assert_eq!(status, expected, "{origin}");
+    }
 }

@@ -4,6 +4,7 @@
 
 mod server_support;
 
+use mcp::server::http::HttpConfig;
 use mcp::server::{RequestContext, Server};
 use mcp::types::*;
 use serde_json::{Value, json};
@@ -262,4 +263,226 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
         .status(),
         404
     );
+}
+
+/// POSTs raw bytes on the handshake-era path (no 2026 header), with a session when given.
+async fn legacy_post(peer: &HttpPeer, body: &[u8], session: Option<&str>) -> (u16, Value) {
+    let mut builder = peer
+        .client
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_vec());
+    if let Some(session) = session {
+        builder = builder
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = builder.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn handshake_era_errors_travel_with_200_and_transport_failures_keep_their_status() {
+    let peer = HttpPeer::start(asker()).await;
+    let session = live_session(&peer).await;
+    let session = Some(session.as_str());
+
+    // JSON-RPC errors of requests on the session: 200, the error in the body.
+    let cases = [
+        (
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}),
+            -32602,
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":4,"method":"server/discover"}),
+            -32601,
+        ),
+        (
+            request(5, "tools/call", json!({"name":"provision","arguments":{}})),
+            -32600,
+        ),
+    ];
+    for (body, code) in cases {
+        let (status, answer) =
+            legacy_post(&peer, &serde_json::to_vec(&body).unwrap(), session).await;
+        assert_eq!(
+            (status, &answer["error"]["code"]),
+            (200, &json!(code)),
+            "{body}: {answer}"
+        );
+        assert_eq!(answer["id"], body["id"]);
+    }
+    // (An unknown method is refused with some JSON-RPC error; which one is the dispatcher's.)
+    let unknown = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":2,"method":"no/such"})).unwrap();
+    let (status, answer) = legacy_post(&peer, &unknown, session).await;
+    assert_eq!((status, answer["id"].as_i64()), (200, Some(2)), "{answer}");
+    assert!(answer["error"]["code"].is_i64(), "{answer}");
+    // initialize with malformed params is answered the same way.
+    let bad_init =
+        json!({"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":5}});
+    let (status, answer) = legacy_post(&peer, &serde_json::to_vec(&bad_init).unwrap(), None).await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_i64()),
+        (200, Some(-32602)),
+        "{answer}"
+    );
+
+    // Failures of the transport keep the statuses of the 2025-11-25 transport.
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":7,"method":"ping"})).unwrap();
+    assert_eq!(
+        legacy_post(&peer, &ping, None).await.0,
+        400,
+        "no session id"
+    );
+    assert_eq!(
+        legacy_post(&peer, &ping, Some("nope")).await.0,
+        404,
+        "unknown session"
+    );
+    let (status, answer) = legacy_post(&peer, b"{", session).await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_i64()),
+        (400, Some(-32700))
+    );
+    let (status, answer) = legacy_post(&peer, &ping, session).await;
+    assert_eq!(
+        (status, &answer["result"]),
+        (200, &json!({})),
+        "the session still serves"
+    );
+}
+
+/// Opens a handshake-era session and makes one call on it; returns its id.
+async fn live_session(peer: &HttpPeer) -> String {
+    let init = serde_json::to_vec(&initialize(1, &json!({}))).unwrap();
+    let response = peer
+        .client
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":2,"method":"ping"})).unwrap();
+    assert_eq!(legacy_post(peer, &ping, Some(&session)).await.0, 200);
+    session
+}
+
+/// `count` initializes from this test's address, `concurrency` at a time; the statuses and
+/// `Retry-After` values of the answers.
+async fn initialize_flood(
+    client: &reqwest::Client,
+    url: &str,
+    count: usize,
+    concurrency: usize,
+) -> Vec<(u16, Option<String>)> {
+    let body = serde_json::to_vec(&initialize(1, &json!({}))).unwrap();
+    let mut workers = tokio::task::JoinSet::new();
+    for worker in 0..concurrency {
+        let (client, url, body) = (client.clone(), url.to_owned(), body.clone());
+        let share = count / concurrency + usize::from(worker < count % concurrency);
+        workers.spawn(async move {
+            let mut answers = Vec::new();
+            for _ in 0..share {
+                let response = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .unwrap();
+                let retry = response
+                    .headers()
+                    .get("retry-after")
+                    .map(|v| v.to_str().unwrap().to_owned());
+                answers.push((response.status().as_u16(), retry));
+            }
+            answers
+        });
+    }
+    let mut answers = Vec::new();
+    while let Some(worker) = workers.join_next().await {
+        answers.extend(worker.unwrap());
+    }
+    answers
+}
+
+/// One address opening sessions in a loop is answered 429 with `Retry-After` once past its burst
+/// (64 by default, then 10 a second); sessions in use keep working.
+#[tokio::test]
+async fn initialize_is_rate_limited_per_peer() {
+    let peer = HttpPeer::start(asker()).await;
+    let live = live_session(&peer).await;
+    let answers = initialize_flood(&peer.client, &peer.url, 300, 1).await;
+    assert!(
+        answers[..63].iter().all(|(status, _)| *status == 200),
+        "the burst is served: {:?}",
+        &answers[..63]
+    );
+    let limited: Vec<_> = answers
+        .iter()
+        .filter(|(status, _)| *status == 429)
+        .collect();
+    assert!(limited.len() > 100, "{} of 300 limited", limited.len());
+    assert!(
+        limited.iter().all(|(_, retry)| retry
+            .as_deref()
+            .is_some_and(|r| r.parse::<u64>().is_ok_and(|s| s >= 1))),
+        "every 429 says when to retry: {limited:?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .all(|(status, _)| [200, 429].contains(status)),
+        "{answers:?}"
+    );
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":3,"method":"ping"})).unwrap();
+    assert_eq!(legacy_post(&peer, &ping, Some(&live)).await.0, 200);
+}
+
+/// Without the rate limit, 10 000 initializes fill the session table, and room is made from
+/// the sessions that never served a call: the one in use survives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_initialize_flood_does_not_evict_a_session_in_use() {
+    let peer = HttpPeer::start_with(asker(), HttpConfig::default().session_rate(None)).await;
+    let live = live_session(&peer).await;
+    let answers = initialize_flood(&peer.client, &peer.url, 10_010, 8).await;
+    assert!(answers.iter().all(|(status, _)| *status == 200));
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":3,"method":"ping"})).unwrap();
+    let (status, answer) = legacy_post(&peer, &ping, Some(&live)).await;
+    assert_eq!((status, &answer["result"]), (200, &json!({})), "{answer}");
+}
+
+/// A router mounted in an app served with connect info limits by the peers' addresses too.
+#[tokio::test]
+async fn a_mounted_router_limits_peers_through_connect_info() {
+    let config = HttpConfig::default().session_rate(Some(mcp::server::http::RateLimit::new(
+        2,
+        std::time::Duration::from_secs(3600),
+    )));
+    let router = asker().http_router(config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+        .unwrap();
+    });
+    let url = format!("http://localhost:{}/mcp", addr.port());
+    let answers = initialize_flood(&reqwest::Client::new(), &url, 3, 1).await;
+    let statuses: Vec<u16> = answers.iter().map(|(status, _)| *status).collect();
+    assert_eq!(statuses, [200, 200, 429]);
+    assert_eq!(answers[2].1.as_deref(), Some("3600"));
 }

@@ -8,13 +8,18 @@
 //!
 //! Mount it in your own axum app with [`Server::http_router`], or run it alone with
 //! [`Server::serve_http`], which binds with `TCP_NODELAY` (no Nagle stalls on SSE).
-//! Host and Origin are checked against loopback names by default (DNS-rebinding protection);
-//! widen [`HttpConfig::allowed_hosts`] / [`HttpConfig::allowed_origins`] when serving beyond
-//! localhost.
+//! Host and Origin are checked against loopback names by default (DNS-rebinding protection).
+//! They are separate settings: serving beyond localhost widens [`HttpConfig::allowed_hosts`]
+//! (or [`HttpConfig::allow_any_host`]) and keeps the Origin allowlist, which the transport
+//! requires servers to validate; list the web origins that may call with
+//! [`HttpConfig::allowed_origins`].
 
+use std::convert::Infallible;
 use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -34,6 +39,7 @@ use super::Server;
 use super::dispatch::{Incoming, Reply, error_reply};
 use super::headers::{HeaderAccess, Repeated};
 use super::http_body::{BodyBudget, BodyError};
+pub use super::peer_rate::RateLimit;
 use crate::http::sse;
 
 /// Settings of the HTTP endpoint.
@@ -44,22 +50,39 @@ pub struct HttpConfig {
     pub path: String,
     /// The largest request body accepted (default 4 MiB); larger bodies get 413.
     pub max_body_size: usize,
-    /// The request bytes all requests together may hold in memory (default 64 MiB): a request
-    /// whose body does not fit in what is left gets 503 with `Retry-After` (see
+    /// The request bytes all requests together may hold in memory (default 64 MiB), charged as
+    /// they arrive: a request whose next bytes do not fit gets 503 with `Retry-After` (see
     /// [`HttpConfig::max_buffered_body_bytes`]).
     pub max_buffered_body_bytes: usize,
-    /// How long one request body may take to arrive (default 30 s); then 408.
+    /// How long one request body may take to arrive in all (default 30 s); then 408.
     pub body_timeout: Duration,
+    /// How long a body may take to start arriving (default 10 s); then 408. Each byte that
+    /// arrives extends it by `1 / body_min_rate` seconds (see [`HttpConfig::body_min_rate`]).
+    pub body_first_byte_timeout: Duration,
+    /// The pace, in bytes per second, a body must keep once `body_first_byte_timeout` is spent
+    /// (default 8 KiB/s); 0 leaves only `body_timeout`.
+    pub body_min_rate: u64,
     /// Accepted `Host` names (without port). `None` accepts any host. Default: loopback names.
     pub allowed_hosts: Option<Vec<String>>,
-    /// Accepted `Origin` hosts (a request without `Origin` is always accepted). `None` accepts
-    /// any origin. Default: loopback names.
+    /// Accepted `Origin`s, the pages a browser may call from (a request without `Origin`, i.e.
+    /// not from a browser, is always accepted). An entry with a scheme
+    /// (`https://app.example.com`, `http://localhost:5173`) must match the origin exactly; a
+    /// bare host name matches that host with any scheme and port. `None` accepts any origin,
+    /// which the transport forbids unless something in front checks it. Default: loopback
+    /// names. Independent of [`HttpConfig::allowed_hosts`].
     pub allowed_origins: Option<Vec<String>>,
     /// Interval of keep-alive comments on idle event streams (default 15 s).
     pub keep_alive: Duration,
     /// Answer every request with `text/event-stream`, even one that emits nothing before its
     /// response (default `false`: JSON unless a notification or a server request comes first).
     pub sse_responses: bool,
+    /// How fast one peer address may open handshake-era sessions (`initialize`); beyond it,
+    /// 429 with `Retry-After`. Default: 64 at once, then 10 per second. `None`: no limit. A peer
+    /// is an IPv4 address or an IPv6 /64; behind a reverse proxy every client is the proxy, so
+    /// raise the limit there. The address is known under [`Server::serve_http_on`], or when a
+    /// router from [`Server::http_router`] is served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`; otherwise nothing is limited.
+    pub session_rate: Option<RateLimit>,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<super::auth::ResourceServer>>,
@@ -75,10 +98,13 @@ impl Default for HttpConfig {
             max_body_size: 4 * 1024 * 1024,
             max_buffered_body_bytes: 64 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
+            body_first_byte_timeout: Duration::from_secs(10),
+            body_min_rate: 8 * 1024,
             allowed_hosts: Some(loopback.clone()),
             allowed_origins: Some(loopback),
             keep_alive: Duration::from_secs(15),
             sse_responses: false,
+            session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -100,7 +126,8 @@ impl HttpConfig {
         self
     }
 
-    /// Accepts these `Origin` hosts.
+    /// Accepts requests from these origins only (`https://app.example.com`, or a bare host
+    /// name for any scheme and port), instead of the loopback names.
     #[must_use]
     pub fn allowed_origins(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_origins = Some(hosts.into_iter().map(Into::into).collect());
@@ -116,11 +143,12 @@ impl HttpConfig {
         self
     }
 
-    /// Turns the Host and Origin checks off (behind a proxy that does them).
+    /// Turns the Host check off (serving on names not listed, or behind a proxy that checks
+    /// them). The Origin check stays: browsers may still call only from
+    /// [`HttpConfig::allowed_origins`].
     #[must_use]
     pub fn allow_any_host(mut self) -> Self {
         self.allowed_hosts = None;
-        self.allowed_origins = None;
         self
     }
 
@@ -131,21 +159,40 @@ impl HttpConfig {
         self
     }
 
-    /// Bounds the request bytes held by all requests in flight together. Each request reserves
-    /// its `Content-Length` (or its chunks as they arrive) before reading and keeps the
-    /// reservation until its response is ready; one that does not fit is refused at once with
-    /// 503 and `Retry-After: 1` instead of being queued, so slow or hostile clients cannot make
-    /// the server's memory grow with their number.
+    /// Bounds the request bytes held by all requests in flight together. Each request is
+    /// charged for its body's bytes as they arrive (never for a declared `Content-Length`) and
+    /// keeps the charge until its response is ready; one whose bytes do not fit is refused at
+    /// once with 503 and `Retry-After: 1` instead of being queued, so slow or hostile clients
+    /// cannot make the server's memory grow with their number. A quarter of the budget is
+    /// kept for the first 64 KiB of each body: large or stalled uploads can never take it, so
+    /// ordinary requests are served while they hold the rest.
     #[must_use]
     pub fn max_buffered_body_bytes(mut self, bytes: usize) -> Self {
         self.max_buffered_body_bytes = bytes;
         self
     }
 
-    /// How long one request body may take to arrive before the request gets 408.
+    /// How long one request body may take to arrive in all before the request gets 408.
     #[must_use]
     pub fn body_timeout(mut self, timeout: Duration) -> Self {
         self.body_timeout = timeout;
+        self
+    }
+
+    /// How long a body may take to start arriving before the request gets 408 (headers alone
+    /// hold a connection, not the budget; this ends them).
+    #[must_use]
+    pub fn body_first_byte_timeout(mut self, timeout: Duration) -> Self {
+        self.body_first_byte_timeout = timeout;
+        self
+    }
+
+    /// The least pace of a body, in bytes per second: every byte that arrives gives the body
+    /// `1 / bytes_per_second` more time after its first-byte timeout, up to `body_timeout`, so
+    /// a trickling upload gets 408 as soon as it falls behind. 0 turns the check off.
+    #[must_use]
+    pub fn body_min_rate(mut self, bytes_per_second: u64) -> Self {
+        self.body_min_rate = bytes_per_second;
         self
     }
 
@@ -156,13 +203,55 @@ impl HttpConfig {
         self.sse_responses = on;
         self
     }
+
+    /// Limits how fast one peer address may open handshake-era sessions (`None`: no limit).
+    #[must_use]
+    pub fn session_rate(mut self, rate: Option<RateLimit>) -> Self {
+        self.session_rate = rate;
+        self
+    }
 }
 
 pub(crate) struct HttpState {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
     pub(crate) bodies: BodyBudget,
-    pub(crate) sessions: super::http_legacy::Sessions,
+    pub(crate) sessions: super::http_sessions::Sessions,
+}
+
+/// One connection's view of the endpoint: the shared state, and the peer's address when the
+/// server accepted the connection itself (no per-request cost: it is bound once per
+/// connection).
+#[derive(Clone)]
+struct Endpoint {
+    shared: Arc<HttpState>,
+    peer: Option<IpAddr>,
+}
+
+/// Makes each accepted connection its router, with the peer's address in its state.
+struct PerConnection {
+    routes: Router<Endpoint>,
+    shared: Arc<HttpState>,
+}
+
+impl<L> tower::Service<axum::serve::IncomingStream<'_, L>> for PerConnection
+where
+    L: axum::serve::Listener<Addr = SocketAddr>,
+{
+    type Response = Router;
+    type Error = Infallible;
+    type Future = std::future::Ready<Result<Router, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, incoming: axum::serve::IncomingStream<'_, L>) -> Self::Future {
+        std::future::ready(Ok(self.routes.clone().with_state(Endpoint {
+            shared: Arc::clone(&self.shared),
+            peer: Some(incoming.remote_addr().ip()),
+        })))
+    }
 }
 
 impl HeaderAccess for HeaderMap {
@@ -178,18 +267,21 @@ impl HeaderAccess for HeaderMap {
 
 impl Server {
     /// An axum router serving this server at `config.path` (a tower service; mount it in your
-    /// app or call [`Router::into_make_service`]).
+    /// app or call [`Router::into_make_service_with_connect_info`] with [`SocketAddr`], which
+    /// gives [`HttpConfig::session_rate`] the peers' addresses).
     pub fn http_router(&self, config: HttpConfig) -> Router {
+        let (routes, shared) = self.http_routes(config);
+        routes.with_state(Endpoint { shared, peer: None })
+    }
+
+    /// The routes of the endpoint, before a connection's state is bound to them.
+    fn http_routes(&self, config: HttpConfig) -> (Router<Endpoint>, Arc<HttpState>) {
         let path = config.path.clone();
         let state = Arc::new(HttpState {
             server: self.clone(),
-            bodies: BodyBudget::new(
-                config.max_buffered_body_bytes,
-                config.max_body_size,
-                config.body_timeout,
-            ),
+            bodies: BodyBudget::new(&config),
+            sessions: super::http_sessions::Sessions::new(config.session_rate),
             config,
-            sessions: super::http_legacy::Sessions::default(),
         });
         let router = Router::new().route(&path, any(handle));
         #[cfg(feature = "auth")]
@@ -212,7 +304,7 @@ impl Server {
             }
             None => router,
         };
-        router.with_state(state)
+        (router, state)
     }
 
     /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
@@ -247,7 +339,8 @@ impl Server {
                 tracing::debug!(%error, "could not set TCP_NODELAY");
             }
         });
-        axum::serve(listener, self.http_router(config))
+        let (routes, shared) = self.http_routes(config);
+        axum::serve(listener, PerConnection { routes, shared })
             .with_graceful_shutdown(shutdown)
             .await
     }
@@ -309,6 +402,28 @@ fn allowed(list: Option<&Vec<String>>, host: &str) -> bool {
     list.is_none_or(|list| list.iter().any(|h| h.eq_ignore_ascii_case(host)))
 }
 
+/// Whether an `Origin` is allowed: an entry with a scheme matches the whole origin, a bare host
+/// its host part. An origin that is not `scheme://authority` (`null`, garbage) never is.
+fn origin_allowed(list: Option<&Vec<String>>, origin: &HeaderValue) -> bool {
+    let Some((origin, authority)) = origin
+        .to_str()
+        .ok()
+        .and_then(|o| Some((o, o.split_once("://")?.1)))
+    else {
+        return false;
+    };
+    let host = host_part(authority.split('/').next().unwrap_or_default());
+    list.is_none_or(|list| {
+        list.iter().any(|entry| {
+            if entry.contains("://") {
+                entry.trim_end_matches('/').eq_ignore_ascii_case(origin)
+            } else {
+                entry.eq_ignore_ascii_case(host)
+            }
+        })
+    })
+}
+
 /// DNS-rebinding protection: `Host` must name an allowed host, and `Origin`, when present, an
 /// allowed origin.
 fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(), Box<Response>> {
@@ -324,18 +439,13 @@ fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(),
             )));
         }
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = origin
-            .to_str()
-            .ok()
-            .and_then(|o| o.split_once("://"))
-            .map(|(_, authority)| host_part(authority.split('/').next().unwrap_or_default()));
-        if !host.is_some_and(|h| allowed(config.allowed_origins.as_ref(), h)) {
-            return Err(Box::new(plain(
-                StatusCode::FORBIDDEN,
-                "Invalid Origin header",
-            )));
-        }
+    if let Some(origin) = headers.get(header::ORIGIN)
+        && !origin_allowed(config.allowed_origins.as_ref(), origin)
+    {
+        return Err(Box::new(plain(
+            StatusCode::FORBIDDEN,
+            "Invalid Origin header",
+        )));
     }
     Ok(())
 }
@@ -383,15 +493,16 @@ fn is_modern(headers: &HeaderMap) -> bool {
         .is_some_and(|v| !mcp_types::ProtocolVersion::new(v.trim().to_owned()).is_handshake())
 }
 
-async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+async fn handle(State(endpoint): State<Endpoint>, request: Request) -> Response {
+    let state = &*endpoint.shared;
     let modern = is_modern(request.headers());
     if request.method() != http::Method::POST {
         if !modern && check_host_and_origin(request.headers(), &state.config).is_ok() {
             let (mut parts, _) = request.into_parts();
-            if let Err(response) = authenticate(&state, &mut parts).await {
+            if let Err(response) = authenticate(state, &mut parts).await {
                 return response;
             }
-            if let Some(response) = super::http_legacy::get_or_delete(&state, &parts) {
+            if let Some(response) = super::http_legacy::get_or_delete(state, &parts) {
                 return response;
             }
         }
@@ -418,7 +529,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     }
     let (mut parts, body) = request.into_parts();
     // Every request is authenticated on its own: there is no handshake to do it once.
-    if let Err(response) = authenticate(&state, &mut parts).await {
+    if let Err(response) = authenticate(state, &mut parts).await {
         return response;
     }
     let body = match state.bodies.read(&parts.headers, body).await {
@@ -429,7 +540,13 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     // owns a copy of the body until then.
     let _reservation = body.reservation;
     if !modern {
-        return super::http_legacy::post(&state, parts, body.bytes).await;
+        let peer = endpoint.peer.or_else(|| {
+            let connected = parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<SocketAddr>>();
+            connected.map(|info| info.0.ip())
+        });
+        return super::http_legacy::post(state, peer, parts, body.bytes).await;
     }
     // Classify first: only requests get a response stream.
     let request = match MessageRef::decode_slice(&body.bytes) {
@@ -494,6 +611,10 @@ pub(crate) async fn respond(
     legacy: Option<Arc<super::legacy::LegacySession>>,
 ) -> Response {
     let keep_alive = config.keep_alive;
+    // Error statuses (400, 404) are a 2026-07-28 rule: a handshake-era session gets its JSON-RPC
+    // errors with 200, as the Python SDK and the 2025-11-25 clients (the TypeScript SDK among
+    // them, which drops the body of a non-2xx answer) expect.
+    let error_statuses = legacy.is_none();
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
     // Dropping the response (the client went away) cancels the request.
@@ -532,7 +653,9 @@ pub(crate) async fn respond(
                 Err(_) => {
                     guard.disarm();
                     match reply {
-                        Reply::Message { body, status } => json(status, body),
+                        Reply::Message { body, status } => {
+                            json(if error_statuses { status } else { 200 }, body)
+                        }
                         Reply::Nothing => {
                             let mut response = Response::new(Body::empty());
                             *response.status_mut() = StatusCode::NO_CONTENT;
@@ -645,7 +768,7 @@ pub(crate) fn event_stream_only(
     response
 }
 
-fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
+fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
     stream::unfold(state, |mut state| async move {
         loop {
             if !state.queued.is_empty() {

@@ -5,12 +5,11 @@
 //! it; `GET` opens the session's stream of list changes and resource updates; `DELETE` ends it.
 //! Responses are JSON or SSE exactly as on the modern path, and server→client requests of a
 //! handler (elicitation, sampling, roots) travel on the response stream of the request that
-//! needs them; the client POSTs its answers back (202). Idle sessions are evicted, so abandoned
-//! sessions cannot grow memory without bound.
+//! needs them; the client POSTs its answers back (202). The session table is bounded and
+//! guarded against `initialize` floods (`http_sessions`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::net::IpAddr;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -22,64 +21,37 @@ use tokio::sync::mpsc;
 
 use super::dispatch::{Reply, error_reply};
 use super::http::{HttpState, event_stream_only, json, respond};
-use super::legacy::{self, LegacySession};
+use super::legacy;
 use crate::http::headers::SESSION_ID;
-
-/// At most this many sessions are kept; beyond it the idlest are evicted.
-const MAX_SESSIONS: usize = 10_000;
-/// Sessions idle for longer than this are evicted when room is needed.
-const IDLE: Duration = Duration::from_secs(3600);
-
-/// The live handshake-era sessions of one endpoint.
-#[derive(Default)]
-pub(crate) struct Sessions {
-    map: Mutex<HashMap<String, Arc<LegacySession>>>,
-}
-
-impl Sessions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LegacySession>>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn insert(&self, session: Arc<LegacySession>) -> Option<String> {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).ok()?;
-        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let mut map = self.lock();
-        if map.len() >= MAX_SESSIONS {
-            map.retain(|_, s| s.idle_for() < IDLE);
-        }
-        if map.len() >= MAX_SESSIONS {
-            let idlest = map
-                .iter()
-                .max_by_key(|(_, s)| s.idle_for())
-                .map(|(k, _)| k.clone());
-            if let Some(idlest) = idlest {
-                map.remove(&idlest);
-            }
-        }
-        map.insert(id.clone(), session);
-        Some(id)
-    }
-
-    fn get(&self, id: &str) -> Option<Arc<LegacySession>> {
-        let session = self.lock().get(id).cloned()?;
-        session.touch();
-        Some(session)
-    }
-
-    fn remove(&self, id: &str) -> bool {
-        self.lock().remove(id).is_some()
-    }
-}
 
 fn session_id(parts: &http::request::Parts) -> Option<&str> {
     parts.headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
 }
 
+/// The principal the authentication put on the request, which a session is bound to.
+fn principal(parts: &http::request::Parts) -> Option<&mcp_seal::Principal> {
+    parts.extensions.get::<mcp_seal::Principal>()
+}
+
+fn session_not_found() -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        ErrorCode::INVALID_REQUEST,
+        "Session not found",
+    )
+}
+
 fn rpc_error(status: StatusCode, code: ErrorCode, message: &str) -> Response {
     let body = mcp_types::jsonrpc::encode_error(None, &ErrorObject::new(code, message));
     json(status.as_u16(), body)
+}
+
+/// The JSON-RPC error of a request the handshake era answers: always with 200 (the status
+/// mapping of errors is a 2026-07-28 rule; 2025-11-25 clients read the body of a 2xx only).
+/// Failures of the transport itself (no session, an unknown one, a body that is not JSON-RPC)
+/// keep their 4xx.
+fn request_error(id: &mcp_types::RequestId, error: &ErrorObject) -> Response {
+    json(200, mcp_types::jsonrpc::encode_error(Some(id), error))
 }
 
 fn accepted() -> Response {
@@ -88,8 +60,13 @@ fn accepted() -> Response {
     response
 }
 
-/// A POST on the handshake-era path.
-pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: Bytes) -> Response {
+/// A POST on the handshake-era path, from `peer` when the address is known.
+pub(crate) async fn post(
+    state: &HttpState,
+    peer: Option<IpAddr>,
+    parts: http::request::Parts,
+    bytes: Bytes,
+) -> Response {
     let message = match MessageRef::decode_slice(&bytes) {
         Ok(message) => message,
         Err(error) => {
@@ -102,18 +79,28 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
     if let MessageRef::Request(request) = &message
         && request.method == "initialize"
     {
+        if let Err(wait) = state.sessions.admit(peer) {
+            let mut response = rpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::INVALID_REQUEST,
+                "Too many sessions opened from this address; retry later",
+            );
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+            return response;
+        }
         let params = match request.params_as::<InitializeRequestParams>() {
             Ok(params) => params,
             Err(error) => {
                 let error = ErrorObject::invalid_params(format!("Invalid params: {error}"));
-                return match error_reply(Some(&request.id), &error) {
-                    Reply::Message { body, status } => json(status, body),
-                    Reply::Nothing => accepted(),
-                };
+                return request_error(&request.id, &error);
             }
         };
         let (session, result) = state.server.initialize(params);
-        let Some(id) = state.sessions.insert(session) else {
+        let principal = principal(&parts).cloned();
+        let Some(id) = state.sessions.insert(session, principal) else {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 ErrorCode::INTERNAL_ERROR,
@@ -133,12 +120,9 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
             "Bad Request: Missing session ID",
         );
     };
-    let Some(session) = state.sessions.get(id) else {
-        return rpc_error(
-            StatusCode::NOT_FOUND,
-            ErrorCode::INVALID_REQUEST,
-            "Session not found",
-        );
+    let serving = matches!(message, MessageRef::Request(_));
+    let Some(session) = state.sessions.get(id, principal(&parts), serving) else {
+        return session_not_found();
     };
     match message {
         MessageRef::Notification(notification) => {
@@ -156,11 +140,7 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
         }
         MessageRef::Request(request) => {
             if legacy::has_modern_envelope(request.params) {
-                let error = legacy::era_mismatch_legacy();
-                return match error_reply(Some(&request.id), &error) {
-                    Reply::Message { body, status } => json(status, body),
-                    Reply::Nothing => accepted(),
-                };
+                return request_error(&request.id, &legacy::era_mismatch_legacy());
             }
             let request = request.to_owned_request();
             respond(
@@ -179,22 +159,14 @@ pub(crate) async fn post(state: &HttpState, parts: http::request::Parts, bytes: 
 pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> Option<Response> {
     let id = session_id(parts)?;
     if parts.method == http::Method::DELETE {
-        return Some(if state.sessions.remove(id) {
+        return Some(if state.sessions.remove(id, principal(parts)) {
             Response::new(Body::empty())
         } else {
-            rpc_error(
-                StatusCode::NOT_FOUND,
-                ErrorCode::INVALID_REQUEST,
-                "Session not found",
-            )
+            session_not_found()
         });
     }
-    let Some(session) = state.sessions.get(id) else {
-        return Some(rpc_error(
-            StatusCode::NOT_FOUND,
-            ErrorCode::INVALID_REQUEST,
-            "Session not found",
-        ));
+    let Some(session) = state.sessions.get(id, principal(parts), true) else {
+        return Some(session_not_found());
     };
     let (sender, receiver) = mpsc::channel(64);
     let forwarder = legacy::forward_changes(&state.server, session, sender);

@@ -40,11 +40,15 @@ pub mod http;
 mod http_body;
 #[cfg(feature = "http-server")]
 mod http_legacy;
+#[cfg(feature = "http-server")]
+mod http_sessions;
 mod legacy;
 mod listen;
 #[cfg(feature = "macros")]
 pub mod mcp_server;
 mod mrtr;
+#[cfg(feature = "http-server")]
+mod peer_rate;
 mod registry;
 mod stdio;
 // The tasks extension (issue 12).
