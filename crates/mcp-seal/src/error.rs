@@ -53,6 +53,9 @@ pub enum Reason {
     Principal,
     /// The server could not determine the principal (its binding callback failed).
     PrincipalBinding,
+    /// A valid token of a single-use round that was already redeemed (raised by the server's
+    /// replay guard, after every other check passed).
+    Replayed,
 }
 
 impl Reason {
@@ -71,6 +74,7 @@ impl Reason {
             Self::PrincipalDrift => "principal drift",
             Self::Principal => "principal",
             Self::PrincipalBinding => "principal binding error",
+            Self::Replayed => "replayed",
         }
     }
 }
