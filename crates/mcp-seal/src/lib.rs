@@ -48,12 +48,13 @@
 //! [`RequestStateSecurity::open`] and also returns the token's [`ReplayKey`] (the built-in
 //! codec's `kid ‖ nonce`; a digest of the token for a custom codec, see [`Codec::replay_key`])
 //! and its expiry. The server records the key — before the handler runs — in a store shared by
-//! every instance holding the keys, until the expiry; a key already recorded is a replay
-//! ([`Reason::Replayed`], the same wire error). This crate has no runtime, so the stores live in
-//! the `mcp` crate (`mcp::server::single_use`: an in-memory and a Redis replay guard, opt-in per
-//! server for tools annotated `destructiveHint: true` or for every round). Plain `open` does no
-//! extra work. Single use trades a retry: a client whose answer was lost after the server
-//! redeemed the token must start the request again.
+//! every instance holding the keys, until the expiry (plus the clock skew tolerated between
+//! instances); a key already recorded is a replay ([`Reason::Replayed`], the same wire error).
+//! This crate has no runtime, so the stores live in the `mcp` crate (`mcp::server::single_use`:
+//! an in-memory and a Redis replay guard, opt-in per server for tools annotated
+//! `destructiveHint: true` or for every round). Plain `open` does no extra work. Single use
+//! trades a retry: a client whose answer was lost after the server redeemed the token must start
+//! the request again.
 //!
 //! # Sealing and opening a round
 //!

@@ -68,7 +68,8 @@ pub struct SingleUseState {
     /// The token's replay key.
     pub replay_key: ReplayKey,
     /// The token's `exp` claim: after it the token is refused as expired anyway, so the guard
-    /// may forget the key then (and not before).
+    /// may forget the key then — plus [`crate::FUTURE_SKEW`] when instances with different
+    /// clocks share the guard — and not before.
     pub expires_at: SystemTime,
 }
 

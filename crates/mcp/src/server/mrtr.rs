@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use mcp_seal::{Reason, RequestBinding};
+use mcp_seal::{FUTURE_SKEW, Reason, RequestBinding};
 use mcp_types::jsonrpc::encode_result;
 use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
@@ -115,9 +115,12 @@ impl Server {
         let opened = policy
             .open_single_use(token, &binding)
             .map_err(|e| refuse(e.reason()))?;
+        // Kept past `exp` by the clock skew the policy tolerates, so that an instance whose clock
+        // lags the guard's still finds the key while it accepts the token.
+        let keep_until = opened.expires_at + FUTURE_SKEW;
         match protection
             .guard
-            .redeem(&opened.replay_key, opened.expires_at)
+            .redeem(&opened.replay_key, keep_until)
             .await
         {
             Ok(Redemption::First) => {

@@ -13,7 +13,8 @@
 //!   `destructiveHint: true` (`#[tool(destructive)]`, or the low-level tool's annotations), or
 //!   every sealed round.
 //! * The token's [`ReplayKey`] (the built-in codec's `kid ‖ nonce`) is recorded after every
-//!   other check passed and before the handler runs, until the token's `exp`. A replay answers
+//!   other check passed and before the handler runs, until the token's `exp` plus the clock skew
+//!   tolerated between instances ([`mcp_seal::FUTURE_SKEW`], 60 s). A replay answers
 //!   the one `-32602 "Invalid or expired requestState"` (logged as `replayed`); a guard that
 //!   cannot answer (full, Redis unreachable) refuses the round with `-32603` and the token stays
 //!   unused, so the client may retry it.

@@ -10,7 +10,7 @@ use super::{Redemption, ReplayGuard, ReplayGuardError};
 
 /// Replay keys in Redis: one string `<prefix>:<key hex>` per redeemed token, written with
 /// `SET key 1 NX PXAT <exp ms>` — atomic, so of concurrent redemptions on any instances exactly
-/// one is first, and Redis drops the key when the token expires (Redis ≥ 6.2).
+/// one is first, and Redis drops the key once the token has expired (Redis ≥ 6.2).
 ///
 /// A command that fails or takes longer than the connection's response timeout (500 ms) refuses
 /// the round; the connection reconnects on its own. Configure persistence (AOF) if a Redis
