@@ -1,6 +1,7 @@
 //! The command line, as clap sees it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -27,6 +28,22 @@ server's questions carry no key: there an object named after a form field (`{\"a
 or the form content) answers the whole form, as it does on 2026-07-28, and URL, sampling and roots \
 questions are asked. Questions the answers do not cover are asked on stdin (line by line when \
 stdin is not a terminal); when stdin is closed they are cancelled.";
+
+/// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of
+/// `Instant + Duration` (which panics).
+const MAX_TIMEOUT_SECS: f64 = 1e9;
+
+/// A positive, finite number of seconds up to [`MAX_TIMEOUT_SECS`] (not 0, negative, NaN, inf or
+/// `1e300`, which would panic or silently mean "no timeout").
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0 && *s <= MAX_TIMEOUT_SECS)
+        .map(Duration::from_secs_f64)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("expected a positive number of seconds up to {MAX_TIMEOUT_SECS}"))
+}
 
 /// `mcp`: talk to any MCP server from the terminal.
 #[derive(Debug, Parser)]
@@ -90,8 +107,8 @@ pub(crate) struct ConnectArgs {
     #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
     pub(crate) mode: ModeArg,
     /// Give up after this many seconds (connecting, every round and every question included).
-    #[arg(long, value_name = "SECONDS")]
-    pub(crate) timeout: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub(crate) timeout: Option<Duration>,
     /// The most InputRequiredResult rounds one request may take.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub(crate) max_rounds: u32,

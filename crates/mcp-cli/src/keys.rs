@@ -1,12 +1,15 @@
 //! `mcp keys generate` and `mcp state inspect`.
 
+use std::env::VarError;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use mcp::seal::{AesGcmCodec, Codec as _, KID_LEN, Reason, arguments_digest};
+use mcp::seal::{
+    AesGcmCodec, Codec as _, ConfigError, KEYS_ENV, KID_LEN, Reason, arguments_digest, key_list,
+};
 use serde_json::Value;
 
 use crate::cli::InspectArgs;
@@ -33,9 +36,15 @@ fn hex(bytes: &[u8]) -> String {
 /// `mcp state inspect`.
 pub(crate) fn inspect(args: &InspectArgs) -> Result<ExitCode> {
     let secrets: Vec<String> = if args.keys.is_empty() {
-        std::env::var("MCP_REQUEST_STATE_KEYS")
-            .map(|v| split_keys(&v))
-            .unwrap_or_default()
+        match std::env::var(KEYS_ENV) {
+            Ok(list) => split_keys(&list),
+            Err(VarError::NotPresent) => Vec::new(),
+            Err(VarError::NotUnicode(_)) => {
+                return Err(CliError::usage(
+                    ConfigError::NotUnicode(KEYS_ENV).to_string(),
+                ));
+            }
+        }
     } else {
         args.keys.iter().flat_map(|k| split_keys(k)).collect()
     };
@@ -151,11 +160,7 @@ pub(crate) fn inspect(args: &InspectArgs) -> Result<ExitCode> {
 }
 
 fn split_keys(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .filter(|k| !k.is_empty())
-        .map(str::to_owned)
-        .collect()
+    key_list(value).map(str::to_owned).collect()
 }
 
 /// The key id a token names, in hex.

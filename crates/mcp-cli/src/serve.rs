@@ -24,8 +24,10 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
         )
         .with_writer(std::io::stderr)
         .try_init();
+    // A configuration mistake, reported as such (exit 2), never a panic or a silent fallback
+    // to a per-process key.
     let security = RequestStateSecurity::from_env()
-        .map_err(|e| CliError::failed(format!("MCP_REQUEST_STATE_KEYS / _TTL: {e}")))?;
+        .map_err(|e| CliError::usage(format!("MCP_REQUEST_STATE_KEYS / _TTL: {e}")))?;
     let store: Arc<dyn TaskStore> = match &args.tasks_db {
         Some(path) => Arc::new(
             SqliteStore::open(path)

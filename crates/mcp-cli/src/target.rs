@@ -135,8 +135,6 @@ pub(crate) fn explain(error: &ClientError, oauth: bool) -> String {
 /// `--timeout` as a duration.
 pub(crate) fn timeout(args: &ConnectArgs) -> Option<Duration> {
     args.timeout
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .map(Duration::from_secs_f64)
 }
 
 fn is_url(value: &str) -> bool {

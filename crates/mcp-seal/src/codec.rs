@@ -19,6 +19,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::error::{ConfigError, InvalidRequestState, Reason, SealError};
 use crate::keyring::{KID_LEN, Keyring};
+use crate::single_use::{REPLAY_KEY_LEN, ReplayKey};
 
 /// Authenticated encryption of the sealed claims envelope.
 ///
@@ -43,6 +44,19 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// [`InvalidRequestState`] (usually [`Reason::Malformed`], [`Reason::UnknownKey`] or
     /// [`Reason::Seal`]) for any token this codec did not mint unmodified.
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState>;
+
+    /// Names `token` — one [`Codec::unseal`] just accepted — for a replay guard (single-use
+    /// rounds only; never called otherwise). Every seal must get a different key, and every
+    /// spelling of one token that `unseal` accepts the same key.
+    ///
+    /// The default is a digest of the token, which is right for any codec that keeps the
+    /// contract above (only unmodified tokens open, so a token has one spelling). A codec with a
+    /// random nonce should return it instead (cheaper; the built-in codec returns `kid ‖
+    /// nonce`). A codec that mints the same token twice for the same payload (no nonce) makes
+    /// the second identical token a replay of the first: refused, never wrongly accepted.
+    fn replay_key(&self, token: &str) -> ReplayKey {
+        ReplayKey::digest(token.as_bytes())
+    }
 }
 
 /// Prefix of every built-in token; also the start of the associated data.
@@ -51,6 +65,9 @@ const TAG_LEN: usize = 16;
 const HEADER_LEN: usize = KID_LEN + NONCE_LEN;
 /// Smallest well-formed raw token: an empty payload still carries kid, nonce and tag.
 const MIN_RAW_LEN: usize = HEADER_LEN + TAG_LEN;
+/// Base64 characters that decode to the header and a little more (24 → 18 bytes).
+const HEADER_CHARS: usize = HEADER_LEN.div_ceil(3) * 4;
+const _: () = assert!(HEADER_LEN == REPLAY_KEY_LEN);
 
 /// The built-in codec: AES-256-GCM under a [`Keyring`], Python SDK 2.3.0 token format.
 ///
@@ -156,6 +173,25 @@ impl Codec for AesGcmCodec {
         raw.truncate(plain_len);
         Ok(raw)
     }
+
+    /// `kid ‖ nonce`: the nonce is random per seal and authenticated by the tag, so an opened
+    /// token's header names it uniquely (and only the canonical spelling opens).
+    fn replay_key(&self, token: &str) -> ReplayKey {
+        let mut head = [0u8; HEADER_CHARS / 4 * 3];
+        let decoded = token
+            .strip_prefix(TOKEN_PREFIX)
+            .and_then(|body| body.get(..HEADER_CHARS))
+            .and_then(|chars| URL_SAFE_NO_PAD.decode_slice(chars, &mut head).ok());
+        match decoded {
+            Some(len) if len >= HEADER_LEN => {
+                let mut key = [0u8; REPLAY_KEY_LEN];
+                key.copy_from_slice(&head[..HEADER_LEN]);
+                ReplayKey::from_bytes(key)
+            }
+            // Not a token `unseal` accepted; still a key, never a panic.
+            _ => ReplayKey::digest(token.as_bytes()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +211,18 @@ mod tests {
             assert_eq!(raw[..KID_LEN], codec.keyring().minting_kid());
             assert_eq!(codec.unseal(&token).unwrap(), payload);
         }
+    }
+
+    #[test]
+    fn replay_key_is_kid_and_nonce() {
+        let codec = AesGcmCodec::new([A]).unwrap();
+        let token = codec.seal(b"payload").unwrap();
+        let raw = URL_SAFE_NO_PAD.decode(&token[3..]).unwrap();
+        assert_eq!(codec.replay_key(&token).as_bytes()[..], raw[..HEADER_LEN]);
+        let again = codec.seal(b"payload").unwrap();
+        assert_ne!(codec.replay_key(&token), codec.replay_key(&again));
+        // Garbage (never passed to it by the policy) still gets a key.
+        assert_eq!(codec.replay_key("v1.x"), ReplayKey::digest(b"v1.x"));
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub enum Reason {
     Principal,
     /// The server could not determine the principal (its binding callback failed).
     PrincipalBinding,
+    /// A valid token of a single-use round that was already redeemed (raised by the server's
+    /// replay guard, after every other check passed).
+    Replayed,
 }
 
 impl Reason {
@@ -71,6 +74,7 @@ impl Reason {
             Self::PrincipalDrift => "principal drift",
             Self::Principal => "principal",
             Self::PrincipalBinding => "principal binding error",
+            Self::Replayed => "replayed",
         }
     }
 }
@@ -208,9 +212,15 @@ pub enum ConfigError {
     /// The TTL was zero.
     #[error("request-state ttl must be a positive duration")]
     ZeroTtl,
-    /// A configured TTL (e.g. `MCP_REQUEST_STATE_TTL`) that is not a positive number of seconds.
-    #[error("request-state ttl {0:?} is not a positive number of seconds")]
+    /// A configured TTL (e.g. `MCP_REQUEST_STATE_TTL`) that is not a positive number of seconds
+    /// a [`std::time::Duration`] can hold (so not `0`, negative, `NaN`, `inf`, `1e300` or a
+    /// value that rounds to zero).
+    #[error("request-state ttl {0:?} is not a positive number of seconds (e.g. 600)")]
     InvalidTtl(String),
+    /// An environment variable (e.g. `MCP_REQUEST_STATE_KEYS`) is set but is not UTF-8; it is
+    /// refused rather than ignored, which would silently fall back to a per-process key.
+    #[error("{0} is set but is not valid UTF-8")]
+    NotUnicode(&'static str),
     /// An explicitly configured policy on a server with neither a name nor an audience.
     #[error("{}", MISSING_AUDIENCE)]
     MissingAudience,

@@ -30,9 +30,31 @@
 //! * Only for [`INPUT_REQUIRED_METHODS`], build one [`RequestBinding`] per request. If
 //!   `params.requestState` is present, [`RequestStateSecurity::open_value`] it (JSON `null`
 //!   counts as absent) and hand the plaintext to the handler; on error log
-//!   `err.reason()` and answer `err.wire_error()` (HTTP 400). If the handler answers
-//!   `input_required` with a string `requestState`, replace it with
+//!   `err.reason()` at WARN (tampering must show at the default level; the reasons are fixed
+//!   codes, so the line stays bounded) and answer `err.wire_error()` (HTTP 400). If the handler
+//!   answers `input_required` with a string `requestState`, replace it with
 //!   [`RequestStateSecurity::seal`] for the same binding.
+//!
+//! # Replay window and single use
+//!
+//! A sealed state can be **replayed until it expires** (`exp`, one [`DEFAULT_TTL`] of ten
+//! minutes after it was minted), exactly as in the Python SDK. What limits a replay is the
+//! binding: the same method, target, argument digest, audience and principal — so a replay can
+//! only repeat the caller's own request, with answers of its choosing. For reads that is
+//! harmless; for a tool that deletes, pays or sends, it is a second execution. The spec leaves
+//! at-most-once consumption to the server ("servers that need it MUST enforce it server-side").
+//!
+//! [`RequestStateSecurity::open_single_use`] performs the same checks as
+//! [`RequestStateSecurity::open`] and also returns the token's [`ReplayKey`] (the built-in
+//! codec's `kid ‖ nonce`; a digest of the token for a custom codec, see [`Codec::replay_key`])
+//! and its expiry. The server records the key — before the handler runs — in a store shared by
+//! every instance holding the keys, until the expiry (plus the clock skew tolerated between
+//! instances); a key already recorded is a replay ([`Reason::Replayed`], the same wire error).
+//! This crate has no runtime, so the stores live in the `mcp` crate (`mcp::server::single_use`:
+//! an in-memory and a Redis replay guard, opt-in per server for tools annotated
+//! `destructiveHint: true` or for every round). Plain `open` does no extra work. Single use
+//! trades a retry: a client whose answer was lost after the server redeemed the token must start
+//! the request again.
 //!
 //! # Sealing and opening a round
 //!
@@ -97,12 +119,13 @@ mod error;
 mod keyring;
 mod policy;
 mod principal;
+mod single_use;
 
 pub use binding::RequestBinding;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::{AesGcmCodec, Codec};
 pub use digest::{DIGEST_LEN, arguments_digest, question_digest};
-pub use env::{KEYS_ENV, TTL_ENV};
+pub use env::{KEYS_ENV, TTL_ENV, key_list};
 pub use error::{
     ConfigError, InvalidRequestState, Reason, SEAL_FAILURE_CODE, SEAL_FAILURE_MESSAGE, SealError,
     WIRE_CODE, WIRE_DATA_REASON, WIRE_MESSAGE,
@@ -110,3 +133,4 @@ pub use error::{
 pub use keyring::{KID_LEN, Keyring, MIN_SECRET_LEN};
 pub use policy::{DEFAULT_TTL, FUTURE_SKEW, INPUT_REQUIRED_METHODS, RequestStateSecurity};
 pub use principal::Principal;
+pub use single_use::{REPLAY_KEY_LEN, ReplayKey, SingleUseState};

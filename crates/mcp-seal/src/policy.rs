@@ -21,6 +21,7 @@ use crate::codec::{AesGcmCodec, Codec};
 use crate::error::{ConfigError, InvalidRequestState, Reason, SealError};
 use crate::keyring::Keyring;
 use crate::principal::Principal;
+use crate::single_use::{SingleUseState, expiry};
 
 /// Default lifetime of a sealed state: ten minutes of think time per round.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
@@ -302,6 +303,56 @@ impl RequestStateSecurity {
         binding: &RequestBinding<'_>,
         now: SystemTime,
     ) -> Result<String, InvalidRequestState> {
+        self.verify(token, binding, now, |_| ())
+            .map(|(state, ())| state)
+    }
+
+    /// [`Self::open`] for a round that may be redeemed only once: also returns the token's
+    /// [`crate::ReplayKey`] and expiry, which the server records in its replay guard *before*
+    /// the handler runs; a key already recorded is a replay ([`Reason::Replayed`]). The checks
+    /// are exactly [`Self::open`]'s — without a guard a token can be redeemed until it expires.
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub fn open_single_use(
+        &self,
+        token: &str,
+        binding: &RequestBinding<'_>,
+    ) -> Result<SingleUseState, InvalidRequestState> {
+        self.open_single_use_at(token, binding, self.clock.now())
+    }
+
+    /// [`Self::open_single_use`] at an explicit time.
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub fn open_single_use_at(
+        &self,
+        token: &str,
+        binding: &RequestBinding<'_>,
+        now: SystemTime,
+    ) -> Result<SingleUseState, InvalidRequestState> {
+        let (state, (replay_key, exp)) = self.verify(token, binding, now, |exp| {
+            // A codec that panics naming the token fails closed, as one that panics opening it.
+            let key = catch_unwind(AssertUnwindSafe(|| self.codec.replay_key(token)));
+            (key, exp)
+        })?;
+        Ok(SingleUseState {
+            state,
+            replay_key: replay_key.map_err(|_| Reason::Codec)?,
+            expires_at: expiry(exp),
+        })
+    }
+
+    /// Every check of [`Self::open`]; `accepted` runs once they all passed, with the `exp`
+    /// claim. Generic so that plain [`Self::open`] pays nothing for single use.
+    fn verify<T>(
+        &self,
+        token: &str,
+        binding: &RequestBinding<'_>,
+        now: SystemTime,
+        accepted: impl FnOnce(f64) -> T,
+    ) -> Result<(String, T), InvalidRequestState> {
         let payload = match catch_unwind(AssertUnwindSafe(|| self.codec.unseal(token))) {
             Ok(result) => result?,
             Err(_) => return Err(Reason::Codec.into()),
@@ -323,9 +374,9 @@ impl RequestStateSecurity {
         {
             return Err(Reason::NotYetValid.into());
         }
-        if !claims.exp.as_num().is_some_and(|exp| now < exp) {
+        let Some(exp) = claims.exp.as_num().filter(|exp| now < *exp) else {
             return Err(Reason::Expired.into());
-        }
+        };
         if claims.m.as_str() != Some(binding.method())
             || claims.t.as_str() != Some(binding.target())
             || claims.a.as_str() != Some(binding.arguments_digest())
@@ -351,7 +402,8 @@ impl RequestStateSecurity {
         {
             return Err(Reason::Principal.into());
         }
-        Ok(state.into_owned())
+        let accepted = accepted(exp);
+        Ok((state.into_owned(), accepted))
     }
 
     /// Opens the raw `params.requestState` JSON value as the Python boundary does: absent or

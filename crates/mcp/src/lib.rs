@@ -23,6 +23,7 @@
 //! | `tasks-sqlite`, `tasks-redis` | no | the SQLite (one host) and Redis (a fleet) task stores |
 //! | `flows` | no | durable client flows: `FlowStore`, `FlowRunner`, in-memory store |
 //! | `flows-sqlite`, `flows-redis` | no | the SQLite and Redis flow stores |
+//! | `single-use-redis` | no | the Redis replay guard of single-use sealed rounds (a fleet) |
 
 pub use mcp_types as types;
 

@@ -7,6 +7,24 @@ use mcp::seal::RequestStateSecurity;
 use mcp::server::http::HttpConfig;
 use mcp_conformance::server::build;
 
+/// `PORT` and the sealing policy of the environment. A setting that is present but unusable is
+/// an error, never a silent fallback (to port 3000, or to a per-process key).
+fn settings() -> Result<(u16, Option<RequestStateSecurity>), String> {
+    let port = match std::env::var("PORT") {
+        Ok(port) => port
+            .trim()
+            .parse()
+            .map_err(|e| format!("PORT={port}: {e}"))?,
+        Err(std::env::VarError::NotPresent) => 3000,
+        Err(e) => return Err(format!("PORT: {e}")),
+    };
+    let policy = RequestStateSecurity::from_env()
+        .map_err(|e| format!("MCP_REQUEST_STATE_KEYS / _TTL: {e}"))?;
+    Ok((port, policy))
+}
+
+// A configuration error is for the operator, on stderr.
+#[allow(clippy::print_stderr)]
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
@@ -15,11 +33,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let port: u16 = std::env::var("PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(3000);
-    let server = build(RequestStateSecurity::from_env()?)?;
+    let (port, policy) = match settings() {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("conformance-server: {error}");
+            std::process::exit(2);
+        }
+    };
+    let server = build(policy)?;
     if std::env::args().any(|a| a == "--stdio") {
         server.serve_stdio().await?;
         return Ok(());

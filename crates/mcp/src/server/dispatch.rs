@@ -423,9 +423,10 @@ impl Server {
                     CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
                 ) && request_state_is_malformed(incoming.params)
                 {
-                    tracing::info!(
-                        method = incoming.method,
-                        "requestState rejected: non-string requestState"
+                    super::mrtr::log_rejected_state(
+                        incoming.method,
+                        None,
+                        mcp_seal::Reason::NonString,
                     );
                     return Err(invalid_request_state());
                 }

@@ -50,6 +50,7 @@ mod mrtr;
 #[cfg(feature = "http-server")]
 mod peer_rate;
 mod registry;
+pub mod single_use;
 mod stdio;
 // The tasks extension (issue 12).
 #[cfg(feature = "tasks")]
@@ -142,6 +143,8 @@ struct Inner {
     methods: HashMap<String, Arc<dyn MethodHandler>>,
     caching: Caching,
     sealing: Option<RequestStateSecurity>,
+    /// Single-use rounds (`ServerBuilder::single_use`).
+    single_use: Option<single_use::ReplayProtection>,
     declare: Declared,
     logging: bool,
     page_size: Option<usize>,
@@ -394,6 +397,7 @@ pub struct ServerBuilder {
     methods: HashMap<String, Arc<dyn MethodHandler>>,
     caching: Caching,
     sealing: Option<RequestStateSecurity>,
+    single_use: Option<single_use::ReplayProtection>,
     declare: Declared,
     logging: bool,
     page_size: Option<usize>,
@@ -421,6 +425,7 @@ impl ServerBuilder {
             methods: HashMap::new(),
             caching: Caching::default(),
             sealing: None,
+            single_use: None,
             declare: Declared::default(),
             logging: true,
             page_size: None,
@@ -576,6 +581,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Makes sealed rounds single use: each token is recorded in `guard` before the handler runs
+    /// and refused when presented again (the same `-32602` as any invalid state). `scope` picks
+    /// the rounds — by default those of tools annotated `destructiveHint: true`. Without this, a
+    /// sealed state can be redeemed until it expires. Needs sealing ([`Self::seal_request_state`]);
+    /// see [`single_use`] for the guards and what happens when one cannot answer.
+    #[must_use]
+    pub fn single_use(
+        mut self,
+        guard: Arc<dyn single_use::ReplayGuard>,
+        scope: single_use::SingleUse,
+    ) -> Self {
+        self.single_use = Some(single_use::ReplayProtection { guard, scope });
+        self
+    }
+
     /// Seals `requestState` under a process-local random key (single process, e.g. stdio).
     #[must_use]
     pub fn seal_request_state_ephemeral(self) -> Self {
@@ -601,6 +621,13 @@ impl ServerBuilder {
             ),
             None => None,
         };
+        if self.single_use.is_some() && sealing.is_none() {
+            return Err(RegistrationError::Sealing(
+                "single use needs sealed request state (seal_request_state): plaintext state has \
+                 no replay key"
+                    .to_owned(),
+            ));
+        }
         let info_raw: Arc<RawValue> = serde_json::value::to_raw_value(&self.info)
             .map_err(|e| RegistrationError::Sealing(e.to_string()))?
             .into();
@@ -621,6 +648,7 @@ impl ServerBuilder {
                 methods: self.methods,
                 caching: self.caching,
                 sealing,
+                single_use: self.single_use,
                 declare: self.declare,
                 logging: self.logging,
                 page_size: self.page_size,

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use mcp_seal::RequestBinding;
+use mcp_seal::{FUTURE_SKEW, Reason, RequestBinding};
 use mcp_types::jsonrpc::encode_result;
 use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ErrorObject, Extra,
     GetPromptRequestParams, InputRequiredResult, Meta, Method, Outcome, ReadResourceRequestParams,
-    ResultType, WireResult,
+    ResultType, Tool, WireResult,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +21,7 @@ use super::context::Notifier;
 use super::dispatch::{Incoming, decode_params, internal, invalid_request_state};
 use super::headers::check_param_headers;
 use super::registry::Registry;
+use super::single_use::Redemption;
 use super::{CachePolicy, RequestContext, Server};
 use crate::schema_check::SchemaCheck;
 
@@ -56,14 +57,40 @@ pub(crate) struct Target<'a> {
     pub(crate) name: &'a str,
 }
 
+/// The most bytes of a request target (a resource URI comes from the peer) that a rejection
+/// log line carries.
+const LOGGED_TARGET_MAX: usize = 128;
+
+/// Logs why a `requestState` was refused, at WARN: tampering must be visible at the default
+/// level (Python logs it at WARNING). One bounded line per refusal: the reason is one of the
+/// fixed [`Reason`] codes, and the peer-chosen target is cut to [`LOGGED_TARGET_MAX`] bytes and
+/// recorded as a string field, which subscribers escape (no forged log lines).
+pub(crate) fn log_rejected_state(method: &str, target: Option<&str>, reason: Reason) {
+    let target = target.unwrap_or_default();
+    let mut end = target.len().min(LOGGED_TARGET_MAX);
+    while !target.is_char_boundary(end) {
+        end -= 1;
+    }
+    tracing::warn!(
+        method,
+        target = &target[..end],
+        target_len = target.len(),
+        reason = reason.as_str(),
+        "requestState rejected"
+    );
+}
+
 impl Server {
     /// Replaces an inbound sealed `requestState` with its plaintext (every inbound state is
-    /// verified, even for handlers that never mint).
-    pub(crate) fn open_state(
+    /// verified, even for handlers that never mint). For a single-use round (`tool`: the tool
+    /// called, `None` for prompts and resources) the token is redeemed in the replay guard
+    /// first, so a replay never reaches the handler.
+    pub(crate) async fn open_state(
         &self,
         incoming: &Incoming<'_>,
         ctx: &RequestContext,
         target: &Target<'_>,
+        tool: Option<&Tool>,
         state: &mut Option<String>,
     ) -> Result<(), ErrorObject> {
         let (Some(policy), Some(token)) = (&self.inner.sealing, state.as_deref()) else {
@@ -73,14 +100,40 @@ impl Server {
         let binding = RequestBinding::new(target.method, target.name)
             .with_arguments(arguments.as_ref())
             .with_principal(ctx.principal());
-        match policy.open(token, &binding) {
-            Ok(plain) => {
-                *state = Some(plain);
+        let refuse = |reason: Reason| {
+            log_rejected_state(target.method, Some(target.name), reason);
+            invalid_request_state()
+        };
+        let single_use = self.inner.single_use.as_ref().filter(|p| p.covers(tool));
+        let Some(protection) = single_use else {
+            *state = Some(
+                policy
+                    .open(token, &binding)
+                    .map_err(|e| refuse(e.reason()))?,
+            );
+            return Ok(());
+        };
+        let opened = policy
+            .open_single_use(token, &binding)
+            .map_err(|e| refuse(e.reason()))?;
+        // Kept past `exp` by the clock skew the policy tolerates, so that an instance whose clock
+        // lags the guard's still finds the key while it accepts the token.
+        let keep_until = opened.expires_at + FUTURE_SKEW;
+        match protection
+            .guard
+            .redeem(&opened.replay_key, keep_until)
+            .await
+        {
+            Ok(Redemption::First) => {
+                *state = Some(opened.state);
                 Ok(())
             }
+            Ok(Redemption::Replay) => Err(refuse(Reason::Replayed)),
             Err(error) => {
-                tracing::info!(method = target.method, target = target.name, %error, "requestState rejected");
-                Err(invalid_request_state())
+                // Not the client's fault, and the token stays unredeemed: an internal error
+                // the client may retry, not the invalid-state answer that ends its flow.
+                tracing::error!(method = target.method, %error, "single-use round refused");
+                Err(internal("Internal error"))
             }
         }
     }
@@ -181,7 +234,14 @@ impl Server {
         check_input_responses(params.input_responses.as_ref())?;
         // The context first: the principal the state is bound to is the context's.
         let ctx = self.context(incoming, meta, version, notifier, cancel);
-        self.open_state(incoming, &ctx, &target, &mut params.request_state)?;
+        self.open_state(
+            incoming,
+            &ctx,
+            &target,
+            Some(&entry.tool),
+            &mut params.request_state,
+        )
+        .await?;
         // Arguments that break the schema are a tool error the model can correct, not a
         // protocol error (2025-11-25 on).
         if let Err(problem) = check_arguments(&entry.input_check, &mut params.arguments) {
@@ -229,7 +289,8 @@ impl Server {
         };
         check_input_responses(params.input_responses.as_ref())?;
         let ctx = self.context(incoming, meta, version, notifier, cancel);
-        self.open_state(incoming, &ctx, &target, &mut params.request_state)?;
+        self.open_state(incoming, &ctx, &target, None, &mut params.request_state)
+            .await?;
         let outcome = entry.handler.get(ctx.clone(), params).await;
         ctx.finish();
         self.finish_outcome(incoming, &ctx, &target, outcome?)
@@ -252,7 +313,8 @@ impl Server {
         };
         check_input_responses(params.input_responses.as_ref())?;
         let ctx = self.context(incoming, meta, version, notifier, cancel);
-        self.open_state(incoming, &ctx, &target, &mut params.request_state)?;
+        self.open_state(incoming, &ctx, &target, None, &mut params.request_state)
+            .await?;
         let outcome = if let Some(entry) = registry.resource(&uri).cloned() {
             let result = entry.handler.read(ctx.clone(), params).await;
             result.map(Outcome::Complete)

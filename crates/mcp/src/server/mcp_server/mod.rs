@@ -281,6 +281,17 @@ impl McpServerBuilder {
         self
     }
 
+    /// Makes sealed rounds single use (by default those of `#[tool(destructive)]` tools); see
+    /// [`ServerBuilder::single_use`].
+    #[must_use]
+    pub fn single_use(
+        self,
+        guard: Arc<dyn crate::server::single_use::ReplayGuard>,
+        scope: crate::server::single_use::SingleUse,
+    ) -> Self {
+        self.low_level(move |b| b.single_use(guard, scope))
+    }
+
     /// Adjusts the underlying low-level builder (instructions, caching, page size, principal
     /// binding, extension methods…).
     #[must_use]

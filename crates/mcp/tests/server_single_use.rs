@@ -1,0 +1,417 @@
+//! Single-use sealed rounds (a replay guard) and the WARN line of a refused `requestState`.
+//!
+//! Without a guard a sealed state can be redeemed again until it expires; with one, the rounds
+//! it covers are redeemed once — in one process (`MemoryReplayGuard`) or across a fleet sharing
+//! keys (`RedisReplayGuard`) — and a replay gets the one frozen `-32602`.
+
+mod redis_support;
+mod server_support;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mcp::seal::RequestStateSecurity;
+use mcp::server::mcp_server::{Elicit, McpServer};
+use mcp::server::single_use::{MemoryReplayGuard, RedisReplayGuard, ReplayGuard, SingleUse};
+use mcp::server::{RegistrationError, Server, ServerBuilder};
+use mcp::types::*;
+use mcp::{resolver, tool};
+use redis_support::{Persistence, Redis};
+use serde_json::{Value, json};
+use server_support::{StdioPeer, object, request};
+
+const KEY: &[u8; 32] = b"single-use-key-single-use-key-!!";
+
+fn frozen() -> Value {
+    json!({"code": -32602, "message": "Invalid or expired requestState", "data": {"reason": "invalid_request_state"}})
+}
+
+/// A tool that asks once (state `step-1`) and then completes; `calls` counts handler runs.
+fn asking_tool(
+    builder: ServerBuilder,
+    name: &str,
+    destructive: bool,
+    calls: &Arc<AtomicUsize>,
+) -> ServerBuilder {
+    let mut tool = Tool::new(
+        name,
+        object(json!({"type":"object","properties":{"repo":{"type":"string"}}})),
+    );
+    if destructive {
+        tool.annotations = Some(ToolAnnotations {
+            destructive_hint: Some(true),
+            ..Default::default()
+        });
+    }
+    let calls = Arc::clone(calls);
+    builder.tool(tool, move |_ctx, p: CallToolRequestParams| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        async move {
+            match p.request_state.as_deref() {
+                Some(state) => Outcome::Complete(CallToolResult::text(format!("done: {state}"))),
+                None => Outcome::InputRequired(
+                    InputRequiredResult::new()
+                        .with_request("confirm", InputRequest::list_roots())
+                        .with_state("step-1"),
+                ),
+            }
+        }
+    })
+}
+
+/// `delete_repo` (destructive) and `lookup` (no hints), sealed under `KEY`, single use through
+/// `guard` when given.
+fn server(guard: Option<(Arc<dyn ReplayGuard>, SingleUse)>, calls: &Arc<AtomicUsize>) -> Server {
+    let mut builder = Server::builder("Repos", "1.0.0")
+        .seal_request_state(RequestStateSecurity::with_keys([KEY]).unwrap());
+    builder = asking_tool(builder, "delete_repo", true, calls);
+    builder = asking_tool(builder, "lookup", false, calls);
+    builder = builder.prompt(
+        Prompt {
+            name: "review".into(),
+            ..Default::default()
+        },
+        |_ctx, p: GetPromptRequestParams| async move {
+            match p.request_state {
+                Some(state) => Outcome::Complete(GetPromptResult {
+                    messages: vec![PromptMessage::new(Role::USER, ContentBlock::text(state))],
+                    ..Default::default()
+                }),
+                None => Outcome::InputRequired(
+                    InputRequiredResult::new()
+                        .with_request("confirm", InputRequest::list_roots())
+                        .with_state("prompt-1"),
+                ),
+            }
+        },
+    );
+    builder = builder.resource(
+        Resource {
+            uri: "repo://readme".into(),
+            name: "readme".into(),
+            ..Default::default()
+        },
+        |_ctx, p: ReadResourceRequestParams| async move {
+            ReadResourceResult {
+                contents: vec![ResourceContents::text(p.uri, None, "readme")],
+                ..Default::default()
+            }
+        },
+    );
+    if let Some((guard, scope)) = guard {
+        builder = builder.single_use(guard, scope);
+    }
+    builder.build().unwrap()
+}
+
+/// `body` declaring roots, and with `state` (and an answer) when given: a retry.
+fn round(mut body: Value, state: Option<&str>) -> Value {
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"roots": {}});
+    if let Some(state) = state {
+        body["params"]["requestState"] = json!(state);
+        body["params"]["inputResponses"] = json!({"confirm": {"roots": []}});
+    }
+    body
+}
+
+fn call(id: i64, tool: &str, state: Option<&str>) -> Value {
+    let params = json!({"name": tool, "arguments": {"repo": "prod"}});
+    round(request(id, "tools/call", params), state)
+}
+
+fn get_prompt(id: i64, state: Option<&str>) -> Value {
+    round(request(id, "prompts/get", json!({"name": "review"})), state)
+}
+
+/// Round one of `tool`: the sealed state of its `InputRequiredResult`.
+async fn sealed_state(peer: &mut StdioPeer, tool: &str) -> String {
+    let (response, _) = peer.request(&call(1, tool, None)).await;
+    response["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("an InputRequiredResult: {response}"))
+        .to_owned()
+}
+
+/// Redeems `state` on `tool` twice; the two responses.
+async fn redeem_twice(peer: &mut StdioPeer, tool: &str, state: &str) -> (Value, Value) {
+    let (first, _) = peer.request(&call(2, tool, Some(state))).await;
+    let (second, _) = peer.request(&call(3, tool, Some(state))).await;
+    (first, second)
+}
+
+fn memory(scope: SingleUse) -> Option<(Arc<dyn ReplayGuard>, SingleUse)> {
+    Some((Arc::new(MemoryReplayGuard::default()), scope))
+}
+
+#[tokio::test]
+async fn a_destructive_round_is_redeemed_once_with_single_use_on() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut peer = StdioPeer::start(server(memory(SingleUse::DestructiveTools), &calls));
+    let state = sealed_state(&mut peer, "delete_repo").await;
+    let (first, replay) = redeem_twice(&mut peer, "delete_repo", &state).await;
+    assert_eq!(first["result"]["content"][0]["text"], "done: step-1");
+    assert_eq!(replay["error"], frozen(), "{replay}");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the replay never reached the handler"
+    );
+
+    // A tool without `destructiveHint: true` keeps the replay window under this scope.
+    let state = sealed_state(&mut peer, "lookup").await;
+    let (first, again) = redeem_twice(&mut peer, "lookup", &state).await;
+    assert_eq!(first["result"]["content"][0]["text"], "done: step-1");
+    assert_eq!(again["result"]["content"][0]["text"], "done: step-1");
+}
+
+#[tokio::test]
+async fn without_single_use_a_round_can_be_replayed_within_its_ttl() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut peer = StdioPeer::start(server(None, &calls));
+    let state = sealed_state(&mut peer, "delete_repo").await;
+    let (first, again) = redeem_twice(&mut peer, "delete_repo", &state).await;
+    assert_eq!(first["result"]["content"][0]["text"], "done: step-1");
+    assert_eq!(
+        again["result"]["content"][0]["text"], "done: step-1",
+        "{again}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn single_use_everywhere_covers_every_tool_and_prompt() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut peer = StdioPeer::start(server(memory(SingleUse::All), &calls));
+    let state = sealed_state(&mut peer, "lookup").await;
+    let (first, replay) = redeem_twice(&mut peer, "lookup", &state).await;
+    assert_eq!(first["result"]["content"][0]["text"], "done: step-1");
+    assert_eq!(replay["error"], frozen());
+
+    let (asked, _) = peer.request(&get_prompt(4, None)).await;
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    let (first, _) = peer.request(&get_prompt(5, Some(&state))).await;
+    assert_eq!(
+        first["result"]["messages"][0]["content"]["text"],
+        "prompt-1"
+    );
+    let (replay, _) = peer.request(&get_prompt(6, Some(&state))).await;
+    assert_eq!(replay["error"], frozen());
+}
+
+#[tokio::test]
+async fn a_full_guard_refuses_the_round_as_an_internal_error() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let guard: Arc<dyn ReplayGuard> = Arc::new(MemoryReplayGuard::new(1));
+    let mut peer = StdioPeer::start(server(Some((guard, SingleUse::All)), &calls));
+    let one = sealed_state(&mut peer, "delete_repo").await;
+    let two = sealed_state(&mut peer, "delete_repo").await;
+    let (first, _) = peer.request(&call(2, "delete_repo", Some(&one))).await;
+    assert_eq!(first["result"]["content"][0]["text"], "done: step-1");
+    // The table is full: the second token is refused, not wrongly accepted, and not burnt.
+    let (refused, _) = peer.request(&call(3, "delete_repo", Some(&two))).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn single_use_needs_sealing() {
+    let error = Server::builder("Repos", "1.0.0")
+        .single_use(Arc::new(MemoryReplayGuard::default()), SingleUse::All)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&error, RegistrationError::Sealing(m) if m.contains("single use")),
+        "{error}"
+    );
+}
+
+/// Two instances sharing keys and one Redis: a token redeemed on one is a replay on the other,
+/// and of many concurrent redemptions exactly one wins.
+#[tokio::test]
+async fn a_redis_guard_makes_a_round_single_use_across_instances() {
+    let redis = Redis::start(Persistence::Off).await;
+    let guard = |prefix: &'static str| {
+        let url = redis.url.clone();
+        async move {
+            let guard: Arc<dyn ReplayGuard> =
+                Arc::new(RedisReplayGuard::connect(&url, prefix).await.unwrap());
+            Some((guard, SingleUse::DestructiveTools))
+        }
+    };
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut a = StdioPeer::start(server(guard("fleet").await, &calls));
+    let mut b = StdioPeer::start(server(guard("fleet").await, &calls));
+
+    let state = sealed_state(&mut a, "delete_repo").await;
+    let (first, _) = b.request(&call(2, "delete_repo", Some(&state))).await;
+    assert_eq!(first["result"]["content"][0]["text"], "done: step-1");
+    let (replay, _) = a.request(&call(3, "delete_repo", Some(&state))).await;
+    assert_eq!(replay["error"], frozen(), "{replay}");
+
+    // Concurrent redemptions of one fresh token on one server: one wins.
+    let server = server(guard("race").await, &calls);
+    let mut peer = StdioPeer::start(server.clone());
+    let state = sealed_state(&mut peer, "delete_repo").await;
+    let racers: Vec<_> = (0..8)
+        .map(|i| {
+            let server = server.clone();
+            let state = state.clone();
+            tokio::spawn(async move {
+                let mut peer = StdioPeer::start(server);
+                peer.request(&call(10 + i, "delete_repo", Some(&state)))
+                    .await
+                    .0
+            })
+        })
+        .collect();
+    let mut wins = 0;
+    for racer in racers {
+        let response = racer.await.unwrap();
+        if response.get("result").is_some() {
+            wins += 1;
+        } else {
+            assert_eq!(response["error"], frozen());
+        }
+    }
+    assert_eq!(wins, 1);
+}
+
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    sure: bool,
+}
+
+#[resolver]
+async fn ask_confirm() -> Elicit<Confirm> {
+    Elicit::new("Really drop it?")
+}
+
+/// Drops a table (asks first).
+#[tool(destructive)]
+async fn drop_table(table: String, #[resolve(ask_confirm)] confirm: Confirm) -> String {
+    format!("dropped {table}: {}", confirm.sure)
+}
+
+/// The high-level server: `#[tool(destructive)]` is the per-tool opt-in.
+#[tokio::test]
+async fn a_destructive_macro_tool_is_single_use_on_the_high_level_server() {
+    let server = McpServer::builder("Tables", "1.0.0")
+        .tool::<drop_table>()
+        .single_use(
+            Arc::new(MemoryReplayGuard::default()),
+            SingleUse::DestructiveTools,
+        )
+        .build()
+        .unwrap();
+    let mut peer = StdioPeer::start(server.into_server());
+    let mut first = request(
+        1,
+        "tools/call",
+        json!({"name": "drop_table", "arguments": {"table": "users"}}),
+    );
+    first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    let (asked, _) = peer.request(&first).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let key = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let mut retry = first.clone();
+    retry["id"] = json!(2);
+    retry["params"]["requestState"] = result["requestState"].clone();
+    retry["params"]["inputResponses"] =
+        json!({ key: {"action": "accept", "content": {"sure": true}} });
+    let (done, _) = peer.request(&retry).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "dropped users: true",
+        "{done}"
+    );
+    retry["id"] = json!(3);
+    let (replay, _) = peer.request(&retry).await;
+    assert_eq!(replay["error"], frozen(), "{replay}");
+}
+
+/// Collects what a `fmt` subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn lines(&self) -> Vec<String> {
+        String::from_utf8(self.0.lock().unwrap().clone())
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// A tampered token is logged once, at WARN (visible at the default level), with its reason;
+/// a peer-chosen target cannot make the line long or forge another line.
+#[tokio::test]
+async fn a_refused_state_is_one_bounded_warn_line() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    // The test runtime has one thread, so the server's tasks log through this default too.
+    let _default = tracing::subscriber::set_default(subscriber);
+
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut peer = StdioPeer::start(server(None, &calls));
+    let state = sealed_state(&mut peer, "delete_repo").await;
+    let mut tampered = state.into_bytes();
+    let middle = tampered.len() / 2;
+    tampered[middle] = if tampered[middle] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    let (refused, _) = peer.request(&call(2, "delete_repo", Some(&tampered))).await;
+    assert_eq!(refused["error"], frozen());
+    let lines = captured.lines();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].contains(" WARN "), "{}", lines[0]);
+    assert!(lines[0].contains("requestState rejected"), "{}", lines[0]);
+    assert!(lines[0].contains(r#"reason="seal""#), "{}", lines[0]);
+    assert!(lines[0].contains(r#"target="delete_repo""#), "{}", lines[0]);
+
+    // resources/read: the URI is the peer's. 64 KiB with a newline and a fake log line in it.
+    let uri = format!(
+        "x://a\n2099-01-01T00:00:00Z  WARN forged{}",
+        "y".repeat(65_536)
+    );
+    let mut read = request(7, "resources/read", json!({"uri": uri}));
+    read["params"]["requestState"] = json!(tampered);
+    let (refused, _) = peer.request(&read).await;
+    assert_eq!(refused["error"], frozen(), "{refused}");
+    let lines = captured.lines();
+    assert_eq!(lines.len(), 2, "one more line, no forged one: {lines:#?}");
+    assert!(lines[1].len() < 512, "bounded: {} bytes", lines[1].len());
+    assert!(
+        lines[1].contains(r#"target="x://a\n2099"#),
+        "escaped: {}",
+        lines[1]
+    );
+    let length = format!("target_len={}", uri.len());
+    assert!(lines[1].contains(&length), "{}", lines[1]);
+}
