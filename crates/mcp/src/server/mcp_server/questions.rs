@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::resolve::{Elicitation, Interrupt, Resolution, ResolveFuture};
-use super::schema::ElicitationForm;
+use super::schema::{ElicitationForm, form_check};
 
 /// A question a resolver puts to the client. The SDK renders it, checks the client's
 /// capabilities, carries its answer across rounds and reads the answer back as `Value`.
@@ -87,17 +87,27 @@ where
             .map_err(|_| "received a non-elicitation response".to_owned())?;
         match answer.action {
             ElicitAction::Accept => {
-                let content = answer
-                    .content
-                    .ok_or("received an accepted elicitation with no content")?;
-                let value = T::deserialize(Value::Object(content.clone())).map_err(|_| {
-                    "received an accepted elicitation whose content does not match the \
-                     requested schema"
-                        .to_owned()
-                })?;
+                let content = Value::Object(
+                    answer
+                        .content
+                        .ok_or("received an accepted elicitation with no content")?,
+                );
+                // The schema the client was shown, not just `T`'s serde shape: `u32` takes
+                // 4000000000 where the form said 1 to 10, `String` takes any text where it said
+                // an email address.
+                let fits = form_check::<T>()?.check(&content);
+                let value = fits
+                    .map_err(|problem| tracing::info!(%problem, "elicitation answer rejected"))
+                    .ok()
+                    .and_then(|()| T::deserialize(&content).ok())
+                    .ok_or_else(|| {
+                        "received an accepted elicitation whose content does not match the \
+                         requested schema"
+                            .to_owned()
+                    })?;
                 // The client's own validated content is recorded, never a re-serialised value,
                 // so the next round re-validates the same bytes.
-                Ok((Elicitation::Accept(value), Some(Value::Object(content))))
+                Ok((Elicitation::Accept(value), Some(content)))
             }
             ElicitAction::Decline => Ok((Elicitation::Decline, None)),
             ElicitAction::Cancel => Ok((Elicitation::Cancel, None)),
