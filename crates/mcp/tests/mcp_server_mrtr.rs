@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bookshop::Prefs;
-use mcp::server::mcp_server::{Elicit, McpServer};
+use mcp::server::mcp_server::{Elicit, ElicitUrl, Elicitation, McpServer};
 use mcp::types::Outcome;
 use mcp::{resolver, tool};
 use serde_json::{Value, json};
@@ -125,9 +125,28 @@ async fn sign_up(#[resolve(ask_signup)] signup: Signup) -> String {
     )
 }
 
+/// Asks the user to sign in at a URL.
+#[resolver]
+async fn sign_in(service: String) -> ElicitUrl {
+    ElicitUrl::new(
+        format!("Sign in to {service}."),
+        format!("https://accounts.example.com/connect?service={service}"),
+    )
+}
+
+/// Links an account (URL-mode elicitation).
+#[tool]
+async fn link_account(service: String, #[resolve(sign_in)] consent: Elicitation<()>) -> String {
+    match consent {
+        Elicitation::Accept(()) => format!("Linked {service}."),
+        other => format!("{service} not linked ({:?}).", other.action()),
+    }
+}
+
 fn server() -> McpServer {
     McpServer::builder("PeerBookshop", "0.0.1")
         .tool::<sign_up>()
+        .tool::<link_account>()
         .tool::<bookshop::order_book>()
         .tool::<bookshop::plan_trip>()
         .tool::<bookshop::reserve_seat>()
@@ -537,8 +556,22 @@ fn signup_answers() -> [(Value, Option<&'static str>); 6] {
     ]
 }
 
-const SIGNUP_MISMATCH: &str = "Error executing tool sign_up: Resolver 'mcp_server_mrtr::ask_signup' \
-     received an accepted elicitation whose content does not match the requested schema";
+/// The result of `sign_up` for `content`: the tool's text when it fits, else the Python SDK's
+/// error, without the tool having run.
+fn check_signup(response: &Value, content: &Value, expected: Option<&str>) {
+    match expected {
+        None => {
+            assert_eq!(response["result"]["isError"], true, "{content}");
+            assert_eq!(
+                text(response),
+                "Error executing tool sign_up: Resolver 'mcp_server_mrtr::ask_signup' received \
+                 an accepted elicitation whose content does not match the requested schema",
+                "{content}"
+            );
+        }
+        Some(done) => assert_eq!(text(response), done),
+    }
+}
 
 /// Issue 16 item 9, 2026-07-28: an answer is checked against the rendered `requestedSchema`
 /// before it is decoded, so a value `u32` would take but the form forbids never reaches the tool.
@@ -555,13 +588,7 @@ async fn answers_are_checked_against_the_schema_the_client_was_shown() {
     for (id, (content, expected)) in (2..).zip(signup_answers()) {
         let answer = json!({key: accept(content.clone())});
         let (response, _) = peer.request(&retry(&first, id, answer, Some(&state))).await;
-        match expected {
-            None => {
-                assert_eq!(response["result"]["isError"], true, "{content}");
-                assert_eq!(text(&response), SIGNUP_MISMATCH, "{content}");
-            }
-            Some(done) => assert_eq!(text(&response), done),
-        }
+        check_signup(&response, &content, expected);
     }
 }
 
@@ -584,12 +611,83 @@ async fn back_channel_answers_are_checked_against_the_schema_too() {
             .await;
         let response = peer.next().await.unwrap();
         assert_eq!(response["id"], id);
-        match expected {
-            None => {
-                assert_eq!(response["result"]["isError"], true, "{content}");
-                assert_eq!(text(&response), SIGNUP_MISMATCH, "{content}");
-            }
-            Some(done) => assert_eq!(text(&response), done),
-        }
+        check_signup(&response, &content, expected);
     }
+}
+
+/// Issue 16 item 10: URL-mode elicitation is a question like `Elicit<T>`. On 2026-07-28 it
+/// travels in the `InputRequiredResult` (needing `elicitation.url`), its answer bound to the
+/// question like any other.
+#[tokio::test]
+async fn a_url_question_on_2026() {
+    let mut peer = peer();
+    let key = "mcp_server_mrtr::sign_in";
+    let form_only = json!({"elicitation": {"form": {}}});
+    let (refused, _) = peer
+        .request(&call(
+            1,
+            "link_account",
+            json!({"service": "github"}),
+            form_only,
+        ))
+        .await;
+    assert_eq!(refused["error"]["code"], -32021);
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"requiredCapabilities": {"elicitation": {"url": {}}}})
+    );
+    let url_too = json!({"elicitation": {"form": {}, "url": {}}});
+    let first = call(2, "link_account", json!({"service": "github"}), url_too);
+    let (response, _) = peer.request(&first).await;
+    assert_eq!(
+        response["result"]["inputRequests"][key],
+        json!({"method": "elicitation/create", "params": {"mode": "url",
+               "message": "Sign in to github.",
+               "url": "https://accounts.example.com/connect?service=github"}})
+    );
+    let state = response["result"]["requestState"].clone();
+    let accepted = json!({key: {"action": "accept"}});
+    let (response, _) = peer
+        .request(&retry(&first, 3, accepted.clone(), Some(&state)))
+        .await;
+    assert_eq!(text(&response), "Linked github.");
+    let declined = json!({key: {"action": "decline"}});
+    let (response, _) = peer
+        .request(&retry(&first, 4, declined, Some(&state)))
+        .await;
+    assert_eq!(text(&response), "github not linked (Decline).");
+    // Consent the server never asked for (no state) is not consent: the question is asked.
+    let (response, _) = peer.request(&retry(&first, 5, accepted, None)).await;
+    assert_eq!(response["result"]["resultType"], "input_required");
+}
+
+/// Issue 16 item 10: on a 2025-11-25 session the same URL question is an `elicitation/create`
+/// with an `elicitationId`, announced complete when the call completes.
+#[tokio::test]
+async fn a_url_question_on_a_legacy_session() {
+    let mut peer = peer();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
+        "clientInfo": {"name": "legacy", "version": "0"}}});
+    peer.request(&init).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "link_account", "arguments": {"service": "github"}}}))
+        .await;
+    let ask = peer.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(ask["params"]["mode"], "url");
+    assert_eq!(
+        ask["params"]["url"],
+        "https://accounts.example.com/connect?service=github"
+    );
+    let id = ask["params"]["elicitationId"].clone();
+    assert!(id.is_string(), "{ask}");
+    peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}))
+        .await;
+    let complete = peer.next().await.unwrap();
+    assert_eq!(complete["method"], "notifications/elicitation/complete");
+    assert_eq!(complete["params"], json!({"elicitationId": id}));
+    let result = peer.next().await.unwrap();
+    assert_eq!(result["id"], 2);
+    assert_eq!(text(&result), "Linked github.");
 }
