@@ -18,7 +18,7 @@ use mcp::seal::{Codec, InvalidRequestState, Reason, RequestStateSecurity, SealEr
 use mcp::server::{RequestContext, Server, UriVariables};
 use mcp::types::*;
 use serde_json::{Value, json};
-use server_support::{StdioPeer, object};
+use server_support::{HttpPeer, StdioPeer, object};
 
 /// A codec that keeps every payload it seals in the clear (base64), so a test can see that the
 /// bridge seals and opens each round's state like any other.
@@ -468,4 +468,30 @@ async fn cancelling_the_call_cancels_the_question_in_flight() {
     );
     assert_eq!(pong["result"], json!({}));
     peer.close().await.unwrap();
+}
+
+/// The bridge over streamable HTTP, driven by our client in 2025-11-25 mode: the questions ride
+/// the call's SSE stream, the answers come back as POSTs.
+#[tokio::test]
+async fn the_bridge_over_streamable_http() {
+    let peer = HttpPeer::start(server(Arc::new(Recording::default()))).await;
+    let client = mcp::client::Client::builder()
+        .mode(mcp::client::Mode::Legacy)
+        .on_elicitation(|_ctx, params: ElicitRequestParams| async move {
+            let mut content = Extra::new();
+            if let ElicitRequestParams::Form(_) = params {
+                content.insert("region".into(), json!("ap-south-1"));
+            }
+            Ok::<_, ErrorObject>(ElicitResult::accept(content))
+        })
+        .connect_http(&peer.url)
+        .await
+        .unwrap();
+    assert_eq!(client.era(), Era::Handshake);
+    let result = client.call_tool("provision", json!({})).await.unwrap();
+    assert_eq!(
+        result.first_text(),
+        Some("provisioned in \"ap-south-1\" (2025-11-25)")
+    );
+    client.close().await.unwrap();
 }
