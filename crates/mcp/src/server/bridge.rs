@@ -133,7 +133,7 @@ impl Server {
             // Sealed and opened as if it had travelled: the same lifetime, binding and checks.
             let mut state = irr
                 .request_state
-                .map(|state| self.seal_state(incoming, target, state))
+                .map(|state| self.seal_state(incoming, ctx, target, state))
                 .transpose()?;
             self.open_state(incoming, target, &mut state)?;
             let requests = irr.input_requests.unwrap_or_default();

@@ -22,7 +22,6 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::Server;
-use super::ids::random_id;
 use super::legacy::LegacySession;
 use crate::schema_check::SchemaCheck;
 use crate::sync::lock;
@@ -272,7 +271,7 @@ impl RequestContext {
     /// An accepted form answer is checked against `requestedSchema` before it is returned. A
     /// URL-mode request gets an `elicitationId` when it has none (2025-11-25 requires one); when
     /// the client accepts it, the SDK sends `notifications/elicitation/complete` for it once the
-    /// request completes with a result.
+    /// `tools/call`, `prompts/get` or templated `resources/read` completes with a result.
     ///
     /// # Errors
     /// On 2026-07-28 (return an `InputRequiredResult` instead), when the client did not declare
@@ -305,14 +304,14 @@ impl RequestContext {
     ) -> Result<ElicitResult, ErrorObject> {
         let (declared, url_id) = match params {
             ElicitRequestParams::Form(_) => (self.client_capabilities().elicitation_form(), None),
-            ElicitRequestParams::Url(url) => {
-                let id = self
-                    .inner
-                    .legacy
-                    .as_ref()
-                    .map(|_| url.elicitation_id.get_or_insert_with(random_id).clone());
-                (self.client_capabilities().elicitation_url(), id)
+            ElicitRequestParams::Url(url) if self.inner.legacy.is_some() => {
+                let id = match &url.elicitation_id {
+                    Some(id) => id.clone(),
+                    None => url.elicitation_id.insert(elicitation_id()?).clone(),
+                };
+                (self.client_capabilities().elicitation_url(), Some(id))
             }
+            ElicitRequestParams::Url(_) => (self.client_capabilities().elicitation_url(), None),
         };
         let answer = self.back_channel::<Elicit, _>(declared, &*params).await?;
         if let (Some(id), Some(legacy), ElicitAction::Accept) =
@@ -416,6 +415,17 @@ impl RequestContext {
             Err(error) => tracing::warn!(%error, method = N::NAME, "notification not encodable"),
         }
     }
+}
+
+/// A fresh `elicitationId`: 128 random bits, hex, so that it is unique within the server (as
+/// 2025-11-25 requires) across instances too.
+fn elicitation_id() -> Result<String, ErrorObject> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|error| {
+        tracing::error!(%error, "no system randomness for an elicitationId");
+        ErrorObject::internal("Internal error")
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Checks an accepted form answer against the form's `requestedSchema` (compiled per call: the

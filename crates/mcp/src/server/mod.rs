@@ -49,7 +49,6 @@ pub mod http;
 mod http_body;
 #[cfg(feature = "http-server")]
 mod http_legacy;
-mod ids;
 mod legacy;
 mod listen;
 #[cfg(feature = "macros")]

@@ -119,7 +119,7 @@ impl Server {
         }
         self.check_input_required(ctx, target, &irr)?;
         if let Some(state) = irr.request_state.take() {
-            irr.request_state = Some(self.seal_state(incoming, target, state)?);
+            irr.request_state = Some(self.seal_state(incoming, ctx, target, state)?);
         }
         irr.result_type = Some(ResultType::INPUT_REQUIRED);
         irr.meta
@@ -166,6 +166,7 @@ impl Server {
     pub(crate) fn seal_state(
         &self,
         incoming: &Incoming<'_>,
+        ctx: &RequestContext,
         target: &Target<'_>,
         state: String,
     ) -> Result<String, ErrorObject> {
@@ -175,7 +176,7 @@ impl Server {
         let arguments = raw_arguments(incoming.params);
         let binding = RequestBinding::new(target.method, target.name)
             .with_arguments(arguments.as_ref())
-            .with_principal(incoming.principal.as_ref());
+            .with_principal(ctx.principal());
         policy.seal(&state, &binding).map_err(|error| {
             tracing::error!(%error, "requestState could not be sealed");
             internal("Internal error")
@@ -296,9 +297,6 @@ impl Server {
         let outcome = if let Some(entry) = registry.resource(&uri).cloned() {
             let ctx = self.context(incoming, meta, version, notifier, cancel);
             let result = entry.handler.read(ctx.clone(), params).await;
-            if incoming.legacy.is_some() && result.is_ok() {
-                ctx.announce_elicitations_complete().await;
-            }
             ctx.finish();
             (ctx, result.map(Outcome::Complete))
         } else if let Some((entry, variables)) = registry.template_for(&uri) {

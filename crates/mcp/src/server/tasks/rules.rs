@@ -1,6 +1,7 @@
 //! The small rules of the runtime: time and ids, what an input request needs, and the terminal
 //! transitions.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mcp_types::tasks::TaskStatus;
@@ -21,8 +22,19 @@ pub(super) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Unguessable task and instance ids.
-pub(crate) use crate::server::ids::random_id;
+/// 128 random bits, hex: unguessable task and instance ids.
+pub(crate) fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No OS randomness: fall back to the clock and a counter (never for secrets, but a
+        // task id must still be unique).
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let salt = COUNTER.fetch_add(1, Ordering::Relaxed);
+        bytes[..8].copy_from_slice(&now_ms().to_be_bytes());
+        bytes[8..].copy_from_slice(&salt.to_be_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// ISO 8601 (UTC, millisecond precision) of a Unix-milliseconds time.
 pub(crate) fn iso8601(ms: u64) -> String {
