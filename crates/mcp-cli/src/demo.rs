@@ -7,7 +7,7 @@
 //! | tool `deploy {service}` | where and how many replicas: two questions in one round |
 //! | tool `summarize {text}` | the client's LLM (sampling) |
 //! | tool `where_am_i` | the client's roots |
-//! | tool `connect_account {service}` | consent to open a URL (URL-mode elicitation) |
+//! | tool `connect_account {service}` | consent to open a URL (URL-mode elicitation, asked by returning an `InputRequiredResult`; bridged on 2025-11-25) |
 //! | tool `echo {text}` | nothing |
 //! | prompt `briefing {topic}` | the audience |
 //! | template `report://{quarter}` | the format (a choice) |
@@ -178,13 +178,22 @@ pub async fn where_am_i(#[resolve(client_roots)] roots: ListRootsResult) -> Stri
 }
 
 /// Connect an external account; asks you to open a URL (URL-mode elicitation).
+///
+/// It asks by returning an `InputRequiredResult` itself (the 2026-07-28 way); on a 2025-11-25
+/// session the SDK bridges it over the back-channel. Consent counts only when the state says
+/// this very question was asked: the state is sealed and bound to the call's arguments, so an
+/// `accept` sent without it, or for another service, is not consent.
 #[tool]
 pub async fn connect_account(
     /// The service, e.g. github.
     service: String,
     ctx: Context,
 ) -> Outcome<String> {
-    match ctx.elicit_result("consent") {
+    let asked = format!("connect:{service}");
+    let answer = ctx
+        .elicit_result("consent")
+        .filter(|_| ctx.request_state() == Some(asked.as_str()));
+    match answer {
         Some(answer) if answer.action == ElicitAction::Accept => {
             Outcome::Complete(format!("Connected your {service} account."))
         }
@@ -204,7 +213,7 @@ pub async fn connect_account(
                         format!("https://accounts.example.com/connect?service={service}"),
                     )),
                 )
-                .with_state(format!("connect:{service}")),
+                .with_state(asked),
         ),
     }
 }
@@ -443,4 +452,112 @@ pub fn server_with_tasks(
         builder = builder.request_state_security(policy);
     }
     builder.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use mcp::client::{CallbackContext, Client, Mode};
+    use mcp::types::{ElicitRequestParams, ElicitResult, Era};
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+    use super::*;
+
+    /// The demo on an in-memory pipe, and a client in `mode` whose elicitation callback
+    /// records each question and answers it with `answer`.
+    async fn connect(
+        mode: Mode,
+        asked: Arc<Mutex<Vec<ElicitRequestParams>>>,
+        answer: ElicitResult,
+    ) -> Client {
+        let pipe = mcp::transport::memory::pipe();
+        let demo = server(None).unwrap();
+        tokio::spawn(async move { demo.serve_io(pipe.server.reader, pipe.server.writer).await });
+        Client::builder()
+            .mode(mode)
+            .on_elicitation(move |_ctx: CallbackContext, params: ElicitRequestParams| {
+                asked.lock().unwrap().push(params);
+                let answer = answer.clone();
+                async move { Ok::<_, ErrorObject>(answer) }
+            })
+            .connect_io(pipe.client.reader, pipe.client.writer)
+            .await
+            .unwrap()
+    }
+
+    /// Issue 16 item 10: `connect_account` asks by returning an `InputRequiredResult`, and works
+    /// on a 2025-11-25 session too (bridged over the back-channel, with an `elicitationId`).
+    #[tokio::test]
+    async fn connect_account_works_in_both_eras() {
+        for (mode, era) in [(Mode::Auto, Era::Modern), (Mode::Legacy, Era::Handshake)] {
+            let asked = Arc::new(Mutex::new(Vec::new()));
+            let accept = ElicitResult::accept(mcp::types::Extra::new());
+            let client = connect(mode, Arc::clone(&asked), accept).await;
+            assert_eq!(client.era(), era);
+            let result = client
+                .call_tool("connect_account", json!({"service": "github"}))
+                .await
+                .unwrap();
+            assert_eq!(result.first_text(), Some("Connected your github account."));
+            let asked = asked.lock().unwrap().clone();
+            let [ElicitRequestParams::Url(url)] = asked.as_slice() else {
+                panic!("one URL question: {asked:?}");
+            };
+            assert_eq!(
+                url.url,
+                "https://accounts.example.com/connect?service=github"
+            );
+            assert_eq!(url.elicitation_id.is_some(), era == Era::Handshake);
+            client.close().await.unwrap();
+        }
+    }
+
+    /// Issue 16 item 10: an `accept` the tool never asked for (no state) is not consent.
+    #[tokio::test]
+    async fn connect_account_ignores_consent_it_never_asked_for() {
+        let pipe = mcp::transport::memory::pipe();
+        let demo = server(None).unwrap();
+        tokio::spawn(async move { demo.serve_io(pipe.server.reader, pipe.server.writer).await });
+        let mut writer = pipe.client.writer;
+        let mut lines = BufReader::new(pipe.client.reader).lines();
+        let unasked = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "connect_account", "arguments": {"service": "github"},
+            "inputResponses": {"consent": {"action": "accept"}},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}}});
+        let mut line = serde_json::to_vec(&unasked).unwrap();
+        line.push(b'\n');
+        writer.write_all(&line).await.unwrap();
+        let reply: Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
+        assert_eq!(
+            reply["result"]["inputRequests"]["consent"]["params"]["mode"],
+            "url"
+        );
+    }
+
+    /// Issue 16 item 9: `deploy` advertises 1 to 10 replicas; 4000000000 never reaches it.
+    #[tokio::test]
+    async fn deploy_refuses_a_replica_count_outside_the_form() {
+        for mode in [Mode::Auto, Mode::Legacy] {
+            let mut content = mcp::types::Extra::new();
+            content.insert("environment".into(), json!("staging"));
+            content.insert("count".into(), json!(4_000_000_000_u64));
+            let client = connect(mode, Arc::default(), ElicitResult::accept(content)).await;
+            let result = client
+                .call_tool("deploy", json!({"service": "api"}))
+                .await
+                .unwrap();
+            assert_eq!(result.is_error, Some(true));
+            let text = result.first_text().unwrap();
+            assert!(
+                text.ends_with("does not match the requested schema"),
+                "{text}"
+            );
+            client.close().await.unwrap();
+        }
+    }
 }

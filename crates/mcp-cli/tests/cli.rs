@@ -250,52 +250,51 @@ fn decline_cancel_and_closed_stdin() {
     assert!(stdout(&answered).contains("elicitation was decline"));
 }
 
-/// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked.
+/// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked. In
+/// both eras: on 2025-11-25 the tool's `InputRequiredResult` is bridged over the back-channel.
 #[test]
 fn url_elicitation_asks_consent() {
-    let accepted = mcp(
-        &[
+    let connect = |mode: &str, stdin: &str| {
+        let args = [
             "call",
             "--timeout",
             "60",
+            "--mode",
+            mode,
             "connect_account",
             "service=github",
             "--",
             MCP,
             "serve",
             "demo",
-        ],
-        "y\n",
-    );
-    assert_ok(&accepted);
-    assert_eq!(stdout(&accepted).trim(), "Connected your github account.");
-    let err = stderr(&accepted);
-    assert!(
-        err.contains("asks you to open a URL: Sign in to github"),
-        "{err}"
-    );
-    assert!(
-        err.contains("URL:    https://accounts.example.com/connect?service=github"),
-        "{err}"
-    );
-    assert!(err.contains("domain: accounts.example.com"), "{err}");
-    assert!(err.contains("does not open or fetch this URL"), "{err}");
+        ];
+        mcp(&args, stdin)
+    };
+    for mode in ["auto", "legacy"] {
+        let accepted = connect(mode, "y\n");
+        assert_ok(&accepted);
+        assert_eq!(stdout(&accepted).trim(), "Connected your github account.");
+        let err = stderr(&accepted);
+        assert!(
+            err.contains("asks you to open a URL: Sign in to github"),
+            "{mode}: {err}"
+        );
+        assert!(
+            err.contains("URL:    https://accounts.example.com/connect?service=github"),
+            "{mode}: {err}"
+        );
+        assert!(
+            err.contains("domain: accounts.example.com"),
+            "{mode}: {err}"
+        );
+        assert!(
+            err.contains("does not open or fetch this URL"),
+            "{mode}: {err}"
+        );
+    }
 
     // Enter declines (the default is "no").
-    let declined = mcp(
-        &[
-            "call",
-            "--timeout",
-            "60",
-            "connect_account",
-            "service=github",
-            "--",
-            MCP,
-            "serve",
-            "demo",
-        ],
-        "\n",
-    );
+    let declined = connect("auto", "\n");
     assert_ok(&declined);
     assert_eq!(
         stdout(&declined).trim(),
@@ -879,4 +878,49 @@ fn demo_servers_share_keys() {
         refused["error"]["message"],
         "Invalid or expired requestState"
     );
+}
+
+/// Issue 16 item 10: the Python SDK 2.3.0 client in 2025-11-25 mode against `mcp serve demo`.
+/// `connect_account` asks by returning an `InputRequiredResult` with a URL question; the server
+/// bridges it over the back-channel (with an `elicitationId`), and `long_report`'s synchronous
+/// run asks its format the same way.
+#[test]
+fn python_legacy_client_gets_bridged_questions() {
+    let ops = r#"[
+        {"op": "call_tool", "name": "connect_account", "arguments": {"service": "github"}},
+        {"op": "call_tool", "name": "long_report", "arguments": {"quarter": "2025-Q3"}}
+    ]"#;
+    let output = Command::new(python())
+        .arg(repo_root().join("tests/python/client_driver.py"))
+        .args(["--timeout", "60", "--mode", "legacy", "--ops-json", ops])
+        .args(["--stdio", MCP, "serve", "demo"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the Python driver");
+    let events: Vec<Value> = stdout(&output)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let results: Vec<&Value> = events.iter().filter(|e| e["event"] == "result").collect();
+    assert_eq!(results.len(), 2, "{events:?}\n{}", stderr(&output));
+    for result in &results {
+        assert_eq!(result["ok"], true, "{result}");
+        assert_eq!(result["protocol_version"], "2025-11-25");
+    }
+    let text = |i: usize| results[i]["result"]["content"][0]["text"].clone();
+    assert_eq!(text(0), "Connected your github account.");
+    assert_eq!(
+        text(1),
+        "Long report 2025-Q3: revenue up 4%, costs down 2%."
+    );
+    let callbacks: Vec<Value> = stderr(&output)
+        .lines()
+        .filter_map(|l| l.strip_prefix("CALLBACK "))
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let modes: Vec<&str> = callbacks
+        .iter()
+        .filter_map(|c| c["mode"].as_str())
+        .collect();
+    assert_eq!(modes, ["url", "form"], "{callbacks:?}");
 }

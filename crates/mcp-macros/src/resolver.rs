@@ -8,7 +8,7 @@ use crate::common::{self, Options, ParamKind};
 
 /// The names of question types: a return type whose (`Result`-unwrapped) last path segment is
 /// one of these is put to the client; anything else is the resolved value itself.
-const QUESTIONS: [&str; 4] = ["Elicit", "Sample", "ListRoots", "Ask"];
+const QUESTIONS: [&str; 5] = ["Elicit", "ElicitUrl", "Sample", "ListRoots", "Ask"];
 
 /// `Some((ok, err))` for `Result<ok, err>`.
 fn result_parts(ty: &Type) -> Option<(&Type, &Type)> {
@@ -50,8 +50,8 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     let ReturnType::Type(_, ret) = &item.sig.output else {
         return Err(syn::Error::new(
             item.sig.ident.span(),
-            "a resolver returns its value, or a question (`Elicit<T>`, `Sample`, `ListRoots`, \
-             `Ask<Q>`)",
+            "a resolver returns its value, or a question (`Elicit<T>`, `ElicitUrl`, `Sample`, \
+             `ListRoots`, `Ask<Q>`)",
         ));
     };
     let ret = (**ret).clone();

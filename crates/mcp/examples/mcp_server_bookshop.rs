@@ -1,7 +1,8 @@
 //! The high-level server, mirroring the Python reference peer `PeerBookshop`
 //! (`tests/python/bookshop.py`): tools whose parameters are filled by resolvers that ask the
-//! client (one elicitation, two batched elicitations, sampling, roots), a tool that asks by
-//! hand, a prompt that asks for its audience, and a resource template that asks for a format.
+//! client (one elicitation, two batched elicitations, a URL to open, sampling, roots), a tool
+//! that asks by hand, a prompt that asks for its audience, and a resource template that asks
+//! for a format.
 //!
 //! ```sh
 //! cargo run -p mcp --example mcp_server_bookshop              # stdio
@@ -10,7 +11,9 @@
 //!
 //! Over HTTP it prints `listening on http://127.0.0.1:<port>/mcp` to stderr.
 
-use mcp::server::mcp_server::{Context, Elicit, Elicitation, Json, ListRoots, McpServer, Sample};
+use mcp::server::mcp_server::{
+    Context, Elicit, ElicitUrl, Elicitation, Json, ListRoots, McpServer, Sample,
+};
 use mcp::types::{
     CreateMessageResult, ElicitAction, ElicitRequestFormParams, InputRequest, InputRequiredResult,
     ListRootsResult, Outcome,
@@ -241,6 +244,31 @@ pub async fn report(quarter: String, ctx: Context) -> Outcome<String> {
     }
 }
 
+/// Asks the user to sign in at the partner (URL-mode elicitation: the client shows the URL and
+/// asks for consent; the credentials never pass through it).
+#[resolver]
+pub async fn sign_in_partner(partner: String) -> ElicitUrl {
+    ElicitUrl::new(
+        format!("Sign in to {partner} to link your loyalty account."),
+        format!("https://accounts.example.com/link?partner={partner}"),
+    )
+}
+
+/// Link a loyalty account at a partner shop (asks you to open a URL).
+#[tool]
+pub async fn link_loyalty(
+    partner: String,
+    #[resolve(sign_in_partner)] consent: Elicitation<()>,
+) -> String {
+    match consent {
+        Elicitation::Accept(()) => format!("Linked your {partner} account."),
+        other => format!(
+            "Your {partner} account was not linked ({:?}).",
+            other.action()
+        ),
+    }
+}
+
 /// The shop's opening hours.
 #[resource("info://hours", mime_type = "text/plain")]
 pub async fn hours() -> String {
@@ -256,6 +284,7 @@ pub fn bookshop() -> McpServer {
         .tool::<summarize>()
         .tool::<where_am_i>()
         .tool::<manual_irr>()
+        .tool::<link_loyalty>()
         .tool::<echo>()
         .tool::<stock>()
         .prompt::<briefing>()

@@ -22,6 +22,18 @@ impl SchemaCheck {
             .map_err(|error| error.to_string())
     }
 
+    /// Compiles the `requestedSchema` of an elicitation form. Unlike tool schemas, `format`
+    /// (email, uri, date, date-time) is asserted, not just annotated: the form promised the user
+    /// those formats, and the server is about to use the answer as data.
+    #[cfg(feature = "server")]
+    pub(crate) fn compile_form(schema: &Value) -> Result<Self, String> {
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(schema)
+            .map(|validator| Self { validator })
+            .map_err(|error| error.to_string())
+    }
+
     /// `Ok` when `instance` conforms; otherwise the first violation, prefixed with where it is
     /// (`/items/0: "x" is not of type "integer"`; no prefix at the root).
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
@@ -70,6 +82,22 @@ mod tests {
         // `prefixItems` exists only from 2020-12 on.
         let check = SchemaCheck::compile(&json!({"prefixItems": [{"type": "string"}]})).unwrap();
         assert!(check.check(&json!([1])).is_err());
+    }
+
+    #[cfg(feature = "server")]
+    #[test]
+    fn forms_assert_formats_and_tool_schemas_only_annotate_them() {
+        let schema = json!({"type": "object", "properties": {"email": {"type": "string", "format": "email"}}});
+        let not_an_email = json!({"email": "not an address"});
+        assert!(
+            SchemaCheck::compile(&schema)
+                .unwrap()
+                .check(&not_an_email)
+                .is_ok()
+        );
+        let form = SchemaCheck::compile_form(&schema).unwrap();
+        assert!(form.check(&not_an_email).is_err());
+        assert_eq!(form.check(&json!({"email": "ada@example.com"})), Ok(()));
     }
 
     #[test]

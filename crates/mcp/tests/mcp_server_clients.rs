@@ -79,6 +79,18 @@ fn builder(seen: &Seen, elicitation: bool) -> ClientBuilder {
     builder
 }
 
+/// The tool that asks by returning an `InputRequiredResult` itself gets its answer and state.
+async fn manual_irr_completes(client: &Client) {
+    let result = client
+        .call_tool("manual_irr", json!({"x": 7}))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.first_text(),
+        Some("manual_irr done: x=7, ok=true, state seen by handler: 'manual:7'")
+    );
+}
+
 async fn every_surface(client: &Client, seen: &Seen) {
     let result = client
         .call_tool("order_book", json!({"title": "Neuromancer"}))
@@ -120,13 +132,20 @@ async fn every_surface(client: &Client, seen: &Seen) {
     let kinds: Vec<String> = seen.take().into_iter().map(|(k, _, _)| k).collect();
     assert_eq!(kinds, ["sampling", "roots"]);
 
+    manual_irr_completes(client).await;
+    seen.take();
     let result = client
-        .call_tool("manual_irr", json!({"x": 7}))
+        .call_tool("link_loyalty", json!({"partner": "paperback"}))
         .await
         .unwrap();
+    assert_eq!(result.first_text(), Some("Linked your paperback account."));
     assert_eq!(
-        result.first_text(),
-        Some("manual_irr done: x=7, ok=true, state seen by handler: 'manual:7'")
+        seen.take(),
+        [(
+            "elicitation".to_owned(),
+            key("sign_in_partner"),
+            "Sign in to paperback to link your loyalty account.".to_owned()
+        )]
     );
     let result = client
         .call_tool("stock", json!({"title": "Dune"}))
@@ -241,14 +260,27 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
         result.first_text(),
         Some("Trip to Lisbon: seat aisle, budget 1200 EUR.")
     );
-    let seen = seen.take();
-    assert_eq!(seen.len(), 2);
+    let asked = seen.take();
+    assert_eq!(asked.len(), 2);
     assert!(
-        seen.iter()
+        asked
+            .iter()
             .all(|(kind, key, _)| kind == "elicitation" && key.is_empty())
     );
     let result = client.call_tool("where_am_i", json!({})).await.unwrap();
     assert_eq!(result.first_text(), Some("roots: file:///tmp/shop (shop)"));
+    // A tool that asks by returning an InputRequiredResult is bridged: the SDK asks over the
+    // back-channel and calls it again with the answer and its state (issue 16 item 10).
+    seen.take();
+    manual_irr_completes(&client).await;
+    assert_eq!(
+        seen.take(),
+        [(
+            "elicitation".to_owned(),
+            String::new(),
+            "Confirm manual step for x=7?".to_owned()
+        )]
+    );
     client.close().await.unwrap();
 }
 
@@ -496,6 +528,7 @@ async fn python_legacy_client_is_asked_through_the_back_channel() {
         {"op": "call_tool", "name": "summarize", "arguments": {"text": "long text"}},
         {"op": "get_prompt", "name": "briefing", "arguments": {"topic": "Q3"}},
         {"op": "call_tool", "name": "manual_irr", "arguments": {"x": 7}},
+        {"op": "call_tool", "name": "link_loyalty", "arguments": {"partner": "paperback"}},
     ]);
     let (results, callbacks) = driver(
         &["--stdio", binary.to_str().unwrap()],
@@ -514,8 +547,14 @@ async fn python_legacy_client_is_asked_through_the_back_channel() {
         results[3]["result"]["messages"][0]["content"]["text"],
         "Brief the board on Q3."
     );
-    // A hand-made InputRequiredResult cannot travel on a handshake-era session (as in Python).
-    assert_eq!(results[4]["error"]["code"], -32603);
+    // A hand-made InputRequiredResult is bridged over the back-channel (the Python SDK answers
+    // -32603 here; issue 16 item 10).
+    assert_eq!(
+        text(4),
+        "manual_irr done: x=7, ok=true, state seen by handler: 'manual:7'"
+    );
+    // A URL to open, asked with an elicitationId and announced complete.
+    assert_eq!(text(5), "Linked your paperback account.");
     // Back-channel requests carry JSON-RPC ids, not input-request keys.
     let kinds: Vec<&str> = callbacks
         .iter()
@@ -528,9 +567,16 @@ async fn python_legacy_client_is_asked_through_the_back_channel() {
             "elicitation",
             "elicitation",
             "sampling",
+            "elicitation",
+            "elicitation",
             "elicitation"
         ]
     );
+    let modes: Vec<&str> = callbacks
+        .iter()
+        .filter_map(|c| c["mode"].as_str())
+        .collect();
+    assert_eq!(modes.last(), Some(&"url"), "{callbacks:?}");
     assert!(
         callbacks.iter().all(|c| c["key"].is_number()),
         "{callbacks:?}"

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bookshop::Prefs;
-use mcp::server::mcp_server::{Elicit, McpServer};
+use mcp::server::mcp_server::{Elicit, ElicitUrl, Elicitation, McpServer};
 use mcp::types::Outcome;
 use mcp::{resolver, tool};
 use serde_json::{Value, json};
@@ -88,8 +88,65 @@ async fn sneaky(#[resolve(bookshop::get_roots)] _roots: mcp::types::ListRootsRes
     Outcome::InputRequired(mcp::types::InputRequiredResult::new().with_state("mine"))
 }
 
+/// A form with every kind of constraint the elicitation subset has.
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+struct Signup {
+    /// Seats (1 to 10).
+    #[schemars(range(min = 1, max = 10))]
+    seats: u32,
+    /// A handle of 2 to 8 characters.
+    #[schemars(length(min = 2, max = 8))]
+    handle: String,
+    /// Where to send the receipt.
+    #[schemars(email)]
+    email: String,
+    /// The plan.
+    plan: Plan,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Plan {
+    Free,
+    Team,
+}
+
+#[resolver]
+async fn ask_signup() -> Elicit<Signup> {
+    Elicit::new("Sign up?")
+}
+
+/// Signs up.
+#[tool]
+async fn sign_up(#[resolve(ask_signup)] signup: Signup) -> String {
+    format!(
+        "{} seat(s) for {} <{}> on {:?}",
+        signup.seats, signup.handle, signup.email, signup.plan
+    )
+}
+
+/// Asks the user to sign in at a URL.
+#[resolver]
+async fn sign_in(service: String) -> ElicitUrl {
+    ElicitUrl::new(
+        format!("Sign in to {service}."),
+        format!("https://accounts.example.com/connect?service={service}"),
+    )
+}
+
+/// Links an account (URL-mode elicitation).
+#[tool]
+async fn link_account(service: String, #[resolve(sign_in)] consent: Elicitation<()>) -> String {
+    match consent {
+        Elicitation::Accept(()) => format!("Linked {service}."),
+        other => format!("{service} not linked ({:?}).", other.action()),
+    }
+}
+
 fn server() -> McpServer {
     McpServer::builder("PeerBookshop", "0.0.1")
+        .tool::<sign_up>()
+        .tool::<link_account>()
         .tool::<bookshop::order_book>()
         .tool::<bookshop::plan_trip>()
         .tool::<bookshop::reserve_seat>()
@@ -478,4 +535,159 @@ async fn prompts_and_templates_ask_too() {
     let (response, _) = peer.request(&retry(&read, 6, answer, Some(&state))).await;
     assert_eq!(response["result"]["contents"][0]["text"], "Report q3 (pdf)");
     assert_eq!(response["result"]["contents"][0]["mimeType"], "text/plain");
+}
+
+/// The answers that break the form the client was shown (range, length, format, enum), and one
+/// that fits.
+fn signup_answers() -> [(Value, Option<&'static str>); 6] {
+    let good = json!({"seats": 2, "handle": "ada", "email": "ada@example.com", "plan": "team"});
+    let with = |name: &str, value: Value| {
+        let mut answer = good.clone();
+        answer[name] = value;
+        answer
+    };
+    [
+        (with("seats", json!(4_000_000_000_u64)), None),
+        (with("seats", json!(0)), None),
+        (with("handle", json!("a-very-long-handle")), None),
+        (with("email", json!("not an address")), None),
+        (with("plan", json!("enterprise")), None),
+        (good, Some("2 seat(s) for ada <ada@example.com> on Team")),
+    ]
+}
+
+/// The result of `sign_up` for `content`: the tool's text when it fits, else the Python SDK's
+/// error, without the tool having run.
+fn check_signup(response: &Value, content: &Value, expected: Option<&str>) {
+    match expected {
+        None => {
+            assert_eq!(response["result"]["isError"], true, "{content}");
+            assert_eq!(
+                text(response),
+                "Error executing tool sign_up: Resolver 'mcp_server_mrtr::ask_signup' received \
+                 an accepted elicitation whose content does not match the requested schema",
+                "{content}"
+            );
+        }
+        Some(done) => assert_eq!(text(response), done),
+    }
+}
+
+/// Issue 16 item 9, 2026-07-28: an answer is checked against the rendered `requestedSchema`
+/// before it is decoded, so a value `u32` would take but the form forbids never reaches the tool.
+#[tokio::test]
+async fn answers_are_checked_against_the_schema_the_client_was_shown() {
+    let mut peer = peer();
+    let first = call(1, "sign_up", json!({}), all());
+    let (response, _) = peer.request(&first).await;
+    let key = "mcp_server_mrtr::ask_signup";
+    let schema = &response["result"]["inputRequests"][key]["params"]["requestedSchema"];
+    assert_eq!(schema["properties"]["seats"]["maximum"], 10);
+    assert_eq!(schema["properties"]["email"]["format"], "email");
+    let state = response["result"]["requestState"].clone();
+    for (id, (content, expected)) in (2..).zip(signup_answers()) {
+        let answer = json!({key: accept(content.clone())});
+        let (response, _) = peer.request(&retry(&first, id, answer, Some(&state))).await;
+        check_signup(&response, &content, expected);
+    }
+}
+
+/// Issue 16 item 9, handshake era: the same check on an answer that arrives over the
+/// back-channel.
+#[tokio::test]
+async fn back_channel_answers_are_checked_against_the_schema_too() {
+    let mut peer = peer();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "legacy", "version": "0"}}});
+    peer.request(&init).await;
+    for (id, (content, expected)) in (2..).zip(signup_answers()) {
+        peer.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": "sign_up", "arguments": {}}}))
+            .await;
+        let ask = peer.next().await.unwrap();
+        assert_eq!(ask["method"], "elicitation/create");
+        peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": accept(content.clone())}))
+            .await;
+        let response = peer.next().await.unwrap();
+        assert_eq!(response["id"], id);
+        check_signup(&response, &content, expected);
+    }
+}
+
+/// Issue 16 item 10: URL-mode elicitation is a question like `Elicit<T>`. On 2026-07-28 it
+/// travels in the `InputRequiredResult` (needing `elicitation.url`), its answer bound to the
+/// question like any other.
+#[tokio::test]
+async fn a_url_question_on_2026() {
+    let mut peer = peer();
+    let key = "mcp_server_mrtr::sign_in";
+    let form_only = json!({"elicitation": {"form": {}}});
+    let (refused, _) = peer
+        .request(&call(
+            1,
+            "link_account",
+            json!({"service": "github"}),
+            form_only,
+        ))
+        .await;
+    assert_eq!(refused["error"]["code"], -32021);
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"requiredCapabilities": {"elicitation": {"url": {}}}})
+    );
+    let url_too = json!({"elicitation": {"form": {}, "url": {}}});
+    let first = call(2, "link_account", json!({"service": "github"}), url_too);
+    let (response, _) = peer.request(&first).await;
+    assert_eq!(
+        response["result"]["inputRequests"][key],
+        json!({"method": "elicitation/create", "params": {"mode": "url",
+               "message": "Sign in to github.",
+               "url": "https://accounts.example.com/connect?service=github"}})
+    );
+    let state = response["result"]["requestState"].clone();
+    let accepted = json!({key: {"action": "accept"}});
+    let (response, _) = peer
+        .request(&retry(&first, 3, accepted.clone(), Some(&state)))
+        .await;
+    assert_eq!(text(&response), "Linked github.");
+    let declined = json!({key: {"action": "decline"}});
+    let (response, _) = peer
+        .request(&retry(&first, 4, declined, Some(&state)))
+        .await;
+    assert_eq!(text(&response), "github not linked (Decline).");
+    // Consent the server never asked for (no state) is not consent: the question is asked.
+    let (response, _) = peer.request(&retry(&first, 5, accepted, None)).await;
+    assert_eq!(response["result"]["resultType"], "input_required");
+}
+
+/// Issue 16 item 10: on a 2025-11-25 session the same URL question is an `elicitation/create`
+/// with an `elicitationId`, announced complete when the call completes.
+#[tokio::test]
+async fn a_url_question_on_a_legacy_session() {
+    let mut peer = peer();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
+        "clientInfo": {"name": "legacy", "version": "0"}}});
+    peer.request(&init).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "link_account", "arguments": {"service": "github"}}}))
+        .await;
+    let ask = peer.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(ask["params"]["mode"], "url");
+    assert_eq!(
+        ask["params"]["url"],
+        "https://accounts.example.com/connect?service=github"
+    );
+    let id = ask["params"]["elicitationId"].clone();
+    assert!(id.is_string(), "{ask}");
+    peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}))
+        .await;
+    let complete = peer.next().await.unwrap();
+    assert_eq!(complete["method"], "notifications/elicitation/complete");
+    assert_eq!(complete["params"], json!({"elicitationId": id}));
+    let result = peer.next().await.unwrap();
+    assert_eq!(result["id"], 2);
+    assert_eq!(text(&result), "Linked github.");
 }

@@ -1,5 +1,5 @@
 //! The handshake era on the server: the stdio era lock, the back-channel with the same handler
-//! code, results without `resultType`, -32603 for an InputRequiredResult, and one HTTP endpoint
+//! code, results without `resultType`, methods without the 2026 envelope, and one HTTP endpoint
 //! serving a legacy session and modern requests at the same time.
 
 mod server_support;
@@ -34,8 +34,67 @@ fn asker() -> Server {
         .tool(Tool::new("manual_irr", Tool::empty_input_schema()), |_ctx, _p| async {
             InputRequiredResult::new().with_state("manual:7")
         })
+        .method("x/version", |ctx: RequestContext, _params: Value| async move {
+            json!({"version": ctx.protocol_version().as_str()})
+        })
         .build()
         .unwrap()
+}
+
+/// Opens a handshake-era session on the in-memory stdio pipe.
+async fn legacy_peer(server: Server, capabilities: &Value) -> StdioPeer {
+    let mut peer = StdioPeer::start(server);
+    let (init, _) = peer.request(&initialize(1, capabilities)).await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    peer.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+        .await;
+    peer
+}
+
+/// Issue 16 item 6: a handshake-era request has no 2026 envelope to check, so an unknown
+/// method is `-32601` (not the envelope's `-32602`), and an extension method is served with the
+/// session's version.
+#[tokio::test]
+async fn unknown_and_extension_methods_on_a_legacy_session() {
+    let mut peer = legacy_peer(asker(), &json!({})).await;
+    let (unknown, _) = peer
+        .request(&json!({"jsonrpc":"2.0","id":2,"method":"x/nope","params":{}}))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    assert_eq!(unknown["error"]["message"], "Method not found");
+    let (bare, _) = peer
+        .request(&json!({"jsonrpc":"2.0","id":3,"method":"x/nope"}))
+        .await;
+    assert_eq!(bare["error"]["code"], -32601, "{bare}");
+    let (extension, _) = peer
+        .request(&json!({"jsonrpc":"2.0","id":4,"method":"x/version"}))
+        .await;
+    assert_eq!(extension["result"], json!({"version": "2025-11-25"}));
+    peer.close().await.unwrap();
+}
+
+/// Issue 16 item 7: a `requestState` that is not a string gets the one uniform request-state
+/// error on a handshake-era session too, never serde's message.
+#[tokio::test]
+async fn non_string_request_state_on_a_legacy_session() {
+    let mut peer = legacy_peer(asker(), &json!({})).await;
+    for (id, state) in [
+        (2, json!(7)),
+        (3, json!({"forged": true})),
+        (4, json!(["x"])),
+    ] {
+        let (reply, _) = peer
+            .request(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+                "params":{"name":"manual_irr","arguments":{},"requestState":state}}))
+            .await;
+        assert_eq!(
+            reply["error"],
+            json!({"code":-32602,"message":"Invalid or expired requestState",
+                   "data":{"reason":"invalid_request_state"}}),
+            "{reply}"
+        );
+    }
+    peer.close().await.unwrap();
 }
 
 fn initialize(id: i64, capabilities: &Value) -> Value {
@@ -92,14 +151,7 @@ async fn stdio_legacy_session_uses_the_back_channel() {
         json!({"code":-32001,"message":"user is away"})
     );
 
-    // An InputRequiredResult cannot be expressed in this era.
-    let (irr, _) = peer
-        .request(&legacy_call(4, "manual_irr", &json!({})))
-        .await;
-    assert_eq!(
-        irr["error"],
-        json!({"code":-32603,"message":"Handler returned an invalid result"})
-    );
+    // (A handler that returns an InputRequiredResult instead is bridged: tests/server_bridge.rs.)
 
     // Handshake-era methods work; 2026-07-28 requests are refused on this connection.
     let (ping, _) = peer

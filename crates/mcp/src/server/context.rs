@@ -6,10 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mcp_seal::Principal;
 use mcp_types::jsonrpc::encode_notification;
-use mcp_types::methods::{CreateMessage, Elicit, ListRoots, LoggingMessage, Progress};
+use mcp_types::methods::{
+    CreateMessage, Elicit, ElicitationComplete, ListRoots, LoggingMessage, Progress,
+};
 use mcp_types::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, Era, ErrorCode, ErrorObject, Implementation, ListRootsResult, LoggingLevel,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitationCompleteParams, Era,
+    ErrorCode, ErrorObject, Implementation, ListRootsResult, LoggingLevel,
     LoggingMessageNotificationParams, Method, NotificationMethod, ProgressNotificationParams,
     ProgressToken, ProtocolVersion, RequestId, RequestMeta, RootsListParams,
 };
@@ -20,6 +23,8 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::Server;
 use super::legacy::LegacySession;
+use crate::schema_check::SchemaCheck;
+use crate::sync::lock;
 
 /// Where a request's notifications go: the connection's writer (stdio) or the request's own
 /// response stream (HTTP). Each item is one encoded JSON-RPC message.
@@ -47,9 +52,17 @@ struct Inner {
     last_progress: Mutex<Option<f64>>,
     done: AtomicBool,
     principal: Option<Principal>,
-    legacy: Option<Arc<LegacySession>>,
+    legacy: Option<Box<LegacyRequest>>,
     #[cfg(feature = "http-server")]
     http: Option<Arc<http::request::Parts>>,
+}
+
+/// What a handshake-era request holds besides its session.
+struct LegacyRequest {
+    session: Arc<LegacySession>,
+    /// The URL-mode elicitations the client accepted during the request, announced complete
+    /// (`notifications/elicitation/complete`) when the request completes.
+    accepted_urls: Mutex<Vec<String>>,
 }
 
 static NO_CAPABILITIES: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
@@ -93,7 +106,12 @@ impl RequestContext {
                 last_progress: Mutex::new(None),
                 done: AtomicBool::new(false),
                 principal: parts.principal,
-                legacy: parts.legacy,
+                legacy: parts.legacy.map(|session| {
+                    Box::new(LegacyRequest {
+                        session,
+                        accepted_urls: Mutex::new(Vec::new()),
+                    })
+                }),
                 #[cfg(feature = "http-server")]
                 http: parts.http,
             }),
@@ -183,7 +201,10 @@ impl RequestContext {
             notifier: inner.notifier.clone(),
             cancel: inner.cancel.clone(),
             principal,
-            legacy: inner.legacy.clone(),
+            legacy: inner
+                .legacy
+                .as_ref()
+                .map(|legacy| Arc::clone(&legacy.session)),
             #[cfg(feature = "http-server")]
             http: inner.http.clone(),
         });
@@ -282,19 +303,75 @@ impl RequestContext {
     /// Asks the user through the client, mid-call (handshake era only: a server→client
     /// `elicitation/create` request answered by the client's elicitation callback).
     ///
+    /// An accepted form answer is checked against `requestedSchema` before it is returned. A
+    /// URL-mode request gets an `elicitationId` when it has none (2025-11-25 requires one); when
+    /// the client accepts it, the SDK sends `notifications/elicitation/complete` for it once the
+    /// `tools/call`, `prompts/get` or templated `resources/read` completes with a result.
+    ///
     /// # Errors
     /// On 2026-07-28 (return an `InputRequiredResult` instead), when the client did not declare
-    /// the elicitation mode, or when it answers with an error or goes away.
+    /// the elicitation mode, when it answers with an error or goes away, or when an accepted
+    /// form answer does not match the requested schema (`-32603`).
     pub async fn elicit(
         &self,
         params: impl Into<ElicitRequestParams>,
     ) -> Result<ElicitResult, ErrorObject> {
-        let params = params.into();
-        let declared = match &params {
-            ElicitRequestParams::Form(_) => self.client_capabilities().elicitation_form(),
-            ElicitRequestParams::Url(_) => self.client_capabilities().elicitation_url(),
+        let mut params = params.into();
+        let answer = self.send_elicitation(&mut params).await?;
+        if let (ElicitRequestParams::Form(form), ElicitAction::Accept) = (&params, &answer.action) {
+            check_form_answer(form, &answer)?;
+        }
+        Ok(answer)
+    }
+
+    /// [`RequestContext::elicit`] without the schema check, for callers that check the answer
+    /// themselves (the high-level server's questions, with the Python SDK's wording).
+    pub(crate) async fn elicit_unchecked(
+        &self,
+        mut params: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorObject> {
+        self.send_elicitation(&mut params).await
+    }
+
+    async fn send_elicitation(
+        &self,
+        params: &mut ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorObject> {
+        let (declared, url_id) = match params {
+            ElicitRequestParams::Form(_) => (self.client_capabilities().elicitation_form(), None),
+            ElicitRequestParams::Url(url) if self.inner.legacy.is_some() => {
+                let id = match &url.elicitation_id {
+                    Some(id) => id.clone(),
+                    None => url.elicitation_id.insert(elicitation_id()?).clone(),
+                };
+                (self.client_capabilities().elicitation_url(), Some(id))
+            }
+            ElicitRequestParams::Url(_) => (self.client_capabilities().elicitation_url(), None),
         };
-        self.back_channel::<Elicit, _>(declared, &params).await
+        let answer = self.back_channel::<Elicit, _>(declared, &*params).await?;
+        if let (Some(id), Some(legacy), ElicitAction::Accept) =
+            (url_id, &self.inner.legacy, &answer.action)
+        {
+            lock(&legacy.accepted_urls).push(id);
+        }
+        Ok(answer)
+    }
+
+    /// Announces the URL-mode elicitations the client accepted during this handshake-era
+    /// request as complete: the request is about to answer with a result, so the out-of-band
+    /// step each one asked for is over as far as this server is concerned.
+    pub(crate) async fn announce_elicitations_complete(&self) {
+        let Some(legacy) = &self.inner.legacy else {
+            return;
+        };
+        let accepted = std::mem::take(&mut *lock(&legacy.accepted_urls));
+        for elicitation_id in accepted {
+            let params = ElicitationCompleteParams {
+                elicitation_id,
+                ..ElicitationCompleteParams::default()
+            };
+            self.notify::<ElicitationComplete>(&params).await;
+        }
     }
 
     /// Asks the client's model (handshake era only: `sampling/createMessage`).
@@ -326,7 +403,7 @@ impl RequestContext {
         declared: bool,
         params: &P,
     ) -> Result<M::Result, ErrorObject> {
-        let (Some(session), Some(out)) = (&self.inner.legacy, &self.inner.notifier) else {
+        let (Some(legacy), Some(out)) = (&self.inner.legacy, &self.inner.notifier) else {
             return Err(ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!(
@@ -351,10 +428,10 @@ impl RequestContext {
                 M::NAME
             )));
         }
-        tokio::select! {
-            answer = session.request::<M::Result>(out, M::NAME, params) => answer,
-            () = self.inner.cancel.cancelled() => Err(ErrorObject::internal("the request was cancelled")),
-        }
+        legacy
+            .session
+            .request::<M::Result>(out, M::NAME, params, &self.inner.cancel)
+            .await
     }
 
     /// Sends a notification about this request on its response stream.
@@ -373,6 +450,38 @@ impl RequestContext {
             Err(error) => tracing::warn!(%error, method = N::NAME, "notification not encodable"),
         }
     }
+}
+
+/// A fresh `elicitationId`: 128 random bits, hex, so that it is unique within the server (as
+/// 2025-11-25 requires) across instances too.
+fn elicitation_id() -> Result<String, ErrorObject> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|error| {
+        tracing::error!(%error, "no system randomness for an elicitationId");
+        ErrorObject::internal("Internal error")
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Checks an accepted form answer against the form's `requestedSchema` (compiled per call: the
+/// low-level server knows nothing of the form before it is asked).
+fn check_form_answer(
+    form: &ElicitRequestFormParams,
+    answer: &ElicitResult,
+) -> Result<(), ErrorObject> {
+    let schema = serde_json::to_value(&form.requested_schema)
+        .map_err(|e| ErrorObject::internal(format!("requestedSchema not encodable: {e}")))?;
+    let check = SchemaCheck::compile_form(&schema).map_err(|e| {
+        tracing::error!(error = %e, "the requestedSchema of an elicitation does not compile");
+        ErrorObject::internal("Internal error")
+    })?;
+    let content = Value::Object(answer.content.clone().unwrap_or_default());
+    check.check(&content).map_err(|problem| {
+        ErrorObject::internal(format!(
+            "the client's answer to elicitation/create does not match the requested schema: \
+             {problem}"
+        ))
+    })
 }
 
 /// Names the capabilities of `required` for an error message ("sampling", "form elicitation").

@@ -140,6 +140,36 @@ fn request_state_is_malformed(params: Option<&RawValue>) -> bool {
         .is_some_and(|s| !s.get().starts_with('"') && s.get() != "null")
 }
 
+/// The `-32602` for params that did not decode: the one uniform request-state error when the
+/// cause is a `requestState` that is not a string (whatever else is wrong), serde's message
+/// otherwise.
+fn params_error(incoming: &Incoming<'_>, error: &serde_json::Error) -> ErrorObject {
+    if matches!(
+        incoming.method,
+        CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
+    ) && request_state_is_malformed(incoming.params)
+    {
+        super::mrtr::log_rejected_state(incoming.method, None, mcp_seal::Reason::NonString);
+        return invalid_request_state();
+    }
+    invalid_params(error)
+}
+
+/// The `_meta` a handshake-era request is served with: version, capabilities, client info and
+/// log level come from the session (fixed by `initialize`), the rest from the request's own
+/// `_meta`.
+fn legacy_meta(session: &LegacySession, own: Option<RequestMeta>) -> Box<RequestMeta> {
+    let own = own.unwrap_or_default();
+    Box::new(RequestMeta {
+        protocol_version: Some(session.version.clone()),
+        client_capabilities: Some(session.client_capabilities.clone()),
+        client_info: session.client_info.clone(),
+        log_level: session.log_level(),
+        progress_token: own.progress_token,
+        extra: own.extra,
+    })
+}
+
 impl Server {
     /// Runs one request to its reply. Handler panics become `-32603` (the server keeps serving).
     pub(crate) async fn dispatch(
@@ -318,10 +348,13 @@ impl Server {
                     .await
                     .map(Some),
                 None => {
-                    // Unknown (or removed: initialize, ping, logging/setLevel, …): the ladder
-                    // still comes first.
-                    let meta = probe_meta(incoming.params)?;
-                    self.ladder(&incoming, meta, None)?;
+                    // Unknown (or removed: initialize, ping, logging/setLevel, …): on
+                    // 2026-07-28 the ladder still comes first. A handshake-era session has no
+                    // envelope to check; its version was fixed by `initialize`.
+                    if incoming.legacy.is_none() {
+                        let meta = probe_meta(incoming.params)?;
+                        self.ladder(&incoming, meta, None)?;
+                    }
                     Err(ErrorObject::method_not_found(other))
                 }
             },
@@ -398,17 +431,10 @@ impl Server {
     ) -> Result<(P, Box<RequestMeta>, ProtocolVersion), ErrorObject> {
         if let Some(session) = &incoming.legacy {
             // The handshake era: the session, not the request, carries version and capabilities.
-            let mut params = decode_params::<P>(incoming.params).map_err(|e| invalid_params(&e))?;
-            let own = params.meta_mut().take().unwrap_or_default();
-            let meta = Box::new(RequestMeta {
-                protocol_version: Some(session.version.clone()),
-                client_capabilities: Some(session.client_capabilities.clone()),
-                client_info: session.client_info.clone(),
-                log_level: session.log_level(),
-                progress_token: own.progress_token,
-                extra: own.extra,
-            });
-            return Ok((params, meta, session.version.clone()));
+            let mut params =
+                decode_params::<P>(incoming.params).map_err(|e| params_error(incoming, &e))?;
+            let own = params.meta_mut().take().map(|own| *own);
+            return Ok((params, legacy_meta(session, own), session.version.clone()));
         }
         match decode_params::<P>(incoming.params) {
             Ok(mut params) => {
@@ -418,19 +444,7 @@ impl Server {
             }
             Err(error) => {
                 self.ladder(incoming, probe_meta(incoming.params)?, None)?;
-                if matches!(
-                    incoming.method,
-                    CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
-                ) && request_state_is_malformed(incoming.params)
-                {
-                    super::mrtr::log_rejected_state(
-                        incoming.method,
-                        None,
-                        mcp_seal::Reason::NonString,
-                    );
-                    return Err(invalid_request_state());
-                }
-                Err(invalid_params(&error))
+                Err(params_error(incoming, &error))
             }
         }
     }
@@ -588,7 +602,13 @@ impl Server {
             .map(serde_json::from_value::<Box<RequestMeta>>)
             .transpose()
             .map_err(|e| invalid_params(&e))?;
-        let (meta, version) = self.ladder(incoming, meta, None)?;
+        let (meta, version) = match &incoming.legacy {
+            Some(session) => (
+                legacy_meta(session, meta.map(|meta| *meta)),
+                session.version.clone(),
+            ),
+            None => self.ladder(incoming, meta, None)?,
+        };
         let ctx = self.context(incoming, meta, version, notifier, cancel);
         let result = handler.handle(ctx.clone(), Value::Object(params)).await;
         ctx.finish();
@@ -602,6 +622,11 @@ impl Server {
                     "only tools/call, prompts/get and resources/read may return an InputRequiredResult"
                 );
                 return Err(internal("Handler returned an invalid result"));
+            }
+            _ if incoming.legacy.is_some() => {
+                // Handshake-era results have neither `resultType` nor the server stamp.
+                result.remove("resultType");
+                return encode_result(&incoming.id, &result).map_err(|e| internal(&e.to_string()));
             }
             Some(_) => {}
             None => {

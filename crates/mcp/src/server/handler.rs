@@ -19,6 +19,10 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// What a multi-round-trip handler may return: its result, an [`InputRequiredResult`], an
 /// [`Outcome`], or a `Result` of any of these with an error convertible to [`ErrorObject`].
+///
+/// An `InputRequiredResult` works in both eras: on 2026-07-28 it goes to the client, which
+/// retries; on a 2025-11-25 session, which cannot receive one, the SDK asks its questions over
+/// the back-channel and calls the handler again with the answers and the state.
 pub trait IntoOutcome<T> {
     /// Converts to the outcome the server sends.
     ///

@@ -151,7 +151,9 @@ impl Table {
         let idlest = self
             .entries
             .iter()
-            .max_by_key(|(_, e)| e.session.idle_for())
+            // Compare the instants, not `elapsed()`: elapsed times read one after another drift
+            // by the time the scan takes, which can exceed the gap between two sessions' uses.
+            .min_by_key(|(_, e)| e.session.last_used())
             .map(|(id, _)| id.clone());
         if let Some(idlest) = idlest {
             self.entries.remove(&idlest);

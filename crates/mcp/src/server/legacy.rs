@@ -4,23 +4,27 @@
 //! capabilities for the session (2026-07-28 carries both on every request instead). Handlers may
 //! then ask the client mid-call through the back-channel — real server→client JSON-RPC requests
 //! (`elicitation/create`, `sampling/createMessage`, `roots/list`) answered by the client's same
-//! callbacks — and results carry no `resultType`. An `InputRequiredResult` cannot be expressed in
-//! this era and is answered with `-32603`.
+//! callbacks — and results carry no `resultType`. A handler that returns an
+//! `InputRequiredResult` instead is bridged: the SDK asks its questions over the back-channel and
+//! calls it again with the answers (`bridge.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use mcp_types::jsonrpc::encode_request;
+use mcp_types::jsonrpc::{encode_notification, encode_request};
+use mcp_types::methods::Cancelled;
 use mcp_types::{
-    ClientCapabilities, ErrorCode, ErrorObject, Implementation, InitializeRequestParams,
-    InitializeResult, LoggingLevel, ProtocolVersion, RequestId,
+    CancelledNotificationParams, ClientCapabilities, ErrorCode, ErrorObject, Implementation,
+    InitializeRequestParams, InitializeResult, LoggingLevel, NotificationMethod, ProtocolVersion,
+    RequestId,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::context::Notifier;
@@ -98,16 +102,24 @@ impl LegacySession {
         *lock(&self.last_used) = Instant::now();
     }
 
+    /// When the session was last used (or opened).
+    pub(crate) fn last_used(&self) -> Instant {
+        *lock(&self.last_used)
+    }
+
     pub(crate) fn idle_for(&self) -> std::time::Duration {
         lock(&self.last_used).elapsed()
     }
 
-    /// Sends a server→client request on `out` and waits for the client's answer.
+    /// Sends a server→client request on `out` and waits for the client's answer. When `cancel`
+    /// fires first (the request that asked was cancelled), the client is told with
+    /// `notifications/cancelled`, so that it stops asking its user a question nobody waits for.
     pub(crate) async fn request<R: DeserializeOwned>(
         &self,
         out: &Notifier,
         method: &'static str,
         params: &impl Serialize,
+        cancel: &CancellationToken,
     ) -> Result<R, ErrorObject> {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let bytes = encode_request(&id, method, params)
@@ -124,9 +136,21 @@ impl LegacySession {
                 "cannot send {method}: the client went away"
             )));
         }
-        let raw = answered
-            .await
-            .map_err(|_| ErrorObject::internal(format!("{method}: the client went away")))??;
+        let raw = tokio::select! {
+            answer = answered => answer
+                .map_err(|_| ErrorObject::internal(format!("{method}: the client went away")))??,
+            () = cancel.cancelled() => {
+                let notice = CancelledNotificationParams::new(
+                    id.clone(),
+                    Some("the request that asked was cancelled".to_owned()),
+                );
+                if let Ok(bytes) = encode_notification(Cancelled::NAME, Some(&notice)) {
+                    // A closed stream (an HTTP client that went away) needs no notice.
+                    let _ = out.send(bytes).await;
+                }
+                return Err(ErrorObject::internal("the request was cancelled"));
+            }
+        };
         serde_json::from_str(raw.get()).map_err(|e| {
             ErrorObject::internal(format!("the client's answer to {method} is malformed: {e}"))
         })
@@ -234,11 +258,10 @@ pub(crate) fn forward_changes(
     session: Arc<LegacySession>,
     out: Notifier,
 ) -> tokio::task::JoinHandle<()> {
-    use mcp_types::jsonrpc::encode_notification;
+    use mcp_types::ResourceUpdatedNotificationParams;
     use mcp_types::methods::{
         PromptListChanged, ResourceListChanged, ResourceUpdated, ToolListChanged,
     };
-    use mcp_types::{NotificationMethod, ResourceUpdatedNotificationParams};
     use tokio::sync::broadcast::error::RecvError;
 
     use super::Change;

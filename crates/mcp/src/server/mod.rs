@@ -8,6 +8,14 @@
 //! cancellation, `subscriptions/listen`, and — once enabled with one line — sealing of
 //! `requestState`.
 //!
+//! The same handlers serve 2025-11-25 clients (the `initialize` handshake). A handler that asks
+//! by returning an `InputRequiredResult` is bridged for them: the SDK sends its questions as
+//! server→client requests (`elicitation/create`, `sampling/createMessage`, `roots/list`, only
+//! those the session declared), then calls the handler again with the answers as
+//! `inputResponses` and its state — sealed and opened as on 2026-07-28 — until it returns a
+//! result (at most 16 rounds). Handlers may also ask mid-call there with
+//! [`RequestContext::elicit`] and its siblings.
+//!
 //! ```no_run
 //! use mcp::server::Server;
 //! use mcp::types::{CallToolResult, Tool};
@@ -30,6 +38,7 @@
 
 #[cfg(feature = "auth")]
 pub mod auth;
+mod bridge;
 mod context;
 mod dispatch;
 mod handler;

@@ -164,12 +164,33 @@ impl Server {
         mut irr: InputRequiredResult,
     ) -> Result<Vec<u8>, ErrorObject> {
         if incoming.legacy.is_some() {
+            // Unreachable: the bridge answers every question of a handshake-era request.
             tracing::error!(
                 method = target.method,
-                "an InputRequiredResult cannot be sent to a handshake-era client; ask through the request context instead"
+                "an InputRequiredResult cannot be sent to a handshake-era client"
             );
             return Err(internal("Handler returned an invalid result"));
         }
+        self.check_input_required(ctx, target, &irr)?;
+        if let Some(state) = irr.request_state.take() {
+            irr.request_state = Some(self.seal_state(incoming, ctx, target, state)?);
+        }
+        irr.result_type = Some(ResultType::INPUT_REQUIRED);
+        irr.meta
+            .get_or_insert_with(Meta::new)
+            .set_server_info_raw(Arc::clone(&self.inner.info_raw));
+        encode_result(&incoming.id, &irr).map_err(|e| internal(&e.to_string()))
+    }
+
+    /// What every `InputRequiredResult` must be, whichever way it reaches the client: questions
+    /// or state, and only questions this request's client declared it can answer (`-32021`
+    /// with `data.requiredCapabilities` otherwise).
+    pub(crate) fn check_input_required(
+        &self,
+        ctx: &RequestContext,
+        target: &Target<'_>,
+        irr: &InputRequiredResult,
+    ) -> Result<(), ErrorObject> {
         if !irr.is_valid() {
             tracing::error!(
                 method = target.method,
@@ -192,22 +213,28 @@ impl Server {
             );
             ctx.require_capabilities(&missing)?;
         }
-        if let (Some(policy), Some(state)) = (&self.inner.sealing, irr.request_state.as_deref()) {
-            let arguments = raw_arguments(incoming.params);
-            let binding = RequestBinding::new(target.method, target.name)
-                .with_arguments(arguments.as_ref())
-                .with_principal(ctx.principal());
-            let sealed = policy.seal(state, &binding).map_err(|error| {
-                tracing::error!(%error, "requestState could not be sealed");
-                internal("Internal error")
-            })?;
-            irr.request_state = Some(sealed);
-        }
-        irr.result_type = Some(ResultType::INPUT_REQUIRED);
-        irr.meta
-            .get_or_insert_with(Meta::new)
-            .set_server_info_raw(Arc::clone(&self.inner.info_raw));
-        encode_result(&incoming.id, &irr).map_err(|e| internal(&e.to_string()))
+        Ok(())
+    }
+
+    /// Seals a handler's plaintext state, bound to this request (unchanged when sealing is off).
+    pub(crate) fn seal_state(
+        &self,
+        incoming: &Incoming<'_>,
+        ctx: &RequestContext,
+        target: &Target<'_>,
+        state: String,
+    ) -> Result<String, ErrorObject> {
+        let Some(policy) = &self.inner.sealing else {
+            return Ok(state);
+        };
+        let arguments = raw_arguments(incoming.params);
+        let binding = RequestBinding::new(target.method, target.name)
+            .with_arguments(arguments.as_ref())
+            .with_principal(ctx.principal());
+        policy.seal(&state, &binding).map_err(|error| {
+            tracing::error!(%error, "requestState could not be sealed");
+            internal("Internal error")
+        })
     }
 
     pub(crate) async fn call_tool(
@@ -250,8 +277,22 @@ impl Server {
                 CallToolResult::error(format!("Input validation error: {problem}")),
             );
         }
-        let mut outcome = entry.handler.call(ctx.clone(), params).await?;
+        let outcome = if incoming.legacy.is_some() {
+            let handler = &entry.handler;
+            Box::pin(self.bridge(
+                incoming,
+                &ctx,
+                &target,
+                Some(&entry.tool),
+                params,
+                |ctx, params| handler.call(ctx, params),
+            ))
+            .await
+        } else {
+            entry.handler.call(ctx.clone(), params).await
+        };
         ctx.finish();
+        let mut outcome = outcome?;
         if let (Some(check), Outcome::Complete(result)) = (&entry.output_check, &mut outcome) {
             check_structured_content(check, &entry.tool.name, result);
         }
@@ -291,7 +332,17 @@ impl Server {
         let ctx = self.context(incoming, meta, version, notifier, cancel);
         self.open_state(incoming, &ctx, &target, None, &mut params.request_state)
             .await?;
-        let outcome = entry.handler.get(ctx.clone(), params).await;
+        let outcome = if incoming.legacy.is_some() {
+            let handler = &entry.handler;
+            Box::pin(
+                self.bridge(incoming, &ctx, &target, None, params, |ctx, params| {
+                    handler.get(ctx, params)
+                }),
+            )
+            .await
+        } else {
+            entry.handler.get(ctx.clone(), params).await
+        };
         ctx.finish();
         self.finish_outcome(incoming, &ctx, &target, outcome?)
     }
@@ -320,7 +371,17 @@ impl Server {
             result.map(Outcome::Complete)
         } else if let Some((entry, variables)) = registry.template_for(&uri) {
             let entry = Arc::clone(entry);
-            entry.handler.read(ctx.clone(), params, variables).await
+            if incoming.legacy.is_some() {
+                let handler = &entry.handler;
+                Box::pin(
+                    self.bridge(incoming, &ctx, &target, None, params, |ctx, params| {
+                        handler.read(ctx, params, variables.clone())
+                    }),
+                )
+                .await
+            } else {
+                entry.handler.read(ctx.clone(), params, variables).await
+            }
         } else {
             return Err(ErrorObject::resource_not_found(&uri));
         };

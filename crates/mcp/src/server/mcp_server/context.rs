@@ -9,6 +9,7 @@ use mcp_types::{
 use serde_json::Value;
 
 use super::resolve::{Asker, BackChannel};
+use crate::server::bridge::{self, FormCheck};
 use crate::server::{BoxFuture, RequestContext};
 
 /// Everything about the request being served: the low-level [`RequestContext`] (reached through
@@ -139,18 +140,11 @@ impl BackChannel for RequestBackChannel {
     fn ask(&self, request: InputRequest) -> BoxFuture<Result<Value, ErrorObject>> {
         let context = self.0.clone();
         Box::pin(async move {
-            fn encode(result: &impl serde::Serialize) -> Result<Value, ErrorObject> {
-                serde_json::to_value(result).map_err(|e| ErrorObject::internal(e.to_string()))
-            }
-            match request {
-                InputRequest::Elicit(r) => encode(&context.elicit(r.params).await?),
-                InputRequest::CreateMessage(r) => encode(&context.create_message(&r.params).await?),
-                InputRequest::ListRoots(_) => encode(&context.list_roots().await?),
-                other => Err(ErrorObject::internal(format!(
-                    "no back-channel request for {}",
-                    other.method()
-                ))),
-            }
+            // The question checks its own answer (`Question::read_answer`), with the wording
+            // of the Python SDK.
+            bridge::ask(&context, request, FormCheck::Caller)
+                .await
+                .map(|InputResponse(answer)| answer)
         })
     }
 }

@@ -19,7 +19,8 @@
 //! * `#[resolver]` on an async fn: a type of the same name implementing [`Resolver`]. Its
 //!   parameters are `&Context`, `#[resolve(other)]` dependencies, or arguments of the consumer by
 //!   name. It returns a value, or a question: [`Elicit<T>`] (a form derived from `T`),
-//!   [`Sample`], [`ListRoots`], or [`Ask`] (either).
+//!   [`ElicitUrl`] (a URL for the user to open: sign-in, payment, secrets), [`Sample`],
+//!   [`ListRoots`], or [`Ask`] (either).
 //!
 //! Each macro leaves the function as it is and adds a type of the same name (in the type
 //! namespace), which registers it: `.tool::<order_book>()`.
@@ -82,13 +83,46 @@
 //! decoded into the form type; a decline or cancel fails the call (`isError`) unless the
 //! parameter is declared as [`Elicitation<T>`], which receives the whole outcome.
 //!
+//! Accepted form content is checked against the schema the client was shown (ranges, lengths,
+//! formats, enums) before it is decoded; content that does not fit fails the call (`isError`,
+//! "… does not match the requested schema") and never reaches your function.
+//!
 //! On a handshake-era (2025-11-25) session the same resolvers ask mid-call instead, through
 //! server→client requests answered by the same client callbacks (see [`Asker`]).
 //!
 //! A tool, prompt or template may instead return an `InputRequiredResult` itself
 //! ([`mcp_types::Outcome`]) and read [`Context::input_responses`] / [`Context::request_state`]
 //! — but not both: a call has one input channel, so combining resolvers with such a return type
-//! is a compile error. Static resources cannot ask at all.
+//! is a compile error. Such a function works for 2025-11-25 clients too: the server bridges its
+//! questions over the back-channel and calls it again with the answers and its state. Check the
+//! state before trusting an answer — a client may send `inputResponses` nobody asked for (the
+//! resolvers do this for you). Static resources cannot ask at all.
+//!
+//! A URL to open is a question like the others:
+//!
+//! ```
+//! use mcp::server::mcp_server::{ElicitUrl, Elicitation};
+//! use mcp::{resolver, tool};
+//!
+//! /// Asks the user to sign in at the provider.
+//! #[resolver]
+//! async fn sign_in(service: String) -> ElicitUrl {
+//!     ElicitUrl::new(
+//!         format!("Sign in to {service} to connect your account."),
+//!         format!("https://accounts.example.com/connect?service={service}"),
+//!     )
+//! }
+//!
+//! /// Connect an account.
+//! #[tool]
+//! async fn connect(service: String, #[resolve(sign_in)] consent: Elicitation<()>) -> String {
+//!     match consent {
+//!         // Consent only: whether the sign-in finished is for the server to find out.
+//!         Elicitation::Accept(()) => format!("Connecting {service}…"),
+//!         _ => "Not connected.".to_owned(),
+//!     }
+//! }
+//! ```
 
 mod context;
 mod output;
@@ -116,7 +150,7 @@ use super::{BoxFuture, RegistrationError, RequestContext, Server, ServerBuilder,
 
 pub use context::Context;
 pub use output::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
-pub use questions::{Ask, Elicit, ListRoots, Question, Ready, ResolverOutput, Sample};
+pub use questions::{Ask, Elicit, ElicitUrl, ListRoots, Question, Ready, ResolverOutput, Sample};
 pub use resolve::{
     ArgumentUse, Asker, BackChannel, Elicitation, FromElicitation, Interrupt, Resolution,
     ResolveFuture, Resolver, ResolverInfo,

@@ -1,17 +1,17 @@
-//! The questions a resolver can put to the client — [`Elicit`], [`Sample`], [`ListRoots`], or
-//! [`Ask`] (known or asked) — and how a resolver's return value becomes its outcome
-//! ([`ResolverOutput`]).
+//! The questions a resolver can put to the client — [`Elicit`], [`ElicitUrl`], [`Sample`],
+//! [`ListRoots`], or [`Ask`] (known or asked) — and how a resolver's return value becomes its
+//! outcome ([`ResolverOutput`]).
 
 use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
-    ElicitResult, InputRequest, ListRootsResult, SamplingMessage,
+    ElicitRequestUrlParams, ElicitResult, InputRequest, ListRootsResult, SamplingMessage,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::resolve::{Elicitation, Interrupt, Resolution, ResolveFuture};
-use super::schema::ElicitationForm;
+use super::schema::{ElicitationForm, form_check};
 
 /// A question a resolver puts to the client. The SDK renders it, checks the client's
 /// capabilities, carries its answer across rounds and reads the answer back as `Value`.
@@ -87,17 +87,27 @@ where
             .map_err(|_| "received a non-elicitation response".to_owned())?;
         match answer.action {
             ElicitAction::Accept => {
-                let content = answer
-                    .content
-                    .ok_or("received an accepted elicitation with no content")?;
-                let value = T::deserialize(Value::Object(content.clone())).map_err(|_| {
-                    "received an accepted elicitation whose content does not match the \
-                     requested schema"
-                        .to_owned()
-                })?;
+                let content = Value::Object(
+                    answer
+                        .content
+                        .ok_or("received an accepted elicitation with no content")?,
+                );
+                // The schema the client was shown, not just `T`'s serde shape: `u32` takes
+                // 4000000000 where the form said 1 to 10, `String` takes any text where it said
+                // an email address.
+                let fits = form_check::<T>()?.check(&content);
+                let value = fits
+                    .map_err(|problem| tracing::info!(%problem, "elicitation answer rejected"))
+                    .ok()
+                    .and_then(|()| T::deserialize(&content).ok())
+                    .ok_or_else(|| {
+                        "received an accepted elicitation whose content does not match the \
+                         requested schema"
+                            .to_owned()
+                    })?;
                 // The client's own validated content is recorded, never a re-serialised value,
                 // so the next round re-validates the same bytes.
-                Ok((Elicitation::Accept(value), Some(Value::Object(content))))
+                Ok((Elicitation::Accept(value), Some(content)))
             }
             ElicitAction::Decline => Ok((Elicitation::Decline, None)),
             ElicitAction::Cancel => Ok((Elicitation::Cancel, None)),
@@ -110,6 +120,72 @@ where
             ElicitAction::Decline => Some(Elicitation::Decline),
             ElicitAction::Cancel => Some(Elicitation::Cancel),
         }
+    }
+}
+
+/// Ask the user to open a URL (URL-mode elicitation): to sign in to a third party, pay, or
+/// enter something the client must not see. The client shows the full URL and asks for consent;
+/// it never opens it unasked. Resolves to `()`: accepting means only that the user agreed to
+/// open it, so the consumer checks whether the out-of-band step actually finished (declare the
+/// parameter as [`Elicitation<()>`] to see a decline or cancel instead of failing the call).
+///
+/// On 2026-07-28 it travels in the `InputRequiredResult` like any question; on a 2025-11-25
+/// session it is an `elicitation/create` request with an `elicitationId`, and the client gets
+/// `notifications/elicitation/complete` when the call completes.
+#[derive(Debug, Clone)]
+pub struct ElicitUrl {
+    message: String,
+    url: String,
+}
+
+impl ElicitUrl {
+    /// A question with its message and the URL to open. The URL must not carry credentials or
+    /// personal data, nor grant access by itself (whoever opens it must still sign in).
+    pub fn new(message: impl Into<String>, url: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            url: url.into(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Question for ElicitUrl {
+    type Value = ();
+
+    fn render(&self) -> Result<InputRequest, String> {
+        Ok(InputRequest::elicit(ElicitRequestUrlParams::new(
+            self.message.clone(),
+            self.url.clone(),
+        )))
+    }
+
+    fn read_answer(&self, answer: &Value) -> Result<(Elicitation<()>, Option<Value>), String> {
+        let answer = ElicitResult::deserialize(answer)
+            .map_err(|_| "received a non-elicitation response".to_owned())?;
+        // Consent carries no content; whatever a client sends along is not read.
+        Ok((consent(answer.action), None))
+    }
+
+    fn restore(&self, action: ElicitAction, _data: Option<&Value>) -> Option<Elicitation<()>> {
+        Some(consent(action))
+    }
+}
+
+fn consent(action: ElicitAction) -> Elicitation<()> {
+    match action {
+        ElicitAction::Accept => Elicitation::Accept(()),
+        ElicitAction::Decline => Elicitation::Decline,
+        ElicitAction::Cancel => Elicitation::Cancel,
     }
 }
 
@@ -272,7 +348,7 @@ macro_rules! question_output {
         }
     )*};
 }
-question_output!([T: Send + 'static] Elicit<T>, [] Sample, [] ListRoots);
+question_output!([T: Send + 'static] Elicit<T>, [] ElicitUrl, [] Sample, [] ListRoots);
 
 impl<Q: Question> ResolverOutput for Ask<Q> {
     type Value = Q::Value;

@@ -3,12 +3,14 @@
 
 use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_types::{ElicitationSchema, Extra, PrimitiveSchema};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
+
+use crate::schema_check::SchemaCheck;
 
 /// The schema of arguments as clients send them: an object schema without the generated
 /// struct's `title`.
@@ -83,6 +85,24 @@ impl<T: JsonSchema + 'static> ElicitationForm for T {
             .insert(key, schema.clone());
         Ok(schema)
     }
+}
+
+/// The compiled form of `T` (its rendered `requestedSchema`), to check answers against: compiled
+/// on the first answer and kept for the process, like the form itself.
+pub(crate) fn form_check<T: ElicitationForm + 'static>() -> Result<Arc<SchemaCheck>, String> {
+    static CACHE: OnceLock<Mutex<HashMap<TypeId, Arc<SchemaCheck>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = TypeId::of::<T>();
+    if let Some(check) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(Arc::clone(check));
+    }
+    let schema = serde_json::to_value(T::elicitation_schema()?).map_err(|e| e.to_string())?;
+    let check = Arc::new(SchemaCheck::compile_form(&schema)?);
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, Arc::clone(&check));
+    Ok(check)
 }
 
 /// Reduces a generated schema to the elicitation subset.

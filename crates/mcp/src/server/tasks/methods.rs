@@ -8,8 +8,8 @@ use mcp_types::tasks::{
     UpdateTaskRequestParams, tasks_capability,
 };
 use mcp_types::{
-    CallToolRequestParams, CallToolResult, Era, ErrorObject, ExtensionResult, InputRequest,
-    InputRequests, InputRequiredResult, InputResponse, InputResponses, Meta, Outcome, ResultType,
+    CallToolRequestParams, CallToolResult, Era, ErrorObject, ExtensionResult, InputRequiredResult,
+    InputResponses, Meta, Outcome, ResultType,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -17,15 +17,13 @@ use serde_json::Value;
 
 use super::handler::{Preflight, TaskContext, TaskInput, TaskStep, TaskSupport, TaskTool};
 use super::runtime::Runtime;
+use crate::server::bridge::{MAX_ROUNDS, ask_all, too_many_rounds};
 use crate::server::{BoxFuture, MethodHandler, RequestContext, ToolHandler};
 
 /// The prefix of the `requestState` this module mints when it runs a task tool synchronously
 /// (a client without the extension): what follows is [`InlineState`] as JSON. The server seals
 /// it like any other state when sealing is on.
 const INLINE_PREFIX: &str = "mcp-task:";
-
-/// How many preflight rounds a handshake-era call may take over the back-channel.
-const MAX_BACK_CHANNEL_ROUNDS: usize = 16;
 
 /// The progress of a synchronous run, carried in `requestState` between rounds.
 #[derive(Serialize, Deserialize)]
@@ -148,7 +146,7 @@ async fn run_inline(
             },
         },
     };
-    for _ in 0..MAX_BACK_CHANNEL_ROUNDS {
+    for _ in 0..MAX_ROUNDS {
         let input = TaskInput {
             arguments: params.arguments.clone().unwrap_or_default(),
             state: state.clone(),
@@ -164,7 +162,7 @@ async fn run_inline(
                     state = next;
                 }
                 if ctx.era() == Era::Handshake {
-                    answers.extend(ask_back_channel(ctx, requests).await?);
+                    answers.extend(ask_all(ctx, requests).await?);
                     continue;
                 }
                 let saved = serde_json::to_string(&InlineState { state, answers })
@@ -176,9 +174,7 @@ async fn run_inline(
             }
         }
     }
-    Err(ErrorObject::internal(
-        "the tool asked too many rounds of questions",
-    ))
+    Err(too_many_rounds())
 }
 
 /// The preflight of a synchronous run: `Ok(state)` to go on, `Err(outcome)` to answer now.
@@ -190,49 +186,19 @@ async fn preflight_inline(
     let Some(preflight) = &tool.preflight else {
         return Ok(Ok(None));
     };
-    for _ in 0..MAX_BACK_CHANNEL_ROUNDS {
+    for _ in 0..MAX_ROUNDS {
         match preflight.check(ctx.clone(), params.clone()).await? {
             Preflight::Start(state) => return Ok(Ok(state)),
             Preflight::Complete(result) => return Ok(Err(Outcome::Complete(result))),
             Preflight::Ask(irr) if ctx.era() == Era::Handshake => {
-                let answers = ask_back_channel(ctx, irr.input_requests.unwrap_or_default()).await?;
+                let answers = ask_all(ctx, irr.input_requests.unwrap_or_default()).await?;
                 params.input_responses = Some(answers);
                 params.request_state = irr.request_state;
             }
             Preflight::Ask(irr) => return Ok(Err(Outcome::InputRequired(irr))),
         }
     }
-    Err(ErrorObject::internal(
-        "the tool asked too many rounds of questions",
-    ))
-}
-
-/// Asks over the handshake-era back-channel (one server→client request per question).
-async fn ask_back_channel(
-    ctx: &RequestContext,
-    requests: InputRequests,
-) -> Result<InputResponses, ErrorObject> {
-    let mut answers = InputResponses::new();
-    for (key, request) in requests {
-        let answer = match request {
-            InputRequest::Elicit(elicit) => {
-                InputResponse::elicit(&ctx.elicit(elicit.params).await?)
-            }
-            InputRequest::CreateMessage(sample) => {
-                InputResponse::create_message(&ctx.create_message(&sample.params).await?)
-            }
-            InputRequest::ListRoots(_) => InputResponse::list_roots(&ctx.list_roots().await?),
-            #[allow(unreachable_patterns)]
-            other => {
-                return Err(ErrorObject::internal(format!(
-                    "cannot ask {} over the back-channel",
-                    other.method()
-                )));
-            }
-        };
-        answers.insert(key, answer);
-    }
-    Ok(answers)
+    Err(too_many_rounds())
 }
 
 /// Which of the three methods.
