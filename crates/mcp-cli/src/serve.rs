@@ -17,11 +17,14 @@ use crate::error::{CliError, Result};
 /// Serves the demo server on stdio, or on HTTP with `--http ADDR` (behind OAuth with
 /// `--auth-issuer`).
 pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
+    // Unset means warn; set but unreadable is a mistake to report, not to ignore.
+    let filter = match std::env::var_os("MCP_LOG") {
+        None => tracing_subscriber::EnvFilter::new("warn"),
+        Some(_) => tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
+            .map_err(|e| CliError::usage(format!("MCP_LOG: {e}")))?,
+    };
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
     // A configuration mistake, reported as such (exit 2), never a panic or a silent fallback

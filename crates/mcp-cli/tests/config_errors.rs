@@ -100,3 +100,19 @@ fn bad_timeouts_are_usage_errors() {
         );
     }
 }
+
+/// A log filter that does not parse is reported, not replaced by the default in silence (the
+/// operator would believe they had turned on the logs they asked for).
+#[test]
+fn a_bad_log_filter_is_a_usage_error() {
+    let output = serve_demo(&[
+        ("MCP_REQUEST_STATE_KEYS", OsStr::new(KEY)),
+        ("MCP_LOG", OsStr::new("mcp=loud")),
+    ]);
+    assert_usage_error(&output, "MCP_LOG:");
+    let output = serve_demo(&[
+        ("MCP_REQUEST_STATE_KEYS", OsStr::new(KEY)),
+        ("MCP_LOG", OsStr::new("mcp=debug")),
+    ]);
+    assert_ok(&output);
+}

@@ -846,3 +846,45 @@ async fn introspection_calls_in_flight_are_capped() {
     assert_eq!(calls.await.unwrap(), [200; 5]);
     assert_eq!(gate.most.load(Ordering::SeqCst), 2, "calls held at once");
 }
+
+/// A key the authorization server withdraws stops being trusted once the cached keys are past
+/// their age: a token naming a cached key never causes a fetch by itself. While the JWKS
+/// endpoint fails, the cached keys stay in use.
+#[tokio::test]
+async fn a_withdrawn_key_stops_being_trusted_once_the_keys_are_old() {
+    let old = Signer::new("old");
+    let double = JwksDouble::default();
+    *double.mode.lock().unwrap() = JwksMode::Serve(JwkSet {
+        keys: vec![old.jwk.clone()],
+    });
+    let url = double.start().await;
+    // Keys age at once, and a refresh may follow any attempt: every request refreshes.
+    let endpoint = Endpoint::start(|resource| {
+        let verifier = JwtVerifier::new(ISSUER, resource, JwksSource::Url(url.clone()))
+            .max_key_age(std::time::Duration::ZERO)
+            .refresh_interval(std::time::Duration::ZERO);
+        ResourceServer::new(resource, verifier)
+    })
+    .await;
+    let token = old.token(&claims(&endpoint.resource, "a", ""));
+    assert_eq!(
+        concurrently(&endpoint, std::slice::from_ref(&token)).await,
+        [200]
+    );
+    assert_eq!(double.fetches(), 1);
+    // The endpoint fails: the cached key is still used (and the refresh was attempted).
+    *double.mode.lock().unwrap() = JwksMode::Fail;
+    assert_eq!(
+        concurrently(&endpoint, std::slice::from_ref(&token)).await,
+        [200]
+    );
+    assert_eq!(double.fetches(), 2);
+    // The authorization server withdraws the key.
+    let new = Signer::new("new");
+    *double.mode.lock().unwrap() = JwksMode::Serve(JwkSet {
+        keys: vec![new.jwk.clone()],
+    });
+    assert_eq!(concurrently(&endpoint, &[token]).await, [401]);
+    let fresh = new.token(&claims(&endpoint.resource, "a", ""));
+    assert_eq!(concurrently(&endpoint, &[fresh]).await, [200]);
+}

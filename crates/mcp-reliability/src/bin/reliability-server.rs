@@ -27,7 +27,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let server = build(RequestStateSecurity::from_env()?)?;
+    let security = match RequestStateSecurity::from_env() {
+        Ok(security) => security,
+        Err(error) => {
+            // A configuration mistake: one line and exit 2, as `mcp serve demo` does.
+            let _ = writeln!(
+                std::io::stderr(),
+                "reliability-server: MCP_REQUEST_STATE_KEYS / _TTL: {error}"
+            );
+            std::process::exit(2);
+        }
+    };
+    let server = build(security)?;
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     let echo = Tool::new(
         "echo",

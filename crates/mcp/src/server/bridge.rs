@@ -46,6 +46,7 @@ pub(crate) enum FormCheck {
     /// [`RequestContext::elicit`]'s check (`-32603` on a misfit).
     Here,
     /// The caller's own (the high-level server's questions).
+    #[cfg_attr(not(feature = "macros"), allow(dead_code))]
     Caller,
 }
 

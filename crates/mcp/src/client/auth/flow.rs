@@ -842,16 +842,14 @@ fn check_redirect_uri(uri: &str) -> Result<(), AuthError> {
 
 /// Reads a response body of at most [`MAX_DOCUMENT`] bytes.
 async fn read_limited(response: &mut Response) -> Result<Vec<u8>, AuthError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        if body.len() + chunk.len() > MAX_DOCUMENT {
-            return Err(AuthError::Discovery(
-                "response larger than 1 MiB".to_owned(),
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+    crate::http::body::read_limited(response, MAX_DOCUMENT)
+        .await
+        .map_err(|error| match error {
+            crate::http::body::BodyError::Transport(error) => error.into(),
+            too_large @ crate::http::body::BodyError::TooLarge(_) => {
+                AuthError::Discovery(too_large.to_string())
+            }
+        })
 }
 
 #[cfg(test)]

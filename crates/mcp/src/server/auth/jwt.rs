@@ -27,8 +27,10 @@ const MAX_JWKS_BYTES: usize = 256 * 1024;
 pub enum JwksSource {
     /// A fixed key set.
     Static(JwkSet),
-    /// The authorization server's `jwks_uri`, fetched on first use and again when a token names
-    /// a key id that is not cached (key rotation), at most once per refresh interval.
+    /// The authorization server's `jwks_uri`, fetched on first use, again when a token names
+    /// a key id that is not cached (key rotation), at most once per refresh interval, and again
+    /// when the keys are older than [`JwtVerifier::max_key_age`] (a key the authorization
+    /// server withdrew stops being trusted).
     Url(String),
 }
 
@@ -42,6 +44,8 @@ struct Cache {
     /// How many fetches were attempted, so that a request that waited for another's fetch uses
     /// its result instead of fetching again.
     attempts: u64,
+    /// When the keys were last fetched successfully.
+    loaded: Option<Instant>,
 }
 
 /// Verifies JWT access tokens: signature (by key id), algorithm, issuer, audience = this
@@ -54,6 +58,7 @@ pub struct JwtVerifier {
     algorithms: Vec<Algorithm>,
     leeway: u64,
     refresh: Duration,
+    max_key_age: Duration,
     fetch_timeout: Duration,
     http: reqwest::Client,
     cache: RwLock<Cache>,
@@ -91,6 +96,7 @@ impl JwtVerifier {
             ],
             leeway: 30,
             refresh: Duration::from_secs(30),
+            max_key_age: Duration::from_secs(15 * 60),
             fetch_timeout: Duration::from_secs(10),
             http: reqwest::Client::new(),
             cache: RwLock::new(Cache {
@@ -98,6 +104,7 @@ impl JwtVerifier {
                 attempted: None,
                 failed: false,
                 attempts: 0,
+                loaded: None,
             }),
             fetching: tokio::sync::Mutex::new(()),
         }
@@ -125,6 +132,18 @@ impl JwtVerifier {
     #[must_use]
     pub fn refresh_interval(mut self, interval: Duration) -> Self {
         self.refresh = interval;
+        self
+    }
+
+    /// How long fetched keys are trusted without a fetch (default 15 minutes). A key the
+    /// authorization server withdraws — rotated out, or compromised — would otherwise be
+    /// trusted for as long as this process runs, since a token naming a cached key never causes
+    /// a fetch. Once the keys are older, the next request refreshes them (one request, bounded
+    /// by the fetch timeout; the others go on with the cached keys meanwhile). A failed refresh
+    /// keeps the cached keys and is retried after the refresh interval.
+    #[must_use]
+    pub fn max_key_age(mut self, age: Duration) -> Self {
+        self.max_key_age = age;
         self
     }
 
@@ -159,12 +178,21 @@ impl JwtVerifier {
     }
 
     async fn key(&self, kid: Option<&str>) -> Result<DecodingKey, TokenError> {
+        let JwksSource::Url(url) = &self.source else {
+            return self.cached_key(kid).ok_or_else(unknown_key);
+        };
         if let Some(key) = self.cached_key(kid) {
+            // Old keys are refreshed by one request; the others use them meanwhile.
+            if self.keys_are_old()
+                && let Ok(_flight) = self.fetching.try_lock()
+                && self.keys_are_old()
+            {
+                // A failed refresh keeps the cached keys; a good one may withdraw this key.
+                let _ = self.refetch(url).await;
+                return self.cached_key(kid).ok_or_else(unknown_key);
+            }
             return Ok(key);
         }
-        let JwksSource::Url(url) = &self.source else {
-            return Err(unknown_key());
-        };
         let seen = self.cache().attempts;
         // One fetch at a time; whoever waited for it uses its keys.
         let _flight = self.fetching.lock().await;
@@ -173,10 +201,7 @@ impl JwtVerifier {
         }
         {
             let cache = self.cache();
-            let due = cache
-                .attempted
-                .is_none_or(|at| at.elapsed() >= self.refresh);
-            if cache.attempts != seen || !due {
+            if cache.attempts != seen || !self.fetch_due(&cache) {
                 return Err(if cache.failed {
                     TokenError::Unavailable("the JWKS could not be fetched; not retried yet".into())
                 } else {
@@ -184,18 +209,38 @@ impl JwtVerifier {
                 });
             }
         }
-        let fetched = self.fetch(url).await;
-        {
-            let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
-            cache.attempts += 1;
-            cache.attempted = Some(Instant::now());
-            cache.failed = fetched.is_err();
-            if let Ok(keys) = &fetched {
-                cache.keys = keys.clone();
-            }
-        }
-        fetched?;
+        self.refetch(url).await?;
         self.cached_key(kid).ok_or_else(unknown_key)
+    }
+
+    /// Whether the refresh interval has passed since the last fetch attempt.
+    fn fetch_due(&self, cache: &Cache) -> bool {
+        cache
+            .attempted
+            .is_none_or(|at| at.elapsed() >= self.refresh)
+    }
+
+    /// Whether the cached keys are past their age and a refresh is due.
+    fn keys_are_old(&self) -> bool {
+        let cache = self.cache();
+        cache
+            .loaded
+            .is_some_and(|at| at.elapsed() >= self.max_key_age)
+            && self.fetch_due(&cache)
+    }
+
+    /// Fetches the key set and records the attempt (call with `fetching` held). The keys are
+    /// replaced only by a successful fetch.
+    async fn refetch(&self, url: &str) -> Result<(), TokenError> {
+        let fetched = self.fetch(url).await;
+        let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        cache.attempts += 1;
+        cache.attempted = Some(now);
+        cache.failed = fetched.is_err();
+        cache.keys = fetched?;
+        cache.loaded = Some(now);
+        Ok(())
     }
 
     /// One bounded fetch of the key set (the previous keys stay in use when it fails).
