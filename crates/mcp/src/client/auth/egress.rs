@@ -23,7 +23,7 @@ use std::time::Duration;
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use super::error::AuthError;
+use super::error::{AuthError, UrlRefusal};
 
 /// How long one request to an authorization server may take.
 pub(crate) const REQUEST_WAIT: Duration = Duration::from_secs(30);
@@ -90,21 +90,15 @@ impl Egress {
         if self.same_origin(&parsed) {
             return Ok((&self.trusted, parsed));
         }
-        let refuse = |reason: &str| AuthError::ForbiddenUrl {
+        let refuse = |reason| AuthError::ForbiddenUrl {
             url: url.to_owned(),
-            reason: reason.to_owned(),
+            reason,
         };
         if !allow_cross_origin {
-            return Err(refuse(
-                "the challenge's resource_metadata is not on the MCP server's origin (allow \
-                 https URLs at public addresses with OAuthConfig::cross_origin_resource_metadata \
-                 or --oauth-cross-origin-metadata)",
-            ));
+            return Err(refuse(UrlRefusal::CrossOrigin));
         }
         if parsed.scheme() != "https" {
-            return Err(refuse(
-                "a resource_metadata URL on another origin must be https",
-            ));
+            return Err(refuse(UrlRefusal::CrossOriginInsecure));
         }
         Ok((self.public_client_for(&parsed)?, parsed))
     }
@@ -186,12 +180,9 @@ fn literal_ip(url: &Url) -> Option<IpAddr> {
 pub(crate) fn forbidden(url: &Url) -> AuthError {
     AuthError::ForbiddenUrl {
         url: url.to_string(),
-        reason: format!(
-            "{} is not the MCP server's host and not a public address (loopback, private, \
-             link-local and other special addresses are refused); name a trusted \
-             authorization server with OAuthConfig::issuer (mcp: --oauth-issuer)",
-            url.host_str().unwrap_or("the host")
-        ),
+        reason: UrlRefusal::NotPublic {
+            host: url.host_str().unwrap_or("the host").to_owned(),
+        },
     }
 }
 
@@ -407,6 +398,41 @@ mod tests {
         assert!(egress.same_origin(&url("http://127.0.0.1:8000/.well-known/x")));
         assert!(!egress.same_origin(&url("http://127.0.0.1:8001/.well-known/x")));
         assert!(!egress.same_origin(&url("https://127.0.0.1:8000/.well-known/x")));
+    }
+
+    /// A refusal says why and names the library setting that would allow the URL (never a
+    /// command-line flag: the CLI names its own).
+    #[test]
+    fn refusals_name_the_settings() {
+        let egress = egress();
+        let cross_origin = egress
+            .resource_metadata_client("http://127.0.0.1:9/meta", false)
+            .unwrap_err();
+        assert!(
+            matches!(
+                &cross_origin,
+                AuthError::ForbiddenUrl {
+                    reason: UrlRefusal::CrossOrigin,
+                    ..
+                }
+            ),
+            "{cross_origin}"
+        );
+        let internal = egress
+            .client_for(&Url::parse("http://10.0.0.5/token").unwrap(), false)
+            .unwrap_err();
+        assert!(
+            matches!(&internal, AuthError::ForbiddenUrl { reason: UrlRefusal::NotPublic { host }, .. } if host == "10.0.0.5"),
+            "{internal}"
+        );
+        for (error, setting) in [
+            (cross_origin, "OAuthConfig::cross_origin_resource_metadata"),
+            (internal, "OAuthConfig::issuer"),
+        ] {
+            let text = error.to_string();
+            assert!(text.contains(setting), "{text}");
+            assert!(!text.contains("--") && !text.contains("mcp:"), "{text}");
+        }
     }
 
     /// A name that resolves to loopback only (`localhost`) is refused by the resolver when
