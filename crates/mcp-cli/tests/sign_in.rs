@@ -234,6 +234,28 @@ async fn answering(
     (url, hits)
 }
 
+/// `mcp tools --timeout 30 --oauth-headless --token-store STORE EXTRA… TARGET`.
+async fn headless_tools(
+    target: String,
+    store: String,
+    extra: &'static [&'static str],
+) -> std::process::Output {
+    blocking(move || {
+        let mut args = vec![
+            "tools",
+            "--timeout",
+            "30",
+            "--oauth-headless",
+            "--token-store",
+            &store,
+        ];
+        args.extend_from_slice(extra);
+        args.push(&target);
+        mcp(&args, "")
+    })
+    .await
+}
+
 /// Issue 17, item 3: a URL the client refuses is explained with the flag that allows it
 /// (`--oauth-cross-origin-metadata`, `--oauth-issuer`), not the library's setting; the refused
 /// host (a logger standing for an internal service) receives nothing.
@@ -275,22 +297,7 @@ async fn a_refused_url_names_the_flag() {
         (cross_origin, "--oauth-cross-origin-metadata"),
         (naming, "--oauth-issuer"),
     ] {
-        let (target, store) = (format!("{server}/mcp"), store.clone());
-        let refused = blocking(move || {
-            mcp(
-                &[
-                    "tools",
-                    "--timeout",
-                    "30",
-                    "--oauth-headless",
-                    "--token-store",
-                    &store,
-                    &target,
-                ],
-                "",
-            )
-        })
-        .await;
+        let refused = headless_tools(format!("{server}/mcp"), store.clone(), &[]).await;
         assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
         let message = stderr(&refused);
         assert!(
@@ -322,22 +329,7 @@ async fn headless_sign_in_goes_nowhere_else() {
     let server = demo_behind(&auth, &[]).await;
     let dir = TempDir::new("sign-in-elsewhere");
     let store = dir.path().join("tokens.json").display().to_string();
-    let run = |extra: &'static [&'static str]| {
-        let (target, store) = (server.url.clone(), store.clone());
-        blocking(move || {
-            let mut args = vec![
-                "tools",
-                "--timeout",
-                "30",
-                "--oauth-headless",
-                "--token-store",
-                &store,
-            ];
-            args.extend_from_slice(extra);
-            args.push(&target);
-            mcp(&args, "")
-        })
-    };
+    let run = |extra| headless_tools(server.url.clone(), store.clone(), extra);
 
     let refused = run(&[]).await;
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
