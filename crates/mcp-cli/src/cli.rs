@@ -34,7 +34,8 @@ stdin is not a terminal); when stdin is closed they are cancelled.";
 const MAX_TIMEOUT_SECS: f64 = 1e9;
 
 /// A positive, finite number of seconds up to [`MAX_TIMEOUT_SECS`] (not 0, negative, NaN, inf or
-/// `1e300`, which would panic or silently mean "no timeout").
+/// `1e300`, which would panic or silently mean "no timeout"). Not mcp-seal's TTL parser, which
+/// accepts all a `Duration` holds (about 1.8e19 s): a deadline must also fit an `Instant`.
 fn seconds(text: &str) -> Result<Duration, String> {
     text.trim()
         .parse::<f64>()

@@ -1,6 +1,5 @@
 //! `mcp keys generate` and `mcp state inspect`.
 
-use std::env::VarError;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -8,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp::seal::{
-    AesGcmCodec, Codec as _, ConfigError, KEYS_ENV, KID_LEN, Reason, arguments_digest, key_list,
+    AesGcmCodec, Codec as _, KEYS_ENV, KID_LEN, Reason, arguments_digest, env_text, key_list,
 };
 use serde_json::Value;
 
@@ -36,15 +35,11 @@ fn hex(bytes: &[u8]) -> String {
 /// `mcp state inspect`.
 pub(crate) fn inspect(args: &InspectArgs) -> Result<ExitCode> {
     let secrets: Vec<String> = if args.keys.is_empty() {
-        match std::env::var(KEYS_ENV) {
-            Ok(list) => split_keys(&list),
-            Err(VarError::NotPresent) => Vec::new(),
-            Err(VarError::NotUnicode(_)) => {
-                return Err(CliError::usage(
-                    ConfigError::NotUnicode(KEYS_ENV).to_string(),
-                ));
-            }
-        }
+        env_text(KEYS_ENV)
+            .map_err(|e| CliError::usage(e.to_string()))?
+            .as_deref()
+            .map(split_keys)
+            .unwrap_or_default()
     } else {
         args.keys.iter().flat_map(|k| split_keys(k)).collect()
     };

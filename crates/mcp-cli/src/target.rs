@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use mcp::client::auth::{AuthError, UrlRefusal};
 use mcp::client::{Client, ClientBuilder, ClientError, Mode};
 use mcp::types::{Implementation, ProtocolVersion};
 
@@ -127,9 +128,30 @@ pub(crate) fn explain(error: &ClientError, oauth: bool) -> String {
         ClientError::HttpStatus { status: 403, .. } => {
             format!("{error}: the signed-in user may not do this")
         }
-        ClientError::Auth(auth) => format!("signing in failed: {auth}"),
+        ClientError::Auth(auth) => format!("signing in failed: {}", sign_in_error(auth)),
         other => other.to_string(),
     }
+}
+
+/// An OAuth error in the CLI's terms: a refused URL names the flag that allows it, not the
+/// library setting.
+fn sign_in_error(error: &AuthError) -> String {
+    let AuthError::ForbiddenUrl { url, reason } = error else {
+        return error.to_string();
+    };
+    let why = match reason {
+        UrlRefusal::CrossOrigin => "the challenge's resource_metadata is not on the MCP \
+                                    server's origin (allow https URLs at public addresses with \
+                                    --oauth-cross-origin-metadata)"
+            .to_owned(),
+        UrlRefusal::NotPublic { host } => format!(
+            "{host} is not the MCP server's host and not a public address (loopback, private, \
+             link-local and other special addresses are refused); name a trusted \
+             authorization server with --oauth-issuer"
+        ),
+        other => other.to_string(),
+    };
+    format!("refusing to contact {url}: {why}")
 }
 
 /// `--timeout` as a duration.

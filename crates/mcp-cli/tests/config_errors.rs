@@ -62,6 +62,17 @@ fn bad_sealing_settings_are_usage_errors() {
     );
     let output = serve_demo(&[("MCP_REQUEST_STATE_KEYS", OsStr::new("short"))]);
     assert_usage_error(&output, "keys[0] is 5 bytes");
+    // `mcp state inspect` reads the same variable the same way.
+    let output = Command::new(MCP)
+        .args(["state", "inspect", "v1.AAAA"])
+        .env("MCP_REQUEST_STATE_KEYS", OsStr::from_bytes(&bytes))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_usage_error(
+        &output,
+        "MCP_REQUEST_STATE_KEYS is set but is not valid UTF-8",
+    );
 }
 
 /// Whitespace around a key (a trailing newline from `$(cat key.txt)`, spaces after commas) is

@@ -205,6 +205,17 @@ async fn demo_server_with_sign_in() {
 
 /// A host the command must not contact: counts each connection, then answers 404.
 async fn logger() -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
+    answering(|_| {
+        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()
+    })
+    .await
+}
+
+/// A server on 127.0.0.1 that counts each connection and answers it with `respond(path)`, the
+/// request line's target; returns `http://127.0.0.1:<port>` and the count.
+async fn answering(
+    respond: impl Fn(&str) -> Vec<u8> + Send + 'static,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
@@ -213,16 +224,90 @@ async fn logger() -> (String, std::sync::Arc<std::sync::atomic::AtomicU32>) {
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let mut head = [0u8; 1024];
-            let _ = stream.read(&mut head).await;
-            let _ = stream
-                .write_all(
-                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                )
-                .await;
+            let mut head = [0u8; 4096];
+            let read = stream.read(&mut head).await.unwrap_or(0);
+            let head = String::from_utf8_lossy(&head[..read]);
+            let path = head.split(' ').nth(1).unwrap_or("/");
+            let _ = stream.write_all(&respond(path)).await;
         }
     });
     (url, hits)
+}
+
+/// `mcp tools --timeout 30 --oauth-headless --token-store STORE EXTRA… TARGET`.
+async fn headless_tools(
+    target: String,
+    store: String,
+    extra: &'static [&'static str],
+) -> std::process::Output {
+    blocking(move || {
+        let mut args = vec![
+            "tools",
+            "--timeout",
+            "30",
+            "--oauth-headless",
+            "--token-store",
+            &store,
+        ];
+        args.extend_from_slice(extra);
+        args.push(&target);
+        mcp(&args, "")
+    })
+    .await
+}
+
+/// Issue 17, item 3: a URL the client refuses is explained with the flag that allows it
+/// (`--oauth-cross-origin-metadata`, `--oauth-issuer`), not the library's setting; the refused
+/// host (a logger standing for an internal service) receives nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_url_names_the_flag() {
+    let (internal, hits) = logger().await;
+    // A challenge naming metadata on another origin (another port).
+    let challenge = format!("Bearer resource_metadata=\"{internal}/meta\"");
+    let (cross_origin, _) = answering(move |_| {
+        format!(
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: {challenge}\r\n\
+             Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .into_bytes()
+    })
+    .await;
+    // A server on `localhost` whose metadata names an authorization server on 127.0.0.1:
+    // another host, and not a public address.
+    let metadata = format!("{{\"authorization_servers\": [\"{internal}\"]}}");
+    let (naming, _) = answering(move |path| {
+        if path.starts_with("/.well-known/oauth-protected-resource") {
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{metadata}",
+                metadata.len()
+            )
+            .into_bytes()
+        } else {
+            b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\n\
+              Connection: close\r\n\r\n"
+                .to_vec()
+        }
+    })
+    .await;
+    let naming = naming.replace("127.0.0.1", "localhost");
+    let dir = TempDir::new("sign-in-refused");
+    let store = dir.path().join("tokens.json").display().to_string();
+    for (server, flag) in [
+        (cross_origin, "--oauth-cross-origin-metadata"),
+        (naming, "--oauth-issuer"),
+    ] {
+        let refused = headless_tools(format!("{server}/mcp"), store.clone(), &[]).await;
+        assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+        let message = stderr(&refused);
+        assert!(
+            message.contains(&format!("refusing to contact {internal}")),
+            "{message}"
+        );
+        assert!(message.contains(flag), "{message}");
+        assert!(!message.contains("OAuthConfig"), "{message}");
+    }
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
 
 /// Issue 17, items 1 and 3: `--oauth-headless` follows no redirect of the authorization server
@@ -244,22 +329,7 @@ async fn headless_sign_in_goes_nowhere_else() {
     let server = demo_behind(&auth, &[]).await;
     let dir = TempDir::new("sign-in-elsewhere");
     let store = dir.path().join("tokens.json").display().to_string();
-    let run = |extra: &'static [&'static str]| {
-        let (target, store) = (server.url.clone(), store.clone());
-        blocking(move || {
-            let mut args = vec![
-                "tools",
-                "--timeout",
-                "30",
-                "--oauth-headless",
-                "--token-store",
-                &store,
-            ];
-            args.extend_from_slice(extra);
-            args.push(&target);
-            mcp(&args, "")
-        })
-    };
+    let run = |extra| headless_tools(server.url.clone(), store.clone(), extra);
 
     let refused = run(&[]).await;
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));

@@ -26,8 +26,12 @@ pub fn key_list(list: &str) -> impl Iterator<Item = &str> {
     list.split(',').map(str::trim).filter(|key| !key.is_empty())
 }
 
-/// `name`'s value as text; `None` when unset.
-fn env_text(name: &'static str) -> Result<Option<String>, ConfigError> {
+/// The environment variable `name` as text; `None` when it is unset.
+///
+/// # Errors
+/// [`ConfigError::NotUnicode`] when it is set but not UTF-8: a setting is refused rather than
+/// ignored.
+pub fn env_text(name: &'static str) -> Result<Option<String>, ConfigError> {
     std::env::var_os(name)
         .map(OsString::into_string)
         .transpose()

@@ -125,7 +125,7 @@ pub use binding::RequestBinding;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::{AesGcmCodec, Codec};
 pub use digest::{DIGEST_LEN, arguments_digest, question_digest};
-pub use env::{KEYS_ENV, TTL_ENV, key_list};
+pub use env::{KEYS_ENV, TTL_ENV, env_text, key_list};
 pub use error::{
     ConfigError, InvalidRequestState, Reason, SEAL_FAILURE_CODE, SEAL_FAILURE_MESSAGE, SealError,
     WIRE_CODE, WIRE_DATA_REASON, WIRE_MESSAGE,

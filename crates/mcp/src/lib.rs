@@ -42,6 +42,10 @@ mod schema_check;
 #[cfg(any(feature = "tasks-sqlite", feature = "flows-sqlite"))]
 mod sqlite;
 
+// Wherever system randomness (getrandom) is compiled in for ids: the server and durable flows.
+#[cfg(any(feature = "server", feature = "flows"))]
+mod ids;
+
 #[cfg(feature = "server")]
 pub mod server;
 

@@ -1,6 +1,7 @@
 //! The streamable HTTP client against scripted servers on 127.0.0.1: the standard and
 //! `Mcp-Param-*` headers, the `-32020` refresh-and-resend, SSE responses (comments,
-//! notifications), re-issuing a request whose stream broke, and error statuses.
+//! notifications), re-issuing a request whose stream broke, error statuses, and the limit on a
+//! JSON response.
 
 mod client_support;
 
@@ -60,6 +61,16 @@ async fn handle(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: String)
             .body(Body::from_stream(futures::stream::pending::<
                 Result<bytes::Bytes, std::io::Error>,
             >()))
+            .unwrap();
+    }
+    if content_type == "chunked-json" {
+        // JSON without a Content-Length, in two chunks.
+        let (first, second) = text.split_at(text.len() / 2);
+        let chunks = [first.to_owned(), second.to_owned()]
+            .map(|chunk| Ok::<_, std::io::Error>(bytes::Bytes::from(chunk)));
+        return response
+            .header("content-type", "application/json")
+            .body(Body::from_stream(futures::stream::iter(chunks)))
             .unwrap();
     }
     response
@@ -351,6 +362,36 @@ async fn error_statuses() {
     assert!(matches!(accepted, ClientError::Protocol(_)), "{accepted:?}");
     let html = client.call_tool("html", json!({})).await.unwrap_err();
     assert!(matches!(html, ClientError::Protocol(_)), "{html:?}");
+}
+
+/// A JSON response larger than `max_message_size` is refused, whether its Content-Length says
+/// so or it arrives in chunks; a smaller one is read.
+#[tokio::test]
+async fn an_oversized_json_response_is_refused() {
+    let (url, _fake) = serve(|m, _| {
+        let padding = "x".repeat(4096);
+        let (status, _, body) = json_reply(m, &text(&padding));
+        match m["params"]["name"].as_str() {
+            Some("chunked") => (status, "chunked-json", body),
+            Some("small") => json_reply(m, &text("ok")),
+            _ => (status, "application/json", body),
+        }
+    })
+    .await;
+    let client = pinned()
+        .max_message_size(1024)
+        .connect_http(&url)
+        .await
+        .unwrap();
+    for name in ["sized", "chunked"] {
+        let error = client.call_tool(name, json!({})).await.unwrap_err();
+        assert!(
+            matches!(&error, ClientError::Protocol(m) if m.contains("larger than 1024 bytes")),
+            "{name}: {error:?}"
+        );
+    }
+    let small = client.call_tool("small", json!({})).await.unwrap();
+    assert_eq!(small.first_text(), Some("ok"));
 }
 
 /// A 503 with a short `Retry-After` is sent again (at most twice); a long one is not waited for.

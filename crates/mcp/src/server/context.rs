@@ -455,12 +455,10 @@ impl RequestContext {
 /// A fresh `elicitationId`: 128 random bits, hex, so that it is unique within the server (as
 /// 2025-11-25 requires) across instances too.
 fn elicitation_id() -> Result<String, ErrorObject> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|error| {
+    crate::ids::random_hex().map_err(|error| {
         tracing::error!(%error, "no system randomness for an elicitationId");
         ErrorObject::internal("Internal error")
-    })?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    })
 }
 
 /// Checks an accepted form answer against the form's `requestedSchema` (compiled per call: the

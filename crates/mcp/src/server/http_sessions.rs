@@ -77,9 +77,7 @@ impl Sessions {
         session: Arc<LegacySession>,
         principal: Option<Principal>,
     ) -> Option<String> {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).ok()?;
-        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let id = crate::ids::random_hex().ok()?;
         let mut table = lock(&self.table);
         if table.entries.len() >= table.capacity {
             table.evict_one();

@@ -2,6 +2,8 @@
 //! servers on 127.0.0.1), and callbacks that record what they were asked.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod auth;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -9,17 +9,21 @@
 //! * at an authorization server the user named (the user vouches for it, wherever it is), or
 //! * at public addresses only: a DNS resolver that drops every non-public address checks them
 //!   when connecting, so a name that resolves differently the second time (DNS rebinding)
-//!   still cannot reach inside; an IP literal is checked before.
+//!   still cannot reach inside; an IP literal is checked before. The authorization endpoint,
+//!   which an [`super::AuthorizationHandler`] requests, is checked before it is handed over and
+//!   carries that client to [`super::RedirectFetcher`], so every hop it follows is checked too.
 
 use std::error::Error as StdError;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::str::FromStr as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use super::error::AuthError;
+use super::error::{AuthError, UrlRefusal};
 
 /// How long one request to an authorization server may take.
 pub(crate) const REQUEST_WAIT: Duration = Duration::from_secs(30);
@@ -33,11 +37,23 @@ pub(crate) struct Egress {
     public: reqwest::Client,
     /// The MCP server's URL.
     server: Url,
+    /// How names are looked up: the system resolver (tests substitute one that answers as a
+    /// rebinding attacker's DNS server would).
+    lookup: Arc<dyn Resolve>,
 }
 
 impl Egress {
     /// The clients for the MCP server at `server_url`; `trusted` is the user's or a default.
     pub(crate) fn new(trusted: reqwest::Client, server_url: &str) -> Result<Self, AuthError> {
+        Self::with_lookup(trusted, server_url, Arc::new(System))
+    }
+
+    /// [`Self::new`], looking names up with `lookup`.
+    pub(crate) fn with_lookup(
+        trusted: reqwest::Client,
+        server_url: &str,
+        lookup: Arc<dyn Resolve>,
+    ) -> Result<Self, AuthError> {
         let server = Url::parse(server_url).map_err(|_| {
             AuthError::InvalidConfig(format!("the server URL {server_url:?} is not a URL"))
         })?;
@@ -45,12 +61,13 @@ impl Egress {
             .redirect(reqwest::redirect::Policy::none())
             .timeout(REQUEST_WAIT)
             .no_proxy()
-            .dns_resolver(PublicOnly)
+            .dns_resolver(PublicOnly(Arc::clone(&lookup)))
             .build()?;
         Ok(Self {
             trusted,
             public,
             server,
+            lookup,
         })
     }
 
@@ -73,21 +90,15 @@ impl Egress {
         if self.same_origin(&parsed) {
             return Ok((&self.trusted, parsed));
         }
-        let refuse = |reason: &str| AuthError::ForbiddenUrl {
+        let refuse = |reason| AuthError::ForbiddenUrl {
             url: url.to_owned(),
-            reason: reason.to_owned(),
+            reason,
         };
         if !allow_cross_origin {
-            return Err(refuse(
-                "the challenge's resource_metadata is not on the MCP server's origin (allow \
-                 https URLs at public addresses with OAuthConfig::cross_origin_resource_metadata \
-                 or --oauth-cross-origin-metadata)",
-            ));
+            return Err(refuse(UrlRefusal::CrossOrigin));
         }
         if parsed.scheme() != "https" {
-            return Err(refuse(
-                "a resource_metadata URL on another origin must be https",
-            ));
+            return Err(refuse(UrlRefusal::CrossOriginInsecure));
         }
         Ok((self.public_client_for(&parsed)?, parsed))
     }
@@ -125,27 +136,34 @@ impl Egress {
 
     /// Checks `url`, which someone else will request (the authorization endpoint, opened in
     /// the browser or followed by a headless handler), by the same rule: its host must resolve
-    /// to public addresses only. The check is made now; whoever requests it resolves again.
-    pub(crate) async fn check_handed_over(
+    /// to public addresses only. The check is made now; a browser resolves again, which cannot
+    /// be helped. So the answer is also the client a handler that fetches `url` itself must
+    /// use ([`super::RedirectFetcher`]): the public-addresses-only one, whose resolver checks
+    /// every connection, or `None` when `url` is trusted (the handler's own client then).
+    pub(crate) async fn hand_over(
         &self,
         url: &Url,
         user_named: bool,
-    ) -> Result<(), AuthError> {
+    ) -> Result<Option<reqwest::Client>, AuthError> {
         if user_named || self.on_server_host(url) {
-            return Ok(());
+            return Ok(None);
         }
-        self.public_client_for(url)?;
+        let public = self.public_client_for(url)?;
         if let (Some(host), None) = (url.host_str(), literal_ip(url)) {
-            let port = url.port_or_known_default().unwrap_or(443);
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+            let cannot =
+                |e: &dyn fmt::Display| AuthError::Discovery(format!("cannot resolve {host}: {e}"));
+            let name = Name::from_str(host).map_err(|e| cannot(&e))?;
+            let addrs: Vec<SocketAddr> = self
+                .lookup
+                .resolve(name)
                 .await
-                .map_err(|e| AuthError::Discovery(format!("cannot resolve {host}: {e}")))?
+                .map_err(|e| cannot(&e))?
                 .collect();
             if addrs.is_empty() || !addrs.iter().all(|addr| is_public(addr.ip())) {
                 return Err(forbidden(url));
             }
         }
-        Ok(())
+        Ok(Some(public.clone()))
     }
 }
 
@@ -162,12 +180,9 @@ fn literal_ip(url: &Url) -> Option<IpAddr> {
 pub(crate) fn forbidden(url: &Url) -> AuthError {
     AuthError::ForbiddenUrl {
         url: url.to_string(),
-        reason: format!(
-            "{} is not the MCP server's host and not a public address (loopback, private, \
-             link-local and other special addresses are refused); name a trusted \
-             authorization server with OAuthConfig::issuer (mcp: --oauth-issuer)",
-            url.host_str().unwrap_or("the host")
-        ),
+        reason: UrlRefusal::NotPublic {
+            host: url.host_str().unwrap_or("the host").to_owned(),
+        },
     }
 }
 
@@ -184,8 +199,22 @@ pub(crate) fn request_error(error: reqwest::Error, url: &Url) -> AuthError {
     AuthError::Http(error)
 }
 
-/// Resolves names with the system resolver and keeps their public addresses only.
-struct PublicOnly;
+/// Looks names up with the system resolver.
+struct System;
+
+impl Resolve for System {
+    fn resolve(&self, name: Name) -> Resolving {
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// Resolves names with the inner resolver and keeps their public addresses only.
+struct PublicOnly(Arc<dyn Resolve>);
 
 /// Every address of a name is non-public.
 #[derive(Debug)]
@@ -202,8 +231,9 @@ impl StdError for NonPublicAddress {}
 impl Resolve for PublicOnly {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_owned();
+        let resolving = self.0.resolve(name);
         Box::pin(async move {
-            let public: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+            let public: Vec<SocketAddr> = resolving
                 .await?
                 .filter(|addr| is_public(addr.ip()))
                 .collect();
@@ -370,6 +400,41 @@ mod tests {
         assert!(!egress.same_origin(&url("https://127.0.0.1:8000/.well-known/x")));
     }
 
+    /// A refusal says why and names the library setting that would allow the URL (never a
+    /// command-line flag: the CLI names its own).
+    #[test]
+    fn refusals_name_the_settings() {
+        let egress = egress();
+        let cross_origin = egress
+            .resource_metadata_client("http://127.0.0.1:9/meta", false)
+            .unwrap_err();
+        assert!(
+            matches!(
+                &cross_origin,
+                AuthError::ForbiddenUrl {
+                    reason: UrlRefusal::CrossOrigin,
+                    ..
+                }
+            ),
+            "{cross_origin}"
+        );
+        let internal = egress
+            .client_for(&Url::parse("http://10.0.0.5/token").unwrap(), false)
+            .unwrap_err();
+        assert!(
+            matches!(&internal, AuthError::ForbiddenUrl { reason: UrlRefusal::NotPublic { host }, .. } if host == "10.0.0.5"),
+            "{internal}"
+        );
+        for (error, setting) in [
+            (cross_origin, "OAuthConfig::cross_origin_resource_metadata"),
+            (internal, "OAuthConfig::issuer"),
+        ] {
+            let text = error.to_string();
+            assert!(text.contains(setting), "{text}");
+            assert!(!text.contains("--") && !text.contains("mcp:"), "{text}");
+        }
+    }
+
     /// A name that resolves to loopback only (`localhost`) is refused by the resolver when
     /// connecting, and the error says why.
     #[tokio::test]
@@ -384,9 +449,9 @@ mod tests {
             "{error}"
         );
         assert!(matches!(
-            egress.check_handed_over(&url, false).await,
+            egress.hand_over(&url, false).await,
             Err(AuthError::ForbiddenUrl { .. })
         ));
-        assert!(egress.check_handed_over(&url, true).await.is_ok());
+        assert!(matches!(egress.hand_over(&url, true).await, Ok(None)));
     }
 }

@@ -65,7 +65,7 @@ pub enum AuthError {
         /// The URL.
         url: String,
         /// Why.
-        reason: String,
+        reason: UrlRefusal,
     },
 
     /// The authorization server does not advertise PKCE with `S256`
@@ -154,4 +154,33 @@ pub enum AuthError {
     /// The token store failed.
     #[error("token store: {0}")]
     Store(#[from] std::io::Error),
+}
+
+/// Why the client refused a URL a peer named ([`AuthError::ForbiddenUrl`]), with the setting
+/// that would allow it where there is one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UrlRefusal {
+    /// A 401 challenge's `resource_metadata` is on another origin than the MCP server's, and
+    /// [`super::OAuthConfig::cross_origin_resource_metadata`] is off.
+    #[error(
+        "the challenge's resource_metadata is not on the MCP server's origin (allow https URLs \
+         at public addresses with OAuthConfig::cross_origin_resource_metadata)"
+    )]
+    CrossOrigin,
+    /// A `resource_metadata` URL on another origin is not `https`.
+    #[error("a resource_metadata URL on another origin must be https")]
+    CrossOriginInsecure,
+    /// The host is neither the MCP server's nor public (loopback, private, link-local…), and
+    /// the URL does not belong to an authorization server the user named
+    /// ([`super::OAuthConfig::issuer`]).
+    #[error(
+        "{host} is not the MCP server's host and not a public address (loopback, private, \
+         link-local and other special addresses are refused); name a trusted authorization \
+         server with OAuthConfig::issuer"
+    )]
+    NotPublic {
+        /// The host.
+        host: String,
+    },
 }

@@ -668,8 +668,9 @@ impl OAuthClient {
             ))
         })?;
         let mut url = secure_url(endpoint, self.config.allow_insecure_http)?;
-        self.egress
-            .check_handed_over(&url, self.user_named(&discovered.issuer))
+        let public_only = self
+            .egress
+            .hand_over(&url, self.user_named(&discovered.issuer))
             .await?;
         let redirect_uri = handler.redirect_uri();
         let client = self
@@ -701,6 +702,7 @@ impl OAuthClient {
             state: state.clone(),
             issuer: discovered.issuer.clone(),
             scope: scope.clone(),
+            public_only,
         };
         let response = {
             let _user_time = self.clock.pause();

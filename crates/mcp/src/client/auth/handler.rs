@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use reqwest::Url;
 use reqwest::header::LOCATION;
 
+use super::egress::request_error;
 use super::error::AuthError;
 
 /// The most redirects [`RedirectFetcher`] follows within the authorization server.
@@ -28,6 +29,11 @@ pub struct AuthorizationRequest {
     pub issuer: String,
     /// The requested scopes (space separated), if any.
     pub scope: Option<String>,
+    /// The client [`RedirectFetcher`] must fetch `url` with when the authorization server is
+    /// neither on the MCP server's host nor one the user named: it connects to public
+    /// addresses only, checked on every connection (one check before the request is handed
+    /// over would let a name that resolves differently the second time reach inside).
+    pub(crate) public_only: Option<reqwest::Client>,
 }
 
 /// What came back on the redirect URI: its query parameters.
@@ -174,7 +180,10 @@ where
 /// or a server that recognises the client by other means. Nothing is listening on the
 /// redirect URI. A redirect to any other origin ends the sign-in with
 /// [`AuthError::Handler`] and is not followed: a hostile authorization server cannot send the
-/// client's requests elsewhere (into the user's network, say).
+/// client's requests elsewhere (into the user's network, say). An authorization server the MCP
+/// server named on another host, and that the user did not name, is fetched at public
+/// addresses only, whatever its name resolves to when connecting (so not with the client of
+/// [`Self::http_client`]; see [`super::OAuthConfig::issuer`]).
 #[derive(Debug, Clone)]
 pub struct RedirectFetcher {
     redirect_uri: String,
@@ -199,7 +208,8 @@ impl RedirectFetcher {
         }
     }
 
-    /// With another HTTP client (it must not follow redirects).
+    /// With another HTTP client (it must not follow redirects), for authorization servers on
+    /// the MCP server's host or named by the user.
     #[must_use]
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http = client;
@@ -220,9 +230,15 @@ impl AuthorizationHandler for RedirectFetcher {
             let redirect_uri = Url::parse(&self.redirect_uri)
                 .map_err(|e| AuthError::Handler(format!("the redirect URI is not a URL: {e}")))?;
             let origin = request.url.origin();
+            // Every hop stays on the authorization endpoint's origin, so one client serves all.
+            let http = request.public_only.as_ref().unwrap_or(&self.http);
             let mut url = request.url;
             for _ in 0..MAX_REDIRECTS {
-                let response = self.http.get(url.clone()).send().await?;
+                let response = http
+                    .get(url.clone())
+                    .send()
+                    .await
+                    .map_err(|e| request_error(e, &url))?;
                 if !response.status().is_redirection() {
                     return Err(AuthError::Handler(format!(
                         "the authorization endpoint answered {} instead of a redirect",
@@ -260,7 +276,83 @@ impl AuthorizationHandler for RedirectFetcher {
 
 #[cfg(test)]
 mod tests {
+    use std::net::{Ipv4Addr, SocketAddr};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
     use super::*;
+    use crate::client::auth::egress::Egress;
+
+    /// A rebinding attacker's DNS: the first lookup answers a public address, every later one
+    /// loopback.
+    #[derive(Default)]
+    struct Rebinding(AtomicUsize);
+
+    impl Resolve for Rebinding {
+        fn resolve(&self, _name: Name) -> Resolving {
+            let ip = if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+                Ipv4Addr::new(93, 184, 216, 34)
+            } else {
+                Ipv4Addr::LOCALHOST
+            };
+            let addrs: Addrs = Box::new(std::iter::once(SocketAddr::from((ip, 0))));
+            Box::pin(async move { Ok(addrs) })
+        }
+    }
+
+    /// A name that resolves to a public address when the authorization endpoint is checked and
+    /// to loopback when the headless fetcher connects: the fetcher connects to no internal
+    /// address (the service on 127.0.0.1 standing for one sees no connection).
+    #[tokio::test]
+    async fn a_rebinding_authorization_endpoint_is_not_fetched() {
+        let internal = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = internal.local_addr().unwrap().port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&connections);
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = internal.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let mut request = [0u8; 1024];
+                let _ = stream.read(&mut request).await;
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1/callback?code=c&state=s\r\n\
+                          Content-Length: 0\r\nConnection: close\r\n\r\n",
+                    )
+                    .await;
+            }
+        });
+        let resolver = Arc::new(Rebinding::default());
+        let egress = Egress::with_lookup(
+            reqwest::Client::new(),
+            "https://mcp.example.com/mcp",
+            Arc::clone(&resolver) as Arc<dyn Resolve>,
+        )
+        .unwrap();
+        // `localhost` so that a client resolving with the system reaches the internal service.
+        let url = Url::parse(&format!("http://localhost:{port}/authorize")).unwrap();
+        let public_only = egress.hand_over(&url, false).await.unwrap();
+        assert!(public_only.is_some(), "checked as public, handed over");
+        let request = AuthorizationRequest {
+            url,
+            redirect_uri: "http://127.0.0.1/callback".to_owned(),
+            state: "s".to_owned(),
+            issuer: "http://localhost".to_owned(),
+            scope: None,
+            public_only,
+        };
+        let outcome = RedirectFetcher::new("http://127.0.0.1/callback")
+            .authorize(request)
+            .await;
+        assert!(
+            matches!(&outcome, Err(AuthError::ForbiddenUrl { url, .. }) if url.contains("localhost")),
+            "{outcome:?}"
+        );
+        assert!(resolver.0.load(Ordering::SeqCst) >= 2, "resolved again");
+        assert_eq!(connections.load(Ordering::SeqCst), 0);
+    }
 
     #[test]
     fn reads_redirect_query() {

@@ -107,7 +107,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-pub use error::AuthError;
+pub use error::{AuthError, UrlRefusal};
 pub use handler::{
     AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, RedirectFetcher, handler_fn,
 };

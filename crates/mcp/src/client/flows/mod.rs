@@ -278,7 +278,8 @@ impl FlowRecord {
     /// A new flow awaiting the user, from a pending request of the manual loop.
     ///
     /// # Errors
-    /// The params do not serialize.
+    /// The params do not serialize, or the system has no randomness for the flow's id
+    /// ([`FlowError::NoRandomness`]).
     pub fn new<P: Serialize + mcp_types::InputResponseParams + Clone>(
         server: impl Into<String>,
         method: FlowMethod,
@@ -290,7 +291,7 @@ impl FlowRecord {
         params.set_request_state(None);
         let now = now_ms();
         Ok(Self {
-            id: new_flow_id(),
+            id: new_flow_id()?,
             server: server.into(),
             method,
             params: serde_json::to_value(&params)?,
@@ -496,6 +497,11 @@ pub enum FlowError {
     /// The storage backend failed.
     #[error("flow store: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The system has no randomness to draw a flow id or a worker id from. There is no
+    /// fallback: a flow id made of the clock and a counter could be guessed, and the flow's
+    /// answers recorded by whoever guessed it.
+    #[error("no system randomness for an id: {0}")]
+    NoRandomness(String),
 }
 
 impl FlowError {
@@ -748,25 +754,10 @@ pub(crate) fn now_ms() -> u64 {
 }
 
 /// `flow_` and 32 random hex digits.
-pub(crate) fn new_flow_id() -> String {
-    format!("flow_{}", random_hex())
-}
-
-/// 32 random hex digits (128 bits from the OS).
-pub(crate) fn random_hex() -> String {
-    use std::fmt::Write as _;
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No OS randomness: time and a process-wide counter still give unique ids in practice.
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let count = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        bytes[..8].copy_from_slice(&now_ms().to_be_bytes());
-        bytes[8..].copy_from_slice(&(count ^ u64::from(std::process::id())).to_be_bytes());
-    }
-    bytes.iter().fold(String::with_capacity(32), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+fn new_flow_id() -> Result<String, FlowError> {
+    let hex =
+        crate::ids::random_hex().map_err(|error| FlowError::NoRandomness(error.to_string()))?;
+    Ok(format!("flow_{hex}"))
 }
 
 /// A JSON-RPC error as a failure (for stores and tests that build outcomes by hand).

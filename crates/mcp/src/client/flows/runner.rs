@@ -16,7 +16,6 @@ use serde_json::Value;
 
 use super::{
     FlowError, FlowFailure, FlowFilter, FlowMethod, FlowRecord, FlowStatus, FlowStore, now_ms,
-    random_hex,
 };
 use crate::client::api::{Client, PendingRequest};
 use crate::client::builder::ClientBuilder;
@@ -198,7 +197,9 @@ impl From<serde_json::Error> for AttemptError {
 #[derive(Debug, Clone)]
 pub struct FlowRunner {
     store: Arc<dyn FlowStore>,
-    worker: String,
+    /// This worker's id; without system randomness to draw one (and none named) the reason,
+    /// and claims fail: two workers sharing an id would both hold one claim.
+    worker: Result<String, String>,
     lease: Duration,
     max_attempts: u32,
     max_state_rounds: u32,
@@ -207,7 +208,9 @@ pub struct FlowRunner {
 
 impl FlowRunner {
     /// A runner over `store`, with a worker id of its own (`worker-<pid>-<random>`), a 5-minute
-    /// lease, 3 attempts per round, 10 state-only rounds and 8 concurrent resumptions.
+    /// lease, 3 attempts per round, 10 state-only rounds and 8 concurrent resumptions. Without
+    /// system randomness it has no worker id until one is named ([`Self::worker_id`]), and
+    /// resuming fails with [`FlowError::NoRandomness`].
     pub fn new(store: impl FlowStore + 'static) -> Self {
         Self::with_store(Arc::new(store))
     }
@@ -216,7 +219,9 @@ impl FlowRunner {
     pub fn with_store(store: Arc<dyn FlowStore>) -> Self {
         Self {
             store,
-            worker: format!("worker-{}-{}", std::process::id(), &random_hex()[..8]),
+            worker: crate::ids::random_hex()
+                .map(|hex| format!("worker-{}-{}", std::process::id(), &hex[..8]))
+                .map_err(|error| error.to_string()),
             lease: Duration::from_secs(300),
             max_attempts: 3,
             max_state_rounds: 10,
@@ -227,7 +232,7 @@ impl FlowRunner {
     /// Names this worker (recorded in the flows it claims).
     #[must_use]
     pub fn worker_id(mut self, worker: impl Into<String>) -> Self {
-        self.worker = worker.into();
+        self.worker = Ok(worker.into());
         self
     }
 
@@ -267,9 +272,9 @@ impl FlowRunner {
         &self.store
     }
 
-    /// This worker's id.
+    /// This worker's id (empty when it has none: see [`Self::new`]).
     pub fn worker(&self) -> &str {
-        &self.worker
+        self.worker.as_deref().unwrap_or_default()
     }
 
     fn lease_ms(&self) -> u64 {
@@ -383,9 +388,13 @@ impl FlowRunner {
     /// The store failed, or this worker's claim was lost meanwhile ([`FlowError::ClaimLost`]).
     /// Failures of the server or the transport are recorded in the flow, not returned.
     pub async fn resume(&self, client: &Client, id: &str) -> Result<Option<FlowRecord>, FlowError> {
+        let worker = self
+            .worker
+            .as_deref()
+            .map_err(|reason| FlowError::NoRandomness(reason.clone()))?;
         let claimed = self
             .store
-            .claim(id, &self.worker, now_ms(), self.lease_ms())
+            .claim(id, worker, now_ms(), self.lease_ms())
             .await?;
         match claimed {
             Some(claimed) => Box::pin(self.run_claimed(client, claimed)).await.map(Some),

@@ -24,6 +24,7 @@ use tokio::sync::oneshot;
 use super::{HttpHeaders, Outgoing, Reply, http_legacy};
 use crate::client::error::{ClientError, TransportError};
 use crate::client::shared::Shared;
+use crate::http::body::{BodyError, read_limited};
 use crate::http::headers;
 use crate::http::sse;
 
@@ -616,22 +617,14 @@ async fn read_body(
     response: &mut reqwest::Response,
     max: usize,
 ) -> Result<Option<Vec<u8>>, ClientError> {
-    let mut body = Vec::new();
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                if body.len() + chunk.len() > max {
-                    return Err(ClientError::Protocol(format!(
-                        "response body larger than {max} bytes"
-                    )));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(Some(body)),
-            Err(error) => {
-                tracing::debug!(%error, "response body broke");
-                return Ok(None);
-            }
+    match read_limited(response, max).await {
+        Ok(body) => Ok(Some(body)),
+        Err(BodyError::TooLarge(max)) => Err(ClientError::Protocol(format!(
+            "response body larger than {max} bytes"
+        ))),
+        Err(BodyError::Transport(error)) => {
+            tracing::debug!(%error, "response body broke");
+            Ok(None)
         }
     }
 }

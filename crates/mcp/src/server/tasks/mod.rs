@@ -384,7 +384,7 @@ impl TasksBuilder {
     pub fn build(self) -> Tasks {
         let instance = match self.instance {
             Some(id) => Ok(id),
-            None => rules::random_id()
+            None => crate::ids::random_hex()
                 .map_err(|e| format!("no instance id: system randomness failed: {e}")),
         };
         Tasks {

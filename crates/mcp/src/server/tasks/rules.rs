@@ -1,4 +1,4 @@
-//! The small rules of the runtime: time and ids, what an input request needs, and the terminal
+//! The small rules of the runtime: time, what an input request needs, and the terminal
 //! transitions.
 
 use std::time::Duration;
@@ -19,23 +19,6 @@ pub(crate) fn now_ms() -> u64 {
 
 pub(super) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// 128 random bits, hex: unguessable task and instance ids.
-///
-/// # Errors
-/// The system has no randomness to give. There is no fallback: a task id is all that stands
-/// between a task without a principal and anyone who can guess it.
-pub(crate) fn random_id() -> Result<String, getrandom::Error> {
-    id_from(getrandom::fill)
-}
-
-fn id_from(
-    fill: impl FnOnce(&mut [u8]) -> Result<(), getrandom::Error>,
-) -> Result<String, getrandom::Error> {
-    let mut bytes = [0u8; 16];
-    fill(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// ISO 8601 (UTC, millisecond precision) of a Unix-milliseconds time.
@@ -150,21 +133,7 @@ pub(super) fn cancelled(record: &mut TaskRecord) {
 
 #[cfg(test)]
 mod tests {
-    use super::{id_from, iso8601};
-
-    #[test]
-    fn ids_need_randomness() {
-        assert_eq!(
-            id_from(|_| Err(getrandom::Error::UNSUPPORTED)).ok(),
-            None,
-            "no clock-and-counter fallback"
-        );
-        let id = id_from(|bytes| {
-            bytes.fill(0xab);
-            Ok(())
-        });
-        assert_eq!(id.unwrap(), "ab".repeat(16));
-    }
+    use super::iso8601;
 
     #[test]
     fn iso8601_is_utc_with_milliseconds() {

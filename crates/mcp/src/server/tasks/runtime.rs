@@ -23,7 +23,7 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{TaskContext, TaskInput, TaskStep, TaskTool};
-use super::rules::{cancelled, check_questions, failed, iso8601, millis, now_ms, random_id};
+use super::rules::{cancelled, check_questions, failed, iso8601, millis, now_ms};
 use super::store::{Admission, Lease, StoreError, TaskRecord, TaskStore};
 use super::{OrphanPolicy, TaskOptions};
 
@@ -297,7 +297,7 @@ impl Runtime {
             tracing::error!(%reason, "no task created");
             return Err(Failure::Rpc(ErrorObject::internal("Internal error")));
         }
-        let id = random_id().map_err(|error| {
+        let id = crate::ids::random_hex().map_err(|error| {
             tracing::error!(%error, "no task created: system randomness failed");
             Failure::Rpc(ErrorObject::internal("Internal error"))
         })?;

@@ -213,7 +213,7 @@ mod tests {
     async fn records_survive_reopening_the_file() {
         let dir = std::env::temp_dir().join(format!(
             "mcp-tasks-sqlite-{}",
-            super::super::rules::random_id().unwrap()
+            crate::ids::random_hex().unwrap()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("tasks.db");

@@ -331,10 +331,7 @@ pub(crate) mod contract {
     use super::{TaskRecord, TaskStore};
 
     pub(crate) async fn check(store: &dyn TaskStore, prefix: &str) {
-        let id = format!(
-            "{prefix}-contract-{}",
-            super::super::rules::random_id().unwrap()
-        );
+        let id = format!("{prefix}-contract-{}", crate::ids::random_hex().unwrap());
         let now = super::super::rules::now_ms();
         let mut record = TaskRecord::new(id.clone(), "tool".to_owned(), now);
         record.ttl_ms = Some(60_000);
