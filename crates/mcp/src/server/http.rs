@@ -695,10 +695,17 @@ fn event_stream(
         work,
         reply,
         finished: false,
-        keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
+        keep_alive: keep_alive_timer(keep_alive),
         _guard: guard,
     };
     event_stream_response(Body::from_stream(events(state)))
+}
+
+/// The keep-alive comments of a stream, the first one `period` from now (checked: a huge
+/// `HttpConfig::keep_alive` means none, not a panic).
+fn keep_alive_timer(period: Duration) -> tokio::time::Interval {
+    let first = super::deadline::after_tokio(tokio::time::Instant::now(), period);
+    tokio::time::interval_at(first, period)
 }
 
 /// A response carrying an event stream: the content type, and no caching or proxy buffering.
@@ -755,7 +762,7 @@ pub(crate) fn event_stream_only(
         work: Some(Box::pin(std::future::pending())),
         reply: None,
         finished: false,
-        keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
+        keep_alive: keep_alive_timer(keep_alive),
         _guard: cancel.drop_guard(),
     };
     let mut response = Response::new(Body::from_stream(events(state)));

@@ -40,6 +40,8 @@
 pub mod auth;
 mod bridge;
 mod context;
+#[cfg(any(feature = "http-server", feature = "tasks"))]
+mod deadline;
 mod dispatch;
 mod handler;
 mod headers;
