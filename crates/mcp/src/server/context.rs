@@ -216,6 +216,17 @@ impl RequestContext {
         self.inner.http.as_deref()
     }
 
+    /// The address of the peer that sent the request, on streamable HTTP served by
+    /// [`Server::serve_http_on`](super::Server::serve_http_on) (or a router served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`). Behind a reverse proxy it is the
+    /// proxy's. A [`bind_principal`](super::ServerBuilder::bind_principal) hook can use it to
+    /// give anonymous peers an identity of their own (task limits and sealed state are per
+    /// principal).
+    #[cfg(feature = "http-server")]
+    pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {
+        super::http::peer_addr(self.http_parts()?)
+    }
+
     /// The access token the auth layer validated ([`super::http::HttpConfig::auth`]), on
     /// streamable HTTP.
     #[cfg(feature = "auth")]
