@@ -41,11 +41,11 @@ const SCHEMA: &str = "
 const COUNT_LIVE: &str =
     "SELECT COUNT(*) FROM mcp_tasks WHERE expires_at IS NULL OR expires_at > ?1";
 
-/// The live tasks as of `?1` whose principal `IS ?2`. The index `mcp_tasks_principal` on the
+/// The live tasks as of `?1` whose principal is `?2`. The index `mcp_tasks_principal` on the
 /// same expression serves it, and needs no new column in databases made before the limits.
 const COUNT_LIVE_OF: &str = "
     SELECT COUNT(*) FROM mcp_tasks
-    WHERE json_extract(record, '$.principal') IS ?2 AND (expires_at IS NULL OR expires_at > ?1)
+    WHERE json_extract(record, '$.principal') = ?2 AND (expires_at IS NULL OR expires_at > ?1)
 ";
 
 fn backend(error: rusqlite::Error) -> StoreError {
@@ -107,7 +107,7 @@ impl TaskStore for SqliteStore {
         limits: TaskLimits,
     ) -> BoxFuture<'a, Result<Admission, StoreError>> {
         let id = record.task_id.clone();
-        let principal = record.principal.clone();
+        let principal = limits.counted_principal(record).map(str::to_owned);
         let now = signed(record.created_at_ms);
         let row = columns(record);
         self.run(move |c| {
@@ -121,7 +121,9 @@ impl TaskStore for SqliteStore {
                     .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
                     .map_err(backend)
             };
-            let mine = count(COUNT_LIVE_OF, params![now, principal])?;
+            let mine = principal
+                .map(|principal| count(COUNT_LIVE_OF, params![now, principal]))
+                .transpose()?;
             let total = count(COUNT_LIVE, params![now])?;
             let admission = limits.admit(mine, total);
             if admission == Admission::Created {

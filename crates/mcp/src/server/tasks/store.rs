@@ -162,7 +162,9 @@ impl TaskRecord {
 /// task's result is kept, and that is what the caps bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TaskLimits {
-    /// The most live tasks of one principal (tasks without a principal count as one).
+    /// The most live tasks of one principal. Tasks without a principal are not counted here —
+    /// there is no identity to be fair to, and one shared count would let one anonymous client
+    /// lock out every other for a TTL — only against [`TaskLimits::total`].
     pub per_principal: Option<usize>,
     /// The most live tasks in the whole store.
     pub total: Option<usize>,
@@ -181,10 +183,19 @@ pub enum Admission {
 }
 
 impl TaskLimits {
+    /// The principal whose live tasks a store must count to create `record`: its own, when it
+    /// has one and [`TaskLimits::per_principal`] is set.
+    pub fn counted_principal<'r>(&self, record: &'r TaskRecord) -> Option<&'r str> {
+        self.per_principal.and(record.principal.as_deref())
+    }
+
     /// The verdict for a store holding `total` live tasks, `mine` of them the new task's
-    /// principal's (the principal's limit is reported first).
-    pub fn admit(&self, mine: usize, total: usize) -> Admission {
-        if self.per_principal.is_some_and(|limit| mine >= limit) {
+    /// principal's (`None` when [`TaskLimits::counted_principal`] is: only the total applies).
+    /// The principal's limit is reported first.
+    pub fn admit(&self, mine: Option<usize>, total: usize) -> Admission {
+        if let (Some(limit), Some(mine)) = (self.per_principal, mine)
+            && mine >= limit
+        {
             Admission::PrincipalLimit
         } else if self.total.is_some_and(|limit| total >= limit) {
             Admission::TotalLimit
@@ -203,9 +214,10 @@ impl TaskLimits {
 /// [`TaskRecord::expires_at_ms`].
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new record unless that would exceed `limits` ([`TaskLimits::admit`]), counting
-    /// the live tasks as of `record.created_at_ms` — all of them and those with the record's
-    /// principal — in the same atomic step as the insert, so that instances creating tasks at
-    /// once cannot overshoot. Fails if the id exists.
+    /// the live tasks as of `record.created_at_ms` — all of them, and those of
+    /// [`TaskLimits::counted_principal`] — in the same atomic step as the insert, so that
+    /// instances creating tasks at once cannot overshoot. A record without a principal is held
+    /// to the total only. Fails if the id exists.
     fn create<'a>(
         &'a self,
         record: &'a TaskRecord,
@@ -264,15 +276,16 @@ impl TaskStore for MemoryStore {
         let result = if records.contains_key(&record.task_id) {
             Err(StoreError::new(format!("task {} exists", record.task_id)))
         } else {
+            let counted = limits.counted_principal(record);
             let (mut mine, mut total) = (0, 0);
             for live in records
                 .values()
                 .filter(|r| !r.is_expired(record.created_at_ms))
             {
                 total += 1;
-                mine += usize::from(live.principal == record.principal);
+                mine += usize::from(counted.is_some() && live.principal.as_deref() == counted);
             }
-            let admission = limits.admit(mine, total);
+            let admission = limits.admit(counted.map(|_| mine), total);
             if admission == Admission::Created {
                 records.insert(record.task_id.clone(), record.clone());
             }
