@@ -199,19 +199,62 @@ async fn single_use_everywhere_covers_every_tool_and_prompt() {
     assert_eq!(replay["error"], frozen());
 }
 
+/// A full memory guard forgets its oldest key to make room, and from then on refuses every
+/// token as old as it: one client redeeming its own rounds cannot make single use fail for
+/// everyone, and a forgotten token is never accepted again.
 #[tokio::test]
-async fn a_full_guard_refuses_the_round_as_an_internal_error() {
+async fn a_full_guard_forgets_its_oldest_key_and_refuses_tokens_as_old() {
     let calls = Arc::new(AtomicUsize::new(0));
     let guard: Arc<dyn ReplayGuard> = Arc::new(MemoryReplayGuard::new(1));
     let mut peer = StdioPeer::start(server(Some((guard, SingleUse::All)), &calls));
     let one = sealed_state(&mut peer, "delete_repo").await;
     let two = sealed_state(&mut peer, "delete_repo").await;
+    let three = sealed_state(&mut peer, "delete_repo").await;
     let (first, _) = peer.request(&call(2, "delete_repo", Some(&one))).await;
     assert_eq!(first["result"]["content"][0]["text"], "done: step-1");
-    // The table is full: the second token is refused, not wrongly accepted, and not burnt.
-    let (refused, _) = peer.request(&call(3, "delete_repo", Some(&two))).await;
+    // The table is full: the newer token is served, the first one's key is forgotten.
+    let (third, _) = peer.request(&call(3, "delete_repo", Some(&three))).await;
+    assert_eq!(third["result"]["content"][0]["text"], "done: step-1");
+    for (id, state) in [(4, &one), (5, &two), (6, &three)] {
+        let (refused, _) = peer.request(&call(id, "delete_repo", Some(state))).await;
+        assert_eq!(refused["error"], frozen(), "{refused}");
+    }
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        5,
+        "three rounds one, two redemptions"
+    );
+}
+
+/// A guard that cannot answer refuses the round as an internal error, and the token stays
+/// unused.
+#[tokio::test]
+async fn a_guard_that_cannot_answer_refuses_the_round_as_an_internal_error() {
+    #[derive(Debug)]
+    struct Down;
+    impl ReplayGuard for Down {
+        fn redeem<'a>(
+            &'a self,
+            _key: &'a mcp::server::single_use::ReplayKey,
+            _expires_at: std::time::SystemTime,
+        ) -> futures::future::BoxFuture<
+            'a,
+            Result<mcp::server::single_use::Redemption, mcp::server::single_use::ReplayGuardError>,
+        > {
+            let down = std::io::Error::other("store unreachable");
+            Box::pin(async move { Err(mcp::server::single_use::ReplayGuardError::store(down)) })
+        }
+    }
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut peer = StdioPeer::start(server(Some((Arc::new(Down), SingleUse::All)), &calls));
+    let state = sealed_state(&mut peer, "delete_repo").await;
+    let (refused, _) = peer.request(&call(2, "delete_repo", Some(&state))).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
-    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the handler never saw the round"
+    );
 }
 
 #[test]

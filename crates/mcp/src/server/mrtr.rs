@@ -129,6 +129,7 @@ impl Server {
                 Ok(())
             }
             Ok(Redemption::Replay) => Err(refuse(Reason::Replayed)),
+            Ok(Redemption::Forgotten) => Err(refuse(Reason::Forgotten)),
             Err(error) => {
                 // Not the client's fault, and the token stays unredeemed: an internal error
                 // the client may retry, not the invalid-state answer that ends its flow.
