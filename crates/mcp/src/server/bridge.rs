@@ -6,8 +6,11 @@
 //! 2026-07-28), sends each one over the back-channel (`elicitation/create` in form or URL mode,
 //! `sampling/createMessage`, `roots/list`), and calls the handler again with the answers as
 //! `inputResponses` and its state as `requestState` — until it returns a result, within
-//! [`MAX_ROUNDS`]. The state is sealed and opened exactly as if it had travelled to a client, so
-//! a handler sees one code path in both eras, and a state-only round waits as the client would.
+//! [`MAX_ROUNDS`]. The state never leaves the process, so the handler's plaintext goes straight
+//! to its next call: it is not sealed, opened or redeemed in a single-use guard (which would
+//! cost a seal, an open and — with a shared guard — a Redis write per round, and could fail a
+//! round after the user answered). A handler still sees one code path in both eras (state in,
+//! plaintext), and a state-only round waits as the client would.
 //! Cancelling the request cancels the question in flight (the client gets
 //! `notifications/cancelled` for it).
 
@@ -16,12 +19,11 @@ use std::time::Duration;
 
 use mcp_types::{
     ErrorObject, InputRequest, InputRequests, InputResponse, InputResponseParams, InputResponses,
-    Outcome, Tool,
+    Outcome,
 };
 
 use super::RequestContext;
 use super::Server;
-use super::dispatch::Incoming;
 use super::mrtr::Target;
 
 /// How many times one request may ask for input over the back-channel: the bridge's rounds and
@@ -101,10 +103,8 @@ impl Server {
     /// the answers and the state.
     pub(crate) async fn bridge<P, T, F, Fut>(
         &self,
-        incoming: &Incoming<'_>,
         ctx: &RequestContext,
         target: &Target<'_>,
-        tool: Option<&Tool>,
         mut params: P,
         call: F,
     ) -> Result<Outcome<T>, ErrorObject>
@@ -132,13 +132,7 @@ impl Server {
                 tracing::error!(method = target.method, "{}", error.message);
                 return Err(error);
             }
-            // Sealed and opened as if it had travelled: the same lifetime, binding and checks.
-            let mut state = irr
-                .request_state
-                .map(|state| self.seal_state(incoming, ctx, target, state))
-                .transpose()?;
-            self.open_state(incoming, ctx, target, tool, &mut state)
-                .await?;
+            let state = irr.request_state;
             let requests = irr.input_requests.unwrap_or_default();
             let answers = if requests.is_empty() {
                 tokio::select! {

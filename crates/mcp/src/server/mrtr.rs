@@ -280,14 +280,9 @@ impl Server {
         }
         let outcome = if incoming.legacy.is_some() {
             let handler = &entry.handler;
-            Box::pin(self.bridge(
-                incoming,
-                &ctx,
-                &target,
-                Some(&entry.tool),
-                params,
-                |ctx, params| handler.call(ctx, params),
-            ))
+            Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
+                handler.call(ctx, params)
+            }))
             .await
         } else {
             entry.handler.call(ctx.clone(), params).await
@@ -335,11 +330,9 @@ impl Server {
             .await?;
         let outcome = if incoming.legacy.is_some() {
             let handler = &entry.handler;
-            Box::pin(
-                self.bridge(incoming, &ctx, &target, None, params, |ctx, params| {
-                    handler.get(ctx, params)
-                }),
-            )
+            Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
+                handler.get(ctx, params)
+            }))
             .await
         } else {
             entry.handler.get(ctx.clone(), params).await
@@ -374,11 +367,9 @@ impl Server {
             let entry = Arc::clone(entry);
             if incoming.legacy.is_some() {
                 let handler = &entry.handler;
-                Box::pin(
-                    self.bridge(incoming, &ctx, &target, None, params, |ctx, params| {
-                        handler.read(ctx, params, variables.clone())
-                    }),
-                )
+                Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
+                    handler.read(ctx, params, variables.clone())
+                }))
                 .await
             } else {
                 entry.handler.read(ctx.clone(), params, variables).await
