@@ -551,3 +551,79 @@ async fn a_tool_choice_needs_sampling_tools_on_the_back_channel_too() {
     );
     peer.close().await.unwrap();
 }
+
+/// Task tools run synchronously for a handshake-era session count their rounds as the bridge
+/// does: the limit is checked before a round is asked, so a tool that is done after the 16th
+/// answer gets it, and one that keeps asking fails without a 17th question. The preflight's
+/// rounds and the handler's count together.
+#[tokio::test]
+async fn task_tools_count_rounds_like_the_bridge() {
+    use mcp::server::tasks::{MemoryStore, Preflight, TaskContext, TaskInput, TaskStep, TaskTool};
+    fn question(n: usize) -> InputRequest {
+        form(&format!("Question {n}?"), "ok", json!({"type": "boolean"}))
+    }
+    /// Asks one question a round until it holds `wanted` answers.
+    fn asks(name: &str, wanted: usize) -> TaskTool {
+        TaskTool::new(
+            tool(name),
+            move |_ctx: TaskContext, input: TaskInput| async move {
+                let n = input.responses.len();
+                if n == wanted {
+                    TaskStep::Complete(CallToolResult::text(format!("{n} answers")))
+                } else {
+                    TaskStep::ask(format!("q{n}"), question(n))
+                }
+            },
+        )
+    }
+    let tasks = mcp::server::tasks::Tasks::builder(MemoryStore::new())
+        .tool(asks("sixteen", 16))
+        .tool(asks("seventeen", 17))
+        .tool(
+            asks("checked", 0).preflight(|_ctx, params: CallToolRequestParams| async move {
+                let n: usize = params.request_state.map_or(0, |s| s.parse().unwrap());
+                if n == 16 {
+                    return Preflight::Start(None);
+                }
+                Preflight::Ask(
+                    InputRequiredResult::new()
+                        .with_request(format!("p{n}"), question(n))
+                        .with_state((n + 1).to_string()),
+                )
+            }),
+        )
+        .build();
+    let server = Server::builder("rounds", "1.0.0")
+        .tasks(tasks)
+        .build()
+        .unwrap();
+    let mut peer = session_on(server, r#"{"elicitation":{}}"#).await;
+    let yes = json!({"action": "accept", "content": {"ok": true}});
+    for (id, name, outcome) in [
+        (
+            1,
+            "sixteen",
+            json!({"content": [{"type": "text", "text": "16 answers"}], "isError": false}),
+        ),
+        (
+            2,
+            "checked",
+            json!({"content": [{"type": "text", "text": "0 answers"}], "isError": false}),
+        ),
+        (
+            3,
+            "seventeen",
+            json!({"code": -32603, "message": "the handler asked for input more than 16 times"}),
+        ),
+    ] {
+        peer.send(&call(id, name)).await;
+        for _ in 0..16 {
+            answer_next(&mut peer, "elicitation/create", yes.clone()).await;
+        }
+        let reply = peer.next().await.unwrap();
+        assert_eq!(reply["id"], id, "{name}: no 17th question: {reply}");
+        let got = reply.get("result").or(reply.get("error")).unwrap();
+        assert_eq!(got, &outcome, "{name}");
+    }
+    peer.close().await.unwrap();
+}

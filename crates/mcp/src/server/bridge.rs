@@ -35,11 +35,27 @@ pub(crate) const MAX_ROUNDS: usize = 16;
 const STATE_ONLY_FIRST_WAIT: Duration = Duration::from_millis(50);
 const STATE_ONLY_MAX_WAIT: Duration = Duration::from_millis(250);
 
-/// The error of a request whose handler keeps asking.
-pub(crate) fn too_many_rounds() -> ErrorObject {
-    ErrorObject::internal(format!(
-        "the handler asked for input more than {MAX_ROUNDS} times"
-    ))
+/// The rounds one request has asked over the back-channel, against [`MAX_ROUNDS`]. Counted
+/// before a round is asked, never after: a handler that keeps asking fails without its user
+/// being asked once more, and a handler that is done after the last allowed round gets its
+/// answers.
+#[derive(Debug, Default)]
+pub(crate) struct Rounds(usize);
+
+impl Rounds {
+    /// Counts a round about to be asked; past [`MAX_ROUNDS`], the error of a request whose
+    /// handler keeps asking (logged).
+    pub(crate) fn next(&mut self, method: &str) -> Result<(), ErrorObject> {
+        self.0 += 1;
+        if self.0 <= MAX_ROUNDS {
+            return Ok(());
+        }
+        let error = ErrorObject::internal(format!(
+            "the handler asked for input more than {MAX_ROUNDS} times"
+        ));
+        tracing::error!(method, "{}", error.message);
+        Err(error)
+    }
 }
 
 /// Whether an accepted form answer is checked against its schema here, or by the caller.
@@ -114,7 +130,7 @@ impl Server {
         Fut: Future<Output = Result<Outcome<T>, ErrorObject>>,
     {
         let mut wait = STATE_ONLY_FIRST_WAIT;
-        let mut rounds = 0;
+        let mut rounds = Rounds::default();
         loop {
             let irr = match call(ctx.clone(), params.clone()).await? {
                 Outcome::InputRequired(irr) => irr,
@@ -126,12 +142,7 @@ impl Server {
                 }
             };
             self.check_input_required(ctx, target, &irr)?;
-            rounds += 1;
-            if rounds > MAX_ROUNDS {
-                let error = too_many_rounds();
-                tracing::error!(method = target.method, "{}", error.message);
-                return Err(error);
-            }
+            rounds.next(target.method)?;
             let state = irr.request_state;
             let requests = irr.input_requests.unwrap_or_default();
             let answers = if requests.is_empty() {

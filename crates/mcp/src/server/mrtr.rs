@@ -164,14 +164,10 @@ impl Server {
         target: &Target<'_>,
         mut irr: InputRequiredResult,
     ) -> Result<Vec<u8>, ErrorObject> {
-        if incoming.legacy.is_some() {
-            // Unreachable: the bridge answers every question of a handshake-era request.
-            tracing::error!(
-                method = target.method,
-                "an InputRequiredResult cannot be sent to a handshake-era client"
-            );
-            return Err(internal("Handler returned an invalid result"));
-        }
+        debug_assert!(
+            incoming.legacy.is_none(),
+            "the bridge answers every InputRequiredResult of a handshake-era request"
+        );
         self.check_input_required(ctx, target, &irr)?;
         if let Some(state) = irr.request_state.take() {
             irr.request_state = Some(self.seal_state(incoming, ctx, target, state)?);
