@@ -57,23 +57,29 @@ pub(crate) struct Target<'a> {
     pub(crate) name: &'a str,
 }
 
-/// The most bytes of a request target (a resource URI comes from the peer) that a rejection
-/// log line carries.
-const LOGGED_TARGET_MAX: usize = 128;
+/// The most bytes of peer-chosen text (a resource URI, a problem quoting an answer) that a log
+/// line carries.
+const LOGGED_TEXT_MAX: usize = 128;
+
+/// `text` cut to [`LOGGED_TEXT_MAX`] bytes (at a character boundary), for a log line. Record
+/// it as a string field (`field = logged(text)`, not `%text`): subscribers escape string
+/// fields, so a newline in it cannot forge a second line.
+pub(crate) fn logged(text: &str) -> &str {
+    let mut end = text.len().min(LOGGED_TEXT_MAX);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 
 /// Logs why a `requestState` was refused, at WARN: tampering must be visible at the default
 /// level (Python logs it at WARNING). One bounded line per refusal: the reason is one of the
-/// fixed [`Reason`] codes, and the peer-chosen target is cut to [`LOGGED_TARGET_MAX`] bytes and
-/// recorded as a string field, which subscribers escape (no forged log lines).
+/// fixed [`Reason`] codes, and the peer-chosen target is [`logged`].
 pub(crate) fn log_rejected_state(method: &str, target: Option<&str>, reason: Reason) {
     let target = target.unwrap_or_default();
-    let mut end = target.len().min(LOGGED_TARGET_MAX);
-    while !target.is_char_boundary(end) {
-        end -= 1;
-    }
     tracing::warn!(
         method,
-        target = &target[..end],
+        target = logged(target),
         target_len = target.len(),
         reason = reason.as_str(),
         "requestState rejected"

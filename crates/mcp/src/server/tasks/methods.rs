@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use mcp_seal::Reason;
 use mcp_types::methods::CallTool;
 use mcp_types::tasks::{
     CancelTaskRequestParams, GetTaskRequestParams, GetTaskResult, TASKS_EXTENSION,
@@ -19,6 +20,8 @@ use serde_json::Value;
 use super::handler::{Preflight, TaskContext, TaskInput, TaskStep, TaskSupport, TaskTool};
 use super::runtime::Runtime;
 use crate::server::bridge::{Rounds, ask_all};
+use crate::server::dispatch::invalid_request_state;
+use crate::server::mrtr::log_rejected_state;
 use crate::server::{BoxFuture, MethodHandler, RequestContext, ToolHandler};
 
 /// The prefix of the `requestState` this module mints when it runs a task tool synchronously
@@ -122,7 +125,11 @@ async fn run_inline(
         .and_then(|s| s.strip_prefix(INLINE_PREFIX))
         .map(serde_json::from_str::<InlineState>)
         .transpose()
-        .map_err(|_| crate::server::dispatch::invalid_request_state())?;
+        .map_err(|_| {
+            // Logged like every other refused state (a WARN line), then the one error.
+            log_rejected_state(CallTool::NAME, Some(&tool.tool.name), Reason::Malformed);
+            invalid_request_state()
+        })?;
     // One count for the preflight's rounds and the handler's, as for any other request.
     let mut rounds = Rounds::default();
     let InlineState {
