@@ -56,6 +56,10 @@ pub enum Reason {
     /// A valid token of a single-use round that was already redeemed (raised by the server's
     /// replay guard, after every other check passed).
     Replayed,
+    /// A valid token of a single-use round that expires no later than keys the server's replay
+    /// guard had to forget to make room: whether it was redeemed can no longer be told, so it
+    /// is refused as if it had expired.
+    Forgotten,
 }
 
 impl Reason {
@@ -75,6 +79,7 @@ impl Reason {
             Self::Principal => "principal",
             Self::PrincipalBinding => "principal binding error",
             Self::Replayed => "replayed",
+            Self::Forgotten => "replay guard forgot",
         }
     }
 }

@@ -397,6 +397,15 @@ impl ElicitRequestParams {
             Self::Url(u) => &u.message,
         }
     }
+
+    /// The client capabilities a client must declare before it may be asked this: the
+    /// elicitation mode.
+    pub fn required_capabilities(&self) -> crate::ClientCapabilities {
+        match self {
+            Self::Form(_) => crate::ClientCapabilities::new().with_elicitation_form(),
+            Self::Url(_) => crate::ClientCapabilities::new().with_elicitation_url(),
+        }
+    }
 }
 
 impl From<ElicitRequestFormParams> for ElicitRequestParams {

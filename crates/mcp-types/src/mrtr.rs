@@ -84,16 +84,8 @@ impl InputRequest {
     /// or roots.
     pub fn required_capabilities(&self) -> ClientCapabilities {
         match self {
-            Self::Elicit(elicit) => match &elicit.params {
-                ElicitRequestParams::Form(_) => ClientCapabilities::new().with_elicitation_form(),
-                ElicitRequestParams::Url(_) => ClientCapabilities::new().with_elicitation_url(),
-            },
-            Self::CreateMessage(sample)
-                if sample.params.tools.is_some() || sample.params.tool_choice.is_some() =>
-            {
-                ClientCapabilities::new().with_sampling_tools()
-            }
-            Self::CreateMessage(_) => ClientCapabilities::new().with_sampling(),
+            Self::Elicit(elicit) => elicit.params.required_capabilities(),
+            Self::CreateMessage(sample) => sample.params.required_capabilities(),
             Self::ListRoots(_) => ClientCapabilities::new().with_roots(),
         }
     }

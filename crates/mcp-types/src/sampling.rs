@@ -145,6 +145,16 @@ impl CreateMessageRequestParams {
             extra: Extra::new(),
         }
     }
+
+    /// The client capabilities a client must declare before it may be sent this request:
+    /// sampling, with `tools` when the request offers tools or a tool choice.
+    pub fn required_capabilities(&self) -> crate::ClientCapabilities {
+        if self.tools.is_some() || self.tool_choice.is_some() {
+            crate::ClientCapabilities::new().with_sampling_tools()
+        } else {
+            crate::ClientCapabilities::new().with_sampling()
+        }
+    }
 }
 
 wire_struct! {

@@ -592,6 +592,40 @@ async fn answers_are_checked_against_the_schema_the_client_was_shown() {
     }
 }
 
+/// A rejected answer is logged at INFO with the problem, which quotes the peer's answer: one
+/// bounded line, whatever the answer holds.
+#[tokio::test]
+async fn a_rejected_answer_is_logged_in_one_bounded_line() {
+    let (captured, _default) = server_support::capture_logs(tracing::Level::INFO);
+    let mut peer = peer();
+    let first = call(1, "sign_up", json!({}), all());
+    let (response, _) = peer.request(&first).await;
+    let key = "mcp_server_mrtr::ask_signup";
+    let state = response["result"]["requestState"].clone();
+    let handle = format!("x\n2099-01-01T00:00:00Z  WARN forged{}", "y".repeat(65_536));
+    let content = json!({"seats": 2, "handle": handle, "email": "ada@example.com", "plan": "team"});
+    let answer = json!({key: accept(content.clone())});
+    let (response, _) = peer.request(&retry(&first, 2, answer, Some(&state))).await;
+    check_signup(&response, &content, None);
+    let lines = captured.lines();
+    let rejected: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("elicitation answer rejected"))
+        .collect();
+    assert_eq!(rejected.len(), 1, "{lines:#?}");
+    assert!(
+        rejected[0].len() < 512,
+        "bounded: {} bytes",
+        rejected[0].len()
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("forged") && !l.contains("rejected"))
+    );
+    assert!(rejected[0].contains("problem_len="), "{}", rejected[0]);
+}
+
 /// Issue 16 item 9, handshake era: the same check on an answer that arrives over the
 /// back-channel.
 #[tokio::test]

@@ -1,8 +1,9 @@
 //! Issue 16 item 10, the bridge: a low-level handler written for 2026-07-28 (it asks by
 //! returning an `InputRequiredResult`) served to a 2025-11-25 session. The SDK asks over the
 //! back-channel — form and URL elicitation, sampling, roots — and calls the handler again with
-//! the answers and its (sealed, then opened) state, within the round limit; only declared
-//! capabilities are asked, and cancelling the call cancels the question in flight.
+//! the answers and its plaintext state (never sealed, opened or redeemed: it does not leave the
+//! process), within the round limit; only declared capabilities are asked, by the same rule as
+//! on 2026-07-28, and cancelling the call cancels the question in flight.
 
 // Test helpers take JSON values by value: they are built inline with `json!`.
 #![allow(clippy::needless_pass_by_value)]
@@ -15,13 +16,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp::seal::{Codec, InvalidRequestState, Reason, RequestStateSecurity, SealError};
-use mcp::server::{RequestContext, Server, UriVariables};
+use mcp::server::single_use::{Redemption, ReplayGuard, ReplayGuardError, ReplayKey, SingleUse};
+use mcp::server::{RequestContext, Server, ServerBuilder, UriVariables};
 use mcp::types::*;
 use serde_json::{Value, json};
 use server_support::{HttpPeer, StdioPeer, object};
 
-/// A codec that keeps every payload it seals in the clear (base64), so a test can see that the
-/// bridge seals and opens each round's state like any other.
+/// A codec that keeps every payload it seals in the clear (base64), so a test can see what the
+/// bridge seals and opens: nothing, since a bridged round's state never leaves the process.
 #[derive(Debug, Default)]
 struct Recording {
     sealed: Mutex<Vec<String>>,
@@ -64,6 +66,10 @@ fn tool(name: &str) -> Tool {
 
 /// A server whose handlers only know the 2026-07-28 way of asking.
 fn server(codec: Arc<Recording>) -> Server {
+    builder(codec).build().unwrap()
+}
+
+fn builder(codec: Arc<Recording>) -> ServerBuilder {
     Server::builder("bridge-test", "1.0.0")
         .seal_request_state(RequestStateSecurity::with_codec(codec))
         // One form question, then the result; the state says what was asked.
@@ -213,15 +219,29 @@ fn server(codec: Arc<Recording>) -> Server {
                 }
             },
         )
-        .build()
-        .unwrap()
+        // Asks the client's model directly, with a tool choice but no tools.
+        .tool(
+            tool("choose"),
+            |ctx: RequestContext, _params: CallToolRequestParams| async move {
+                let mut params =
+                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text("pick")], 10);
+                params.tool_choice = Some(serde_json::from_value(json!({"mode": "auto"})).unwrap());
+                let answer = ctx.create_message(&params).await?;
+                Ok::<_, ErrorObject>(CallToolResult::text(answer.model))
+            },
+        )
 }
 
 const EVERYTHING: &str = r#"{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{}}"#;
 
 /// A handshake-era session on the in-memory stdio pipe, with these client capabilities.
 async fn session(codec: Arc<Recording>, capabilities: &str) -> StdioPeer {
-    let mut peer = StdioPeer::start(server(codec));
+    session_on(server(codec), capabilities).await
+}
+
+/// A handshake-era session with `server`.
+async fn session_on(server: Server, capabilities: &str) -> StdioPeer {
+    let mut peer = StdioPeer::start(server);
     let capabilities: Value = serde_json::from_str(capabilities).unwrap();
     let (init, _) = peer
         .request(
@@ -251,9 +271,14 @@ async fn answer_next(peer: &mut StdioPeer, method: &str, result: Value) -> Value
 }
 
 #[tokio::test]
-async fn an_input_required_result_is_asked_over_the_back_channel_with_sealed_state() {
+async fn an_input_required_result_is_asked_over_the_back_channel_with_its_plain_state() {
     let codec = Arc::new(Recording::default());
-    let mut peer = session(Arc::clone(&codec), EVERYTHING).await;
+    let guard = Arc::new(Counting::default());
+    let server = builder(Arc::clone(&codec))
+        .single_use(Arc::clone(&guard) as Arc<dyn ReplayGuard>, SingleUse::All)
+        .build()
+        .unwrap();
+    let mut peer = session_on(server, EVERYTHING).await;
     peer.send(&call(1, "provision")).await;
     let ask = answer_next(
         &mut peer,
@@ -273,12 +298,12 @@ async fn an_input_required_result_is_asked_over_the_back_channel_with_sealed_sta
         json!({"content": [{"type": "text", "text": "provisioned in \"eu-west-1\" (2025-11-25)"}],
                "isError": false})
     );
-    // The handler's state went through the policy exactly as on 2026-07-28: sealed (claims
-    // around the plaintext) and opened once.
-    let sealed = codec.sealed.lock().unwrap().clone();
-    assert_eq!(sealed.len(), 1);
-    assert!(sealed[0].contains("\"s\":\"asked:region\""), "{sealed:?}");
-    assert_eq!(codec.opened.load(Ordering::Relaxed), 1);
+    // The handler's state went straight to its next call: it never left the process, so it
+    // was neither sealed nor opened, nor redeemed in the replay guard though single use is on
+    // (a Redis write per round, guard capacity, a possible `-32603` after the user answered).
+    assert!(codec.sealed.lock().unwrap().is_empty());
+    assert_eq!(codec.opened.load(Ordering::Relaxed), 0);
+    assert_eq!(guard.0.load(Ordering::SeqCst), 0);
 
     // An answer that breaks the form's schema never reaches the handler.
     peer.send(&call(2, "provision")).await;
@@ -494,4 +519,111 @@ async fn the_bridge_over_streamable_http() {
         Some("provisioned in \"ap-south-1\" (2025-11-25)")
     );
     client.close().await.unwrap();
+}
+
+/// Counts redemptions; never refuses.
+#[derive(Debug, Default)]
+struct Counting(AtomicUsize);
+
+impl ReplayGuard for Counting {
+    fn redeem<'a>(
+        &'a self,
+        _key: &'a ReplayKey,
+        _expires_at: std::time::SystemTime,
+    ) -> futures::future::BoxFuture<'a, Result<Redemption, ReplayGuardError>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(Redemption::First) })
+    }
+}
+
+/// A sampling request with a tool choice needs `sampling.tools`, whichever way it is asked: the
+/// back-channel applies the rule an `InputRequiredResult` is checked by.
+#[tokio::test]
+async fn a_tool_choice_needs_sampling_tools_on_the_back_channel_too() {
+    let mut peer = session(Arc::new(Recording::default()), r#"{"sampling":{}}"#).await;
+    peer.send(&call(1, "choose")).await;
+    let next = peer.next().await.unwrap();
+    assert_eq!(next["id"], 1, "nothing is asked: {next}");
+    assert_eq!(next["error"]["code"], -32600, "{next}");
+    assert_eq!(
+        next["error"]["message"],
+        "Cannot send 'sampling/createMessage': the client did not declare the capability"
+    );
+    peer.close().await.unwrap();
+}
+
+/// Task tools run synchronously for a handshake-era session count their rounds as the bridge
+/// does: the limit is checked before a round is asked, so a tool that is done after the 16th
+/// answer gets it, and one that keeps asking fails without a 17th question. The preflight's
+/// rounds and the handler's count together.
+#[tokio::test]
+async fn task_tools_count_rounds_like_the_bridge() {
+    use mcp::server::tasks::{MemoryStore, Preflight, TaskContext, TaskInput, TaskStep, TaskTool};
+    fn question(n: usize) -> InputRequest {
+        form(&format!("Question {n}?"), "ok", json!({"type": "boolean"}))
+    }
+    /// Asks one question a round until it holds `wanted` answers.
+    fn asks(name: &str, wanted: usize) -> TaskTool {
+        TaskTool::new(
+            tool(name),
+            move |_ctx: TaskContext, input: TaskInput| async move {
+                let n = input.responses.len();
+                if n == wanted {
+                    TaskStep::Complete(CallToolResult::text(format!("{n} answers")))
+                } else {
+                    TaskStep::ask(format!("q{n}"), question(n))
+                }
+            },
+        )
+    }
+    let tasks = mcp::server::tasks::Tasks::builder(MemoryStore::new())
+        .tool(asks("sixteen", 16))
+        .tool(asks("seventeen", 17))
+        .tool(
+            asks("checked", 0).preflight(|_ctx, params: CallToolRequestParams| async move {
+                let n: usize = params.request_state.map_or(0, |s| s.parse().unwrap());
+                if n == 16 {
+                    return Preflight::Start(None);
+                }
+                Preflight::Ask(
+                    InputRequiredResult::new()
+                        .with_request(format!("p{n}"), question(n))
+                        .with_state((n + 1).to_string()),
+                )
+            }),
+        )
+        .build();
+    let server = Server::builder("rounds", "1.0.0")
+        .tasks(tasks)
+        .build()
+        .unwrap();
+    let mut peer = session_on(server, r#"{"elicitation":{}}"#).await;
+    let yes = json!({"action": "accept", "content": {"ok": true}});
+    for (id, name, outcome) in [
+        (
+            1,
+            "sixteen",
+            json!({"content": [{"type": "text", "text": "16 answers"}], "isError": false}),
+        ),
+        (
+            2,
+            "checked",
+            json!({"content": [{"type": "text", "text": "0 answers"}], "isError": false}),
+        ),
+        (
+            3,
+            "seventeen",
+            json!({"code": -32603, "message": "the handler asked for input more than 16 times"}),
+        ),
+    ] {
+        peer.send(&call(id, name)).await;
+        for _ in 0..16 {
+            answer_next(&mut peer, "elicitation/create", yes.clone()).await;
+        }
+        let reply = peer.next().await.unwrap();
+        assert_eq!(reply["id"], id, "{name}: no 17th question: {reply}");
+        let got = reply.get("result").or(reply.get("error")).unwrap();
+        assert_eq!(got, &outcome, "{name}");
+    }
+    peer.close().await.unwrap();
 }

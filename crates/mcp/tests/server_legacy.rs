@@ -538,3 +538,50 @@ async fn a_mounted_router_limits_peers_through_connect_info() {
     assert_eq!(statuses, [200, 200, 429]);
     assert_eq!(answers[2].1.as_deref(), Some("3600"));
 }
+
+/// One way to learn the peer's address: `ConnectInfo`, which `serve_http_on` sets up itself and
+/// a mounted router gets from `into_make_service_with_connect_info`. Handlers and the
+/// principal hook see it through `RequestContext::peer_addr`.
+#[tokio::test]
+async fn the_peer_address_reaches_the_context_and_the_principal_hook() {
+    let server = || {
+        Server::builder("peers", "1.0.0")
+            .bind_principal(|ctx| {
+                let peer = ctx.peer_addr()?;
+                Some(mcp::seal::Principal::new(format!("peer:{}", peer.ip())))
+            })
+            .tool(
+                Tool::new("whoami", Tool::empty_input_schema()),
+                |ctx: RequestContext, _params: CallToolRequestParams| async move {
+                    CallToolResult::text(format!(
+                        "{:?} {:?}",
+                        ctx.peer_addr().map(|a| a.ip()),
+                        ctx.principal().map(mcp::seal::Principal::as_str)
+                    ))
+                },
+            )
+            .build()
+            .unwrap()
+    };
+    let whoami = request(1, "tools/call", json!({"name": "whoami"}));
+    let served = HttpPeer::start(server()).await;
+    let (status, reply) = served.call(&whoami).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        r#"Some(127.0.0.1) Some("peer:127.0.0.1")"#
+    );
+
+    // A router served without connect info knows no address.
+    let router = server().http_router(HttpConfig::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let url = format!("http://localhost:{}/mcp", addr.port());
+    let mut post = reqwest::Client::new().post(&url).json(&whoami);
+    for (name, value) in HttpPeer::standard_headers(&whoami) {
+        post = post.header(name, value);
+    }
+    let reply: Value = post.send().await.unwrap().json().await.unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "None None");
+}

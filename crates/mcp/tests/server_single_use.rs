@@ -7,9 +7,8 @@
 mod redis_support;
 mod server_support;
 
-use std::io::Write;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use mcp::seal::RequestStateSecurity;
 use mcp::server::mcp_server::{Elicit, McpServer};
@@ -19,7 +18,7 @@ use mcp::types::*;
 use mcp::{resolver, tool};
 use redis_support::{Persistence, Redis};
 use serde_json::{Value, json};
-use server_support::{StdioPeer, object, request};
+use server_support::{StdioPeer, capture_logs, object, request};
 
 const KEY: &[u8; 32] = b"single-use-key-single-use-key-!!";
 
@@ -199,19 +198,62 @@ async fn single_use_everywhere_covers_every_tool_and_prompt() {
     assert_eq!(replay["error"], frozen());
 }
 
+/// A full memory guard forgets its oldest key to make room, and from then on refuses every
+/// token as old as it: one client redeeming its own rounds cannot make single use fail for
+/// everyone, and a forgotten token is never accepted again.
 #[tokio::test]
-async fn a_full_guard_refuses_the_round_as_an_internal_error() {
+async fn a_full_guard_forgets_its_oldest_key_and_refuses_tokens_as_old() {
     let calls = Arc::new(AtomicUsize::new(0));
     let guard: Arc<dyn ReplayGuard> = Arc::new(MemoryReplayGuard::new(1));
     let mut peer = StdioPeer::start(server(Some((guard, SingleUse::All)), &calls));
     let one = sealed_state(&mut peer, "delete_repo").await;
     let two = sealed_state(&mut peer, "delete_repo").await;
+    let three = sealed_state(&mut peer, "delete_repo").await;
     let (first, _) = peer.request(&call(2, "delete_repo", Some(&one))).await;
     assert_eq!(first["result"]["content"][0]["text"], "done: step-1");
-    // The table is full: the second token is refused, not wrongly accepted, and not burnt.
-    let (refused, _) = peer.request(&call(3, "delete_repo", Some(&two))).await;
+    // The table is full: the newer token is served, the first one's key is forgotten.
+    let (third, _) = peer.request(&call(3, "delete_repo", Some(&three))).await;
+    assert_eq!(third["result"]["content"][0]["text"], "done: step-1");
+    for (id, state) in [(4, &one), (5, &two), (6, &three)] {
+        let (refused, _) = peer.request(&call(id, "delete_repo", Some(state))).await;
+        assert_eq!(refused["error"], frozen(), "{refused}");
+    }
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        5,
+        "three rounds one, two redemptions"
+    );
+}
+
+/// A guard that cannot answer refuses the round as an internal error, and the token stays
+/// unused.
+#[tokio::test]
+async fn a_guard_that_cannot_answer_refuses_the_round_as_an_internal_error() {
+    #[derive(Debug)]
+    struct Down;
+    impl ReplayGuard for Down {
+        fn redeem<'a>(
+            &'a self,
+            _key: &'a mcp::server::single_use::ReplayKey,
+            _expires_at: std::time::SystemTime,
+        ) -> futures::future::BoxFuture<
+            'a,
+            Result<mcp::server::single_use::Redemption, mcp::server::single_use::ReplayGuardError>,
+        > {
+            let down = std::io::Error::other("store unreachable");
+            Box::pin(async move { Err(mcp::server::single_use::ReplayGuardError::store(down)) })
+        }
+    }
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut peer = StdioPeer::start(server(Some((Arc::new(Down), SingleUse::All)), &calls));
+    let state = sealed_state(&mut peer, "delete_repo").await;
+    let (refused, _) = peer.request(&call(2, "delete_repo", Some(&state))).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
-    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the handler never saw the round"
+    );
 }
 
 #[test]
@@ -337,31 +379,17 @@ async fn a_destructive_macro_tool_is_single_use_on_the_high_level_server() {
     assert_eq!(replay["error"], frozen(), "{replay}");
 }
 
-/// Collects what a `fmt` subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn lines(&self) -> Vec<String> {
-        String::from_utf8(self.0.lock().unwrap().clone())
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+/// What was logged is one WARN line: a `requestState` rejected for `reason`, on `target`.
+fn assert_one_rejection(captured: &server_support::Captured, reason: &str, target: &str) {
+    let lines = captured.lines();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    for part in [
+        " WARN ".to_owned(),
+        "requestState rejected".to_owned(),
+        format!("reason=\"{reason}\""),
+        format!("target=\"{target}\""),
+    ] {
+        assert!(lines[0].contains(&part), "{part} in {}", lines[0]);
     }
 }
 
@@ -369,15 +397,7 @@ impl Captured {
 /// a peer-chosen target cannot make the line long or forge another line.
 #[tokio::test]
 async fn a_refused_state_is_one_bounded_warn_line() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    // The test runtime has one thread, so the server's tasks log through this default too.
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (captured, _default) = capture_logs(tracing::Level::WARN);
 
     let calls = Arc::new(AtomicUsize::new(0));
     let mut peer = StdioPeer::start(server(None, &calls));
@@ -388,12 +408,7 @@ async fn a_refused_state_is_one_bounded_warn_line() {
     let tampered = String::from_utf8(tampered).unwrap();
     let (refused, _) = peer.request(&call(2, "delete_repo", Some(&tampered))).await;
     assert_eq!(refused["error"], frozen());
-    let lines = captured.lines();
-    assert_eq!(lines.len(), 1, "{lines:#?}");
-    assert!(lines[0].contains(" WARN "), "{}", lines[0]);
-    assert!(lines[0].contains("requestState rejected"), "{}", lines[0]);
-    assert!(lines[0].contains(r#"reason="seal""#), "{}", lines[0]);
-    assert!(lines[0].contains(r#"target="delete_repo""#), "{}", lines[0]);
+    assert_one_rejection(&captured, "seal", "delete_repo");
 
     // resources/read: the URI is the peer's. 64 KiB with a newline and a fake log line in it.
     let uri = format!(
@@ -414,4 +429,28 @@ async fn a_refused_state_is_one_bounded_warn_line() {
     );
     let length = format!("target_len={}", uri.len());
     assert!(lines[1].contains(&length), "{}", lines[1]);
+}
+
+/// The synchronous run of a task tool refuses a malformed progress state like any other state:
+/// the one `-32602`, and one WARN line saying why.
+#[tokio::test]
+async fn a_malformed_task_state_is_a_warn_line_too() {
+    use mcp::server::tasks::{MemoryStore, TaskContext, TaskInput, TaskTool, Tasks};
+    let (captured, _default) = capture_logs(tracing::Level::WARN);
+    let tasks = Tasks::builder(MemoryStore::new())
+        .tool(TaskTool::new(
+            Tool::new("export", Tool::empty_input_schema()),
+            |_ctx: TaskContext, _input: TaskInput| async move { CallToolResult::text("exported") },
+        ))
+        .build();
+    let server = Server::builder("Exports", "1.0.0")
+        .tasks(tasks)
+        .build()
+        .unwrap();
+    let mut peer = StdioPeer::start(server);
+    let mut resumed = request(1, "tools/call", json!({"name": "export"}));
+    resumed["params"]["requestState"] = json!("mcp-task:{not json");
+    let (refused, _) = peer.request(&resumed).await;
+    assert_eq!(refused["error"], frozen(), "{refused}");
+    assert_one_rejection(&captured, "malformed", "export");
 }

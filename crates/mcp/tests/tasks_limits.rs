@@ -30,14 +30,18 @@ async fn the_sqlite_store_keeps_the_limits_across_connections() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The task fixtures on a memory store with these limits.
+fn limited(per_principal: usize, total: usize) -> mcp::server::tasks::Tasks {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    tasks(store, &Arc::default())
+        .max_tasks_per_principal(Some(per_principal))
+        .max_tasks(Some(total))
+        .build()
+}
+
 #[tokio::test]
 async fn a_tools_call_past_a_limit_is_refused_and_the_server_keeps_serving() {
-    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
-    let tasks = tasks(store, &Arc::default())
-        .max_tasks_per_principal(Some(2))
-        .max_tasks(Some(3))
-        .build();
-    let server = HttpServer::start(server_by_user(tasks)).await;
+    let server = HttpServer::start(server_by_user(limited(2, 3))).await;
     let create = request(1, "tools/call", json!({"name": "ask_twice"}), &with_tasks());
     let as_user = |user: &'static str| [("x-user", Some(user))];
     let refused =
@@ -75,4 +79,22 @@ async fn a_tools_call_past_a_limit_is_refused_and_the_server_keeps_serving() {
         )
         .await;
     assert_eq!(plain["result"]["content"][0]["text"], "inline: true");
+}
+
+/// Anonymous clients are held to the store's limit only: one of them cannot use up a count
+/// that every other anonymous client shares.
+#[tokio::test]
+async fn tasks_without_a_principal_count_against_the_total_only() {
+    let server = HttpServer::start(server(limited(2, 4))).await;
+    let create = request(1, "tools/call", json!({"name": "ask_twice"}), &with_tasks());
+    for _ in 0..4 {
+        let (_, created) = server.post(&create, &[]).await;
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+    }
+    let (status, reply) = server.post(&create, &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        reply["error"]["data"],
+        json!({"reason": "task_limit", "scope": "server", "limit": 4})
+    );
 }

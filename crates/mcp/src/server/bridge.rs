@@ -6,8 +6,11 @@
 //! 2026-07-28), sends each one over the back-channel (`elicitation/create` in form or URL mode,
 //! `sampling/createMessage`, `roots/list`), and calls the handler again with the answers as
 //! `inputResponses` and its state as `requestState` — until it returns a result, within
-//! [`MAX_ROUNDS`]. The state is sealed and opened exactly as if it had travelled to a client, so
-//! a handler sees one code path in both eras, and a state-only round waits as the client would.
+//! [`MAX_ROUNDS`]. The state never leaves the process, so the handler's plaintext goes straight
+//! to its next call: it is not sealed, opened or redeemed in a single-use guard (which would
+//! cost a seal, an open and — with a shared guard — a Redis write per round, and could fail a
+//! round after the user answered). A handler still sees one code path in both eras (state in,
+//! plaintext), and a state-only round waits as the client would.
 //! Cancelling the request cancels the question in flight (the client gets
 //! `notifications/cancelled` for it).
 
@@ -16,12 +19,11 @@ use std::time::Duration;
 
 use mcp_types::{
     ErrorObject, InputRequest, InputRequests, InputResponse, InputResponseParams, InputResponses,
-    Outcome, Tool,
+    Outcome,
 };
 
 use super::RequestContext;
 use super::Server;
-use super::dispatch::Incoming;
 use super::mrtr::Target;
 
 /// How many times one request may ask for input over the back-channel: the bridge's rounds and
@@ -33,11 +35,27 @@ pub(crate) const MAX_ROUNDS: usize = 16;
 const STATE_ONLY_FIRST_WAIT: Duration = Duration::from_millis(50);
 const STATE_ONLY_MAX_WAIT: Duration = Duration::from_millis(250);
 
-/// The error of a request whose handler keeps asking.
-pub(crate) fn too_many_rounds() -> ErrorObject {
-    ErrorObject::internal(format!(
-        "the handler asked for input more than {MAX_ROUNDS} times"
-    ))
+/// The rounds one request has asked over the back-channel, against [`MAX_ROUNDS`]. Counted
+/// before a round is asked, never after: a handler that keeps asking fails without its user
+/// being asked once more, and a handler that is done after the last allowed round gets its
+/// answers.
+#[derive(Debug, Default)]
+pub(crate) struct Rounds(usize);
+
+impl Rounds {
+    /// Counts a round about to be asked; past [`MAX_ROUNDS`], the error of a request whose
+    /// handler keeps asking (logged).
+    pub(crate) fn next(&mut self, method: &str) -> Result<(), ErrorObject> {
+        self.0 += 1;
+        if self.0 <= MAX_ROUNDS {
+            return Ok(());
+        }
+        let error = ErrorObject::internal(format!(
+            "the handler asked for input more than {MAX_ROUNDS} times"
+        ));
+        tracing::error!(method, "{}", error.message);
+        Err(error)
+    }
 }
 
 /// Whether an accepted form answer is checked against its schema here, or by the caller.
@@ -101,10 +119,8 @@ impl Server {
     /// the answers and the state.
     pub(crate) async fn bridge<P, T, F, Fut>(
         &self,
-        incoming: &Incoming<'_>,
         ctx: &RequestContext,
         target: &Target<'_>,
-        tool: Option<&Tool>,
         mut params: P,
         call: F,
     ) -> Result<Outcome<T>, ErrorObject>
@@ -114,7 +130,7 @@ impl Server {
         Fut: Future<Output = Result<Outcome<T>, ErrorObject>>,
     {
         let mut wait = STATE_ONLY_FIRST_WAIT;
-        let mut rounds = 0;
+        let mut rounds = Rounds::default();
         loop {
             let irr = match call(ctx.clone(), params.clone()).await? {
                 Outcome::InputRequired(irr) => irr,
@@ -126,19 +142,8 @@ impl Server {
                 }
             };
             self.check_input_required(ctx, target, &irr)?;
-            rounds += 1;
-            if rounds > MAX_ROUNDS {
-                let error = too_many_rounds();
-                tracing::error!(method = target.method, "{}", error.message);
-                return Err(error);
-            }
-            // Sealed and opened as if it had travelled: the same lifetime, binding and checks.
-            let mut state = irr
-                .request_state
-                .map(|state| self.seal_state(incoming, ctx, target, state))
-                .transpose()?;
-            self.open_state(incoming, ctx, target, tool, &mut state)
-                .await?;
+            rounds.next(target.method)?;
+            let state = irr.request_state;
             let requests = irr.input_requests.unwrap_or_default();
             let answers = if requests.is_empty() {
                 tokio::select! {

@@ -216,6 +216,17 @@ impl RequestContext {
         self.inner.http.as_deref()
     }
 
+    /// The address of the peer that sent the request, on streamable HTTP served by
+    /// [`Server::serve_http_on`](super::Server::serve_http_on) (or a router served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`). Behind a reverse proxy it is the
+    /// proxy's. A [`bind_principal`](super::ServerBuilder::bind_principal) hook can use it to
+    /// give anonymous peers an identity of their own (task limits and sealed state are per
+    /// principal).
+    #[cfg(feature = "http-server")]
+    pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {
+        super::http::peer_addr(self.http_parts()?)
+    }
+
     /// The access token the auth layer validated ([`super::http::HttpConfig::auth`]), on
     /// streamable HTTP.
     #[cfg(feature = "auth")]
@@ -337,18 +348,18 @@ impl RequestContext {
         &self,
         params: &mut ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorObject> {
-        let (declared, url_id) = match params {
-            ElicitRequestParams::Form(_) => (self.client_capabilities().elicitation_form(), None),
+        let required = params.required_capabilities();
+        let url_id = match params {
             ElicitRequestParams::Url(url) if self.inner.legacy.is_some() => {
                 let id = match &url.elicitation_id {
                     Some(id) => id.clone(),
                     None => url.elicitation_id.insert(elicitation_id()?).clone(),
                 };
-                (self.client_capabilities().elicitation_url(), Some(id))
+                Some(id)
             }
-            ElicitRequestParams::Url(_) => (self.client_capabilities().elicitation_url(), None),
+            _ => None,
         };
-        let answer = self.back_channel::<Elicit, _>(declared, &*params).await?;
+        let answer = self.back_channel::<Elicit, _>(&required, &*params).await?;
         if let (Some(id), Some(legacy), ElicitAction::Accept) =
             (url_id, &self.inner.legacy, &answer.action)
         {
@@ -382,9 +393,7 @@ impl RequestContext {
         &self,
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorObject> {
-        let caps = self.client_capabilities();
-        let declared = caps.sampling() && (params.tools.is_none() || caps.sampling_tools());
-        self.back_channel::<CreateMessage, _>(declared, params)
+        self.back_channel::<CreateMessage, _>(&params.required_capabilities(), params)
             .await
     }
 
@@ -393,14 +402,17 @@ impl RequestContext {
     /// # Errors
     /// As [`RequestContext::elicit`].
     pub async fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
-        let declared = self.client_capabilities().roots();
-        self.back_channel::<ListRoots, _>(declared, &RootsListParams::default())
+        let required = ClientCapabilities::new().with_roots();
+        self.back_channel::<ListRoots, _>(&required, &RootsListParams::default())
             .await
     }
 
+    /// Sends a server→client request, if the client declared `required` — the capabilities of
+    /// the same derivation (`required_capabilities` + `satisfies`) that checks an
+    /// `InputRequiredResult`, so the two can never disagree.
     async fn back_channel<M: Method, P: Serialize>(
         &self,
-        declared: bool,
+        required: &ClientCapabilities,
         params: &P,
     ) -> Result<M::Result, ErrorObject> {
         let (Some(legacy), Some(out)) = (&self.inner.legacy, &self.inner.notifier) else {
@@ -413,7 +425,7 @@ impl RequestContext {
                 ),
             ));
         };
-        if !declared {
+        if !self.client_capabilities().satisfies(required) {
             return Err(ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!(

@@ -16,10 +16,9 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -79,8 +78,9 @@ pub struct HttpConfig {
     /// How fast one peer address may open handshake-era sessions (`initialize`); beyond it,
     /// 429 with `Retry-After`. Default: 64 at once, then 10 per second. `None`: no limit. A peer
     /// is an IPv4 address or an IPv6 /64; behind a reverse proxy every client is the proxy, so
-    /// raise the limit there. The address is known under [`Server::serve_http_on`], or when a
-    /// router from [`Server::http_router`] is served with
+    /// raise the limit there ([`HttpConfig::session_rate`]) or turn it off and limit at the
+    /// proxy. The address is known under [`Server::serve_http_on`], or when a router from
+    /// [`Server::http_router`] is served with
     /// `into_make_service_with_connect_info::<SocketAddr>()`; otherwise nothing is limited.
     pub session_rate: Option<RateLimit>,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
@@ -219,41 +219,6 @@ pub(crate) struct HttpState {
     pub(crate) sessions: super::http_sessions::Sessions,
 }
 
-/// One connection's view of the endpoint: the shared state, and the peer's address when the
-/// server accepted the connection itself (no per-request cost: it is bound once per
-/// connection).
-#[derive(Clone)]
-struct Endpoint {
-    shared: Arc<HttpState>,
-    peer: Option<IpAddr>,
-}
-
-/// Makes each accepted connection its router, with the peer's address in its state.
-struct PerConnection {
-    routes: Router<Endpoint>,
-    shared: Arc<HttpState>,
-}
-
-impl<L> tower::Service<axum::serve::IncomingStream<'_, L>> for PerConnection
-where
-    L: axum::serve::Listener<Addr = SocketAddr>,
-{
-    type Response = Router;
-    type Error = Infallible;
-    type Future = std::future::Ready<Result<Router, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, incoming: axum::serve::IncomingStream<'_, L>) -> Self::Future {
-        std::future::ready(Ok(self.routes.clone().with_state(Endpoint {
-            shared: Arc::clone(&self.shared),
-            peer: Some(incoming.remote_addr().ip()),
-        })))
-    }
-}
-
 impl HeaderAccess for HeaderMap {
     fn single(&self, name: &str) -> Result<Option<&[u8]>, Repeated> {
         let mut values = self.get_all(name).iter();
@@ -267,15 +232,10 @@ impl HeaderAccess for HeaderMap {
 
 impl Server {
     /// An axum router serving this server at `config.path` (a tower service; mount it in your
-    /// app or call [`Router::into_make_service_with_connect_info`] with [`SocketAddr`], which
-    /// gives [`HttpConfig::session_rate`] the peers' addresses).
+    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`], as
+    /// [`Server::serve_http_on`] does, to give [`HttpConfig::session_rate`] and
+    /// [`RequestContext::peer_addr`](super::RequestContext::peer_addr) the peers' addresses.
     pub fn http_router(&self, config: HttpConfig) -> Router {
-        let (routes, shared) = self.http_routes(config);
-        routes.with_state(Endpoint { shared, peer: None })
-    }
-
-    /// The routes of the endpoint, before a connection's state is bound to them.
-    fn http_routes(&self, config: HttpConfig) -> (Router<Endpoint>, Arc<HttpState>) {
         let path = config.path.clone();
         let state = Arc::new(HttpState {
             server: self.clone(),
@@ -304,7 +264,7 @@ impl Server {
             }
             None => router,
         };
-        (router, state)
+        router.with_state(state)
     }
 
     /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
@@ -339,8 +299,12 @@ impl Server {
                 tracing::debug!(%error, "could not set TCP_NODELAY");
             }
         });
-        let (routes, shared) = self.http_routes(config);
-        axum::serve(listener, PerConnection { routes, shared })
+        // The peer's address rides in each request's extensions (`ConnectInfo`), as it does for
+        // a mounted router served the same way: one mechanism, visible to `bind_principal`.
+        let service = self
+            .http_router(config)
+            .into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(listener, service)
             .with_graceful_shutdown(shutdown)
             .await
     }
@@ -493,8 +457,8 @@ fn is_modern(headers: &HeaderMap) -> bool {
         .is_some_and(|v| !mcp_types::ProtocolVersion::new(v.trim().to_owned()).is_handshake())
 }
 
-async fn handle(State(endpoint): State<Endpoint>, request: Request) -> Response {
-    let state = &*endpoint.shared;
+async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+    let state = &*state;
     let modern = is_modern(request.headers());
     if request.method() != http::Method::POST {
         if !modern && check_host_and_origin(request.headers(), &state.config).is_ok() {
@@ -540,12 +504,7 @@ async fn handle(State(endpoint): State<Endpoint>, request: Request) -> Response 
     // owns a copy of the body until then.
     let _reservation = body.reservation;
     if !modern {
-        let peer = endpoint.peer.or_else(|| {
-            let connected = parts
-                .extensions
-                .get::<axum::extract::ConnectInfo<SocketAddr>>();
-            connected.map(|info| info.0.ip())
-        });
+        let peer = peer_addr(&parts).map(|addr| addr.ip());
         return super::http_legacy::post(state, peer, parts, body.bytes).await;
     }
     // Classify first: only requests get a response stream.
@@ -575,6 +534,15 @@ async fn handle(State(endpoint): State<Endpoint>, request: Request) -> Response 
         None,
     )
     .await
+}
+
+/// The peer's address, when the service was made with
+/// `into_make_service_with_connect_info::<SocketAddr>()` (as [`Server::serve_http_on`] does).
+pub(crate) fn peer_addr(parts: &http::request::Parts) -> Option<SocketAddr> {
+    let connected = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<SocketAddr>>();
+    connected.map(|info| info.0)
 }
 
 /// Checks the bearer token when the endpoint is protected, and puts the token and its principal
@@ -695,10 +663,17 @@ fn event_stream(
         work,
         reply,
         finished: false,
-        keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
+        keep_alive: keep_alive_timer(keep_alive),
         _guard: guard,
     };
     event_stream_response(Body::from_stream(events(state)))
+}
+
+/// The keep-alive comments of a stream, the first one `period` from now (checked: a huge
+/// `HttpConfig::keep_alive` means none, not a panic).
+fn keep_alive_timer(period: Duration) -> tokio::time::Interval {
+    let first = super::deadline::after_tokio(tokio::time::Instant::now(), period);
+    tokio::time::interval_at(first, period)
 }
 
 /// A response carrying an event stream: the content type, and no caching or proxy buffering.
@@ -755,7 +730,7 @@ pub(crate) fn event_stream_only(
         work: Some(Box::pin(std::future::pending())),
         reply: None,
         finished: false,
-        keep_alive: tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive),
+        keep_alive: keep_alive_timer(keep_alive),
         _guard: cancel.drop_guard(),
     };
     let mut response = Response::new(Body::from_stream(events(state)));

@@ -172,7 +172,8 @@ impl BodyBudget {
                 self.timeout.min(self.first_byte.saturating_add(earned))
             }
         };
-        started + allowed
+        // Checked: `body_timeout(Duration::MAX)` with no minimum rate means "no deadline".
+        super::deadline::after_tokio(started, allowed)
     }
 
     /// Grows a body's charge to `received` bytes, or refuses at once when the budget cannot
@@ -380,6 +381,19 @@ mod tests {
         assert_eq!(held.bytes.len(), 20 * KIB);
         drop(held);
         assert_eq!(budget.available(), total, "a timed-out body keeps nothing");
+    }
+
+    #[tokio::test]
+    async fn an_unbounded_body_timeout_is_no_deadline_not_a_panic() {
+        let config = HttpConfig::default()
+            .body_timeout(Duration::MAX)
+            .body_min_rate(0);
+        let budget = BodyBudget::new(&config);
+        let held = budget
+            .read(&declared(2), chunked(&[b"{", b"}"]))
+            .await
+            .unwrap();
+        assert_eq!(&held.bytes[..], b"{}");
     }
 
     #[tokio::test(start_paused = true)]

@@ -4,13 +4,21 @@
 //! defenses: `initialize` is rate-limited per peer address (see `peer_rate`); a session opened
 //! by an authenticated principal is usable by that principal only (to anyone else it does not
 //! exist); and when the table is full, room is made from sessions that never served a call —
-//! oldest first — before any session in use is touched. A flood of `initialize`s therefore
-//! evicts its own sessions, not the ones clients are working with.
+//! oldest first — before any session in use is touched.
+//!
+//! So a flood of bare `initialize`s evicts its own sessions. A flood that also sends one request
+//! on each session makes them in use, and once no unused session is left each new one evicts
+//! the session in use least recently (those idle for over an hour all go first): a session
+//! survives while it is used more often than the table turns over, every `capacity / rate`
+//! seconds at the flood's rate — which the per-address limit caps at 10 sessions a second per
+//! IPv4 address or IPv6 /64 by default, so 1 000 s for one address, 10 s for a hundred. The
+//! idlest are found by a scan that lists a sixteenth of the table at a time, so a full table
+//! costs `O(n / 16)` per `initialize` (amortized), not `O(n)`.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_seal::Principal;
 
@@ -35,6 +43,10 @@ struct Table {
     /// Ids in the order their sessions were opened, for evicting unused ones oldest first. An id
     /// may have been used or removed since; it is skipped then (and dropped on compaction).
     unused: VecDeque<String>,
+    /// The idlest sessions in use at the last scan, idlest last, each with the use it was idle
+    /// since: evicted in that order, skipping any used since (a session not listed was used
+    /// later than all of them, so this is exactly least-recently-used order).
+    idlest: Vec<(Instant, String)>,
     capacity: usize,
 }
 
@@ -56,6 +68,7 @@ impl Sessions {
             table: Mutex::new(Table {
                 entries: HashMap::new(),
                 unused: VecDeque::new(),
+                idlest: Vec::new(),
                 capacity,
             }),
             opening: rate.map(PeerRate::new),
@@ -133,8 +146,8 @@ impl Sessions {
 }
 
 impl Table {
-    /// Makes room for one session: the oldest never used, else every session idle for over an
-    /// hour, else the idlest.
+    /// Makes room for one session: the oldest never used, else the least recently used (every
+    /// session idle for over an hour first).
     fn evict_one(&mut self) {
         while let Some(id) = self.unused.pop_front() {
             if self.entries.get(&id).is_some_and(|e| !e.used) {
@@ -142,20 +155,50 @@ impl Table {
                 return;
             }
         }
+        while let Some((since, id)) = self.idlest.pop() {
+            if self
+                .entries
+                .get(&id)
+                .is_some_and(|e| e.session.last_used() == since)
+            {
+                self.entries.remove(&id);
+                return;
+            }
+        }
+        if self.scan_idlest()
+            && let Some((_, id)) = self.idlest.pop()
+        {
+            // Just listed as the idlest: evicted without a second look, so that a session
+            // touched between the scan and here cannot make this loop.
+            self.entries.remove(&id);
+        }
+    }
+
+    /// Drops the sessions idle for over an hour and, if the table is still full, lists its
+    /// idlest sixteenth in `idlest`. Returns whether one must still go.
+    fn scan_idlest(&mut self) -> bool {
         self.entries.retain(|_, e| e.session.idle_for() < IDLE);
         if self.entries.len() < self.capacity {
-            return;
+            return false;
         }
-        let idlest = self
+        let batch = (self.capacity / 16).max(1);
+        // Compare the instants, not `elapsed()`: elapsed times read one after another drift by
+        // the time the scan takes, which can exceed the gap between two sessions' uses.
+        let mut by_use: Vec<(Instant, &String)> = self
             .entries
             .iter()
-            // Compare the instants, not `elapsed()`: elapsed times read one after another drift
-            // by the time the scan takes, which can exceed the gap between two sessions' uses.
-            .min_by_key(|(_, e)| e.session.last_used())
-            .map(|(id, _)| id.clone());
-        if let Some(idlest) = idlest {
-            self.entries.remove(&idlest);
+            .map(|(id, e)| (e.session.last_used(), id))
+            .collect();
+        if by_use.len() > batch {
+            by_use.select_nth_unstable(batch - 1);
+            by_use.truncate(batch);
         }
+        by_use.sort_unstable_by(|a, b| b.cmp(a));
+        self.idlest = by_use
+            .into_iter()
+            .map(|(since, id)| (since, id.clone()))
+            .collect();
+        true
     }
 }
 
@@ -205,6 +248,33 @@ mod tests {
         for id in [&ids[0], &ids[2], &newest] {
             assert!(sessions.get(id, None, false).is_some());
         }
+    }
+
+    /// Sessions in use go in least-recently-used order, one scan listing several: a listed
+    /// session used again before its turn is skipped, and the next scan finds the next idlest.
+    #[test]
+    fn sessions_in_use_go_least_recently_used_first() {
+        let sessions = Sessions::with_capacity(None, 32);
+        let open_used = || {
+            let id = open(&sessions, None);
+            assert!(sessions.get(&id, None, true).is_some());
+            id
+        };
+        let ids: Vec<String> = (0..32).map(|_| open_used()).collect();
+        let present = |id: &String| lock(&sessions.table).entries.contains_key(id);
+        let first = open_used();
+        assert!(!present(&ids[0]));
+        assert_eq!(lock(&sessions.table).idlest.len(), 1, "one scan listed two");
+        // The second idlest, listed, is used again: the next eviction skips it.
+        assert!(sessions.get(&ids[1], None, true).is_some());
+        let second = open_used();
+        assert!(!present(&ids[2]), "rescanned: the next idlest");
+        let third = open_used();
+        assert!(!present(&ids[3]));
+        for id in ids[4..].iter().chain([&ids[1], &first, &second, &third]) {
+            assert!(present(id));
+        }
+        assert_eq!(lock(&sessions.table).entries.len(), 32);
     }
 
     #[test]

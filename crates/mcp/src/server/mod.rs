@@ -40,6 +40,8 @@
 pub mod auth;
 mod bridge;
 mod context;
+#[cfg(any(feature = "http-server", feature = "tasks"))]
+mod deadline;
 mod dispatch;
 mod handler;
 mod headers;
@@ -571,7 +573,8 @@ impl ServerBuilder {
     ///
     /// The hook gets the request's context: its `_meta` ([`RequestContext::meta`],
     /// [`RequestContext::client_info`]), on HTTP the request head
-    /// ([`RequestContext::http_parts`]) and, with the `auth` feature, the validated access token
+    /// ([`RequestContext::http_parts`]) and the peer's address (`RequestContext::peer_addr`)
+    /// and, with the `auth` feature, the validated access token
     /// (`RequestContext::access_token`). While the hook runs, [`RequestContext::principal`] is
     /// the principal the transport authenticated (the auth layer's, or one that middleware put
     /// in the request extensions); the hook's answer replaces it for the rest of the request.
@@ -581,6 +584,21 @@ impl ServerBuilder {
     /// `.bind_principal(move |_| Some(user.clone()))`, so that state sealed under the same keys
     /// for another user's server is refused. Everything in `_meta` is the client's word: bind it
     /// only when the client is trusted to speak for its users.
+    ///
+    /// A server open to anonymous clients can give each peer address an identity, so that the
+    /// per-principal caps (tasks) apply to each peer apart — behind a reverse proxy, from a
+    /// header the proxy sets instead, since every peer is the proxy:
+    ///
+    /// ```
+    /// # use mcp::seal::Principal;
+    /// let builder = mcp::server::Server::builder("open", "1.0.0").bind_principal(|ctx| {
+    ///     ctx.principal().cloned().or_else(|| {
+    ///         let peer = ctx.peer_addr()?;
+    ///         Some(Principal::new(format!("peer:{}", peer.ip())))
+    ///     })
+    /// });
+    /// # let _ = builder;
+    /// ```
     #[must_use]
     pub fn bind_principal(
         mut self,

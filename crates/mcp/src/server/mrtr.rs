@@ -57,23 +57,29 @@ pub(crate) struct Target<'a> {
     pub(crate) name: &'a str,
 }
 
-/// The most bytes of a request target (a resource URI comes from the peer) that a rejection
-/// log line carries.
-const LOGGED_TARGET_MAX: usize = 128;
+/// The most bytes of peer-chosen text (a resource URI, a problem quoting an answer) that a log
+/// line carries.
+const LOGGED_TEXT_MAX: usize = 128;
+
+/// `text` cut to [`LOGGED_TEXT_MAX`] bytes (at a character boundary), for a log line. Record
+/// it as a string field (`field = logged(text)`, not `%text`): subscribers escape string
+/// fields, so a newline in it cannot forge a second line.
+pub(crate) fn logged(text: &str) -> &str {
+    let mut end = text.len().min(LOGGED_TEXT_MAX);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 
 /// Logs why a `requestState` was refused, at WARN: tampering must be visible at the default
 /// level (Python logs it at WARNING). One bounded line per refusal: the reason is one of the
-/// fixed [`Reason`] codes, and the peer-chosen target is cut to [`LOGGED_TARGET_MAX`] bytes and
-/// recorded as a string field, which subscribers escape (no forged log lines).
+/// fixed [`Reason`] codes, and the peer-chosen target is [`logged`].
 pub(crate) fn log_rejected_state(method: &str, target: Option<&str>, reason: Reason) {
     let target = target.unwrap_or_default();
-    let mut end = target.len().min(LOGGED_TARGET_MAX);
-    while !target.is_char_boundary(end) {
-        end -= 1;
-    }
     tracing::warn!(
         method,
-        target = &target[..end],
+        target = logged(target),
         target_len = target.len(),
         reason = reason.as_str(),
         "requestState rejected"
@@ -129,6 +135,7 @@ impl Server {
                 Ok(())
             }
             Ok(Redemption::Replay) => Err(refuse(Reason::Replayed)),
+            Ok(Redemption::Forgotten) => Err(refuse(Reason::Forgotten)),
             Err(error) => {
                 // Not the client's fault, and the token stays unredeemed: an internal error
                 // the client may retry, not the invalid-state answer that ends its flow.
@@ -163,14 +170,10 @@ impl Server {
         target: &Target<'_>,
         mut irr: InputRequiredResult,
     ) -> Result<Vec<u8>, ErrorObject> {
-        if incoming.legacy.is_some() {
-            // Unreachable: the bridge answers every question of a handshake-era request.
-            tracing::error!(
-                method = target.method,
-                "an InputRequiredResult cannot be sent to a handshake-era client"
-            );
-            return Err(internal("Handler returned an invalid result"));
-        }
+        debug_assert!(
+            incoming.legacy.is_none(),
+            "the bridge answers every InputRequiredResult of a handshake-era request"
+        );
         self.check_input_required(ctx, target, &irr)?;
         if let Some(state) = irr.request_state.take() {
             irr.request_state = Some(self.seal_state(incoming, ctx, target, state)?);
@@ -279,14 +282,9 @@ impl Server {
         }
         let outcome = if incoming.legacy.is_some() {
             let handler = &entry.handler;
-            Box::pin(self.bridge(
-                incoming,
-                &ctx,
-                &target,
-                Some(&entry.tool),
-                params,
-                |ctx, params| handler.call(ctx, params),
-            ))
+            Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
+                handler.call(ctx, params)
+            }))
             .await
         } else {
             entry.handler.call(ctx.clone(), params).await
@@ -334,11 +332,9 @@ impl Server {
             .await?;
         let outcome = if incoming.legacy.is_some() {
             let handler = &entry.handler;
-            Box::pin(
-                self.bridge(incoming, &ctx, &target, None, params, |ctx, params| {
-                    handler.get(ctx, params)
-                }),
-            )
+            Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
+                handler.get(ctx, params)
+            }))
             .await
         } else {
             entry.handler.get(ctx.clone(), params).await
@@ -373,11 +369,9 @@ impl Server {
             let entry = Arc::clone(entry);
             if incoming.legacy.is_some() {
                 let handler = &entry.handler;
-                Box::pin(
-                    self.bridge(incoming, &ctx, &target, None, params, |ctx, params| {
-                        handler.read(ctx, params, variables.clone())
-                    }),
-                )
+                Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
+                    handler.read(ctx, params, variables.clone())
+                }))
                 .await
             } else {
                 entry.handler.read(ctx.clone(), params, variables).await

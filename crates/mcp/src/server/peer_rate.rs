@@ -12,6 +12,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::deadline::{FAR_FUTURE, after};
 use crate::sync::lock;
 
 /// How many peers are tracked at most.
@@ -82,6 +83,9 @@ impl PeerRate {
 
     fn check_at(&self, peer: IpAddr, now: Instant) -> Result<(), Duration> {
         let RateLimit { burst, interval } = self.limit;
+        // "Never again" is far future: a larger interval would overflow the instants, and
+        // clamping it here (not only the sum) keeps the burst exact.
+        let interval = interval.min(FAR_FUTURE);
         let tolerance = interval.saturating_mul(burst - 1);
         let key = peer_key(peer);
         let mut peers = lock(&self.peers);
@@ -93,7 +97,7 @@ impl PeerRate {
         if peers.len() >= MAX_PEERS && !peers.contains_key(&key) {
             make_room(&mut peers, now);
         }
-        peers.insert(key, due + interval);
+        peers.insert(key, after(due, interval));
         Ok(())
     }
 }
@@ -154,6 +158,24 @@ mod tests {
                 .check_at(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7)), now)
                 .is_err(),
             "a mapped address is the IPv4 peer"
+        );
+    }
+
+    #[test]
+    fn a_huge_interval_means_the_burst_and_then_never() {
+        let limit = PeerRate::new(RateLimit::new(2, Duration::MAX));
+        let peer = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1));
+        let now = Instant::now();
+        assert_eq!(limit.check_at(peer, now), Ok(()));
+        assert_eq!(limit.check_at(peer, now), Ok(()));
+        let wait = limit.check_at(peer, now).unwrap_err();
+        assert!(wait >= FAR_FUTURE, "{wait:?}");
+        let single = PeerRate::new(RateLimit::new(1, Duration::MAX));
+        assert_eq!(single.check_at(peer, now), Ok(()));
+        assert!(
+            single
+                .check_at(peer, now + Duration::from_secs(3600))
+                .is_err()
         );
     }
 

@@ -3,7 +3,9 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+use std::io::Write;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 
 use mcp::server::http::HttpConfig;
 use mcp::server::{Change, RequestContext, Server};
@@ -300,4 +302,45 @@ impl Drop for HttpPeer {
             let _ = stop.send(());
         }
     }
+}
+
+/// Collects what a `fmt` subscriber writes.
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    pub fn lines(&self) -> Vec<String> {
+        String::from_utf8(self.0.lock().unwrap().clone())
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// Captures what the server logs at `level` and above while the guard lives. The test runtime
+/// has one thread, so the server's tasks log through this default too.
+pub fn capture_logs(level: tracing::Level) -> (Captured, tracing::subscriber::DefaultGuard) {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    (captured, tracing::subscriber::set_default(subscriber))
 }

@@ -449,12 +449,15 @@ pub async fn check_limits(a: &dyn TaskStore, b: &dyn TaskStore) {
     };
     let limits = TaskLimits {
         per_principal: Some(2),
-        total: Some(3),
+        total: Some(5),
     };
     let cases = [
         (Some("alice"), Admission::Created),
         (Some("alice"), Admission::Created),
         (Some("alice"), Admission::PrincipalLimit),
+        // Without a principal there is no per-principal count: the total alone applies.
+        (None, Admission::Created),
+        (None, Admission::Created),
         (None, Admission::Created),
         (Some("bob"), Admission::TotalLimit),
         (None, Admission::TotalLimit),
@@ -469,7 +472,7 @@ pub async fn check_limits(a: &dyn TaskStore, b: &dyn TaskStore) {
         None,
         "a refused task is not stored"
     );
-    // A minute later the first three have expired (finished or not): room again.
+    // A minute later the first five have expired (finished or not): room again.
     let later = now + 60_001;
     assert_eq!(
         a.create(&record(Some("bob"), later), limits).await.unwrap(),

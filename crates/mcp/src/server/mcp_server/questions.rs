@@ -97,7 +97,14 @@ where
                 // an email address.
                 let fits = form_check::<T>()?.check(&content);
                 let value = fits
-                    .map_err(|problem| tracing::info!(%problem, "elicitation answer rejected"))
+                    .map_err(|problem| {
+                        // The problem quotes the peer's answer: bounded and escaped.
+                        tracing::info!(
+                            problem = crate::server::mrtr::logged(&problem),
+                            problem_len = problem.len(),
+                            "elicitation answer rejected"
+                        );
+                    })
                     .ok()
                     .and_then(|()| T::deserialize(&content).ok())
                     .ok_or_else(|| {

@@ -11,6 +11,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
 use crate::schema_check::SchemaCheck;
+use crate::sync::lock;
 
 /// The schema of arguments as clients send them: an object schema without the generated
 /// struct's `title`.
@@ -61,48 +62,64 @@ pub trait ElicitationForm {
 
 impl<T: JsonSchema + 'static> ElicitationForm for T {
     fn elicitation_schema() -> Result<ElicitationSchema, String> {
-        static CACHE: OnceLock<Mutex<HashMap<TypeId, ElicitationSchema>>> = OnceLock::new();
-        let cache = CACHE.get_or_init(Default::default);
-        let key = TypeId::of::<T>();
-        if let Some(schema) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(schema.clone());
-        }
-        let schema = flat_form(
-            &SchemaSettings::draft2020_12()
-                .with(|s| {
-                    s.inline_subschemas = true;
-                    s.meta_schema = None;
-                })
-                .for_deserialize()
-                .into_generator()
-                .into_root_schema_for::<T>()
-                .to_value(),
-            &T::schema_name(),
-        )?;
-        cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, schema.clone());
-        Ok(schema)
+        let form = form::<T>(|| {
+            flat_form(
+                &SchemaSettings::draft2020_12()
+                    .with(|s| {
+                        s.inline_subschemas = true;
+                        s.meta_schema = None;
+                    })
+                    .for_deserialize()
+                    .into_generator()
+                    .into_root_schema_for::<T>()
+                    .to_value(),
+                &T::schema_name(),
+            )
+        })?;
+        Ok(form.schema.clone())
     }
 }
 
-/// The compiled form of `T` (its rendered `requestedSchema`), to check answers against: compiled
-/// on the first answer and kept for the process, like the form itself.
-pub(crate) fn form_check<T: ElicitationForm + 'static>() -> Result<Arc<SchemaCheck>, String> {
-    static CACHE: OnceLock<Mutex<HashMap<TypeId, Arc<SchemaCheck>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
+/// A form type's rendered schema and, once an answer needs it, its compiled check.
+struct Form {
+    schema: ElicitationSchema,
+    check: OnceLock<Result<Arc<SchemaCheck>, String>>,
+}
+
+/// The form of `T`, rendered by `render` the first time and kept for the process (the form of
+/// a type never changes).
+fn form<T: 'static>(
+    render: impl FnOnce() -> Result<ElicitationSchema, String>,
+) -> Result<Arc<Form>, String> {
+    static FORMS: OnceLock<Mutex<HashMap<TypeId, Arc<Form>>>> = OnceLock::new();
+    let forms = FORMS.get_or_init(Default::default);
     let key = TypeId::of::<T>();
-    if let Some(check) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(Arc::clone(check));
+    if let Some(form) = lock(forms).get(&key) {
+        return Ok(Arc::clone(form));
     }
-    let schema = serde_json::to_value(T::elicitation_schema()?).map_err(|e| e.to_string())?;
-    let check = Arc::new(SchemaCheck::compile_form(&schema)?);
-    cache
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, Arc::clone(&check));
-    Ok(check)
+    // Rendered without the lock: rendering may itself look the form up (`form_check` of a
+    // derived form renders through `elicitation_schema`).
+    let schema = render()?;
+    let mut forms = lock(forms);
+    let form = forms.entry(key).or_insert_with(|| {
+        Arc::new(Form {
+            schema,
+            check: OnceLock::new(),
+        })
+    });
+    Ok(Arc::clone(form))
+}
+
+/// The compiled form of `T` (its rendered `requestedSchema`), to check answers against: compiled
+/// on the first answer and kept beside the form.
+pub(crate) fn form_check<T: ElicitationForm + 'static>() -> Result<Arc<SchemaCheck>, String> {
+    let form = form::<T>(T::elicitation_schema)?;
+    form.check
+        .get_or_init(|| {
+            let schema = serde_json::to_value(&form.schema).map_err(|e| e.to_string())?;
+            SchemaCheck::compile_form(&schema).map(Arc::new)
+        })
+        .clone()
 }
 
 /// Reduces a generated schema to the elicitation subset.
@@ -250,6 +267,24 @@ mod tests {
                 "required": ["seat", "amount", "format", "confirm"],
             })
         );
+    }
+
+    /// One cache holds a form type's schema and its compiled check: rendered once, compiled once.
+    #[test]
+    fn a_form_and_its_check_are_cached_together() {
+        #[allow(dead_code)]
+        #[derive(JsonSchema)]
+        struct Seats {
+            seats: u32,
+        }
+        let check = form_check::<Seats>().unwrap();
+        assert!(Arc::ptr_eq(&check, &form_check::<Seats>().unwrap()));
+        let cached = form::<Seats>(|| unreachable!("rendered once")).unwrap();
+        let compiled = cached.check.get().unwrap().as_ref().unwrap();
+        assert!(Arc::ptr_eq(compiled, &check));
+        assert_eq!(cached.schema, Seats::elicitation_schema().unwrap());
+        assert!(check.check(&json!({"seats": 2})).is_ok());
+        assert!(check.check(&json!({"seats": "two"})).is_err());
     }
 
     #[test]

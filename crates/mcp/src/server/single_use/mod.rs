@@ -15,8 +15,9 @@
 //! * The token's [`ReplayKey`] (the built-in codec's `kid ‖ nonce`) is recorded after every
 //!   other check passed and before the handler runs, until the token's `exp` plus the clock skew
 //!   tolerated between instances ([`mcp_seal::FUTURE_SKEW`], 60 s). A replay answers
-//!   the one `-32602 "Invalid or expired requestState"` (logged as `replayed`); a guard that
-//!   cannot answer (full, Redis unreachable) refuses the round with `-32603` and the token stays
+//!   the one `-32602 "Invalid or expired requestState"` (logged as `replayed`), and so does a
+//!   token older than what a bounded guard still remembers ([`Redemption::Forgotten`]); a guard
+//!   that cannot answer (Redis unreachable) refuses the round with `-32603` and the token stays
 //!   unused, so the client may retry it.
 
 mod memory;
@@ -37,23 +38,22 @@ pub use redis::RedisReplayGuard;
 
 /// Whether a replay key was seen before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Redemption {
     /// The first use: the key is now recorded, the round goes on.
     First,
     /// The key was already recorded: a replay, refused.
     Replay,
+    /// The token expires no later than keys the guard forgot to make room (a bounded guard,
+    /// such as [`MemoryReplayGuard`]): it may have been redeemed, so it is refused like an
+    /// expired one. Never answered for a key the guard still holds.
+    Forgotten,
 }
 
 /// The guard could not decide; the server refuses the round (fail closed).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReplayGuardError {
-    /// The table holds as many unexpired keys as it may ([`MemoryReplayGuard::new`]).
-    #[error("replay guard full: {capacity} unexpired single-use keys; refusing until some expire")]
-    Full {
-        /// The table's capacity.
-        capacity: usize,
-    },
     /// The store failed or did not answer in time.
     #[error("replay guard store: {0}")]
     Store(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -73,10 +73,13 @@ impl ReplayGuardError {
 pub trait ReplayGuard: Send + Sync + fmt::Debug {
     /// Records `key` until `expires_at` if it is new ([`Redemption::First`]), atomically: of
     /// concurrent redemptions of one key, exactly one is first. The key may be forgotten at
-    /// `expires_at` (the token is refused as expired from then on), never before.
+    /// `expires_at` (the token is refused as expired from then on). A bounded guard may forget
+    /// it earlier only if from then on it answers [`Redemption::Forgotten`] for every token
+    /// expiring no later than it.
     ///
     /// # Errors
-    /// The guard cannot tell (full, unreachable): the server refuses the round (fail closed).
+    /// The guard cannot tell (unreachable, failing): the server refuses the round (fail
+    /// closed).
     fn redeem<'a>(
         &'a self,
         key: &'a ReplayKey,

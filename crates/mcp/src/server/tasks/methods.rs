@@ -3,13 +3,15 @@
 
 use std::sync::Arc;
 
+use mcp_seal::Reason;
+use mcp_types::methods::CallTool;
 use mcp_types::tasks::{
     CancelTaskRequestParams, GetTaskRequestParams, GetTaskResult, TASKS_EXTENSION,
     UpdateTaskRequestParams, tasks_capability,
 };
 use mcp_types::{
     CallToolRequestParams, CallToolResult, Era, ErrorObject, ExtensionResult, InputRequiredResult,
-    InputResponses, Meta, Outcome, ResultType,
+    InputResponses, Meta, Method as _, Outcome, ResultType,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -17,7 +19,9 @@ use serde_json::Value;
 
 use super::handler::{Preflight, TaskContext, TaskInput, TaskStep, TaskSupport, TaskTool};
 use super::runtime::Runtime;
-use crate::server::bridge::{MAX_ROUNDS, ask_all, too_many_rounds};
+use crate::server::bridge::{Rounds, ask_all};
+use crate::server::dispatch::invalid_request_state;
+use crate::server::mrtr::log_rejected_state;
 use crate::server::{BoxFuture, MethodHandler, RequestContext, ToolHandler};
 
 /// The prefix of the `requestState` this module mints when it runs a task tool synchronously
@@ -121,7 +125,13 @@ async fn run_inline(
         .and_then(|s| s.strip_prefix(INLINE_PREFIX))
         .map(serde_json::from_str::<InlineState>)
         .transpose()
-        .map_err(|_| crate::server::dispatch::invalid_request_state())?;
+        .map_err(|_| {
+            // Logged like every other refused state (a WARN line), then the one error.
+            log_rejected_state(CallTool::NAME, Some(&tool.tool.name), Reason::Malformed);
+            invalid_request_state()
+        })?;
+    // One count for the preflight's rounds and the handler's, as for any other request.
+    let mut rounds = Rounds::default();
     let InlineState {
         mut state,
         mut answers,
@@ -137,7 +147,7 @@ async fn run_inline(
                 state: None,
                 answers: InputResponses::new(),
             },
-            Some(_) => match preflight_inline(tool, ctx, &mut params).await? {
+            Some(_) => match preflight_inline(tool, ctx, &mut params, &mut rounds).await? {
                 Ok(state) => InlineState {
                     state,
                     answers: InputResponses::new(),
@@ -146,7 +156,7 @@ async fn run_inline(
             },
         },
     };
-    for _ in 0..MAX_ROUNDS {
+    loop {
         let input = TaskInput {
             arguments: params.arguments.clone().unwrap_or_default(),
             state: state.clone(),
@@ -162,6 +172,7 @@ async fn run_inline(
                     state = next;
                 }
                 if ctx.era() == Era::Handshake {
+                    rounds.next(CallTool::NAME)?;
                     answers.extend(ask_all(ctx, requests).await?);
                     continue;
                 }
@@ -174,7 +185,6 @@ async fn run_inline(
             }
         }
     }
-    Err(too_many_rounds())
 }
 
 /// The preflight of a synchronous run: `Ok(state)` to go on, `Err(outcome)` to answer now.
@@ -182,15 +192,17 @@ async fn preflight_inline(
     tool: &TaskTool,
     ctx: &RequestContext,
     params: &mut CallToolRequestParams,
+    rounds: &mut Rounds,
 ) -> Result<Result<Option<Value>, Outcome<CallToolResult>>, ErrorObject> {
     let Some(preflight) = &tool.preflight else {
         return Ok(Ok(None));
     };
-    for _ in 0..MAX_ROUNDS {
+    loop {
         match preflight.check(ctx.clone(), params.clone()).await? {
             Preflight::Start(state) => return Ok(Ok(state)),
             Preflight::Complete(result) => return Ok(Err(Outcome::Complete(result))),
             Preflight::Ask(irr) if ctx.era() == Era::Handshake => {
+                rounds.next(CallTool::NAME)?;
                 let answers = ask_all(ctx, irr.input_requests.unwrap_or_default()).await?;
                 params.input_responses = Some(answers);
                 params.request_state = irr.request_state;
@@ -198,7 +210,6 @@ async fn preflight_inline(
             Preflight::Ask(irr) => return Ok(Err(Outcome::InputRequired(irr))),
         }
     }
-    Err(too_many_rounds())
 }
 
 /// Which of the three methods.

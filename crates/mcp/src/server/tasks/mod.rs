@@ -62,8 +62,10 @@
 //!
 //! A principal may have at most [`TasksBuilder::max_tasks_per_principal`] unexpired tasks, and
 //! the store at most [`TasksBuilder::max_tasks`]; a `tools/call` past either is answered
-//! `-32603` with `data.reason = "task_limit"`. The store counts and inserts atomically
-//! ([`TaskStore::create`]), so the limits hold across the instances sharing it.
+//! `-32603` with `data.reason = "task_limit"`. Tasks without a principal are held to the
+//! store's limit only (bind one per peer on servers open to anonymous clients). The store
+//! counts and inserts atomically ([`TaskStore::create`]), so the limits hold across the
+//! instances sharing it.
 //!
 //! # Restarts and several instances
 //!
@@ -350,11 +352,18 @@ impl TasksBuilder {
         self
     }
 
-    /// The most unexpired tasks one principal may have (default 1 000; `None`: no limit).
-    /// Tasks without a principal (no authentication) share one count. A `tools/call` past it
-    /// is answered `-32603` with `data: {"reason": "task_limit", "scope": "principal",
-    /// "limit": n}`. Finished tasks count until their [TTL](Self::ttl) elapses: their results
-    /// are kept that long.
+    /// The most unexpired tasks one principal may have (default 1 000; `None`: no limit). A
+    /// `tools/call` past it is answered `-32603` with `data: {"reason": "task_limit", "scope":
+    /// "principal", "limit": n}`. Finished tasks count until their [TTL](Self::ttl) elapses:
+    /// their results are kept that long.
+    ///
+    /// Tasks without a principal (no authentication, no
+    /// [`bind_principal`](crate::server::ServerBuilder::bind_principal) hook) are held to
+    /// [`Self::max_tasks`] only: there is no identity to be fair to, and one shared count would
+    /// let a single anonymous client lock every other out for a TTL. A server open to anonymous
+    /// clients should bind a principal per peer
+    /// ([`RequestContext::peer_addr`](crate::server::RequestContext::peer_addr); behind a proxy,
+    /// a header it sets), or lower [`Self::max_tasks`] to what one such client may hold.
     #[must_use]
     pub fn max_tasks_per_principal(mut self, limit: Option<usize>) -> Self {
         self.options.limits.per_principal = limit;

@@ -9,8 +9,8 @@ use super::store::{Admission, StoreError, TaskLimits, TaskRecord, TaskStore};
 /// A task store in Redis: each task is a hash (`v`: version, `r`: the record as JSON) under
 /// `<prefix>:task:<id>`, expiring with the task's TTL (`PEXPIREAT`); the set `<prefix>:active`
 /// lists the unfinished ones. The live tasks, for the [limits](TaskLimits), are sorted sets
-/// scored by expiry: `<prefix>:live` (all) and `<prefix>:owner:p:<principal>` /
-/// `<prefix>:owner:-` (one principal's, or those without one). Creation and compare-and-swap
+/// scored by expiry: `<prefix>:live` (all) and `<prefix>:owner:p:<principal>` (one principal's;
+/// tasks without a principal count towards the total only). Creation and compare-and-swap
 /// are Lua scripts, so they are atomic — creation counts and inserts in one step; a write is
 /// acknowledged by the primary before its future completes (configure Redis persistence — AOF
 /// — for durability across Redis restarts).
@@ -31,24 +31,30 @@ impl std::fmt::Debug for RedisStore {
     }
 }
 
-/// KEYS: task, active set, live set, owner's live set. ARGV: version, record, expiry (`''`:
-/// never), terminal, id, now, per-principal limit, total limit (`''`: none). Returns 1 when
-/// created, -1 / -2 at the principal's / the total limit, 0 when the id exists.
+/// KEYS: task, active set, live set, and the owner's live set when the principal is counted
+/// ([`TaskLimits::counted_principal`]). ARGV: version, record, expiry (`''`: never), terminal,
+/// id, now, per-principal limit, total limit (`''`: none). Returns 1 when created, -1 / -2 at
+/// the principal's / the total limit, 0 when the id exists.
 const CREATE: &str = r"
+local owner = KEYS[4]
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[6])
-if ARGV[7] ~= '' and redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[7]) then return -1 end
+if owner then
+  redis.call('ZREMRANGEBYSCORE', owner, '-inf', ARGV[6])
+  if redis.call('ZCARD', owner) >= tonumber(ARGV[7]) then return -1 end
+end
 if ARGV[8] ~= '' and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[8]) then return -2 end
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'r', ARGV[2])
 if ARGV[3] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
 if ARGV[4] == '0' then redis.call('SADD', KEYS[2], ARGV[5]) else redis.call('SREM', KEYS[2], ARGV[5]) end
 local score = ARGV[3] == '' and '+inf' or ARGV[3]
 redis.call('ZADD', KEYS[3], score, ARGV[5])
-redis.call('ZADD', KEYS[4], score, ARGV[5])
--- An owner's set lives as long as its last task.
-local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]
-if last == 'inf' then redis.call('PERSIST', KEYS[4]) else redis.call('PEXPIREAT', KEYS[4], last) end
+if owner then
+  redis.call('ZADD', owner, score, ARGV[5])
+  -- An owner's set lives as long as its last task.
+  local last = redis.call('ZRANGE', owner, -1, -1, 'WITHSCORES')[2]
+  if last == 'inf' then redis.call('PERSIST', owner) else redis.call('PEXPIREAT', owner, last) end
+end
 return 1
 ";
 
@@ -104,11 +110,8 @@ impl RedisStore {
         format!("{}:live", self.prefix)
     }
 
-    fn owner_key(&self, principal: Option<&str>) -> String {
-        match principal {
-            Some(principal) => format!("{}:owner:p:{principal}", self.prefix),
-            None => format!("{}:owner:-", self.prefix),
-        }
+    fn owner_key(&self, principal: &str) -> String {
+        format!("{}:owner:p:{principal}", self.prefix)
     }
 }
 
@@ -139,11 +142,13 @@ impl TaskStore for RedisStore {
             let row = row(record)?;
             let limit = |limit: Option<usize>| limit.map(|n| n.to_string()).unwrap_or_default();
             let mut connection = self.connection.clone();
-            let created: i64 = Script::new(CREATE)
-                .key(self.task_key(&record.task_id))
-                .key(self.active_key())
-                .key(self.live_key())
-                .key(self.owner_key(record.principal.as_deref()))
+            let script = Script::new(CREATE);
+            let mut invocation = script.key(self.task_key(&record.task_id));
+            invocation.key(self.active_key()).key(self.live_key());
+            if let Some(principal) = limits.counted_principal(record) {
+                invocation.key(self.owner_key(principal));
+            }
+            let created: i64 = invocation
                 .arg(record.version)
                 .arg(row.json)
                 .arg(row.expires)

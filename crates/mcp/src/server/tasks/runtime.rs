@@ -402,7 +402,10 @@ impl Runtime {
                 // shuts down: drop the run without writing anything.
                 () = &mut watch => return Ok(()),
                 () = cancel.cancelled(), if deadline.is_none() => {
-                    deadline = Some(tokio::time::Instant::now() + self.options.cancel_grace);
+                    deadline = Some(crate::server::deadline::after_tokio(
+                        tokio::time::Instant::now(),
+                        self.options.cancel_grace,
+                    ));
                 }
                 () = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
                     break Ended::Abandoned;

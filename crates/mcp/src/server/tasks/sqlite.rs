@@ -37,15 +37,24 @@ const SCHEMA: &str = "
         ON mcp_tasks (json_extract(record, '$.principal'), expires_at);
 ";
 
-/// The live tasks as of `?1`.
-const COUNT_LIVE: &str =
-    "SELECT COUNT(*) FROM mcp_tasks WHERE expires_at IS NULL OR expires_at > ?1";
+/// The live tasks as of `?1`, counted up to `?2` in each of its two parts (enough to compare
+/// with a limit of `?2`: a capped count reaches the limit exactly when the true one does). Two
+/// index ranges on `mcp_tasks_expiry` — those that expire later, those that never do — so a
+/// creation reads only the index entries of live tasks, and at most twice the limit of them;
+/// expired rows the sweep has not purged yet are not visited.
+const COUNT_LIVE: &str = "
+    SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM mcp_tasks WHERE expires_at > ?1 LIMIT ?2))
+         + (SELECT COUNT(*) FROM (SELECT 1 FROM mcp_tasks WHERE expires_at IS NULL LIMIT ?2))
+";
 
-/// The live tasks as of `?1` whose principal `IS ?2`. The index `mcp_tasks_principal` on the
-/// same expression serves it, and needs no new column in databases made before the limits.
+/// [`COUNT_LIVE`] for the tasks whose principal is `?3`, on the index `mcp_tasks_principal`
+/// (the principal expression, then the expiry): it needs no new column in databases made before
+/// the limits.
 const COUNT_LIVE_OF: &str = "
-    SELECT COUNT(*) FROM mcp_tasks
-    WHERE json_extract(record, '$.principal') IS ?2 AND (expires_at IS NULL OR expires_at > ?1)
+    SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM mcp_tasks
+                WHERE json_extract(record, '$.principal') = ?3 AND expires_at > ?1 LIMIT ?2))
+         + (SELECT COUNT(*) FROM (SELECT 1 FROM mcp_tasks
+                WHERE json_extract(record, '$.principal') = ?3 AND expires_at IS NULL LIMIT ?2))
 ";
 
 fn backend(error: rusqlite::Error) -> StoreError {
@@ -53,6 +62,10 @@ fn backend(error: rusqlite::Error) -> StoreError {
 }
 
 fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn signed_len(value: usize) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
@@ -107,7 +120,7 @@ impl TaskStore for SqliteStore {
         limits: TaskLimits,
     ) -> BoxFuture<'a, Result<Admission, StoreError>> {
         let id = record.task_id.clone();
-        let principal = record.principal.clone();
+        let principal = limits.counted_principal(record).map(str::to_owned);
         let now = signed(record.created_at_ms);
         let row = columns(record);
         self.run(move |c| {
@@ -121,8 +134,18 @@ impl TaskStore for SqliteStore {
                     .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
                     .map_err(backend)
             };
-            let mine = count(COUNT_LIVE_OF, params![now, principal])?;
-            let total = count(COUNT_LIVE, params![now])?;
+            // Only what a limit needs is counted, and only up to it.
+            let mine = match (principal, limits.per_principal) {
+                (Some(principal), Some(limit)) => Some(count(
+                    COUNT_LIVE_OF,
+                    params![now, signed_len(limit), principal],
+                )?),
+                _ => None,
+            };
+            let total = match limits.total {
+                Some(limit) => count(COUNT_LIVE, params![now, signed_len(limit)])?,
+                None => 0,
+            };
             let admission = limits.admit(mine, total);
             if admission == Admission::Created {
                 tx.execute(
@@ -207,6 +230,38 @@ mod tests {
     async fn sqlite_store_keeps_the_contract() {
         let store = super::SqliteStore::in_memory().unwrap();
         super::super::store::contract::check(&store, "sqlite").await;
+    }
+
+    /// The limit counts visit the index entries of live tasks only: each part of each count is
+    /// a range search on a covering index, bounded below by the expiry (or `IS NULL`).
+    #[test]
+    fn the_counts_read_live_index_entries_only() {
+        let connection = rusqlite::Connection::open_in_memory().unwrap();
+        connection.execute_batch(super::SCHEMA).unwrap();
+        let principal: &[&dyn rusqlite::ToSql] = &[&0, &10, &"p"];
+        for (sql, index, params) in [
+            (super::COUNT_LIVE, "mcp_tasks_expiry", &principal[..2]),
+            (super::COUNT_LIVE_OF, "mcp_tasks_principal", principal),
+        ] {
+            let mut plan = connection
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let steps: Vec<String> = plan
+                .query_map(params, |row| row.get(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let searches: Vec<&String> =
+                steps.iter().filter(|s| s.contains("mcp_tasks ")).collect();
+            assert_eq!(searches.len(), 2, "{steps:?}");
+            for search in searches {
+                assert!(
+                    search.starts_with(&format!("SEARCH mcp_tasks USING COVERING INDEX {index} ("))
+                        && (search.contains("expires_at>?)") || search.contains("expires_at=?)")),
+                    "{search} in {steps:?}"
+                );
+            }
+        }
     }
 
     #[tokio::test]

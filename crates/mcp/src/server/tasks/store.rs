@@ -7,7 +7,8 @@
 //! check of [`TaskStore::swap`]: two instances that race on one task (a `tasks/cancel` here, the
 //! worker's completion there) never overwrite each other; the loser reloads and retries.
 
-use std::collections::{BTreeSet, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
@@ -15,6 +16,8 @@ use mcp_types::tasks::TaskStatus;
 use mcp_types::{ClientCapabilities, ErrorObject, Extra, InputRequests, InputResponses};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::sync::lock;
 
 /// A backend failure (connection lost, disk full, a record that does not decode).
 #[derive(Debug, thiserror::Error)]
@@ -162,7 +165,9 @@ impl TaskRecord {
 /// task's result is kept, and that is what the caps bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TaskLimits {
-    /// The most live tasks of one principal (tasks without a principal count as one).
+    /// The most live tasks of one principal. Tasks without a principal are not counted here —
+    /// there is no identity to be fair to, and one shared count would let one anonymous client
+    /// lock out every other for a TTL — only against [`TaskLimits::total`].
     pub per_principal: Option<usize>,
     /// The most live tasks in the whole store.
     pub total: Option<usize>,
@@ -181,10 +186,19 @@ pub enum Admission {
 }
 
 impl TaskLimits {
+    /// The principal whose live tasks a store must count to create `record`: its own, when it
+    /// has one and [`TaskLimits::per_principal`] is set.
+    pub fn counted_principal<'r>(&self, record: &'r TaskRecord) -> Option<&'r str> {
+        self.per_principal.and(record.principal.as_deref())
+    }
+
     /// The verdict for a store holding `total` live tasks, `mine` of them the new task's
-    /// principal's (the principal's limit is reported first).
-    pub fn admit(&self, mine: usize, total: usize) -> Admission {
-        if self.per_principal.is_some_and(|limit| mine >= limit) {
+    /// principal's (`None` when [`TaskLimits::counted_principal`] is: only the total applies).
+    /// The principal's limit is reported first.
+    pub fn admit(&self, mine: Option<usize>, total: usize) -> Admission {
+        if let (Some(limit), Some(mine)) = (self.per_principal, mine)
+            && mine >= limit
+        {
             Admission::PrincipalLimit
         } else if self.total.is_some_and(|limit| total >= limit) {
             Admission::TotalLimit
@@ -203,9 +217,10 @@ impl TaskLimits {
 /// [`TaskRecord::expires_at_ms`].
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new record unless that would exceed `limits` ([`TaskLimits::admit`]), counting
-    /// the live tasks as of `record.created_at_ms` — all of them and those with the record's
-    /// principal — in the same atomic step as the insert, so that instances creating tasks at
-    /// once cannot overshoot. Fails if the id exists.
+    /// the live tasks as of `record.created_at_ms` — all of them, and those of
+    /// [`TaskLimits::counted_principal`] — in the same atomic step as the insert, so that
+    /// instances creating tasks at once cannot overshoot. A record without a principal is held
+    /// to the total only. Fails if the id exists.
     fn create<'a>(
         &'a self,
         record: &'a TaskRecord,
@@ -220,7 +235,8 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Replaces the stored record by `record` if the stored version is still `expected`
     /// (`record.version` is the next one). `Ok(false)`: someone else wrote first, or the record
-    /// is gone.
+    /// is gone. The principal and TTL are the ones the record was created with (the runtime
+    /// never changes them), so a store may keep its limit counts by them.
     fn swap<'a>(
         &'a self,
         record: &'a TaskRecord,
@@ -238,7 +254,66 @@ pub trait TaskStore: Send + Sync + 'static {
 /// the process. For tests and for servers that accept losing tasks on restart.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    records: Mutex<HashMap<String, TaskRecord>>,
+    inner: Mutex<Memory>,
+}
+
+#[derive(Debug, Default)]
+struct Memory {
+    records: HashMap<String, TaskRecord>,
+    live: LiveCounts,
+}
+
+/// The live tasks, counted as they are created and retired as their TTLs elapse, so that a
+/// creation checks the limits in `O(log n)` instead of walking every record.
+///
+/// Counts are retired up to the latest time a creation or a purge names; a creation that names
+/// an earlier time (the wall clock stepped back) counts as live the tasks that were live at the
+/// latest one, which errs towards refusing. A record's principal and TTL never change after
+/// creation (the runtime sets them once), so swaps leave the counts alone.
+#[derive(Debug, Default)]
+struct LiveCounts {
+    total: usize,
+    per_principal: HashMap<String, usize>,
+    /// When each counted task with a TTL stops counting, soonest first, and its principal.
+    expiries: BinaryHeap<Reverse<(u64, Option<String>)>>,
+}
+
+impl LiveCounts {
+    fn add(&mut self, record: &TaskRecord) {
+        self.total += 1;
+        if let Some(principal) = &record.principal {
+            *self.per_principal.entry(principal.clone()).or_default() += 1;
+        }
+        if let Some(at) = record.expires_at_ms() {
+            self.expiries.push(Reverse((at, record.principal.clone())));
+        }
+    }
+
+    /// Stops counting the tasks whose TTL elapsed by `now_ms`.
+    fn retire(&mut self, now_ms: u64) {
+        while self
+            .expiries
+            .peek()
+            .is_some_and(|Reverse((at, _))| *at <= now_ms)
+        {
+            let Some(Reverse((_, principal))) = self.expiries.pop() else {
+                break;
+            };
+            self.total -= 1;
+            if let Some(principal) = principal
+                && let Some(count) = self.per_principal.get_mut(&principal)
+            {
+                *count -= 1;
+                if *count == 0 {
+                    self.per_principal.remove(&principal);
+                }
+            }
+        }
+    }
+
+    fn of(&self, principal: &str) -> usize {
+        self.per_principal.get(principal).copied().unwrap_or(0)
+    }
 }
 
 impl MemoryStore {
@@ -247,10 +322,8 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn records(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskRecord>> {
-        self.records
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
+        lock(&self.inner)
     }
 }
 
@@ -260,20 +333,16 @@ impl TaskStore for MemoryStore {
         record: &'a TaskRecord,
         limits: TaskLimits,
     ) -> BoxFuture<'a, Result<Admission, StoreError>> {
-        let mut records = self.records();
+        let mut memory = self.memory();
+        let Memory { records, live } = &mut *memory;
         let result = if records.contains_key(&record.task_id) {
             Err(StoreError::new(format!("task {} exists", record.task_id)))
         } else {
-            let (mut mine, mut total) = (0, 0);
-            for live in records
-                .values()
-                .filter(|r| !r.is_expired(record.created_at_ms))
-            {
-                total += 1;
-                mine += usize::from(live.principal == record.principal);
-            }
-            let admission = limits.admit(mine, total);
+            live.retire(record.created_at_ms);
+            let mine = limits.counted_principal(record).map(|p| live.of(p));
+            let admission = limits.admit(mine, live.total);
             if admission == Admission::Created {
+                live.add(record);
                 records.insert(record.task_id.clone(), record.clone());
             }
             Ok(admission)
@@ -285,7 +354,7 @@ impl TaskStore for MemoryStore {
         &'a self,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
-        let record = self.records().get(task_id).cloned();
+        let record = self.memory().records.get(task_id).cloned();
         Box::pin(std::future::ready(Ok(record)))
     }
 
@@ -294,8 +363,8 @@ impl TaskStore for MemoryStore {
         record: &'a TaskRecord,
         expected: u64,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        let mut records = self.records();
-        let swapped = match records.get_mut(&record.task_id) {
+        let mut memory = self.memory();
+        let swapped = match memory.records.get_mut(&record.task_id) {
             Some(stored) if stored.version == expected => {
                 *stored = record.clone();
                 true
@@ -307,7 +376,8 @@ impl TaskStore for MemoryStore {
 
     fn active(&self) -> BoxFuture<'_, Result<Vec<String>, StoreError>> {
         let ids = self
-            .records()
+            .memory()
+            .records
             .values()
             .filter(|r| !r.is_terminal())
             .map(|r| r.task_id.clone())
@@ -316,7 +386,9 @@ impl TaskStore for MemoryStore {
     }
 
     fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
-        let mut records = self.records();
+        let mut memory = self.memory();
+        memory.live.retire(now_ms);
+        let records = &mut memory.records;
         let before = records.len();
         records.retain(|_, r| !r.is_expired(now_ms));
         let purged = before - records.len();
@@ -381,5 +453,37 @@ pub(crate) mod contract {
     #[tokio::test]
     async fn memory_store_keeps_the_contract() {
         check(&super::MemoryStore::new(), "memory").await;
+    }
+
+    /// The memory store's counts follow creation, expiry and purges without walking records.
+    #[tokio::test]
+    async fn memory_counts_follow_expiry_and_purges() {
+        use super::{Admission, TaskLimits};
+        let store = super::MemoryStore::new();
+        let limits = TaskLimits {
+            per_principal: Some(2),
+            total: Some(3),
+        };
+        let create = |id: &str, principal: Option<&str>, at: u64| {
+            let mut record = TaskRecord::new(id.to_owned(), "tool".to_owned(), at);
+            record.principal = principal.map(str::to_owned);
+            record.ttl_ms = Some(10);
+            let store = &store;
+            async move { store.create(&record, limits).await.unwrap() }
+        };
+        assert_eq!(create("a0", Some("a"), 0).await, Admission::Created);
+        assert_eq!(create("a1", Some("a"), 1).await, Admission::Created);
+        assert_eq!(create("a2", Some("a"), 2).await, Admission::PrincipalLimit);
+        assert_eq!(create("n2", None, 2).await, Admission::Created);
+        assert_eq!(create("b5", Some("b"), 5).await, Admission::TotalLimit);
+        // At 10 the first task's TTL has elapsed (it is still stored): one slot for anyone.
+        assert_eq!(create("a10", Some("a"), 10).await, Admission::Created);
+        assert_eq!(create("b10", Some("b"), 10).await, Admission::TotalLimit);
+        assert_eq!(store.purge_expired(12).await.unwrap(), 3);
+        assert_eq!(create("b12", Some("b"), 12).await, Admission::Created);
+        let memory = store.memory();
+        assert_eq!(memory.live.total, memory.records.len());
+        assert_eq!((memory.live.of("a"), memory.live.of("b")), (1, 1));
+        assert_eq!(memory.live.expiries.len(), 2);
     }
 }
