@@ -70,7 +70,7 @@ pub struct HttpConfig {
     /// which the transport forbids unless something in front checks it. Default: loopback
     /// names. Independent of [`HttpConfig::allowed_hosts`].
     pub allowed_origins: Option<Vec<String>>,
-    /// Interval of keep-alive comments on idle event streams (default 15 s).
+    /// Interval of keep-alive comments on idle event streams (default 15 s; zero sends none).
     pub keep_alive: Duration,
     /// Answer every request with `text/event-stream`, even one that emits nothing before its
     /// response (default `false`: JSON unless a notification or a server request comes first).
@@ -670,8 +670,14 @@ fn event_stream(
 }
 
 /// The keep-alive comments of a stream, the first one `period` from now (checked: a huge
-/// `HttpConfig::keep_alive` means none, not a panic).
+/// `HttpConfig::keep_alive` means none, not a panic; so does zero, which tokio refuses as a
+/// period).
 fn keep_alive_timer(period: Duration) -> tokio::time::Interval {
+    let period = if period.is_zero() {
+        Duration::MAX
+    } else {
+        period
+    };
     let first = super::deadline::after_tokio(tokio::time::Instant::now(), period);
     tokio::time::interval_at(first, period)
 }
@@ -792,4 +798,26 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Zero and huge keep-alive periods mean no keep-alive comments, not a panic (tokio's
+    /// `interval_at` refuses a zero period; a huge one overflowed `Instant`).
+    #[tokio::test(start_paused = true)]
+    async fn a_zero_or_huge_keep_alive_sends_none() {
+        for period in [Duration::ZERO, Duration::MAX] {
+            let mut timer = keep_alive_timer(period);
+            let tick = tokio::time::timeout(Duration::from_secs(365 * 24 * 3600), timer.tick());
+            assert!(
+                tick.await.is_err(),
+                "{period:?}: no keep-alive within a year"
+            );
+        }
+        let mut timer = keep_alive_timer(Duration::from_secs(15));
+        let tick = tokio::time::timeout(Duration::from_secs(16), timer.tick());
+        assert!(tick.await.is_ok(), "15 s: a keep-alive within 16 s");
+    }
 }
