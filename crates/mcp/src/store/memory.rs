@@ -11,17 +11,9 @@ use crate::sync::lock;
 
 /// Records in this process's memory: fast, shared by clones, and gone with the process. For
 /// tests and for applications that accept losing their records on restart.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct MemoryStore<R> {
     inner: Arc<Mutex<Memory<R>>>,
-}
-
-impl<R> Clone for MemoryStore<R> {
-    fn clone(&self) -> Self {
-        Self {
-            inner: Arc::clone(&self.inner),
-        }
-    }
 }
 
 impl<R> Default for MemoryStore<R> {

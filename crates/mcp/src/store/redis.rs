@@ -23,20 +23,11 @@ use crate::redis_link::RedisLink;
 ///
 /// The scripts touch a record's hash, its sets and the live sets together: use a standalone
 /// Redis (or Sentinel), or a prefix that is a cluster hash tag such as `{mcp}`.
+#[derive(Clone)]
 pub struct RedisStore<R> {
     link: RedisLink,
     scripts: Arc<Scripts>,
     record: PhantomData<fn() -> R>,
-}
-
-impl<R> Clone for RedisStore<R> {
-    fn clone(&self) -> Self {
-        Self {
-            link: self.link.clone(),
-            scripts: Arc::clone(&self.scripts),
-            record: PhantomData,
-        }
-    }
 }
 
 impl<R> std::fmt::Debug for RedisStore<R> {

@@ -22,20 +22,11 @@ use crate::sqlite::SharedConnection;
 /// so of two processes swapping the same version exactly one changes a row. A counted insertion
 /// ([`Limits`]) counts and inserts inside one `BEGIN IMMEDIATE` transaction, which takes the
 /// write lock first; the counts are index ranges over the live records only.
+#[derive(Clone)]
 pub struct SqliteStore<R> {
     connection: SharedConnection,
     sql: Arc<Statements>,
     record: PhantomData<fn() -> R>,
-}
-
-impl<R> Clone for SqliteStore<R> {
-    fn clone(&self) -> Self {
-        Self {
-            connection: self.connection.clone(),
-            sql: Arc::clone(&self.sql),
-            record: PhantomData,
-        }
-    }
 }
 
 impl<R: Record> std::fmt::Debug for SqliteStore<R> {

@@ -35,8 +35,9 @@
 //! # Stores
 //!
 //! [`FlowStore`] is the storage trait: five primitives (insert, load, compare-and-swap on a
-//! version, list, remove) that a backend implements, and the state transitions (answer, claim,
-//! advance, finish, release, expire) written once on top of them. Every transition is a
+//! version, list, remove), and the state transitions (answer, claim, advance, finish, release,
+//! expire) written once on top of them. Every store of the [store kernel](crate::store) is a
+//! flow store ([`FlowRecord`] is a kernel [`Record`]); the three below are its backends. Every transition is a
 //! compare-and-swap, so two writers can never both move a flow out of the same state.
 //!
 //! | store | feature | for |

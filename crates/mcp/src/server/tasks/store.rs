@@ -1,11 +1,12 @@
-//! Where tasks live: the [`TaskStore`] trait, the record it stores, and an in-memory store.
+//! Where tasks live: the [`TaskStore`] trait, the record it stores, and the in-memory store.
 //!
-//! A store is deliberately small — create (within limits), load, compare-and-swap, list the
-//! unfinished, purge the expired — so that a new backend (Postgres, DynamoDB, …) is an
-//! afternoon's work. Every
-//! state transition of a task is a read-modify-write by the runtime, made safe by the version
-//! check of [`TaskStore::swap`]: two instances that race on one task (a `tasks/cancel` here, the
-//! worker's completion there) never overwrite each other; the loser reloads and retries.
+//! A task store is small — create (within limits), load, compare-and-swap, list the
+//! unfinished, purge the expired — and every store of the [store kernel](crate::store) is one:
+//! [`TaskRecord`] is a kernel [`Record`], and [`TaskStore`] is implemented for every
+//! [`VersionedStore<TaskRecord>`]. Every state transition of a task is a read-modify-write by
+//! the runtime, made safe by the version check of [`TaskStore::swap`]: two instances that race
+//! on one task (a `tasks/cancel` here, the worker's completion there) never overwrite each
+//! other; the loser reloads and retries.
 
 use std::collections::BTreeSet;
 
