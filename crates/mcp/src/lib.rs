@@ -42,6 +42,16 @@ mod schema_check;
 #[cfg(any(feature = "tasks-sqlite", feature = "flows-sqlite"))]
 mod sqlite;
 
+#[cfg(any(
+    feature = "tasks-redis",
+    feature = "flows-redis",
+    feature = "single-use-redis"
+))]
+mod redis_link;
+
+#[cfg(any(feature = "tasks", feature = "flows"))]
+pub mod store;
+
 // Wherever system randomness (getrandom) is compiled in for ids: the server and durable flows.
 #[cfg(any(feature = "server", feature = "flows"))]
 mod ids;

@@ -30,25 +30,6 @@ async fn flows_child() {
     child_main().await;
 }
 
-#[tokio::test]
-async fn the_memory_store_keeps_the_contract() {
-    memory_contract().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_sqlite_store_keeps_the_contract() {
-    let dir = TempDir::new("sqlite-contract");
-    let path = dir.path().join("flows.db");
-    // Two connections to one file, as two processes have.
-    store_contract(
-        Arc::new(SqliteFlowStore::open(&path).unwrap()),
-        Arc::new(SqliteFlowStore::open(&path).unwrap()),
-    )
-    .await;
-    let memory = SqliteFlowStore::in_memory().unwrap();
-    store_contract(Arc::new(memory.clone()), Arc::new(memory)).await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[allow(clippy::print_stderr, reason = "the figures RELIABILITY.md records")]
 async fn of_eight_connections_claiming_the_same_answered_flow_exactly_one_wins() {
@@ -58,7 +39,7 @@ async fn of_eight_connections_claiming_the_same_answered_flow_exactly_one_wins()
         .map(|_| Arc::new(SqliteFlowStore::open(&path).unwrap()) as Arc<dyn FlowStore>)
         .collect();
     let started = Instant::now();
-    let tried = claim_race(stores, 50).await;
+    let tried = mcp::store::contract::flow_claim_race(stores, 50).await;
     eprintln!(
         "FIGURES sqlite claim race: 50 flows x 8 connections = {tried} claims, 50 won, {} lost, {} ms",
         tried - 50,

@@ -1,34 +1,14 @@
 //! Caps on live tasks: per principal and per store, answered `-32603` with
-//! `data.reason = "task_limit"`, exact under concurrent creation on every store (the Redis store
-//! is checked in `tasks_redis.rs`).
+//! `data.reason = "task_limit"`, exact under concurrent creation on every store (the stores' limit contract,
+//! `mcp::store::contract::task_limits`, runs in `tests/store_*.rs`).
 
 mod tasks_support;
 
 use std::sync::Arc;
 
-use mcp::server::tasks::{MemoryStore, SqliteStore, TaskStore};
+use mcp::server::tasks::{MemoryStore, TaskStore};
 use serde_json::json;
 use tasks_support::*;
-
-#[tokio::test]
-async fn the_memory_store_keeps_the_limits() {
-    let store = MemoryStore::new();
-    check_limits(&store, &store).await;
-}
-
-#[tokio::test]
-async fn the_sqlite_store_keeps_the_limits_across_connections() {
-    let dir = std::env::temp_dir().join(format!("mcp-task-limits-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("tasks.db");
-    let _ = std::fs::remove_file(&path);
-    // Two connections to one file, as two processes on one host would have.
-    let a = SqliteStore::open(&path).unwrap();
-    let b = SqliteStore::open(&path).unwrap();
-    check_limits(&a, &b).await;
-    drop((a, b));
-    std::fs::remove_dir_all(&dir).unwrap();
-}
 
 /// The task fixtures on a memory store with these limits.
 fn limited(per_principal: usize, total: usize) -> mcp::server::tasks::Tasks {

@@ -35,8 +35,9 @@
 //! # Stores
 //!
 //! [`FlowStore`] is the storage trait: five primitives (insert, load, compare-and-swap on a
-//! version, list, remove) that a backend implements, and the state transitions (answer, claim,
-//! advance, finish, release, expire) written once on top of them. Every transition is a
+//! version, list, remove), and the state transitions (answer, claim, advance, finish, release,
+//! expire) written once on top of them. Every store of the [store kernel](crate::store) is a
+//! flow store ([`FlowRecord`] is a kernel [`Record`]); the three below are its backends. Every transition is a
 //! compare-and-swap, so two writers can never both move a flow out of the same state.
 //!
 //! | store | feature | for |
@@ -101,7 +102,6 @@
 //! ```
 
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use mcp_types::{ErrorObject, InputRequests, InputRequiredResult, InputResponses};
@@ -112,19 +112,33 @@ use serde_json::Value;
 use super::api::PendingRequest;
 use super::error::ClientError;
 
-mod memory;
-#[cfg(feature = "flows-redis")]
-mod redis;
 mod runner;
-#[cfg(feature = "flows-sqlite")]
-mod sqlite;
 
-pub use memory::MemoryFlowStore;
-#[cfg(feature = "flows-redis")]
-pub use redis::RedisFlowStore;
 pub use runner::{DeferToFlows, FlowRequest, FlowRunner, FlowStart};
+
+pub(crate) use crate::store::now_ms;
+use crate::store::{
+    Field, Inserted, Limits, Record, Scan, Schema, StoreError, Tag, VersionedStore,
+};
+
+/// Flows in memory: gone with the process. For tests, and for applications whose flows need
+/// not outlive it. Clones share the flows. The kernel's [`crate::store::MemoryStore`] for
+/// [`FlowRecord`]s.
+pub type MemoryFlowStore = crate::store::MemoryStore<FlowRecord>;
+
+/// Flows in an SQLite database: the embedded default. One row per flow (table
+/// `mcp_client_flows`) — the record as JSON, plus the columns that lists and the
+/// compare-and-swap read. The kernel's [`crate::store::SqliteStore`] for [`FlowRecord`]s: of
+/// two processes claiming the same answered flow exactly one changes a row.
 #[cfg(feature = "flows-sqlite")]
-pub use sqlite::SqliteFlowStore;
+pub type SqliteFlowStore = crate::store::SqliteStore<FlowRecord>;
+
+/// Flows in Redis: each flow is a hash under `<prefix>:flow:<id>`, and one set per status
+/// (`<prefix>:status:<status>`) lists the ids. The kernel's [`crate::store::RedisStore`] for
+/// [`FlowRecord`]s: of two workers claiming the same answered flow, exactly one script sees the
+/// version it read.
+#[cfg(feature = "flows-redis")]
+pub type RedisFlowStore = crate::store::RedisStore<FlowRecord>;
 
 /// The method of a flow: the three that may answer `InputRequiredResult`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -184,7 +198,7 @@ impl FlowStatus {
     ];
 
     /// The name stored (`awaiting_user`, `answered`, `resuming`, `done`, `failed`).
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Self::AwaitingUser => "awaiting_user",
             Self::Answered => "answered",
@@ -438,19 +452,6 @@ impl FlowFilter {
                 .updated_before_ms
                 .is_none_or(|before| record.updated_at_ms < before)
     }
-
-    /// Sorts oldest first (by last change, then id), keeps the matching ones and applies the
-    /// limit: for stores that filter in memory.
-    pub(crate) fn apply(&self, mut records: Vec<FlowRecord>) -> Vec<FlowRecord> {
-        records.retain(|r| self.matches(r));
-        records.sort_by(|a, b| {
-            (a.updated_at_ms, a.id.as_str()).cmp(&(b.updated_at_ms, b.id.as_str()))
-        });
-        if let Some(limit) = self.limit {
-            records.truncate(limit);
-        }
-        records
-    }
 }
 
 /// Why a flow operation failed.
@@ -502,6 +503,12 @@ pub enum FlowError {
     /// answers recorded by whoever guessed it.
     #[error("no system randomness for an id: {0}")]
     NoRandomness(String),
+}
+
+impl From<StoreError> for FlowError {
+    fn from(error: StoreError) -> Self {
+        Self::backend(error)
+    }
 }
 
 impl FlowError {
@@ -721,6 +728,133 @@ pub trait FlowStore: Send + Sync + fmt::Debug {
     }
 }
 
+/// The SQLite layout of flows.
+const SQLITE_SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS mcp_client_flows (
+        id         TEXT PRIMARY KEY,
+        server     TEXT NOT NULL,
+        owner      TEXT,
+        status     TEXT NOT NULL,
+        version    INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        record     TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS mcp_client_flows_status
+        ON mcp_client_flows (status, server, updated_at);
+";
+
+/// A Redis set per status lists the flows a worker looks for.
+const fn status_tag(status: FlowStatus, set: &'static str) -> Tag {
+    Tag {
+        column: "status",
+        value: status.as_str(),
+        set,
+    }
+}
+
+/// Flows are listed by status, server, owner and age, oldest change first; they never expire on
+/// their own ([`FlowRunner::expire`] removes them) and are not counted.
+impl Record for FlowRecord {
+    const SCHEMA: Schema = Schema {
+        table: "mcp_client_flows",
+        id_column: "id",
+        sqlite_schema: SQLITE_SCHEMA,
+        columns: &["server", "owner", "status", "updated_at"],
+        expires_column: None,
+        group_sql: None,
+        order_column: Some("updated_at"),
+        redis_key: "flow",
+        redis_group_key: "owner",
+        tags: &[
+            status_tag(FlowStatus::AwaitingUser, "status:awaiting_user"),
+            status_tag(FlowStatus::Answered, "status:answered"),
+            status_tag(FlowStatus::Resuming, "status:resuming"),
+            status_tag(FlowStatus::Done, "status:done"),
+            status_tag(FlowStatus::Failed, "status:failed"),
+        ],
+        counted: false,
+    };
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn version(&self) -> u64 {
+        self.version
+    }
+
+    fn fields(&self) -> Vec<Field> {
+        vec![
+            Field::Text(Some(self.server.clone())),
+            Field::Text(self.owner.clone()),
+            Field::Text(Some(self.status.as_str().to_owned())),
+            Field::int(self.updated_at_ms),
+        ]
+    }
+}
+
+impl FlowFilter {
+    /// The kernel scan that selects the same flows.
+    fn scan(&self) -> Scan {
+        let mut scan = Scan::all();
+        if !self.statuses.is_empty() {
+            scan = scan.by("status", self.statuses.iter().map(|s| s.as_str()).collect());
+        }
+        if let Some(server) = &self.server {
+            scan = scan.equals("server", Field::Text(Some(server.clone())));
+        }
+        if let Some(owner) = &self.owner {
+            scan = scan.equals("owner", Field::Text(Some(owner.clone())));
+        }
+        if let Some(before) = self.updated_before_ms {
+            scan = scan.below("updated_at", i64::try_from(before).unwrap_or(i64::MAX));
+        }
+        if let Some(limit) = self.limit {
+            scan = scan.limit(limit);
+        }
+        scan
+    }
+}
+
+/// Every kernel store of flow records is a flow store.
+impl<S: VersionedStore<FlowRecord> + fmt::Debug> FlowStore for S {
+    fn insert<'a>(&'a self, record: &'a FlowRecord) -> BoxFuture<'a, Result<(), FlowError>> {
+        Box::pin(async move {
+            match VersionedStore::insert(self, record, Limits::NONE).await? {
+                Inserted::Yes => Ok(()),
+                _ => Err(FlowError::Exists(record.id.clone())),
+            }
+        })
+    }
+
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<FlowRecord>, FlowError>> {
+        Box::pin(async move { Ok(VersionedStore::load(self, id).await?) })
+    }
+
+    fn swap<'a>(
+        &'a self,
+        record: &'a FlowRecord,
+        expected: u64,
+    ) -> BoxFuture<'a, Result<bool, FlowError>> {
+        Box::pin(async move { Ok(VersionedStore::swap(self, record, expected).await?) })
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: &'a FlowFilter,
+    ) -> BoxFuture<'a, Result<Vec<FlowRecord>, FlowError>> {
+        Box::pin(async move { Ok(self.scan(&filter.scan()).await?) })
+    }
+
+    fn remove<'a>(
+        &'a self,
+        id: &'a str,
+        expected: Option<u64>,
+    ) -> BoxFuture<'a, Result<bool, FlowError>> {
+        Box::pin(async move { Ok(VersionedStore::remove(self, id, expected).await?) })
+    }
+}
+
 /// The answers are keyed exactly like the questions.
 fn check_answers(record: &FlowRecord, answers: &InputResponses) -> Result<(), FlowError> {
     let asked: Vec<&String> = record
@@ -744,13 +878,6 @@ fn check_answers(record: &FlowRecord, answers: &InputResponses) -> Result<(), Fl
         id: record.id.clone(),
         reason: format!("missing {missing:?}, unexpected {unexpected:?}"),
     })
-}
-
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `flow_` and 32 random hex digits.

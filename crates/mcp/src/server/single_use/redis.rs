@@ -4,9 +4,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use mcp_seal::ReplayKey;
-use redis::aio::ConnectionManager;
 
 use super::{Redemption, ReplayGuard, ReplayGuardError};
+use crate::redis_link::RedisLink;
 
 /// Replay keys in Redis: one string `<prefix>:<key hex>` per redeemed token, written with
 /// `SET key 1 NX PXAT <exp ms>` — atomic, so of concurrent redemptions on any instances exactly
@@ -17,15 +17,12 @@ use super::{Redemption, ReplayGuard, ReplayGuardError};
 /// restart must not forget redeemed tokens that are still within their TTL.
 #[derive(Clone)]
 pub struct RedisReplayGuard {
-    connection: ConnectionManager,
-    prefix: String,
+    link: RedisLink,
 }
 
 impl std::fmt::Debug for RedisReplayGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisReplayGuard")
-            .field("prefix", &self.prefix)
-            .finish_non_exhaustive()
+        self.link.debug("RedisReplayGuard", f)
     }
 }
 
@@ -36,15 +33,10 @@ impl RedisReplayGuard {
     /// # Errors
     /// An invalid URL, or Redis cannot be reached.
     pub async fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, ReplayGuardError> {
-        let client = redis::Client::open(url).map_err(ReplayGuardError::store)?;
-        let connection = client
-            .get_connection_manager()
+        let link = RedisLink::connect(url, prefix)
             .await
             .map_err(ReplayGuardError::store)?;
-        Ok(Self {
-            connection,
-            prefix: prefix.into(),
-        })
+        Ok(Self { link })
     }
 }
 
@@ -63,9 +55,9 @@ impl ReplayGuard for RedisReplayGuard {
         expires_at: SystemTime,
     ) -> BoxFuture<'a, Result<Redemption, ReplayGuardError>> {
         Box::pin(async move {
-            let mut connection = self.connection.clone();
+            let mut connection = self.link.connection.clone();
             let set: Option<String> = redis::cmd("SET")
-                .arg(format!("{}:{key}", self.prefix))
+                .arg(self.link.key(key))
                 .arg(1)
                 .arg("NX")
                 .arg("PXAT")

@@ -1,15 +1,14 @@
-//! Where tasks live: the [`TaskStore`] trait, the record it stores, and an in-memory store.
+//! Where tasks live: the [`TaskStore`] trait, the record it stores, and the in-memory store.
 //!
-//! A store is deliberately small — create (within limits), load, compare-and-swap, list the
-//! unfinished, purge the expired — so that a new backend (Postgres, DynamoDB, …) is an
-//! afternoon's work. Every
-//! state transition of a task is a read-modify-write by the runtime, made safe by the version
-//! check of [`TaskStore::swap`]: two instances that race on one task (a `tasks/cancel` here, the
-//! worker's completion there) never overwrite each other; the loser reloads and retries.
+//! A task store is small — create (within limits), load, compare-and-swap, list the
+//! unfinished, purge the expired — and every store of the [store kernel](crate::store) is one:
+//! [`TaskRecord`] is a kernel [`Record`], and [`TaskStore`] is implemented for every
+//! [`VersionedStore<TaskRecord>`]. Every state transition of a task is a read-modify-write by
+//! the runtime, made safe by the version check of [`TaskStore::swap`]: two instances that race
+//! on one task (a `tasks/cancel` here, the worker's completion there) never overwrite each
+//! other; the loser reloads and retries.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, HashMap};
-use std::sync::Mutex;
+use std::collections::BTreeSet;
 
 use futures::future::BoxFuture;
 use mcp_types::tasks::TaskStatus;
@@ -17,40 +16,8 @@ use mcp_types::{ClientCapabilities, ErrorObject, Extra, InputRequests, InputResp
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::sync::lock;
-
-/// A backend failure (connection lost, disk full, a record that does not decode).
-#[derive(Debug, thiserror::Error)]
-#[error("task store: {message}")]
-pub struct StoreError {
-    message: String,
-    #[source]
-    source: Option<Box<dyn std::error::Error + Send + Sync>>,
-}
-
-impl StoreError {
-    /// An error with a message.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            source: None,
-        }
-    }
-
-    /// Wraps a backend error.
-    pub fn backend(error: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Self {
-            message: error.to_string(),
-            source: Some(Box::new(error)),
-        }
-    }
-}
-
-impl From<serde_json::Error> for StoreError {
-    fn from(error: serde_json::Error) -> Self {
-        Self::backend(error)
-    }
-}
+pub use crate::store::StoreError;
+use crate::store::{Field, Inserted, Limits, Record, Scan, Schema, Tag, VersionedStore};
 
 /// Who runs a `working` task right now: an instance id and the time (Unix milliseconds) its
 /// claim lapses unless renewed. An expired lease means the worker died.
@@ -250,112 +217,105 @@ pub trait TaskStore: Send + Sync + 'static {
     fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
 }
 
-/// A store in this process's memory: fast, shared by the clones of one server, and gone with
-/// the process. For tests and for servers that accept losing tasks on restart.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    inner: Mutex<Memory>,
-}
+/// Tasks in this process's memory: fast, shared by the clones of one server, and gone with
+/// the process. For tests and for servers that accept losing tasks on restart. The kernel's
+/// [`crate::store::MemoryStore`] for [`TaskRecord`]s: it counts the live tasks as they are
+/// created and retires them as their TTLs elapse, so a creation checks the limits in
+/// `O(log n)`.
+pub type MemoryStore = crate::store::MemoryStore<TaskRecord>;
 
-#[derive(Debug, Default)]
-struct Memory {
-    records: HashMap<String, TaskRecord>,
-    live: LiveCounts,
-}
+/// The SQLite layout of tasks: one row per task (the record as JSON, plus the columns the sweep,
+/// the purge and the limit counts query). The principal is counted through an index on its JSON
+/// expression, so databases made before the limits need no new column.
+const SQLITE_SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS mcp_tasks (
+        task_id    TEXT PRIMARY KEY,
+        version    INTEGER NOT NULL,
+        terminal   INTEGER NOT NULL,
+        expires_at INTEGER,
+        record     TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS mcp_tasks_active ON mcp_tasks (terminal);
+    CREATE INDEX IF NOT EXISTS mcp_tasks_expiry ON mcp_tasks (expires_at);
+    CREATE INDEX IF NOT EXISTS mcp_tasks_principal
+        ON mcp_tasks (json_extract(record, '$.principal'), expires_at);
+";
 
-/// The live tasks, counted as they are created and retired as their TTLs elapse, so that a
-/// creation checks the limits in `O(log n)` instead of walking every record.
-///
-/// Counts are retired up to the latest time a creation or a purge names; a creation that names
-/// an earlier time (the wall clock stepped back) counts as live the tasks that were live at the
-/// latest one, which errs towards refusing. A record's principal and TTL never change after
-/// creation (the runtime sets them once), so swaps leave the counts alone.
-#[derive(Debug, Default)]
-struct LiveCounts {
-    total: usize,
-    per_principal: HashMap<String, usize>,
-    /// When each counted task with a TTL stops counting, soonest first, and its principal.
-    expiries: BinaryHeap<Reverse<(u64, Option<String>)>>,
-}
+/// Tasks are counted (for [`TaskLimits`]) by principal; a scan for the orphan sweep reads the
+/// unfinished ones (`terminal = 0`, the Redis set `<prefix>:active`).
+impl Record for TaskRecord {
+    const SCHEMA: Schema = Schema {
+        table: "mcp_tasks",
+        id_column: "task_id",
+        sqlite_schema: SQLITE_SCHEMA,
+        columns: &["terminal", "expires_at"],
+        expires_column: Some("expires_at"),
+        group_sql: Some("json_extract(record, '$.principal')"),
+        order_column: None,
+        redis_key: "task",
+        redis_group_key: "owner:p",
+        tags: &[Tag {
+            column: "terminal",
+            value: "0",
+            set: "active",
+        }],
+        counted: true,
+    };
 
-impl LiveCounts {
-    fn add(&mut self, record: &TaskRecord) {
-        self.total += 1;
-        if let Some(principal) = &record.principal {
-            *self.per_principal.entry(principal.clone()).or_default() += 1;
-        }
-        if let Some(at) = record.expires_at_ms() {
-            self.expiries.push(Reverse((at, record.principal.clone())));
-        }
+    fn id(&self) -> &str {
+        &self.task_id
     }
 
-    /// Stops counting the tasks whose TTL elapsed by `now_ms`.
-    fn retire(&mut self, now_ms: u64) {
-        while self
-            .expiries
-            .peek()
-            .is_some_and(|Reverse((at, _))| *at <= now_ms)
-        {
-            let Some(Reverse((_, principal))) = self.expiries.pop() else {
-                break;
-            };
-            self.total -= 1;
-            if let Some(principal) = principal
-                && let Some(count) = self.per_principal.get_mut(&principal)
-            {
-                *count -= 1;
-                if *count == 0 {
-                    self.per_principal.remove(&principal);
-                }
-            }
-        }
+    fn version(&self) -> u64 {
+        self.version
     }
 
-    fn of(&self, principal: &str) -> usize {
-        self.per_principal.get(principal).copied().unwrap_or(0)
-    }
-}
-
-impl MemoryStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
+    fn expires_at_ms(&self) -> Option<u64> {
+        TaskRecord::expires_at_ms(self)
     }
 
-    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
-        lock(&self.inner)
+    fn counted_in(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
+    fn fields(&self) -> Vec<Field> {
+        vec![
+            Field::Int(Some(i64::from(self.is_terminal()))),
+            Field::Int(
+                TaskRecord::expires_at_ms(self).map(|at| i64::try_from(at).unwrap_or(i64::MAX)),
+            ),
+        ]
     }
 }
 
-impl TaskStore for MemoryStore {
+/// Every kernel store of task records is a task store: creation is an insertion counted against
+/// the limits as of the task's creation, the active tasks a scan of the unfinished ones.
+impl<S: VersionedStore<TaskRecord>> TaskStore for S {
     fn create<'a>(
         &'a self,
         record: &'a TaskRecord,
         limits: TaskLimits,
     ) -> BoxFuture<'a, Result<Admission, StoreError>> {
-        let mut memory = self.memory();
-        let Memory { records, live } = &mut *memory;
-        let result = if records.contains_key(&record.task_id) {
-            Err(StoreError::new(format!("task {} exists", record.task_id)))
-        } else {
-            live.retire(record.created_at_ms);
-            let mine = limits.counted_principal(record).map(|p| live.of(p));
-            let admission = limits.admit(mine, live.total);
-            if admission == Admission::Created {
-                live.add(record);
-                records.insert(record.task_id.clone(), record.clone());
-            }
-            Ok(admission)
+        let limits = Limits {
+            per_group: limits.per_principal,
+            total: limits.total,
+            now_ms: record.created_at_ms,
         };
-        Box::pin(std::future::ready(result))
+        Box::pin(async move {
+            match self.insert(record, limits).await? {
+                Inserted::Yes => Ok(Admission::Created),
+                Inserted::GroupFull => Ok(Admission::PrincipalLimit),
+                Inserted::TotalFull => Ok(Admission::TotalLimit),
+                _ => Err(StoreError::new(format!("task {} exists", record.task_id))),
+            }
+        })
     }
 
     fn load<'a>(
         &'a self,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
-        let record = self.memory().records.get(task_id).cloned();
-        Box::pin(std::future::ready(Ok(record)))
+        VersionedStore::load(self, task_id)
     }
 
     fn swap<'a>(
@@ -363,102 +323,29 @@ impl TaskStore for MemoryStore {
         record: &'a TaskRecord,
         expected: u64,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        let mut memory = self.memory();
-        let swapped = match memory.records.get_mut(&record.task_id) {
-            Some(stored) if stored.version == expected => {
-                *stored = record.clone();
-                true
-            }
-            _ => false,
-        };
-        Box::pin(std::future::ready(Ok(swapped)))
+        VersionedStore::swap(self, record, expected)
     }
 
     fn active(&self) -> BoxFuture<'_, Result<Vec<String>, StoreError>> {
-        let ids = self
-            .memory()
-            .records
-            .values()
-            .filter(|r| !r.is_terminal())
-            .map(|r| r.task_id.clone())
-            .collect();
-        Box::pin(std::future::ready(Ok(ids)))
+        Box::pin(async move {
+            let unfinished = Scan::all().by("terminal", vec!["0"]);
+            let records = self.scan(&unfinished).await?;
+            Ok(records.into_iter().map(|r| r.task_id).collect())
+        })
     }
 
     fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
-        let mut memory = self.memory();
-        memory.live.retire(now_ms);
-        let records = &mut memory.records;
-        let before = records.len();
-        records.retain(|_, r| !r.is_expired(now_ms));
-        let purged = before - records.len();
-        Box::pin(std::future::ready(Ok(purged)))
+        VersionedStore::purge_expired(self, now_ms)
     }
 }
 
 #[cfg(test)]
-pub(crate) mod contract {
-    //! The behaviour every store must have; run against each implementation.
-
-    use super::{TaskRecord, TaskStore};
-
-    pub(crate) async fn check(store: &dyn TaskStore, prefix: &str) {
-        let id = format!("{prefix}-contract-{}", crate::ids::random_hex().unwrap());
-        let now = super::super::rules::now_ms();
-        let mut record = TaskRecord::new(id.clone(), "tool".to_owned(), now);
-        record.ttl_ms = Some(60_000);
-        let unlimited = super::TaskLimits::default();
-        assert_eq!(
-            store.create(&record, unlimited).await.unwrap(),
-            super::Admission::Created
-        );
-        assert!(
-            store.create(&record, unlimited).await.is_err(),
-            "create is exclusive"
-        );
-        assert_eq!(store.load(&id).await.unwrap().as_ref(), Some(&record));
-        assert_eq!(store.load("nope").await.unwrap(), None);
-        assert!(store.active().await.unwrap().contains(&id));
-
-        let mut next = record.clone();
-        next.version = 2;
-        next.status = mcp_types::tasks::TaskStatus::COMPLETED;
-        assert!(
-            !store.swap(&next, 7).await.unwrap(),
-            "stale version refused"
-        );
-        assert!(store.swap(&next, 1).await.unwrap());
-        assert!(
-            !store.swap(&next, 1).await.unwrap(),
-            "a second swap on v1 loses"
-        );
-        assert_eq!(store.load(&id).await.unwrap().unwrap().version, 2);
-        assert!(
-            !store.active().await.unwrap().contains(&id),
-            "terminal is not active"
-        );
-
-        store.purge_expired(now + 30_000).await.unwrap();
-        assert!(
-            store.load(&id).await.unwrap().is_some(),
-            "not purged before its TTL"
-        );
-        // Stores may rely on their own expiry instead; either way the record is gone or expired.
-        store.purge_expired(now + 61_000).await.unwrap();
-        if let Some(left) = store.load(&id).await.unwrap() {
-            assert!(left.is_expired(now + 61_000));
-        }
-    }
-
-    #[tokio::test]
-    async fn memory_store_keeps_the_contract() {
-        check(&super::MemoryStore::new(), "memory").await;
-    }
+mod tests {
+    use super::{Admission, TaskLimits, TaskRecord, TaskStore};
 
     /// The memory store's counts follow creation, expiry and purges without walking records.
     #[tokio::test]
     async fn memory_counts_follow_expiry_and_purges() {
-        use super::{Admission, TaskLimits};
         let store = super::MemoryStore::new();
         let limits = TaskLimits {
             per_principal: Some(2),
@@ -481,9 +368,10 @@ pub(crate) mod contract {
         assert_eq!(create("b10", Some("b"), 10).await, Admission::TotalLimit);
         assert_eq!(store.purge_expired(12).await.unwrap(), 3);
         assert_eq!(create("b12", Some("b"), 12).await, Admission::Created);
-        let memory = store.memory();
-        assert_eq!(memory.live.total, memory.records.len());
-        assert_eq!((memory.live.of("a"), memory.live.of("b")), (1, 1));
-        assert_eq!(memory.live.expiries.len(), 2);
+        store.inspect(|live, records| {
+            assert_eq!(live.total, records);
+            assert_eq!((live.of("a"), live.of("b")), (1, 1));
+            assert_eq!(live.expiries.len(), 2);
+        });
     }
 }
