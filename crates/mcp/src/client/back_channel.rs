@@ -23,12 +23,13 @@
 //! [`ClientError::SamplingBudgetExceeded`]: super::ClientError::SamplingBudgetExceeded
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use mcp_types::{ErrorCode, ErrorObject};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 use super::input_loop::LoopLimits;
+use crate::sync::lock;
 
 /// See the module docs.
 #[derive(Debug)]
@@ -67,12 +68,7 @@ pub(crate) struct GrantGuard {
 
 impl Drop for GrantGuard {
     fn drop(&mut self) {
-        self.gate
-            .back_channel
-            .grants
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|grant| !Arc::ptr_eq(grant, &self.grant));
+        lock(&self.gate.back_channel.grants).retain(|grant| !Arc::ptr_eq(grant, &self.grant));
     }
 }
 
@@ -96,10 +92,7 @@ impl BackChannelGate {
             exceeded: AtomicBool::new(false),
             notify: Notify::new(),
         });
-        gate.grants
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(Arc::clone(&grant));
+        lock(&gate.grants).push(Arc::clone(&grant));
         GrantGuard {
             gate: Arc::clone(shared),
             grant,
@@ -131,7 +124,7 @@ impl BackChannelGate {
     /// Charges one sampling request to a call in flight; when none has budget left, tells the
     /// calls in flight and refuses the request.
     pub(crate) fn charge_sampling(&self) -> Result<(), ErrorObject> {
-        let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        let grants = lock(&self.grants);
         for grant in grants.iter() {
             let left = grant.left.load(Ordering::Relaxed);
             if left > 0 {

@@ -32,6 +32,7 @@ use super::error::ClientError;
 use super::shared::Shared;
 use super::tool_index::ToolIndex;
 use super::transport::{HttpHeaders, Outgoing, Transport, TransportKind};
+use crate::sync::lock;
 
 /// The outcome of one round of a request that may ask for input.
 #[derive(Debug, Clone, PartialEq)]
@@ -404,11 +405,7 @@ impl Session {
     /// The serialized 2026 `_meta` envelope for `version` (cached; rebuilt when the version
     /// changes). Exactly what [`Self::stamp`] would write into an empty `_meta`.
     fn envelope_json(&self, version: Option<&ProtocolVersion>) -> Arc<str> {
-        let mut cache = self
-            .inner
-            .envelope
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = lock(&self.inner.envelope);
         if let Some((cached_version, json)) = cache.as_ref()
             && cached_version.as_ref() == version
         {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_types::jsonrpc::{Notification, Request, encode_error};
 use mcp_types::methods::Progress;
@@ -15,6 +15,7 @@ use mcp_types::{
 use super::back_channel::BackChannelGate;
 use super::callbacks::{Callbacks, ProgressCallback};
 use super::input_loop::LoopLimits;
+use crate::sync::{lock, read, write};
 
 /// What negotiation settled.
 #[derive(Debug, Clone, Default)]
@@ -78,51 +79,32 @@ impl Shared {
     }
 
     pub(crate) fn negotiated(&self) -> Negotiated {
-        self.negotiated
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        read(&self.negotiated).clone()
     }
 
     pub(crate) fn update(&self, f: impl FnOnce(&mut Negotiated)) {
-        f(&mut self
-            .negotiated
-            .write()
-            .unwrap_or_else(PoisonError::into_inner));
+        f(&mut write(&self.negotiated));
     }
 
     pub(crate) fn era(&self) -> Option<Era> {
-        self.negotiated
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .era
+        read(&self.negotiated).era
     }
 
     /// The era and version, without copying the rest of the negotiated state (the hot path).
     pub(crate) fn era_and_version(&self) -> (Option<Era>, Option<ProtocolVersion>) {
-        let negotiated = self
-            .negotiated
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
+        let negotiated = read(&self.negotiated);
         (negotiated.era, negotiated.version.clone())
     }
 
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
-        self.negotiated
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .version
-            .clone()
+        read(&self.negotiated).version.clone()
     }
 
     /// Registers a progress callback under a fresh token; the registration ends when the
     /// returned guard drops.
     pub(crate) fn register_progress(self: &Arc<Self>, callback: ProgressCallback) -> ProgressRoute {
         let token = RequestId::Number(self.next_progress.fetch_add(1, Ordering::Relaxed));
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), callback);
+        lock(&self.progress).insert(token.clone(), callback);
         ProgressRoute {
             token,
             shared: Arc::clone(self),
@@ -139,10 +121,7 @@ impl Shared {
         tokio::sync::mpsc::UnboundedReceiver<mcp_types::DetailedTask>,
     ) {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        self.task_watchers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(task_id.to_owned(), tx);
+        lock(&self.task_watchers).insert(task_id.to_owned(), tx);
         let guard = super::tasks::TaskWatch {
             shared: Arc::clone(self),
             task_id: task_id.to_owned(),
@@ -160,12 +139,7 @@ impl Shared {
         if notification.method == mcp_types::tasks::TaskStatusNotification::NAME
             && let Ok(task) = notification.params_as::<mcp_types::DetailedTask>()
         {
-            let watcher = self
-                .task_watchers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&task.task_id)
-                .cloned();
+            let watcher = lock(&self.task_watchers).get(&task.task_id).cloned();
             if let Some(watcher) = watcher {
                 let _ = watcher.send(task);
                 return;
@@ -174,12 +148,7 @@ impl Shared {
         if notification.method == Progress::NAME
             && let Ok(params) = notification.params_as::<ProgressNotificationParams>()
         {
-            let callback = self
-                .progress
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&params.progress_token)
-                .cloned();
+            let callback = lock(&self.progress).get(&params.progress_token).cloned();
             if let Some(callback) = callback {
                 callback(params);
                 return;
@@ -230,10 +199,6 @@ pub(crate) struct ProgressRoute {
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        self.shared
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.token);
+        lock(&self.shared.progress).remove(&self.token);
     }
 }

@@ -49,12 +49,14 @@ use mcp_types::{
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::api::Client;
 use super::builder::ClientBuilder;
 use super::error::ClientError;
 use super::input_loop::{CallBudget, answer_all};
 use super::session::{RequestOptions, RoundOutcome, Session};
+use crate::sync::lock;
 
 /// How the client learns that a task changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -409,7 +411,7 @@ impl Follow<'_> {
                         .request::<SubscriptionsListen>(params, &RequestOptions::new())
                         .await
                 });
-                (Some((watch, updates)), Some(AbortOnDrop(stream)))
+                (Some((watch, updates)), Some(AbortOnDropHandle::new(stream)))
             }
         };
         let (mut updates, _watch) = match watch {
@@ -426,7 +428,7 @@ impl Follow<'_> {
                 None => {
                     // Listening: the stream brings changes; polling is the slow safety net.
                     let pause = match &updates {
-                        Some(_) if !listen.as_ref().is_some_and(AbortOnDrop::finished) => {
+                        Some(_) if !listen.as_ref().is_some_and(AbortOnDropHandle::is_finished) => {
                             (interval * 5).max(Duration::from_secs(5))
                         }
                         _ => interval,
@@ -501,21 +503,6 @@ impl Follow<'_> {
     }
 }
 
-/// Aborts a spawned task when dropped.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> AbortOnDrop<T> {
-    fn finished(&self) -> bool {
-        self.0.is_finished()
-    }
-}
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 fn protocol(message: &str) -> ClientError {
     ClientError::Protocol(message.to_owned())
 }
@@ -532,10 +519,6 @@ pub(crate) struct TaskWatch {
 
 impl Drop for TaskWatch {
     fn drop(&mut self) {
-        self.shared
-            .task_watchers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&self.task_id);
+        lock(&self.shared.task_watchers).remove(&self.task_id);
     }
 }

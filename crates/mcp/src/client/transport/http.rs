@@ -11,12 +11,13 @@
 //! stream and resumption with `Last-Event-ID` (see `http_legacy`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_types::jsonrpc::{Message, encode_notification};
 use mcp_types::{Era, MessageRef, RequestId};
+use mcp_types::{Method as _, NotificationMethod as _};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
@@ -27,6 +28,7 @@ use crate::client::shared::Shared;
 use crate::http::body::{BodyError, read_limited};
 use crate::http::headers;
 use crate::http::sse;
+use crate::sync::{lock, read};
 
 /// What `Accept` says on every POST.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -151,7 +153,7 @@ impl HttpTransport {
         let response = inner
             .post(body, Some(outgoing.method), &outgoing.headers)
             .await?;
-        if outgoing.method == "initialize" {
+        if outgoing.method == mcp_types::methods::Initialize::NAME {
             http_legacy::capture_session_id(inner, &response);
         }
         let (last_event_id, retry_ms) = match inner
@@ -219,24 +221,14 @@ impl HttpTransport {
                 Arc::clone(&self.inner),
                 response,
             ));
-            if let Some(old) = self
-                .get_stream
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .replace(task)
-            {
+            if let Some(old) = lock(&self.get_stream).replace(task) {
                 old.abort();
             }
         }
     }
 
     pub(crate) async fn close(&self) -> Result<(), ClientError> {
-        if let Some(task) = self
-            .get_stream
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
         http_legacy::end_session(&self.inner).await;
@@ -246,12 +238,7 @@ impl HttpTransport {
 
 impl Drop for HttpTransport {
     fn drop(&mut self) {
-        if let Some(task) = self
-            .get_stream
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
     }
@@ -358,10 +345,7 @@ impl HttpInner {
     }
 
     pub(crate) fn session_id(&self) -> Option<String> {
-        self.session_id
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        read(&self.session_id).clone()
     }
 
     /// Reads the response to the request `id`: a JSON body or an event stream.
@@ -480,12 +464,10 @@ impl HttpInner {
                     return Some(reply.payload.into_reply());
                 }
                 // Another request's response (e.g. on the GET stream): hand it over.
-                let waiter = reply.id.as_ref().and_then(|reply_id| {
-                    self.waiting
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(reply_id)
-                });
+                let waiter = reply
+                    .id
+                    .as_ref()
+                    .and_then(|reply_id| lock(&self.waiting).remove(reply_id));
                 match waiter {
                     Some(waiter) => {
                         let _ = waiter.send(reply.payload.into_reply());
@@ -528,11 +510,7 @@ struct Waiting {
 impl Waiting {
     fn register(inner: &Arc<HttpInner>, id: &RequestId, cancellable: bool) -> Self {
         let (sender, receiver) = oneshot::channel();
-        inner
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), sender);
+        lock(&inner.waiting).insert(id.clone(), sender);
         Self {
             inner: Arc::clone(inner),
             id: id.clone(),
@@ -545,11 +523,7 @@ impl Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.inner
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.id);
+        lock(&self.inner.waiting).remove(&self.id);
         if self.settled || !self.cancellable || self.inner.shared.era() != Some(Era::Handshake) {
             return;
         }
@@ -560,7 +534,8 @@ impl Drop for Waiting {
             self.id.clone(),
             Some("the client abandoned the request".to_owned()),
         );
-        let Ok(body) = encode_notification("notifications/cancelled", Some(&params)) else {
+        let Ok(body) = encode_notification(mcp_types::methods::Cancelled::NAME, Some(&params))
+        else {
             return;
         };
         let inner = Arc::clone(&self.inner);
