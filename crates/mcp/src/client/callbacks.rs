@@ -164,6 +164,9 @@ pub type NotificationCallback = Arc<dyn Fn(&Notification) + Send + Sync>;
 /// Receives the progress notifications of one request. Called on the transport's reader task.
 pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
 
+/// Receives every change of a task a call follows (status, `statusMessage`, input requests).
+pub type TaskStatusCallback = Arc<dyn Fn(&mcp_types::DetailedTask) + Send + Sync>;
+
 /// The configured callbacks, and everything derived from which ones exist.
 #[derive(Clone, Default)]
 pub(crate) struct Callbacks {

@@ -15,9 +15,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use mcp_types::jsonrpc::{Message, encode_notification};
-use mcp_types::{Era, MessageRef, RequestId};
-use mcp_types::{Method as _, NotificationMethod as _};
+use mcp_types::{Era, MessageRef, Method as _, NotificationMethod as _, RequestId};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
@@ -64,9 +64,33 @@ pub(crate) struct HttpConfig {
     pub(crate) max_reissues: u32,
     pub(crate) max_message: usize,
     pub(crate) legacy_get_stream: bool,
-    /// Signs requests in when the server asks (OAuth 2.1), see `client::auth`.
+    /// Signs requests in when the server asks (OAuth 2.1: `client::auth` implements it).
+    pub(crate) auth: Option<Arc<dyn RequestAuth>>,
+}
+
+/// Builds one attempt of a request, given the `Authorization` value to send (if any).
+pub(crate) type BuildRequest<'a> =
+    dyn Fn(Option<&HeaderValue>) -> Result<reqwest::RequestBuilder, ClientError> + Send + Sync + 'a;
+
+/// What the transport asks of an authorization layer: to sign its requests in, and to answer
+/// a `401` / `403` challenge (sign in, refresh, step up) by sending the request again. It is
+/// injected (a trait object in [`HttpConfig`]) so that the transport knows no authorization
+/// scheme; `client::auth`'s OAuth client is the implementation.
+pub(crate) trait RequestAuth: Send + Sync + std::fmt::Debug {
+    /// Sends the request `build` makes, with the current credentials, and recovers from the
+    /// server's challenges by building and sending it again; the last response is returned.
+    fn send<'a>(
+        &'a self,
+        build: &'a BuildRequest<'a>,
+    ) -> BoxFuture<'a, Result<reqwest::Response, ClientError>>;
+
+    /// The `Authorization` value of requests that are not retried on a refusal (the handshake
+    /// era's GET stream and `DELETE`).
+    fn current_authorization(&self) -> BoxFuture<'_, Option<HeaderValue>>;
+
+    /// The clock whose paused time (the user signing in) request time bounds do not count.
     #[cfg(feature = "auth-client")]
-    pub(crate) auth: Option<Arc<crate::client::auth::OAuthClient>>,
+    fn pause_clock(&self) -> &crate::client::pause::PauseClock;
 }
 
 /// The parts spawned tasks (back-channel answers, the GET stream) need too.
@@ -113,10 +137,14 @@ impl HttpTransport {
         }
     }
 
-    /// The OAuth client's clock, when OAuth is configured.
+    /// The authorization layer's clock, when one is configured.
     #[cfg(feature = "auth-client")]
-    pub(crate) fn pause_clock(&self) -> Option<&crate::client::auth::PauseClock> {
-        self.inner.config.auth.as_deref().map(|auth| auth.clock())
+    pub(crate) fn pause_clock(&self) -> Option<&crate::client::pause::PauseClock> {
+        self.inner
+            .config
+            .auth
+            .as_deref()
+            .map(RequestAuth::pause_clock)
     }
 
     pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
@@ -278,11 +306,11 @@ impl HttpInner {
         method: Option<&str>,
         extra: &HttpHeaders,
     ) -> Result<reqwest::Response, ClientError> {
-        #[cfg(feature = "auth-client")]
         if let Some(auth) = &self.config.auth {
-            return auth
-                .send(|authorization| self.post_request(body.clone(), method, extra, authorization))
-                .await;
+            let build = |authorization: Option<&HeaderValue>| {
+                self.post_request(body.clone(), method, extra, authorization)
+            };
+            return auth.send(&build).await;
         }
         Ok(self.post_request(body, method, extra, None)?.send().await?)
     }
@@ -293,7 +321,6 @@ impl HttpInner {
         &self,
         request: reqwest::RequestBuilder,
     ) -> reqwest::RequestBuilder {
-        #[cfg(feature = "auth-client")]
         if let Some(auth) = &self.config.auth
             && let Some(value) = auth.current_authorization().await
         {
