@@ -96,6 +96,8 @@ mod error;
 #[cfg(feature = "flows")]
 pub mod flows;
 mod input_loop;
+#[cfg(test)]
+mod layers;
 mod listen;
 mod negotiate;
 #[cfg(feature = "auth-client")]
