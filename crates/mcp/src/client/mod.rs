@@ -96,8 +96,12 @@ mod error;
 #[cfg(feature = "flows")]
 pub mod flows;
 mod input_loop;
+#[cfg(test)]
+mod layers;
 mod listen;
 mod negotiate;
+#[cfg(feature = "auth-client")]
+mod pause;
 mod session;
 mod shared;
 mod tasks;
@@ -108,11 +112,11 @@ pub use api::{Client, PendingRequest};
 pub use builder::ClientBuilder;
 pub use callbacks::{
     CallbackContext, ElicitationCallback, InputOrigin, NotificationCallback, ProgressCallback,
-    RootsCallback, SamplingCallback,
+    RootsCallback, SamplingCallback, TaskStatusCallback,
 };
 pub use error::{ClientError, TransportError};
 pub use listen::{ListenEvent, Subscription};
 pub use negotiate::Mode;
 pub use session::{RequestOptions, RoundOutcome, Session};
-pub use tasks::{TaskFollow, TaskSettings, TaskStatusCallback, ToolStart};
+pub use tasks::{TaskFollow, TaskSettings, ToolStart};
 pub use transport::TransportKind;

@@ -569,7 +569,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Issue 17, item 6: another local user who can write the directory plants a symbolic link
+    /// Another local user who can write the directory plants a symbolic link
     /// (and then a world-readable file) under the temporary name the store used to write
     /// through. The tokens must neither be written through the link nor inherit the planted
     /// file's mode.
