@@ -43,6 +43,16 @@ impl Kind {
     }
 }
 
+/// The signature of a definition trait's handler method.
+pub(crate) struct Method {
+    /// `call`, `get`, `read`.
+    pub(crate) name: &'static str,
+    /// Parameters between the context and the arguments (`__mcp_uri: String,` for `read`).
+    pub(crate) extra: TokenStream,
+    /// The result type in `::mcp::__private` (`CallToolResult`).
+    pub(crate) result: &'static str,
+}
+
 /// A handler function as the macro reads it.
 pub(crate) struct Handler {
     pub(crate) kind: Kind,
@@ -108,11 +118,23 @@ impl Handler {
         Ok(())
     }
 
-    /// The handler's async body, in `::mcp::__private::boxed`: binds the arguments from
-    /// `__mcp_arguments` (and the context from `__mcp_ctx`), resolves the `#[resolve]`
-    /// parameters, calls the function into `__mcp_output`, and passes `outcome` (an expression
-    /// over `__mcp_output`) to `body_outcome` under `label` (the name, or a resource's URI).
-    pub(crate) fn body(&self, item: &ItemFn, label: &str, outcome: &TokenStream) -> TokenStream {
+    /// The handler method `fn #method(__mcp_ctx: Context, #extra __mcp_arguments: Extra) ->
+    /// HandlerFuture<#result>`. Its body binds the arguments (and the context), resolves the
+    /// `#[resolve]` parameters, calls the function into `__mcp_output`, and passes `outcome` (an
+    /// expression over `__mcp_output`) to `body_outcome` under `label` (the name, or a
+    /// resource's URI).
+    pub(crate) fn method(
+        &self,
+        item: &ItemFn,
+        signature: &Method,
+        label: &str,
+        outcome: &TokenStream,
+    ) -> TokenStream {
+        let Method {
+            name: method,
+            extra,
+            result,
+        } = signature;
         let params = &self.params;
         let ret = &self.ret;
         let kind = self.kind.word();
@@ -133,14 +155,22 @@ impl Handler {
             }
         });
         let call = common::call(item, params, &quote!(__mcp_ctx));
+        let method = format_ident!("{method}");
+        let result = format_ident!("{result}");
         quote! {
-            ::mcp::__private::boxed(async move {
-                #bind
-                #start_resolution
-                #resolve
-                let __mcp_output: #ret = #call;
-                ::mcp::__private::body_outcome(#kind, #label, #uses_resolvers, #outcome)
-            })
+            fn #method(
+                __mcp_ctx: ::mcp::__private::Context,
+                #extra
+                __mcp_arguments: ::mcp::__private::Extra,
+            ) -> ::mcp::__private::HandlerFuture<::mcp::__private::#result> {
+                ::mcp::__private::boxed(async move {
+                    #bind
+                    #start_resolution
+                    #resolve
+                    let __mcp_output: #ret = #call;
+                    ::mcp::__private::body_outcome(#kind, #label, #uses_resolvers, #outcome)
+                })
+            }
         }
     }
 

@@ -5,7 +5,7 @@ use quote::quote;
 use syn::ItemFn;
 
 use crate::common::{self, Options, ParamKind};
-use crate::handler::{Handler, Kind};
+use crate::handler::{Handler, Kind, Method};
 
 pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(&["name", "title", "description"], &[])?;
@@ -40,8 +40,13 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     } else {
         quote!(::core::option::Option::Some(::std::vec![#(#arguments),*]))
     };
-    let body = handler.body(
+    let method = handler.method(
         &item,
+        &Method {
+            name: "get",
+            extra: TokenStream::new(),
+            result: "GetPromptResult",
+        },
         name,
         &quote!(::mcp::__private::IntoPromptResult::into_prompt_outcome(
             __mcp_output
@@ -57,12 +62,7 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
             prompt
         }
 
-        fn get(
-            __mcp_ctx: ::mcp::__private::Context,
-            __mcp_arguments: ::mcp::__private::Extra,
-        ) -> ::mcp::__private::HandlerFuture<::mcp::__private::GetPromptResult> {
-            #body
-        }
+        #method
     };
     let names = common::argument_names(params);
     Ok(handler.expand(&item, false, &names, &methods))

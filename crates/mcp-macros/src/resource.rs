@@ -6,7 +6,7 @@ use syn::ItemFn;
 use syn::spanned::Spanned;
 
 use crate::common::{self, Options, ParamKind};
-use crate::handler::{Handler, Kind};
+use crate::handler::{Handler, Kind, Method};
 
 /// The variable names of an RFC 6570 template (`{a}`, `{+a}`, `{#a}`, `{?a,b}`).
 fn template_variables(template: &str) -> Vec<String> {
@@ -28,19 +28,10 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
         ));
     };
     let handler = Handler::read(Kind::Resource, options, &mut item)?;
-    let Handler {
-        params,
-        ret,
-        fn_name,
-        uses_resolvers,
-        name,
-        title,
-        description,
-        ..
-    } = &handler;
+    let (params, ret, fn_name) = (&handler.params, &handler.ret, &handler.fn_name);
     let variables = template_variables(&uri.value());
     let is_template = uri.value().contains('{');
-    if !is_template && (*uses_resolvers || common::declares_input_required(ret)) {
+    if !is_template && (handler.uses_resolvers || common::declares_input_required(ret)) {
         let span = params
             .iter()
             .find(|p| matches!(p.kind, ParamKind::Resolved(_)))
@@ -74,8 +65,13 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     }
     let mime_type = common::option_string(options.value("mime_type").map(syn::LitStr::value));
     let uri = uri.value();
-    let body = handler.body(
+    let method = handler.method(
         &item,
+        &Method {
+            name: "read",
+            extra: quote!(__mcp_uri: ::std::string::String,),
+            result: "ReadResourceResult",
+        },
         &uri,
         &quote! {{
             let __mcp_mime: ::core::option::Option<::std::string::String> = #mime_type;
@@ -86,6 +82,7 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
             )
         }},
     );
+    let (name, title, description) = (&handler.name, &handler.title, &handler.description);
     let methods = quote! {
         fn describe() -> ::mcp::__private::ResourceTemplate {
             let mut template = ::mcp::__private::ResourceTemplate::default();
@@ -97,13 +94,7 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
             template
         }
 
-        fn read(
-            __mcp_ctx: ::mcp::__private::Context,
-            __mcp_uri: ::std::string::String,
-            __mcp_arguments: ::mcp::__private::Extra,
-        ) -> ::mcp::__private::HandlerFuture<::mcp::__private::ReadResourceResult> {
-            #body
-        }
+        #method
     };
     Ok(handler.expand(&item, false, &variables, &methods))
 }

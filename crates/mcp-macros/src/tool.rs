@@ -5,7 +5,7 @@ use quote::quote;
 use syn::ItemFn;
 
 use crate::common::{self, Options};
-use crate::handler::{Handler, Kind};
+use crate::handler::{Handler, Kind, Method};
 
 pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(
@@ -41,8 +41,13 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     } else {
         TokenStream::new()
     };
-    let body = handler.body(
+    let method = handler.method(
         &item,
+        &Method {
+            name: "call",
+            extra: TokenStream::new(),
+            result: "CallToolResult",
+        },
         name,
         &quote!(::mcp::__private::IntoToolResult::into_tool_outcome(
             __mcp_output
@@ -61,12 +66,7 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
             tool
         }
 
-        fn call(
-            __mcp_ctx: ::mcp::__private::Context,
-            __mcp_arguments: ::mcp::__private::Extra,
-        ) -> ::mcp::__private::HandlerFuture<::mcp::__private::CallToolResult> {
-            #body
-        }
+        #method
     };
     let arguments = common::argument_names(&handler.params);
     Ok(handler.expand(&item, true, &arguments, &methods))
