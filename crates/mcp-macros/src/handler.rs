@@ -29,6 +29,21 @@ impl Kind {
         }
     }
 
+    /// The definition trait's handler method (`call`, `get`, `read`), the parameters it takes
+    /// between the context and the arguments (a resource's URI), and its result type.
+    fn method(self) -> (syn::Ident, TokenStream, syn::Ident) {
+        let (name, extra, result) = match self {
+            Self::Tool => ("call", TokenStream::new(), "CallToolResult"),
+            Self::Prompt => ("get", TokenStream::new(), "GetPromptResult"),
+            Self::Resource => (
+                "read",
+                quote!(__mcp_uri: ::std::string::String,),
+                "ReadResourceResult",
+            ),
+        };
+        (format_ident!("{name}"), extra, format_ident!("{result}"))
+    }
+
     /// `ToolDefinition` and `IntoToolResult`, in `::mcp::__private`.
     fn traits(self) -> (syn::Ident, syn::Ident) {
         let stem = match self {
@@ -41,16 +56,6 @@ impl Kind {
             format_ident!("Into{stem}Result"),
         )
     }
-}
-
-/// The signature of a definition trait's handler method.
-pub(crate) struct Method {
-    /// `call`, `get`, `read`.
-    pub(crate) name: &'static str,
-    /// Parameters between the context and the arguments (`__mcp_uri: String,` for `read`).
-    pub(crate) extra: TokenStream,
-    /// The result type in `::mcp::__private` (`CallToolResult`).
-    pub(crate) result: &'static str,
 }
 
 /// A handler function as the macro reads it.
@@ -118,23 +123,13 @@ impl Handler {
         Ok(())
     }
 
-    /// The handler method `fn #method(__mcp_ctx: Context, #extra __mcp_arguments: Extra) ->
-    /// HandlerFuture<#result>`. Its body binds the arguments (and the context), resolves the
-    /// `#[resolve]` parameters, calls the function into `__mcp_output`, and passes `outcome` (an
-    /// expression over `__mcp_output`) to `body_outcome` under `label` (the name, or a
-    /// resource's URI).
-    pub(crate) fn method(
-        &self,
-        item: &ItemFn,
-        signature: &Method,
-        label: &str,
-        outcome: &TokenStream,
-    ) -> TokenStream {
-        let Method {
-            name: method,
-            extra,
-            result,
-        } = signature;
+    /// The handler method, `fn call(__mcp_ctx: Context, __mcp_arguments: Extra) ->
+    /// HandlerFuture<CallToolResult>` for a tool (see [`Kind::method`]). Its body binds the
+    /// arguments (and the context), resolves the `#[resolve]` parameters, calls the function into
+    /// `__mcp_output`, and passes `outcome` (an expression over `__mcp_output`) to `body_outcome`
+    /// under `label` (the name, or a resource's URI).
+    pub(crate) fn method(&self, item: &ItemFn, label: &str, outcome: &TokenStream) -> TokenStream {
+        let (method, extra, result) = self.kind.method();
         let params = &self.params;
         let ret = &self.ret;
         let kind = self.kind.word();
@@ -155,8 +150,6 @@ impl Handler {
             }
         });
         let call = common::call(item, params, &quote!(__mcp_ctx));
-        let method = format_ident!("{method}");
-        let result = format_ident!("{result}");
         quote! {
             fn #method(
                 __mcp_ctx: ::mcp::__private::Context,

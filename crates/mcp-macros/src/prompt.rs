@@ -5,7 +5,7 @@ use quote::quote;
 use syn::ItemFn;
 
 use crate::common::{self, Options, ParamKind};
-use crate::handler::{Handler, Kind, Method};
+use crate::handler::{Handler, Kind};
 
 pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(&["name", "title", "description"], &[])?;
@@ -42,11 +42,6 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     };
     let method = handler.method(
         &item,
-        &Method {
-            name: "get",
-            extra: TokenStream::new(),
-            result: "GetPromptResult",
-        },
         name,
         &quote!(::mcp::__private::IntoPromptResult::into_prompt_outcome(
             __mcp_output

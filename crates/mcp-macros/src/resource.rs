@@ -6,7 +6,7 @@ use syn::ItemFn;
 use syn::spanned::Spanned;
 
 use crate::common::{self, Options, ParamKind};
-use crate::handler::{Handler, Kind, Method};
+use crate::handler::{Handler, Kind};
 
 /// The variable names of an RFC 6570 template (`{a}`, `{+a}`, `{#a}`, `{?a,b}`).
 fn template_variables(template: &str) -> Vec<String> {
@@ -67,11 +67,6 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     let uri = uri.value();
     let method = handler.method(
         &item,
-        &Method {
-            name: "read",
-            extra: quote!(__mcp_uri: ::std::string::String,),
-            result: "ReadResourceResult",
-        },
         &uri,
         &quote! {{
             let __mcp_mime: ::core::option::Option<::std::string::String> = #mime_type;

@@ -5,7 +5,7 @@ use quote::quote;
 use syn::ItemFn;
 
 use crate::common::{self, Options};
-use crate::handler::{Handler, Kind, Method};
+use crate::handler::{Handler, Kind};
 
 pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(
@@ -43,11 +43,6 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     };
     let method = handler.method(
         &item,
-        &Method {
-            name: "call",
-            extra: TokenStream::new(),
-            result: "CallToolResult",
-        },
         name,
         &quote!(::mcp::__private::IntoToolResult::into_tool_outcome(
             __mcp_output
