@@ -30,6 +30,44 @@ use crate::form;
 use crate::progress::ProgressView;
 use crate::safe_text::{self, line};
 
+/// What the user may type (lower-cased) to "Send …?" after filling a form, and what it means:
+/// Enter accepts the answer shown.
+const SEND_ANSWERS: &[(&str, &str)] = &[
+    ("", "accept"),
+    ("a", "accept"),
+    ("accept", "accept"),
+    ("y", "accept"),
+    ("yes", "accept"),
+    ("d", "decline"),
+    ("decline", "decline"),
+    ("n", "decline"),
+    ("no", "decline"),
+    ("c", "cancel"),
+    ("cancel", "cancel"),
+    ("e", "edit"),
+    ("edit", "edit"),
+];
+
+/// What the user may type to "Do you consent to open it?" for a URL: Enter declines.
+const URL_CONSENT_ANSWERS: &[(&str, &str)] = &[
+    ("y", "accept"),
+    ("yes", "accept"),
+    ("", "decline"),
+    ("n", "decline"),
+    ("no", "decline"),
+    ("c", "cancel"),
+    ("cancel", "cancel"),
+];
+
+/// What the user may type to "Run --llm-cmd on this prompt?": Enter declines.
+const RUN_LLM_ANSWERS: &[(&str, &str)] = &[
+    ("y", "yes"),
+    ("yes", "yes"),
+    ("", "no"),
+    ("n", "no"),
+    ("no", "no"),
+];
+
 /// The code a client answers when the user rejects a sampling request (the spec's convention).
 const USER_REJECTED: ErrorCode = ErrorCode(-1);
 
@@ -279,21 +317,7 @@ impl Asker {
                         "  Send {shown}? [{}]ccept, [d]ecline, [c]ancel, [e]dit: ",
                         style("A").bold().for_stderr()
                     ),
-                    &[
-                        ("", "accept"),
-                        ("a", "accept"),
-                        ("accept", "accept"),
-                        ("y", "accept"),
-                        ("yes", "accept"),
-                        ("d", "decline"),
-                        ("decline", "decline"),
-                        ("n", "decline"),
-                        ("no", "decline"),
-                        ("c", "cancel"),
-                        ("cancel", "cancel"),
-                        ("e", "edit"),
-                        ("edit", "edit"),
-                    ],
+                    SEND_ANSWERS,
                 )
                 .await;
             match choice {
@@ -417,15 +441,7 @@ impl Asker {
                     "  Do you consent to open it? [y]es (accept), [{}]o (decline), [c]ancel: ",
                     style("N").bold().for_stderr()
                 ),
-                &[
-                    ("y", "accept"),
-                    ("yes", "accept"),
-                    ("", "decline"),
-                    ("n", "decline"),
-                    ("no", "decline"),
-                    ("c", "cancel"),
-                    ("cancel", "cancel"),
-                ],
+                URL_CONSENT_ANSWERS,
             )
             .await;
         url_result(choice)
@@ -544,14 +560,7 @@ impl Asker {
             "  Run --llm-cmd `{command}` on this prompt? [y]es, [{}]o: ",
             style("N").bold().for_stderr()
         );
-        let options = [
-            ("y", "yes"),
-            ("yes", "yes"),
-            ("", "no"),
-            ("n", "no"),
-            ("no", "no"),
-        ];
-        let consented = self.choose(input, &question, &options).await == "yes";
+        let consented = self.choose(input, &question, RUN_LLM_ANSWERS).await == "yes";
         if !consented {
             self.note("declined: --llm-cmd was not run (pass --yes to run it unasked)");
         }

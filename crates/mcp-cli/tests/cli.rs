@@ -5,7 +5,7 @@
 mod support;
 
 use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 use support::{HttpServer, MCP, assert_ok, mcp, mcp_in, python, repo_root, stderr, stdout};
@@ -185,69 +185,27 @@ fn piped_form_checks_types_and_batched_questions() {
 /// The user can decline or cancel; closed stdin cancels; the tool's error exits 1.
 #[test]
 fn decline_cancel_and_closed_stdin() {
-    let demo = ["--", MCP, "serve", "demo"];
-    let declined = mcp(
-        &[
-            &["call", "--timeout", "60", "provision", "name=x"][..],
-            &demo[..],
+    type Stream = fn(&Output) -> String;
+    let declined_by_flag = ["--answer", r#"region={"action":"decline"}"#];
+    // (options before the tool, stdin, the stream that says it, what it says)
+    let cases: [(&[&str], &str, Stream, &str); 4] = [
+        (&[], "!decline\n", stdout, "elicitation was decline"),
+        (&[], "eu-west-1\nc\n", stdout, "elicitation was cancel"),
+        (&[], "", stderr, "stdin is closed; cancelling"),
+        (&declined_by_flag, "", stdout, "elicitation was decline"),
+    ];
+    for (options, stdin, stream, expected) in cases {
+        let args = [
+            &["call", "--timeout", "60"][..],
+            options,
+            &["provision", "name=x", "--", MCP, "serve", "demo"],
         ]
-        .concat(),
-        "!decline\n",
-    );
-    assert_eq!(declined.status.code(), Some(1));
-    assert!(
-        stdout(&declined).contains("elicitation was decline"),
-        "{}",
-        stdout(&declined)
-    );
-
-    let reviewed = mcp(
-        &[
-            &["call", "--timeout", "60", "provision", "name=x"][..],
-            &demo[..],
-        ]
-        .concat(),
-        "eu-west-1\nc\n",
-    );
-    assert_eq!(reviewed.status.code(), Some(1));
-    assert!(
-        stdout(&reviewed).contains("elicitation was cancel"),
-        "{}",
-        stdout(&reviewed)
-    );
-
-    let closed = mcp(
-        &[
-            &["call", "--timeout", "60", "provision", "name=x"][..],
-            &demo[..],
-        ]
-        .concat(),
-        "",
-    );
-    assert_eq!(closed.status.code(), Some(1));
-    assert!(
-        stderr(&closed).contains("stdin is closed; cancelling"),
-        "{}",
-        stderr(&closed)
-    );
-
-    let answered = mcp(
-        &[
-            &[
-                "call",
-                "--timeout",
-                "60",
-                "--answer",
-                r#"region={"action":"decline"}"#,
-            ],
-            &["provision", "name=x"][..],
-            &demo[..],
-        ]
-        .concat(),
-        "",
-    );
-    assert_eq!(answered.status.code(), Some(1));
-    assert!(stdout(&answered).contains("elicitation was decline"));
+        .concat();
+        let output = mcp(&args, stdin);
+        assert_eq!(output.status.code(), Some(1), "{args:?} with {stdin:?}");
+        let said = stream(&output);
+        assert!(said.contains(expected), "{args:?} with {stdin:?}: {said}");
+    }
 }
 
 /// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked. In

@@ -54,6 +54,7 @@
 //! ```
 
 mod common;
+mod handler;
 mod prompt;
 mod resolver;
 mod resource;

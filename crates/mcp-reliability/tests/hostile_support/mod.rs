@@ -8,7 +8,7 @@
 
 #![allow(dead_code)]
 
-mod runner;
+pub(crate) mod runner;
 
 use mcp_reliability::procfs::Memory;
 use mcp_reliability::wire::{self, MRTR_TOOL};
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// `Memory` counts KiB: this many make a MiB.
 pub(crate) const MIB: u64 = 1024;
 
-pub(crate) use runner::{echo_of_size, every_case_twice, probe};
+pub(crate) use runner::{assert_peak_within, every_case_twice, limit_is_exact, probe};
 
 /// What a transport gives back for one message.
 #[derive(Debug)]
