@@ -591,10 +591,20 @@ fn keys_and_state_inspect() {
         "(matches --args)",
         "audience:  mcp-demo",
         "\"mcp_cli::demo::region\"",
-        "(in 120 s)",
     ] {
         assert!(text.contains(expected), "{expected:?} in\n{text}");
     }
+    // The TTL was 120 s when the token was minted; the clock has moved on since (by more than a
+    // second on a loaded machine), so the countdown is at most 120 and well above zero.
+    let remaining: u64 = text
+        .split_once("(in ")
+        .and_then(|(_, rest)| rest.split_once(" s)"))
+        .and_then(|(seconds, _)| seconds.parse().ok())
+        .unwrap_or_else(|| panic!("no \"(in N s)\" countdown in\n{text}"));
+    assert!(
+        (60..=120).contains(&remaining),
+        "{remaining} s left in\n{text}"
+    );
     let json = mcp(&["state", "inspect", "--key", &key, "--json", &token], "");
     let claims: Value = serde_json::from_str(&stdout(&json)).unwrap();
     assert_eq!(claims["m"], "tools/call");

@@ -14,7 +14,7 @@ use hostile_support::{
 };
 use mcp_reliability::procfs::Memory;
 use mcp_reliability::rawhttp::{self, Body};
-use mcp_reliability::server::{HttpServer, Launch};
+use mcp_reliability::server::HttpServer;
 use mcp_reliability::wire::{self, MRTR_TOOL};
 use serde_json::{Value, json};
 
@@ -29,7 +29,7 @@ impl Http {
     async fn start() -> Self {
         let server = HttpServer::start(
             env!("CARGO_BIN_EXE_reliability-server").as_ref(),
-            &Launch::default(),
+            &hostile_support::memory_checked_launch(),
         )
         .await
         .expect("the server starts");

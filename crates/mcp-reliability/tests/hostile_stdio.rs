@@ -12,7 +12,7 @@ use hostile_support::{
     Case, Expect, MIB, Reply, Wire, assert_peak_within, bytes, check, error, limit_is_exact, probe,
 };
 use mcp_reliability::procfs::Memory;
-use mcp_reliability::server::{Launch, StdioServer};
+use mcp_reliability::server::StdioServer;
 use mcp_reliability::wire;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
@@ -30,7 +30,7 @@ impl Stdio {
     async fn start() -> Self {
         let mut server = StdioServer::start(
             env!("CARGO_BIN_EXE_reliability-server").as_ref(),
-            &Launch::default(),
+            &hostile_support::memory_checked_launch(),
         )
         .expect("the server starts");
         let stdin = server.stdin.take();

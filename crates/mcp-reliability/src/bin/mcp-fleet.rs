@@ -282,6 +282,7 @@ impl Fleet {
             keys: keys.map(str::to_owned),
             port: self.ports[i],
             show_logs: false,
+            predictable_malloc: false,
         };
         // The old process has exited; its port is free again (SO_REUSEADDR).
         let server = HttpServer::start(&self.bin, &launch).await?;

@@ -11,11 +11,22 @@
 pub(crate) mod runner;
 
 use mcp_reliability::procfs::Memory;
+use mcp_reliability::server::Launch;
 use mcp_reliability::wire::{self, MRTR_TOOL};
 use serde_json::{Value, json};
 
 /// `Memory` counts KiB: this many make a MiB.
 pub(crate) const MIB: u64 = 1024;
+
+/// How the suites start the server: with a predictable allocator, so that the memory bounds
+/// measure what the server keeps rather than how glibc's arenas and mmap threshold happened to
+/// adapt to the machine's load.
+pub(crate) fn memory_checked_launch() -> Launch {
+    Launch {
+        predictable_malloc: true,
+        ..Launch::default()
+    }
+}
 
 pub(crate) use runner::{assert_peak_within, every_case_twice, limit_is_exact, probe};
 
