@@ -100,6 +100,7 @@ impl<T> From<InputRequiredResult> for Outcome<T> {
 
 /// A result of an extension-defined `resultType`, kept raw for the extension to decode.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ExtensionResult {
     /// The `resultType`.
     pub result_type: ResultType,

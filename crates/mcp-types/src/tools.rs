@@ -49,15 +49,6 @@ wire_struct! {
 }
 
 impl Tool {
-    /// A tool with a name and an input schema.
-    pub fn new(name: impl Into<String>, input_schema: Extra) -> Self {
-        Self {
-            name: name.into(),
-            input_schema,
-            ..Self::default()
-        }
-    }
-
     /// The schema `{"type":"object"}`: a tool without parameters.
     pub fn empty_input_schema() -> Extra {
         let mut schema = Extra::new();
@@ -89,6 +80,7 @@ wire_struct! {
     /// Parameters of `tools/call`.
     #[derive(Default)]
     pub struct CallToolRequestParams {
+        @own new;
         /// The request envelope.
         opt "_meta" => meta: Box<RequestMeta>,
         /// The tool name.
@@ -117,6 +109,7 @@ wire_struct! {
     /// The result of `tools/call`. Tool failures are results with `isError: true`.
     #[derive(Default)]
     pub struct CallToolResult {
+        @own new;
         /// Unstructured result.
         req "content" => content: Vec<ContentBlock>,
         /// Structured result (any JSON value; conforms to `outputSchema` when one is set).
