@@ -444,7 +444,6 @@ impl<'de> Deserialize<'de> for ElicitRequestParams {
 /// What the user did with an elicitation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[non_exhaustive]
 pub enum ElicitAction {
     /// Submitted the form, or consented to open the URL.
     Accept,

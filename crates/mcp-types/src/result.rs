@@ -108,6 +108,13 @@ pub struct ExtensionResult {
     pub raw: Box<RawValue>,
 }
 
+impl ExtensionResult {
+    /// A raw result of the extension value `result_type`.
+    pub fn new(result_type: ResultType, raw: Box<RawValue>) -> Self {
+        Self { result_type, raw }
+    }
+}
+
 impl PartialEq for ExtensionResult {
     fn eq(&self, other: &Self) -> bool {
         self.result_type == other.result_type && self.raw.get() == other.raw.get()
