@@ -488,10 +488,8 @@ impl Session {
     /// See [`ClientError`].
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
         let first_page = cursor.is_none();
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         let mut result = complete(
             self.request::<ListTools>(params, &RequestOptions::new())
                 .await?,
@@ -511,10 +509,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListPrompts>(params, &RequestOptions::new())
                 .await?,
@@ -529,10 +525,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListResources>(params, &RequestOptions::new())
                 .await?,
@@ -547,10 +541,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListResourceTemplates>(params, &RequestOptions::new())
                 .await?,
