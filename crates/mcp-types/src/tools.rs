@@ -28,6 +28,7 @@ wire_struct! {
     /// A tool the client can call.
     #[derive(Default)]
     pub struct Tool {
+        @own new;
         /// Unique name (1–128 of `[A-Za-z0-9_.-]` recommended).
         req "name" => name: String,
         /// Human-readable name.
@@ -49,6 +50,16 @@ wire_struct! {
 }
 
 impl Tool {
+    /// A tool with a name and an input schema. The schema is an [`Extra`], not `impl Into`, so
+    /// that `serde_json::from_value(schema)?` infers its type here.
+    pub fn new(name: impl Into<String>, input_schema: Extra) -> Self {
+        Self {
+            name: name.into(),
+            input_schema,
+            ..Self::default()
+        }
+    }
+
     /// The schema `{"type":"object"}`: a tool without parameters.
     pub fn empty_input_schema() -> Extra {
         let mut schema = Extra::new();
