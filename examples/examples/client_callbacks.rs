@@ -53,10 +53,10 @@ fn callbacks(mode: Mode) -> ClientBuilder {
         // Roots: the directories the user lets the server see.
         .on_list_roots(|_context| async move {
             let cwd = std::env::current_dir().map_err(|e| ErrorObject::internal(e.to_string()))?;
-            Ok::<_, ErrorObject>(ListRootsResult {
-                roots: vec![Root::new(format!("file://{}", cwd.display()), None)],
-                ..ListRootsResult::default()
-            })
+            Ok::<_, ErrorObject>(ListRootsResult::new(vec![Root::new(
+                format!("file://{}", cwd.display()),
+                None,
+            )]))
         })
 }
 

@@ -169,6 +169,8 @@ impl Asker {
         match params {
             ElicitRequestParams::Form(form) => self.form(&mut input, context.key(), &form).await,
             ElicitRequestParams::Url(url) => self.url(&mut input, context.key(), &url).await,
+            // A mode this CLI cannot show: it asks nothing it cannot present.
+            _ => ElicitResult::decline(),
         }
     }
 
@@ -569,7 +571,7 @@ impl Asker {
 
     async fn list_roots(&self, context: &CallbackContext) -> ListRootsResult {
         if let Some(Value::Array(items)) = context.key().and_then(|k| self.answers.for_request(k)) {
-            let roots = items
+            let roots: Vec<_> = items
                 .iter()
                 .filter_map(Value::as_str)
                 .filter_map(|item| {
@@ -580,10 +582,7 @@ impl Asker {
                     }
                 })
                 .collect();
-            return ListRootsResult {
-                roots,
-                ..ListRootsResult::default()
-            };
+            return ListRootsResult::new(roots);
         }
         let _terminal = self.input.lock().await;
         let uris: Vec<&str> = self.roots.iter().map(|r| r.uri.as_str()).collect();
@@ -592,10 +591,7 @@ impl Asker {
             self.server(),
             uris.join(", ")
         ));
-        ListRootsResult {
-            roots: self.roots.clone(),
-            ..ListRootsResult::default()
-        }
+        ListRootsResult::new(self.roots.clone())
     }
 }
 

@@ -251,11 +251,8 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                     .map_err(|error| pending.explain(error))
             }
             Get::Prompt => {
-                let params = GetPromptRequestParams {
-                    name: name.clone(),
-                    arguments: Some(prompt_arguments(rest)?),
-                    ..GetPromptRequestParams::default()
-                };
+                let params = GetPromptRequestParams::new(name.clone())
+                    .with_arguments(prompt_arguments(rest)?);
                 Box::pin(client.get_prompt_with(params, options))
                     .await
                     .map(|r| to_json(&r))
@@ -271,13 +268,9 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                     }
                     error => pending.explain(error),
                 }),
-            Get::Resource => Box::pin(client.read_resource_with(
-                ReadResourceRequestParams {
-                    uri: name.clone(),
-                    ..ReadResourceRequestParams::default()
-                },
-                options,
-            ))
+            Get::Resource => Box::pin(
+                client.read_resource_with(ReadResourceRequestParams::new(name.clone()), options),
+            )
             .await
             .map(|r| to_json(&r))
             .map_err(failed("resources/read")),

@@ -102,6 +102,7 @@ pub struct InputResponse(pub Value);
 
 /// The kind of an answer, by its shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InputResponseKind {
     /// Has `action`: an [`ElicitResult`].
     Elicit,
@@ -113,6 +114,7 @@ pub enum InputResponseKind {
 
 /// An answer decoded against the question it answers.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum InputAnswer {
     /// The user's response to an elicitation.
     Elicit(ElicitResult),
@@ -125,6 +127,7 @@ pub enum InputAnswer {
 /// An answer that does not fit the question asked under its key.
 #[derive(Debug, thiserror::Error)]
 #[error("the input response does not answer a {method} request: {reason}")]
+#[non_exhaustive]
 pub struct InputResponseError {
     /// The method of the question.
     pub method: &'static str,
@@ -205,6 +208,7 @@ wire_struct! {
     /// request with a new id, `inputResponses` under the same keys and `requestState` echoed
     /// byte for byte. At least one of the two members is present.
     pub struct InputRequiredResult {
+        @own new;
         /// Questions for the client, keyed by server-chosen keys.
         opt "inputRequests" => input_requests: InputRequests,
         /// Opaque state to echo on the retry.

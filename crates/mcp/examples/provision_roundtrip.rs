@@ -18,7 +18,7 @@ use mcp::transport::lines::{Frame, LineReader};
 use mcp::transport::memory;
 use mcp::types::{
     CallToolRequestParams, CallToolResult, ElicitAction, ElicitRequestFormParams, ErrorObject,
-    InputRequest, InputRequiredResult, Outcome, Tool,
+    Extra, InputRequest, InputRequiredResult, Outcome, Tool,
 };
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -75,10 +75,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
     let server = Server::builder("Provisioner", "0.0.1")
         .tool(
-            Tool {
-                description: Some("Provision a database".into()),
-                ..Tool::new("provision", serde_json::from_value(schema)?)
-            },
+            Tool::new("provision", serde_json::from_value::<Extra>(schema)?)
+                .with_description("Provision a database"),
             provision,
         )
         // The one-line opt-in: requestState is sealed (AES-256-GCM) and bound to this request.

@@ -189,13 +189,12 @@ async fn briefing(
                 .with_state(format!("briefing:{topic}")),
         ));
     };
-    Ok(Outcome::Complete(GetPromptResult {
-        messages: vec![PromptMessage::new(
+    Ok(Outcome::Complete(GetPromptResult::new(vec![
+        PromptMessage::new(
             Role::USER,
             ContentBlock::text(format!("Brief {audience} on {topic}.")),
-        )],
-        ..GetPromptResult::default()
-    }))
+        ),
+    ])))
 }
 
 async fn report(
@@ -223,14 +222,13 @@ async fn report(
                 .with_state(format!("report:{quarter}")),
         ));
     };
-    Ok(Outcome::Complete(ReadResourceResult {
-        contents: vec![ResourceContents::text(
+    Ok(Outcome::Complete(ReadResourceResult::new(vec![
+        ResourceContents::text(
             params.uri,
             Some("text/plain".to_owned()),
             format!("Report {quarter} ({format})"),
-        )],
-        ..ReadResourceResult::default()
-    }))
+        ),
+    ])))
 }
 
 fn build_server() -> Server {

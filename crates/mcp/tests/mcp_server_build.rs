@@ -72,11 +72,7 @@ fn a_static_resource_that_can_ask_is_refused() {
             uri: "info://hidden".into()
         }
     );
-    let resource = Resource {
-        uri: "info://closure".into(),
-        name: "closure".into(),
-        ..Resource::default()
-    };
+    let resource = Resource::new("info://closure", "closure");
     let error = McpServer::builder("s", "1")
         .resource_fn(resource, |_ctx| async {
             Outcome::InputRequired::<String>(InputRequiredResult::new().with_state("x"))
@@ -126,11 +122,7 @@ fn low_level_refusals_surface_at_build() {
             name: "echo".into()
         })
     );
-    let template = ResourceTemplate {
-        uri_template: "files://{a}{b}".into(),
-        name: "bad".into(),
-        ..ResourceTemplate::default()
-    };
+    let template = ResourceTemplate::new("files://{a}{b}", "bad");
     let error = McpServer::builder("s", "1")
         .resource_template_fn(template, |_ctx, _vars| async { String::new() })
         .build()
@@ -169,12 +161,7 @@ fn request(id: i64, method: &str, mut params: Value) -> Value {
 
 #[tokio::test]
 async fn closures_register_typed_tools_prompts_and_resources() {
-    let template = ResourceTemplate {
-        uri_template: "files://{name}".into(),
-        name: "file".into(),
-        mime_type: Some("text/plain".into()),
-        ..ResourceTemplate::default()
-    };
+    let template = ResourceTemplate::new("files://{name}", "file").with_mime_type("text/plain");
     let server = McpServer::builder("closures", "1")
         .tool_fn("add", "Adds.", |_ctx, args: AddArgs| async move {
             Ok::<_, String>((args.a + args.b).to_string())

@@ -56,10 +56,10 @@ fn builder(seen: &Seen, elicitation: bool) -> ClientBuilder {
         .on_list_roots(move |context: CallbackContext| {
             s3.push("roots", &context, "");
             async {
-                Ok::<_, ErrorObject>(ListRootsResult {
-                    roots: vec![Root::new("file:///tmp/shop", Some("shop".to_owned()))],
-                    ..ListRootsResult::default()
-                })
+                Ok::<_, ErrorObject>(ListRootsResult::new(vec![Root::new(
+                    "file:///tmp/shop",
+                    Some("shop".to_owned()),
+                )]))
             }
         });
     if elicitation {

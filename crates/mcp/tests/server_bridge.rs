@@ -166,21 +166,15 @@ fn builder(codec: Arc<Recording>) -> ServerBuilder {
             },
         )
         .prompt(
-            Prompt {
-                name: "brief".into(),
-                ..Default::default()
-            },
+            Prompt::new("brief"),
             |_ctx, params: GetPromptRequestParams| async move {
                 match answer(&params, "audience").and_then(|a| a.as_elicit().ok()) {
                     Some(audience) if params.request_state.as_deref() == Some("asked:audience") => {
                         let audience = audience.content.unwrap_or_default()["audience"].clone();
-                        Outcome::Complete(GetPromptResult {
-                            messages: vec![PromptMessage::new(
-                                Role::USER,
-                                ContentBlock::text(format!("Brief {audience}.")),
-                            )],
-                            ..Default::default()
-                        })
+                        Outcome::Complete(GetPromptResult::new(vec![PromptMessage::new(
+                            Role::USER,
+                            ContentBlock::text(format!("Brief {audience}.")),
+                        )]))
                     }
                     _ => Outcome::InputRequired(
                         InputRequiredResult::new()
@@ -194,22 +188,15 @@ fn builder(codec: Arc<Recording>) -> ServerBuilder {
             },
         )
         .resource_template(
-            ResourceTemplate {
-                uri_template: "report://{quarter}".into(),
-                name: "report".into(),
-                ..Default::default()
-            },
+            ResourceTemplate::new("report://{quarter}", "report"),
             |_ctx, params: ReadResourceRequestParams, vars: UriVariables| async move {
                 match answer(&params, "roots") {
                     Some(_) if params.request_state.as_deref() == Some("asked:roots") => {
-                        Outcome::Complete(ReadResourceResult {
-                            contents: vec![ResourceContents::text(
-                                params.uri,
-                                None,
-                                format!("report {}", vars["quarter"]),
-                            )],
-                            ..Default::default()
-                        })
+                        Outcome::Complete(ReadResourceResult::new(vec![ResourceContents::text(
+                            params.uri,
+                            None,
+                            format!("report {}", vars["quarter"]),
+                        )]))
                     }
                     _ => Outcome::InputRequired(
                         InputRequiredResult::new()

@@ -38,10 +38,7 @@ fn asking_tool(
         object(json!({"type":"object","properties":{"repo":{"type":"string"}}})),
     );
     if destructive {
-        tool.annotations = Some(ToolAnnotations {
-            destructive_hint: Some(true),
-            ..Default::default()
-        });
+        tool.annotations = Some(ToolAnnotations::new().with_destructive_hint(true));
     }
     let calls = Arc::clone(calls);
     builder.tool(tool, move |_ctx, p: CallToolRequestParams| {
@@ -67,16 +64,13 @@ fn server(guard: Option<(Arc<dyn ReplayGuard>, SingleUse)>, calls: &Arc<AtomicUs
     builder = asking_tool(builder, "delete_repo", true, calls);
     builder = asking_tool(builder, "lookup", false, calls);
     builder = builder.prompt(
-        Prompt {
-            name: "review".into(),
-            ..Default::default()
-        },
+        Prompt::new("review"),
         |_ctx, p: GetPromptRequestParams| async move {
             match p.request_state {
-                Some(state) => Outcome::Complete(GetPromptResult {
-                    messages: vec![PromptMessage::new(Role::USER, ContentBlock::text(state))],
-                    ..Default::default()
-                }),
+                Some(state) => Outcome::Complete(GetPromptResult::new(vec![PromptMessage::new(
+                    Role::USER,
+                    ContentBlock::text(state),
+                )])),
                 None => Outcome::InputRequired(
                     InputRequiredResult::new()
                         .with_request("confirm", InputRequest::list_roots())
@@ -86,16 +80,9 @@ fn server(guard: Option<(Arc<dyn ReplayGuard>, SingleUse)>, calls: &Arc<AtomicUs
         },
     );
     builder = builder.resource(
-        Resource {
-            uri: "repo://readme".into(),
-            name: "readme".into(),
-            ..Default::default()
-        },
+        Resource::new("repo://readme", "readme"),
         |_ctx, p: ReadResourceRequestParams| async move {
-            ReadResourceResult {
-                contents: vec![ResourceContents::text(p.uri, None, "readme")],
-                ..Default::default()
-            }
+            ReadResourceResult::new(vec![ResourceContents::text(p.uri, None, "readme")])
         },
     );
     if let Some((guard, scope)) = guard {

@@ -297,11 +297,10 @@ async fn connect(
             ))
         })
         .on_list_roots(|_context| async {
-            Ok::<_, ErrorObject>(ListRootsResult {
-                roots: vec![Root::new("file:///tmp", Some("tmp".to_owned()))],
-                meta: None,
-                extra: Map::new(),
-            })
+            Ok::<_, ErrorObject>(ListRootsResult::new(vec![Root::new(
+                "file:///tmp",
+                Some("tmp".to_owned()),
+            )]))
         });
     if version.is_handshake() {
         builder = builder.legacy_version(version);

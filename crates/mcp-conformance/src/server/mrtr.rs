@@ -198,27 +198,21 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
             capabilities,
         )
         .prompt(
-            Prompt {
-                description: Some("A prompt that asks for its context first.".into()),
-                ..Prompt {
-                    name: "test_input_required_result_prompt".into(),
-                    ..Default::default()
-                }
-            },
+            Prompt::new("test_input_required_result_prompt")
+                .with_description("A prompt that asks for its context first."),
             |_, p: GetPromptRequestParams| async move {
                 match accepted(p.input_responses.as_ref(), "user_context")
                     .and_then(|c| text_field(&c, "context"))
                 {
-                    Some(context) => Ok::<_, ErrorObject>(Outcome::Complete(GetPromptResult {
-                        description: Some("A prompt built from the user's context".into()),
-                        messages: vec![PromptMessage::new(
+                    Some(context) => Ok::<_, ErrorObject>(Outcome::Complete(
+                        GetPromptResult::new(vec![PromptMessage::new(
                             Role::USER,
                             mcp::types::ContentBlock::text(format!(
                                 "Use the following context: {context}"
                             )),
-                        )],
-                        ..Default::default()
-                    })),
+                        )])
+                        .with_description("A prompt built from the user's context"),
+                    )),
                     None => Ok(Outcome::InputRequired(
                         InputRequiredResult::new().with_request(
                             "user_context",

@@ -309,11 +309,8 @@ impl Client {
         name: impl Into<String>,
         arguments: Option<BTreeMap<String, String>>,
     ) -> Result<GetPromptResult, ClientError> {
-        let params = GetPromptRequestParams {
-            name: name.into(),
-            arguments,
-            ..GetPromptRequestParams::default()
-        };
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments;
         self.get_prompt_with(params, RequestOptions::new()).await
     }
 
@@ -354,10 +351,7 @@ impl Client {
         &self,
         uri: impl Into<String>,
     ) -> Result<ReadResourceResult, ClientError> {
-        let params = ReadResourceRequestParams {
-            uri: uri.into(),
-            ..ReadResourceRequestParams::default()
-        };
+        let params = ReadResourceRequestParams::new(uri);
         self.read_resource_with(params, RequestOptions::new()).await
     }
 

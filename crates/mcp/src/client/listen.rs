@@ -443,10 +443,7 @@ async fn release(session: &Session, uris: Vec<String>) {
             None => false,
         };
         if last {
-            let params = SubscribeRequestParams {
-                uri: uri.clone(),
-                ..SubscribeRequestParams::default()
-            };
+            let params = SubscribeRequestParams::new(uri.clone());
             if let Err(error) = session
                 .request::<Unsubscribe>(params, &RequestOptions::new())
                 .await
@@ -480,10 +477,7 @@ impl Session {
             ids: Mutex::new(Vec::new()),
         });
         listens.used.store(true, Ordering::Release);
-        let params = SubscriptionsListenRequestParams {
-            notifications: filter,
-            ..SubscriptionsListenRequestParams::default()
-        };
+        let params = SubscriptionsListenRequestParams::new(filter);
         let session = self.clone();
         let request = LISTEN.scope(Arc::clone(&slot), async move {
             let end = match session
@@ -529,23 +523,21 @@ impl Session {
         let declared = |wanted: bool, list_changed: Option<bool>| {
             (wanted && list_changed == Some(true)).then_some(true)
         };
-        let mut honored = SubscriptionFilter {
-            tools_list_changed: declared(
-                filter.wants_tools_list_changed(),
-                capabilities.tools.as_ref().and_then(|c| c.list_changed),
-            ),
-            prompts_list_changed: declared(
-                filter.wants_prompts_list_changed(),
-                capabilities.prompts.as_ref().and_then(|c| c.list_changed),
-            ),
-            resources_list_changed: declared(
-                filter.wants_resources_list_changed(),
-                capabilities.resources.as_ref().and_then(|c| c.list_changed),
-            ),
-            // Listening before subscribing: an update right after the subscription is kept.
-            resource_subscriptions: filter.resource_subscriptions.clone(),
-            ..SubscriptionFilter::default()
-        };
+        let mut honored = SubscriptionFilter::new();
+        honored.tools_list_changed = declared(
+            filter.wants_tools_list_changed(),
+            capabilities.tools.as_ref().and_then(|c| c.list_changed),
+        );
+        honored.prompts_list_changed = declared(
+            filter.wants_prompts_list_changed(),
+            capabilities.prompts.as_ref().and_then(|c| c.list_changed),
+        );
+        honored.resources_list_changed = declared(
+            filter.wants_resources_list_changed(),
+            capabilities.resources.as_ref().and_then(|c| c.list_changed),
+        );
+        // Listening before subscribing: an update right after the subscription is kept.
+        honored.resource_subscriptions = filter.resource_subscriptions.clone();
         let (tx, rx) = mpsc::unbounded_channel();
         let key = listens.next_legacy.fetch_add(1, Ordering::Relaxed);
         lock(&listens.legacy).insert(
@@ -574,10 +566,7 @@ impl Session {
                     accepted.push(uri.clone());
                     continue;
                 }
-                let params = SubscribeRequestParams {
-                    uri: uri.clone(),
-                    ..SubscribeRequestParams::default()
-                };
+                let params = SubscribeRequestParams::new(uri.clone());
                 match self
                     .request::<Subscribe>(params, &RequestOptions::new())
                     .await

@@ -184,13 +184,11 @@ fn adopt(session: &Session, result: DiscoverResult, version: ProtocolVersion) {
 
 /// The handshake: `initialize`, then `notifications/initialized`.
 async fn initialize(session: &Session, config: &NegotiationConfig) -> Result<(), ClientError> {
-    let mut params = InitializeRequestParams {
-        protocol_version: config.legacy_version.clone(),
-        capabilities: session.inner.config.capabilities.clone(),
-        client_info: session.inner.config.client_info.clone(),
-        meta: None,
-        extra: mcp_types::Extra::new(),
-    };
+    let mut params = InitializeRequestParams::new(
+        config.legacy_version.clone(),
+        session.inner.config.capabilities.clone(),
+        session.inner.config.client_info.clone(),
+    );
     let envelope = Envelope {
         era: Some(Era::Handshake),
         version: None,

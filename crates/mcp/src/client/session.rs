@@ -479,10 +479,8 @@ impl Session {
     /// See [`ClientError`].
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
         let first_page = cursor.is_none();
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         let mut result = complete(
             self.request::<ListTools>(params, &RequestOptions::new())
                 .await?,
@@ -502,10 +500,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListPrompts>(params, &RequestOptions::new())
                 .await?,
@@ -520,10 +516,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListResources>(params, &RequestOptions::new())
                 .await?,
@@ -538,10 +532,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListResourceTemplates>(params, &RequestOptions::new())
                 .await?,

@@ -320,10 +320,7 @@ impl Follow<'_> {
                     .watch(self.task_id);
                 let mut filter = SubscriptionFilter::default();
                 filter.set_task_ids(Some(vec![self.task_id.to_owned()]));
-                let params = SubscriptionsListenRequestParams {
-                    notifications: filter,
-                    ..SubscriptionsListenRequestParams::default()
-                };
+                let params = SubscriptionsListenRequestParams::new(filter);
                 let session = session.clone();
                 let stream = tokio::spawn(async move {
                     session

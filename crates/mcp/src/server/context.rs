@@ -377,10 +377,7 @@ impl RequestContext {
         };
         let accepted = std::mem::take(&mut *lock(&legacy.accepted_urls));
         for elicitation_id in accepted {
-            let params = ElicitationCompleteParams {
-                elicitation_id,
-                ..ElicitationCompleteParams::default()
-            };
+            let params = ElicitationCompleteParams::new(elicitation_id);
             self.notify::<ElicitationComplete>(&params).await;
         }
     }

@@ -159,15 +159,12 @@ fn params_error(incoming: &Incoming<'_>, error: &serde_json::Error) -> ErrorObje
 /// log level come from the session (fixed by `initialize`), the rest from the request's own
 /// `_meta`.
 fn legacy_meta(session: &LegacySession, own: Option<RequestMeta>) -> Box<RequestMeta> {
-    let own = own.unwrap_or_default();
-    Box::new(RequestMeta {
-        protocol_version: Some(session.version.clone()),
-        client_capabilities: Some(session.client_capabilities.clone()),
-        client_info: session.client_info.clone(),
-        log_level: session.log_level(),
-        progress_token: own.progress_token,
-        extra: own.extra,
-    })
+    let mut meta = own.unwrap_or_default();
+    meta.protocol_version = Some(session.version.clone());
+    meta.client_capabilities = Some(session.client_capabilities.clone());
+    meta.client_info = session.client_info.clone();
+    meta.log_level = session.log_level();
+    Box::new(meta)
 }
 
 impl Server {
@@ -227,13 +224,9 @@ impl Server {
                     params.cursor.as_deref(),
                 )?;
                 let policy = &self.inner.caching.lists;
-                let result = ListToolsResult {
-                    tools,
-                    next_cursor,
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result = ListToolsResult::new(tools);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             ListPrompts::NAME => {
@@ -245,13 +238,9 @@ impl Server {
                     params.cursor.as_deref(),
                 )?;
                 let policy = &self.inner.caching.lists;
-                let result = ListPromptsResult {
-                    prompts,
-                    next_cursor,
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result = ListPromptsResult::new(prompts);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             ListResources::NAME => {
@@ -263,13 +252,9 @@ impl Server {
                     params.cursor.as_deref(),
                 )?;
                 let policy = &self.inner.caching.lists;
-                let result = ListResourcesResult {
-                    resources,
-                    next_cursor,
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result = ListResourcesResult::new(resources);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             ListResourceTemplates::NAME => {
@@ -281,26 +266,18 @@ impl Server {
                     params.cursor.as_deref(),
                 )?;
                 let policy = &self.inner.caching.lists;
-                let result = ListResourceTemplatesResult {
-                    resource_templates,
-                    next_cursor,
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result = ListResourceTemplatesResult::new(resource_templates);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             Discover::NAME => {
                 self.prepare::<EmptyParams>(&incoming, |_| None)?;
                 let policy = &self.inner.caching.discover;
-                let result = DiscoverResult {
-                    supported_versions: self.inner.supported_versions.clone(),
-                    capabilities: self.capabilities(),
-                    instructions: self.inner.instructions.clone(),
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result =
+                    DiscoverResult::new(self.inner.supported_versions.clone(), self.capabilities());
+                result.instructions = self.inner.instructions.clone();
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             Complete::NAME => {

@@ -201,15 +201,8 @@ impl Server {
             params.capabilities,
             Some(params.client_info),
         ));
-        let result = InitializeResult {
-            protocol_version: version,
-            capabilities: self.capabilities(),
-            server_info: self.info().clone(),
-            instructions: self.inner.instructions.clone(),
-            result_type: None,
-            meta: None,
-            extra: mcp_types::Extra::new(),
-        };
+        let mut result = InitializeResult::new(version, self.capabilities(), self.info().clone());
+        result.instructions = self.inner.instructions.clone();
         (session, result)
     }
 }
@@ -288,10 +281,7 @@ pub(crate) fn forward_changes(
                 Ok(Change::ResourceUpdated(uri)) if session.is_subscribed(&uri) => {
                     encode_notification(
                         ResourceUpdated::NAME,
-                        Some(&ResourceUpdatedNotificationParams {
-                            uri,
-                            ..Default::default()
-                        }),
+                        Some(&ResourceUpdatedNotificationParams::new(uri)),
                     )
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => continue,

@@ -260,23 +260,17 @@ impl Server {
         let declared = self.inner.declare;
         let mut capabilities = ServerCapabilities::default();
         if declared.tools || !registry.tools.is_empty() {
-            capabilities.tools = Some(ToolsCapability {
-                list_changed: Some(true),
-                ..Default::default()
-            });
+            capabilities.tools = Some(ToolsCapability::new().with_list_changed(true));
         }
         if declared.prompts || !registry.prompts.is_empty() {
-            capabilities.prompts = Some(PromptsCapability {
-                list_changed: Some(true),
-                ..Default::default()
-            });
+            capabilities.prompts = Some(PromptsCapability::new().with_list_changed(true));
         }
         if declared.resources || !registry.resources.is_empty() || !registry.templates.is_empty() {
-            capabilities.resources = Some(ResourcesCapability {
-                subscribe: Some(true),
-                list_changed: Some(true),
-                ..Default::default()
-            });
+            capabilities.resources = Some(
+                ResourcesCapability::new()
+                    .with_subscribe(true)
+                    .with_list_changed(true),
+            );
         }
         if self.inner.completion.is_some() {
             capabilities.completions = Some(mcp_types::Extra::new());

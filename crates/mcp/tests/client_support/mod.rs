@@ -170,6 +170,7 @@ pub fn fill_form(params: &ElicitRequestParams, values: &Value) -> ElicitResult {
             }
             ElicitResult::accept(content)
         }
+        other => panic!("no test answer for {other:?}"),
     }
 }
 
@@ -196,14 +197,10 @@ pub fn recording_builder(recorder: &Recorder, values: Value) -> ClientBuilder {
         .on_list_roots(move |context: CallbackContext| {
             r3.push("roots", &context, None);
             async move {
-                Ok::<_, ErrorObject>(ListRootsResult {
-                    roots: vec![Root::new(
-                        "file:///tmp/mcp-rust-root",
-                        Some("rust-root".to_owned()),
-                    )],
-                    meta: None,
-                    extra: serde_json::Map::new(),
-                })
+                Ok::<_, ErrorObject>(ListRootsResult::new(vec![Root::new(
+                    "file:///tmp/mcp-rust-root",
+                    Some("rust-root".to_owned()),
+                )]))
             }
         })
 }

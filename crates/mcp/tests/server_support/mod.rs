@@ -88,25 +88,25 @@ pub fn fixture() -> Server {
             }
         })
         .prompt(
-            Prompt { name: "greet".into(), arguments: Some(vec![PromptArgument { name: "who".into(), required: Some(true), ..Default::default() }]), ..Default::default() },
+            Prompt::new("greet").with_arguments(vec![PromptArgument::new("who").with_required(true)]),
             |_ctx, params: GetPromptRequestParams| async move {
                 let who = params.arguments.unwrap_or_default().remove("who").unwrap_or_default();
-                GetPromptResult { messages: vec![PromptMessage::new(Role::USER, ContentBlock::text(format!("Hello {who}")))], ..Default::default() }
+                GetPromptResult::new(vec![PromptMessage::new(Role::USER, ContentBlock::text(format!("Hello {who}")))])
             },
         )
         .resource(
-            Resource { uri: "test://doc".into(), name: "doc".into(), ..Default::default() },
+            Resource::new("test://doc", "doc"),
             |_ctx, params: ReadResourceRequestParams| async move {
-                ReadResourceResult { contents: vec![ResourceContents::text(params.uri, None, "doc text")], ..Default::default() }
+                ReadResourceResult::new(vec![ResourceContents::text(params.uri, None, "doc text")])
             },
         )
         .resource_template(
-            ResourceTemplate { uri_template: "test://items/{id}".into(), name: "item".into(), ..Default::default() },
+            ResourceTemplate::new("test://items/{id}", "item"),
             |_ctx, params: ReadResourceRequestParams, vars: mcp::server::UriVariables| async move {
-                ReadResourceResult { contents: vec![ResourceContents::text(params.uri, None, format!("item {}", vars["id"]))], ..Default::default() }
+                ReadResourceResult::new(vec![ResourceContents::text(params.uri, None, format!("item {}", vars["id"]))])
             },
         )
-        .completion(|_ctx, _params| async { CompleteResult { completion: Completion { values: (0..150).map(|i| i.to_string()).collect(), ..Default::default() }, ..Default::default() } })
+        .completion(|_ctx, _params| async { CompleteResult::new(Completion::new((0..150).map(|i| i.to_string()).collect::<Vec<_>>())) })
         .build()
         .unwrap()
 }

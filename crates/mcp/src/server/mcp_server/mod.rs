@@ -426,21 +426,17 @@ impl McpServerBuilder {
             .collect();
         let arguments = property_names(&schema)
             .into_iter()
-            .map(|name| PromptArgument {
-                required: Some(required.contains(&name)),
-                description: schema["properties"][&name]["description"]
+            .map(|name| {
+                let mut argument =
+                    PromptArgument::new(name.clone()).with_required(required.contains(&name));
+                argument.description = schema["properties"][&name]["description"]
                     .as_str()
-                    .map(str::to_owned),
-                name,
-                ..PromptArgument::default()
+                    .map(str::to_owned);
+                argument
             })
             .collect::<Vec<_>>();
-        let prompt = Prompt {
-            name: name.to_owned(),
-            description: Some(description.to_owned()),
-            arguments: (!arguments.is_empty()).then_some(arguments),
-            ..Prompt::default()
-        };
+        let mut prompt = Prompt::new(name).with_description(description);
+        prompt.arguments = (!arguments.is_empty()).then_some(arguments);
         let handler = Arc::new(handler);
         let get: PromptFn = Arc::new(move |ctx, arguments| {
             let handler = Arc::clone(&handler);
@@ -493,17 +489,13 @@ impl McpServerBuilder {
                 uri: resource.uri.clone(),
             });
         }
-        let describe = ResourceTemplate {
-            uri_template: resource.uri,
-            name: resource.name,
-            title: resource.title,
-            description: resource.description,
-            mime_type: resource.mime_type,
-            annotations: resource.annotations,
-            icons: resource.icons,
-            meta: resource.meta,
-            ..ResourceTemplate::default()
-        };
+        let mut describe = ResourceTemplate::new(resource.uri, resource.name);
+        describe.title = resource.title;
+        describe.description = resource.description;
+        describe.mime_type = resource.mime_type;
+        describe.annotations = resource.annotations;
+        describe.icons = resource.icons;
+        describe.meta = resource.meta;
         let mime_type = describe.mime_type.clone();
         let handler = Arc::new(handler);
         let read: ResourceFn = Arc::new(move |ctx, uri, _variables| {
@@ -614,17 +606,13 @@ impl McpServerBuilder {
                         },
                     );
             } else {
-                let resource = Resource {
-                    uri: describe.uri_template,
-                    name: describe.name,
-                    title: describe.title,
-                    description: describe.description,
-                    mime_type: describe.mime_type,
-                    annotations: describe.annotations,
-                    icons: describe.icons,
-                    meta: describe.meta,
-                    ..Resource::default()
-                };
+                let mut resource = Resource::new(describe.uri_template, describe.name);
+                resource.title = describe.title;
+                resource.description = describe.description;
+                resource.mime_type = describe.mime_type;
+                resource.annotations = describe.annotations;
+                resource.icons = describe.icons;
+                resource.meta = describe.meta;
                 builder = builder.resource(
                     resource,
                     move |rctx: RequestContext, params: ReadResourceRequestParams| {
