@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp::client::{Client, ClientError, RequestOptions, TaskSettings};
@@ -18,6 +18,7 @@ use crate::error::{CliError, Result};
 use crate::progress::ProgressView;
 use crate::render;
 use crate::safe_text::line;
+use crate::sync::lock;
 use crate::target::{Target, describe_server, explain, timeout};
 
 /// How long `tasks/cancel` may take when the command is interrupted.
@@ -88,7 +89,7 @@ struct PendingState {
 
 impl PendingTask {
     fn lock(&self) -> std::sync::MutexGuard<'_, PendingState> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.0)
     }
 
     fn set_client(&self, client: &Client) {

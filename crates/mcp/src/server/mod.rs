@@ -92,6 +92,8 @@ pub use uri_template::UriVariables;
 
 use registry::Registry;
 
+use crate::sync::{read, write};
+
 /// Caching hints (`ttlMs`, `cacheScope`) for one kind of result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachePolicy {
@@ -221,13 +223,7 @@ impl Server {
     }
 
     fn registry(&self) -> Arc<Registry> {
-        Arc::clone(
-            &self
-                .inner
-                .registry
-                .read()
-                .unwrap_or_else(|e| e.into_inner()),
-        )
+        Arc::clone(&read(&self.inner.registry))
     }
 
     fn update(
@@ -236,11 +232,7 @@ impl Server {
         edit: impl FnOnce(&mut Registry) -> Result<bool, RegistrationError>,
     ) -> Result<bool, RegistrationError> {
         let changed = {
-            let mut guard = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut guard = write(&self.inner.registry);
             let mut next = Registry::clone(&guard);
             let changed = edit(&mut next)?;
             if changed {

@@ -2,7 +2,7 @@
 //! or a 403 `insufficient_scope` sets in motion (see the module docs of `auth`).
 
 use std::fmt;
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{ACCEPT, HeaderValue};
@@ -23,6 +23,7 @@ use super::pkce::{Pkce, constant_time_eq, random_token};
 use super::store::StoredTokens;
 use super::{AssertionRequest, Grant, IssuerBinding, OAuthConfig};
 use crate::client::error::ClientError;
+use crate::sync::{read, write};
 
 mod endpoints;
 
@@ -223,7 +224,7 @@ impl OAuthClient {
         self.loaded
             .get_or_try_init(|| async {
                 if let Some(tokens) = self.config.store.load_tokens(&self.server_url).await? {
-                    let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+                    let mut slot = write(&self.slot);
                     slot.tokens = Some(Arc::new(tokens));
                     slot.generation += 1;
                 }
@@ -267,7 +268,7 @@ impl OAuthClient {
     }
 
     fn snapshot(&self) -> (Option<Arc<StoredTokens>>, u64) {
-        let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
+        let slot = read(&self.slot);
         (slot.tokens.clone(), slot.generation)
     }
 
@@ -276,7 +277,7 @@ impl OAuthClient {
             .store
             .save_tokens(&self.server_url, tokens.clone())
             .await?;
-        let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = write(&self.slot);
         slot.tokens = Some(Arc::new(tokens));
         slot.generation += 1;
         Ok(())
@@ -284,7 +285,7 @@ impl OAuthClient {
 
     async fn clear_tokens(&self) -> Result<(), AuthError> {
         self.config.store.remove_tokens(&self.server_url).await?;
-        let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = write(&self.slot);
         slot.tokens = None;
         slot.generation += 1;
         Ok(())
