@@ -7,6 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp::client::{Client, ClientError, RequestOptions, TaskSettings};
+use mcp::types::Method as _;
+use mcp::types::methods::{
+    CallTool, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools, ReadResource,
+};
 use mcp::types::tasks::DetailedTask;
 use mcp::types::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
 use serde_json::{Map, Value};
@@ -116,7 +120,7 @@ impl PendingTask {
                 "task {id} failed with error {}: {}",
                 object.code, object.message
             )),
-            _ => failed("tools/call")(error),
+            _ => failed(CallTool::NAME)(error),
         }
     }
 
@@ -154,7 +158,7 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
         let client = target.connect(Client::builder(), &args.connect).await?;
         let (raw, human) = match what {
             List::Tools => {
-                let tools = to_json(&client.list_tools().await.map_err(failed("tools/list"))?);
+                let tools = to_json(&client.list_tools().await.map_err(failed(ListTools::NAME))?);
                 let human = render::tools(tools.as_array().map_or(&[], Vec::as_slice));
                 (tools, human)
             }
@@ -163,7 +167,7 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
                     &client
                         .list_prompts()
                         .await
-                        .map_err(failed("prompts/list"))?,
+                        .map_err(failed(ListPrompts::NAME))?,
                 );
                 let human = render::prompts(prompts.as_array().map_or(&[], Vec::as_slice));
                 (prompts, human)
@@ -173,13 +177,13 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
                     &client
                         .list_resources()
                         .await
-                        .map_err(failed("resources/list"))?,
+                        .map_err(failed(ListResources::NAME))?,
                 );
                 let templates = to_json(
                     &client
                         .list_resource_templates()
                         .await
-                        .map_err(failed("resources/templates/list"))?,
+                        .map_err(failed(ListResourceTemplates::NAME))?,
                 );
                 let human = render::resources(
                     resources.as_array().map_or(&[], Vec::as_slice),
@@ -260,7 +264,7 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                 Box::pin(client.get_prompt_with(params, options))
                     .await
                     .map(|r| to_json(&r))
-                    .map_err(failed("prompts/get"))
+                    .map_err(failed(GetPrompt::NAME))
             }
             Get::Task => Box::pin(client.wait_task(name, &options))
                 .await
@@ -281,7 +285,7 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
             ))
             .await
             .map(|r| to_json(&r))
-            .map_err(failed("resources/read")),
+            .map_err(failed(ReadResource::NAME)),
         };
         let _ = client.close().await;
         result

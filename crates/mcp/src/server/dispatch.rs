@@ -16,7 +16,7 @@ use mcp_seal::Principal;
 use mcp_types::jsonrpc::{encode_error, encode_result};
 use mcp_types::methods::{
     CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
-    ListTools, ReadResource, SubscriptionsListen,
+    ListTools, Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
 };
 use mcp_types::{
     CompleteRequestParams, DiscoverResult, EmptyParams, ErrorCode, ErrorObject, Extra,
@@ -374,18 +374,18 @@ impl Server {
                 .map(Some)
         };
         match incoming.method {
-            "ping" => empty(),
-            "logging/setLevel" => {
+            Ping::NAME => empty(),
+            SetLevel::NAME => {
                 let (params, _, _) =
                     self.prepare::<mcp_types::SetLevelRequestParams>(incoming, |_| None)?;
                 session.set_log_level(params.level);
                 empty()
             }
-            "resources/subscribe" | "resources/unsubscribe" => {
+            Subscribe::NAME | Unsubscribe::NAME => {
                 let (params, _, _) =
                     self.prepare::<mcp_types::SubscribeRequestParams>(incoming, |_| None)?;
                 self.gate(incoming, self.has_resources(registry))?;
-                if incoming.method == "resources/subscribe" {
+                if incoming.method == Subscribe::NAME {
                     session.subscribe(params.uri);
                 } else {
                     session.unsubscribe(&params.uri);

@@ -636,19 +636,15 @@ impl ServerBuilder {
             Some(policy) if policy.is_ephemeral() && name.is_none() => Some(policy),
             Some(policy) => Some(
                 RequestStateSecurity::for_server(Some(policy), name)
-                    .map_err(|e| RegistrationError::Sealing(e.to_string()))?,
+                    .map_err(RegistrationError::Sealing)?,
             ),
             None => None,
         };
         if self.single_use.is_some() && sealing.is_none() {
-            return Err(RegistrationError::Sealing(
-                "single use needs sealed request state (seal_request_state): plaintext state has \
-                 no replay key"
-                    .to_owned(),
-            ));
+            return Err(RegistrationError::SingleUseNeedsSealing);
         }
         let info_raw: Arc<RawValue> = serde_json::value::to_raw_value(&self.info)
-            .map_err(|e| RegistrationError::Sealing(e.to_string()))?
+            .map_err(|e| RegistrationError::ServerInfo(e.to_string()))?
             .into();
         let (changes, _) = broadcast::channel(256);
         // The task sweep resumes work orphaned by a previous run; it needs a Tokio runtime

@@ -9,6 +9,8 @@ use std::sync::{Mutex, PoisonError};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
+use super::flow::TokenEndpointAuthMethod;
+
 /// The tokens obtained for one MCP server.
 ///
 /// `Debug` never shows the tokens.
@@ -116,11 +118,10 @@ pub struct ClientRegistration {
     /// The client secret of a confidential client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
-    /// How the client authenticates at the token endpoint: `client_secret_basic`,
-    /// `client_secret_post` or `none`. When absent it is chosen from the authorization
-    /// server's metadata.
+    /// How the client authenticates at the token endpoint. When absent it is chosen from the
+    /// authorization server's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_endpoint_auth_method: Option<String>,
+    pub token_endpoint_auth_method: Option<TokenEndpointAuthMethod>,
     /// The registered redirect URIs (empty: unknown, e.g. pre-registered).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redirect_uris: Vec<String>,
@@ -148,9 +149,10 @@ impl ClientRegistration {
         self
     }
 
-    /// With a fixed token endpoint authentication method.
+    /// With a fixed token endpoint authentication method (a [`TokenEndpointAuthMethod`] or its
+    /// registered name, e.g. `"client_secret_basic"`).
     #[must_use]
-    pub fn with_auth_method(mut self, method: impl Into<String>) -> Self {
+    pub fn with_auth_method(mut self, method: impl Into<TokenEndpointAuthMethod>) -> Self {
         self.token_endpoint_auth_method = Some(method.into());
         self
     }
