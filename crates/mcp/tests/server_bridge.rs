@@ -1,4 +1,4 @@
-//! Issue 16 item 10, the bridge: a low-level handler written for 2026-07-28 (it asks by
+//! The bridge: a low-level handler written for 2026-07-28 (it asks by
 //! returning an `InputRequiredResult`) served to a 2025-11-25 session. The SDK asks over the
 //! back-channel — form and URL elicitation, sampling, roots — and calls the handler again with
 //! the answers and its plaintext state (never sealed, opened or redeemed: it does not leave the

@@ -63,7 +63,7 @@ mod peer_rate;
 mod registry;
 pub mod single_use;
 mod stdio;
-// The tasks extension (issue 12).
+// The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;
 pub mod uri_template;

@@ -97,7 +97,7 @@ impl Server {
         // The loop runs as a task of its own, so that on a multi-thread runtime it is on a
         // worker thread, beside the writer task and the reactor, rather than on the thread that
         // awaits `serve_io` (often `block_on`'s, outside the workers): each request then costs
-        // no hop between threads (measured: 24 -> 10 µs per sequential call over pipes).
+        // no hop between threads (BENCHMARKS.md, "Measured design choices").
         // Dropping this future stops the loop, as before.
         let server = self.clone();
         let task = AbortOnDropHandle::new(tokio::spawn(async move {
@@ -446,8 +446,8 @@ async fn write_line<W: AsyncWrite + Unpin>(
 }
 
 /// Stdin and stdout as non-blocking pipes on the reactor, instead of tokio's `Stdin`/`Stdout`,
-/// which run every read and write as a job on the blocking thread pool (about a fifth of the
-/// instructions of a stdio request, measured).
+/// which run every read and write as a job on the blocking thread pool (BENCHMARKS.md,
+/// "Measured design choices").
 #[cfg(all(unix, feature = "stdio"))]
 mod pipes {
     use std::fs::File;
