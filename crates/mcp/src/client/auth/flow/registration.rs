@@ -7,10 +7,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::client_auth::TokenEndpointAuthMethod;
-use super::token::ErrorBody;
-use super::{Discovered, OAuthClient, now, read_limited};
+use super::token::post;
+use super::{Discovered, OAuthClient, now};
 use crate::client::auth::discovery::{is_loopback, secure_url};
-use crate::client::auth::egress::request_error;
 use crate::client::auth::error::AuthError;
 use crate::client::auth::store::ClientRegistration;
 use crate::client::auth::{ApplicationType, Grant};
@@ -130,19 +129,14 @@ impl OAuthClient {
         if let Some(scope) = scope {
             body["scope"] = Value::from(scope);
         }
-        let mut response = self
+        let request = self
             .client_for_issuer(&url, &discovered.issuer)?
             .post(url.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json")
-            .body(serde_json::to_vec(&body).unwrap_or_default())
-            .send()
-            .await
-            .map_err(|e| request_error(e, &url))?;
-        let status = response.status();
-        let bytes = read_limited(&mut response).await?;
-        if !status.is_success() {
-            let error: ErrorBody = serde_json::from_slice(&bytes).unwrap_or_default();
+            .body(serde_json::to_vec(&body).unwrap_or_default());
+        let (status, bytes, refused) = post(request, &url).await?;
+        if let Some(error) = refused {
             return Err(AuthError::Registration(format!(
                 "{} answered {status}{}",
                 discovered.issuer,

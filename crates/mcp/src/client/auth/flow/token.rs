@@ -2,6 +2,7 @@
 //! and the token endpoint request they end in.
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::{RequestBuilder, StatusCode, Url};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -252,15 +253,8 @@ impl OAuthClient {
             .header(ACCEPT, "application/json")
             .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
         let request = self.authenticate(request, &mut form, client, discovered)?;
-        let mut response = request
-            .body(form_body(&form))
-            .send()
-            .await
-            .map_err(|e| request_error(e, &url))?;
-        let status = response.status();
-        let bytes = read_limited(&mut response).await?;
-        if !status.is_success() {
-            let error: ErrorBody = serde_json::from_slice(&bytes).unwrap_or_default();
+        let (status, bytes, refused) = post(request.body(form_body(&form)), &url).await?;
+        if let Some(error) = refused {
             return Err(AuthError::Token {
                 status: status.as_u16(),
                 error: error.error,
@@ -278,6 +272,20 @@ impl OAuthClient {
         }
         Ok(token)
     }
+}
+
+/// Sends a request to the authorization server: the status and the body (read within bounds),
+/// with the OAuth error body (RFC 6749 §5.2) when the status is not a success.
+pub(super) async fn post(
+    request: RequestBuilder,
+    url: &Url,
+) -> Result<(StatusCode, Vec<u8>, Option<ErrorBody>), AuthError> {
+    let mut response = request.send().await.map_err(|e| request_error(e, url))?;
+    let status = response.status();
+    let bytes = read_limited(&mut response).await?;
+    let refused =
+        (!status.is_success()).then(|| serde_json::from_slice(&bytes).unwrap_or_default());
+    Ok((status, bytes, refused))
 }
 
 /// Stored tokens from a token response (a refresh keeps what the response leaves out).
