@@ -486,7 +486,7 @@ mod tests {
             .unwrap()
     }
 
-    /// Issue 16 item 10: `connect_account` asks by returning an `InputRequiredResult`, and works
+    /// `connect_account` asks by returning an `InputRequiredResult`, and works
     /// on a 2025-11-25 session too (bridged over the back-channel, with an `elicitationId`).
     #[tokio::test]
     async fn connect_account_works_in_both_eras() {
@@ -513,7 +513,7 @@ mod tests {
         }
     }
 
-    /// Issue 16 item 10: an `accept` the tool never asked for (no state) is not consent.
+    /// An `accept` the tool never asked for (no state) is not consent.
     #[tokio::test]
     async fn connect_account_ignores_consent_it_never_asked_for() {
         let pipe = mcp::transport::memory::pipe();
@@ -539,7 +539,7 @@ mod tests {
         );
     }
 
-    /// Issue 16 item 9: `deploy` advertises 1 to 10 replicas; 4000000000 never reaches it.
+    /// `deploy` advertises 1 to 10 replicas; 4000000000 never reaches it.
     #[tokio::test]
     async fn deploy_refuses_a_replica_count_outside_the_form() {
         for mode in [Mode::Auto, Mode::Legacy] {

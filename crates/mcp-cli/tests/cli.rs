@@ -848,7 +848,7 @@ fn demo_servers_share_keys() {
     );
 }
 
-/// Issue 16 item 10: the Python SDK 2.3.0 client in 2025-11-25 mode against `mcp serve demo`.
+/// The Python SDK 2.3.0 client in 2025-11-25 mode against `mcp serve demo`.
 /// `connect_account` asks by returning an `InputRequiredResult` with a URL question; the server
 /// bridges it over the back-channel (with an `elicitationId`), and `long_report`'s synchronous
 /// run asks its format the same way.

@@ -311,6 +311,8 @@ impl AuthServer {
     }
 }
 
+// The crate's one lock helper (clippy.toml disallows `PoisonError::into_inner` elsewhere).
+#[allow(clippy::disallowed_methods)]
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::methods::{self, Method as _};
 use crate::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ListRootsResult, Meta, ResultType, RootsListParams, result::impl_wire_result,
@@ -181,10 +182,14 @@ impl InputResponse {
             })
         }
         match request {
-            InputRequest::Elicit(_) => read(&self.0, "elicitation/create").map(InputAnswer::Elicit),
-            InputRequest::CreateMessage(_) => read(&self.0, "sampling/createMessage")
+            InputRequest::Elicit(_) => {
+                read(&self.0, methods::Elicit::NAME).map(InputAnswer::Elicit)
+            }
+            InputRequest::CreateMessage(_) => read(&self.0, methods::CreateMessage::NAME)
                 .map(|r| InputAnswer::CreateMessage(Box::new(r))),
-            InputRequest::ListRoots(_) => read(&self.0, "roots/list").map(InputAnswer::ListRoots),
+            InputRequest::ListRoots(_) => {
+                read(&self.0, methods::ListRoots::NAME).map(InputAnswer::ListRoots)
+            }
         }
     }
 
@@ -194,7 +199,7 @@ impl InputResponse {
     /// When it is not one.
     pub fn as_elicit(&self) -> Result<ElicitResult, InputResponseError> {
         ElicitResult::deserialize(&self.0).map_err(|e| InputResponseError {
-            method: "elicitation/create",
+            method: methods::Elicit::NAME,
             reason: e.to_string(),
         })
     }

@@ -270,7 +270,7 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
     let result = client.call_tool("where_am_i", json!({})).await.unwrap();
     assert_eq!(result.first_text(), Some("roots: file:///tmp/shop (shop)"));
     // A tool that asks by returning an InputRequiredResult is bridged: the SDK asks over the
-    // back-channel and calls it again with the answer and its state (issue 16 item 10).
+    // back-channel and calls it again with the answer and its state.
     seen.take();
     manual_irr_completes(&client).await;
     assert_eq!(
@@ -548,7 +548,7 @@ async fn python_legacy_client_is_asked_through_the_back_channel() {
         "Brief the board on Q3."
     );
     // A hand-made InputRequiredResult is bridged over the back-channel (the Python SDK answers
-    // -32603 here; issue 16 item 10).
+    // -32603 here).
     assert_eq!(
         text(4),
         "manual_irr done: x=7, ok=true, state seen by handler: 'manual:7'"

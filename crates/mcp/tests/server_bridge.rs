@@ -1,4 +1,4 @@
-//! Issue 16 item 10, the bridge: a low-level handler written for 2026-07-28 (it asks by
+//! The bridge: a low-level handler written for 2026-07-28 (it asks by
 //! returning an `InputRequiredResult`) served to a 2025-11-25 session. The SDK asks over the
 //! back-channel — form and URL elicitation, sampling, roots — and calls the handler again with
 //! the answers and its plaintext state (never sealed, opened or redeemed: it does not leave the
@@ -11,7 +11,7 @@
 mod server_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -34,7 +34,7 @@ impl Codec for Recording {
     fn seal(&self, payload: &[u8]) -> Result<String, SealError> {
         self.sealed
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .map_err(|_| SealError::codec("the recording is poisoned"))?
             .push(String::from_utf8_lossy(payload).into_owned());
         Ok(format!("t.{}", URL_SAFE_NO_PAD.encode(payload)))
     }

@@ -250,7 +250,8 @@ fn single_use_needs_sealing() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(&error, RegistrationError::Sealing(m) if m.contains("single use")),
+        matches!(&error, RegistrationError::SingleUseNeedsSealing)
+            && error.to_string().contains("single use"),
         "{error}"
     );
 }

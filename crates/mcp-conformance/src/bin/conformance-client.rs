@@ -229,11 +229,9 @@ impl IdentityProvider {
             ("resource", &request.resource),
             ("client_id", &self.client_id),
         ];
-        let body = form
-            .iter()
-            .map(|(name, value)| format!("{name}={}", form_encode(value)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
         let response = self
             .http
             .post(&self.token_endpoint)
@@ -255,18 +253,6 @@ impl IdentityProvider {
             ))),
         }
     }
-}
-
-fn form_encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// Connects with every callback registered (so every capability is declared, as objects).

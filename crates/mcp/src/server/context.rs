@@ -279,11 +279,7 @@ impl RequestContext {
             return;
         };
         {
-            let mut last = self
-                .inner
-                .last_progress
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut last = lock(&self.inner.last_progress);
             if last.is_some_and(|last| progress <= last) {
                 tracing::debug!(progress, "progress did not increase; not sent");
                 return;

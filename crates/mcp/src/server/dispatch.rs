@@ -16,13 +16,13 @@ use mcp_seal::Principal;
 use mcp_types::jsonrpc::{encode_error, encode_result};
 use mcp_types::methods::{
     CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
-    ListTools, ReadResource, SubscriptionsListen,
+    ListTools, Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
 };
 use mcp_types::{
-    CompleteRequestParams, DiscoverResult, EmptyParams, ErrorCode, ErrorObject, Extra,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta,
-    Method, PaginatedRequestParams, ProtocolVersion, RequestId, RequestMeta, RequestParams,
-    ResultType, WireResult,
+    CompleteRequestParams, DiscoverResult, EmptyParams, ErrorObject, Extra, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta, Method,
+    PaginatedRequestParams, ProtocolVersion, RequestId, RequestMeta, RequestParams, ResultType,
+    WireResult,
 };
 use serde::Deserialize;
 use serde::Serialize;
@@ -54,23 +54,28 @@ pub(crate) struct Incoming<'a> {
 /// What to send back.
 #[derive(Debug)]
 pub(crate) enum Reply {
-    /// One JSON-RPC response and the HTTP status that goes with it.
-    Message { body: Vec<u8>, status: u16 },
+    /// One JSON-RPC response and (over HTTP) the status that goes with it.
+    Message {
+        body: Vec<u8>,
+        #[cfg(feature = "http-server")]
+        status: u16,
+    },
     /// Nothing (a cancelled subscription).
     Nothing,
 }
 
 /// The HTTP status of an error response: 400 for malformed requests, 404 for unknown methods, 200
 /// otherwise (the JSON-RPC error body carries the detail).
-pub(crate) fn http_status(code: ErrorCode) -> u16 {
+#[cfg(feature = "http-server")]
+pub(crate) fn http_status(code: mcp_types::ErrorCode) -> u16 {
     match code {
-        ErrorCode::PARSE_ERROR
-        | ErrorCode::INVALID_REQUEST
-        | ErrorCode::INVALID_PARAMS
-        | ErrorCode::HEADER_MISMATCH
-        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
-        ErrorCode::METHOD_NOT_FOUND => 404,
+        mcp_types::ErrorCode::PARSE_ERROR
+        | mcp_types::ErrorCode::INVALID_REQUEST
+        | mcp_types::ErrorCode::INVALID_PARAMS
+        | mcp_types::ErrorCode::HEADER_MISMATCH
+        | mcp_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
+        mcp_types::ErrorCode::METHOD_NOT_FOUND => 404,
         _ => 200,
     }
 }
@@ -78,6 +83,7 @@ pub(crate) fn http_status(code: ErrorCode) -> u16 {
 pub(crate) fn error_reply(id: Option<&RequestId>, error: &ErrorObject) -> Reply {
     Reply::Message {
         body: encode_error(id, error),
+        #[cfg(feature = "http-server")]
         status: http_status(error.code),
     }
 }
@@ -180,7 +186,11 @@ impl Server {
             .catch_unwind()
             .await;
         match routed {
-            Ok(Ok(Some(body))) => Reply::Message { body, status: 200 },
+            Ok(Ok(Some(body))) => Reply::Message {
+                body,
+                #[cfg(feature = "http-server")]
+                status: 200,
+            },
             Ok(Ok(None)) => Reply::Nothing,
             Ok(Err(error)) => error_reply(Some(&id), &error),
             Err(_) => {
@@ -351,18 +361,18 @@ impl Server {
                 .map(Some)
         };
         match incoming.method {
-            "ping" => empty(),
-            "logging/setLevel" => {
+            Ping::NAME => empty(),
+            SetLevel::NAME => {
                 let (params, _, _) =
                     self.prepare::<mcp_types::SetLevelRequestParams>(incoming, |_| None)?;
                 session.set_log_level(params.level);
                 empty()
             }
-            "resources/subscribe" | "resources/unsubscribe" => {
+            Subscribe::NAME | Unsubscribe::NAME => {
                 let (params, _, _) =
                     self.prepare::<mcp_types::SubscribeRequestParams>(incoming, |_| None)?;
                 self.gate(incoming, self.has_resources(registry))?;
-                if incoming.method == "resources/subscribe" {
+                if incoming.method == Subscribe::NAME {
                     session.subscribe(params.uri);
                 } else {
                     session.unsubscribe(&params.uri);

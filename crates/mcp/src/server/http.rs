@@ -697,8 +697,8 @@ fn event_stream_response(body: Body) -> Response {
 
 /// An event stream whose every event is already known (the handler finished): `first`, what
 /// else it queued, then the reply, as one body with a length, like a JSON answer. No stream
-/// state, keep-alive timer or chunked encoding (measured: the SSE path cost 5 % more
-/// instructions than JSON with them).
+/// state, keep-alive timer or chunked encoding, which made the SSE path dearer than JSON
+/// (BENCHMARKS.md, "Where the instructions go").
 fn complete_event_stream(
     first: Option<&[u8]>,
     mut notifications: mpsc::Receiver<Vec<u8>>,

@@ -16,7 +16,10 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use mcp_types::jsonrpc::{MessageRef, encode_result};
-use mcp_types::{ErrorCode, ErrorObject, InitializeRequestParams};
+use mcp_types::methods::{Initialize, Initialized};
+use mcp_types::{
+    ErrorCode, ErrorObject, InitializeRequestParams, Method as _, NotificationMethod as _,
+};
 use tokio::sync::mpsc;
 
 use super::dispatch::{Reply, error_reply};
@@ -77,7 +80,7 @@ pub(crate) async fn post(
         }
     };
     if let MessageRef::Request(request) = &message
-        && request.method == "initialize"
+        && request.method == Initialize::NAME
     {
         if let Err(wait) = state.sessions.admit(peer) {
             let mut response = rpc_error(
@@ -126,7 +129,7 @@ pub(crate) async fn post(
     };
     match message {
         MessageRef::Notification(notification) => {
-            if notification.method == "notifications/initialized" {
+            if notification.method == Initialized::NAME {
                 session.mark_initialized();
             }
             accepted()

@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+#[cfg(feature = "http-server")]
 use std::time::Instant;
 
 use mcp_types::jsonrpc::{encode_notification, encode_request};
@@ -42,6 +43,8 @@ pub(crate) struct LegacySession {
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
     initialized: AtomicBool,
+    /// For the HTTP session table's idle eviction (a stdio session lives as long as its pipe).
+    #[cfg(feature = "http-server")]
     last_used: Mutex<Instant>,
 }
 
@@ -69,6 +72,7 @@ impl LegacySession {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
             initialized: AtomicBool::new(false),
+            #[cfg(feature = "http-server")]
             last_used: Mutex::new(Instant::now()),
         }
     }
@@ -98,15 +102,18 @@ impl LegacySession {
         self.initialized.store(true, Ordering::Release);
     }
 
+    #[cfg(feature = "http-server")]
     pub(crate) fn touch(&self) {
         *lock(&self.last_used) = Instant::now();
     }
 
     /// When the session was last used (or opened).
+    #[cfg(feature = "http-server")]
     pub(crate) fn last_used(&self) -> Instant {
         *lock(&self.last_used)
     }
 
+    #[cfg(feature = "http-server")]
     pub(crate) fn idle_for(&self) -> std::time::Duration {
         lock(&self.last_used).elapsed()
     }

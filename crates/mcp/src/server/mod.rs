@@ -63,7 +63,7 @@ mod peer_rate;
 mod registry;
 pub mod single_use;
 mod stdio;
-// The tasks extension (issue 12).
+// The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;
 pub mod uri_template;
@@ -91,6 +91,8 @@ pub use stdio::StdioConfig;
 pub use uri_template::UriVariables;
 
 use registry::Registry;
+
+use crate::sync::{read, write};
 
 /// Caching hints (`ttlMs`, `cacheScope`) for one kind of result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,13 +223,7 @@ impl Server {
     }
 
     fn registry(&self) -> Arc<Registry> {
-        Arc::clone(
-            &self
-                .inner
-                .registry
-                .read()
-                .unwrap_or_else(|e| e.into_inner()),
-        )
+        Arc::clone(&read(&self.inner.registry))
     }
 
     fn update(
@@ -236,11 +232,7 @@ impl Server {
         edit: impl FnOnce(&mut Registry) -> Result<bool, RegistrationError>,
     ) -> Result<bool, RegistrationError> {
         let changed = {
-            let mut guard = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut guard = write(&self.inner.registry);
             let mut next = Registry::clone(&guard);
             let changed = edit(&mut next)?;
             if changed {
@@ -638,19 +630,15 @@ impl ServerBuilder {
             Some(policy) if policy.is_ephemeral() && name.is_none() => Some(policy),
             Some(policy) => Some(
                 RequestStateSecurity::for_server(Some(policy), name)
-                    .map_err(|e| RegistrationError::Sealing(e.to_string()))?,
+                    .map_err(RegistrationError::Sealing)?,
             ),
             None => None,
         };
         if self.single_use.is_some() && sealing.is_none() {
-            return Err(RegistrationError::Sealing(
-                "single use needs sealed request state (seal_request_state): plaintext state has \
-                 no replay key"
-                    .to_owned(),
-            ));
+            return Err(RegistrationError::SingleUseNeedsSealing);
         }
         let info_raw: Arc<RawValue> = serde_json::value::to_raw_value(&self.info)
-            .map_err(|e| RegistrationError::Sealing(e.to_string()))?
+            .map_err(|e| RegistrationError::ServerInfo(e.to_string()))?
             .into();
         let (changes, _) = broadcast::channel(256);
         // The task sweep resumes work orphaned by a previous run; it needs a Tokio runtime

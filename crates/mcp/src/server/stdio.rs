@@ -13,8 +13,9 @@ use std::ops::Range;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use mcp_types::Method as _;
 use mcp_types::jsonrpc::{MessageRef, Request, encode_error};
-use mcp_types::methods::Cancelled;
+use mcp_types::methods::{Cancelled, Initialize, Initialized};
 use mcp_types::{
     CancelledNotificationParams, ErrorCode, ErrorObject, NotificationMethod, RequestId,
 };
@@ -23,6 +24,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::Server;
 use super::dispatch::{Incoming, Reply};
@@ -95,13 +97,13 @@ impl Server {
         // The loop runs as a task of its own, so that on a multi-thread runtime it is on a
         // worker thread, beside the writer task and the reactor, rather than on the thread that
         // awaits `serve_io` (often `block_on`'s, outside the workers): each request then costs
-        // no hop between threads (measured: 24 -> 10 µs per sequential call over pipes).
+        // no hop between threads (BENCHMARKS.md, "Measured design choices").
         // Dropping this future stops the loop, as before.
         let server = self.clone();
-        let mut task = AbortOnDrop(tokio::spawn(async move {
+        let task = AbortOnDropHandle::new(tokio::spawn(async move {
             server.serve_io_loop(reader, writer, config).await
         }));
-        match (&mut task.0).await {
+        match task.await {
             Ok(result) => result,
             Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
             Err(_) => Ok(()),
@@ -228,7 +230,7 @@ impl Server {
                     }
                 }
                 Ok(MessageRef::Notification(notification)) => {
-                    if notification.method == "notifications/initialized"
+                    if notification.method == Initialized::NAME
                         && let Connection::Legacy(session) = &connection
                     {
                         session.mark_initialized();
@@ -316,15 +318,6 @@ fn params_in_place(mut line: Vec<u8>, span: Range<usize>) -> Option<Box<RawValue
     RawValue::from_string(String::from_utf8(line).ok()?).ok()
 }
 
-/// Aborts the task when dropped (the caller of `serve_io` stopped waiting for it).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// The era of a stream connection, fixed by its first request.
 enum Connection {
     /// No request yet.
@@ -358,7 +351,7 @@ impl Server {
         request: &mcp_types::RequestRef<'_>,
         out: &mpsc::Sender<Vec<u8>>,
     ) -> Route {
-        let initialize = request.method == "initialize";
+        let initialize = request.method == Initialize::NAME;
         match connection {
             Connection::Modern if initialize => {
                 let requested = request
@@ -453,8 +446,8 @@ async fn write_line<W: AsyncWrite + Unpin>(
 }
 
 /// Stdin and stdout as non-blocking pipes on the reactor, instead of tokio's `Stdin`/`Stdout`,
-/// which run every read and write as a job on the blocking thread pool (about a fifth of the
-/// instructions of a stdio request, measured).
+/// which run every read and write as a job on the blocking thread pool (BENCHMARKS.md,
+/// "Measured design choices").
 #[cfg(all(unix, feature = "stdio"))]
 mod pipes {
     use std::fs::File;

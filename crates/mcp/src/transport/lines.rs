@@ -77,8 +77,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if available.is_empty() {
                     break;
                 }
-                // A vectorised search: a byte-at-a-time scan cost ~4 instructions per byte of
-                // every message (1.2k of a ~28k-instruction echo call).
+                // A vectorised search: a byte-at-a-time scan costs instructions on every byte of
+                // every message (BENCHMARKS.md, "Measured design choices").
                 let (chunk, used, done) = match memchr::memchr(b'\n', available) {
                     Some(i) => (&available[..i], i + 1, true),
                     None => (available, available.len(), false),

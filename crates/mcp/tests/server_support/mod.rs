@@ -312,7 +312,7 @@ impl Write for Captured {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .map_err(|_| std::io::Error::other("the capture buffer is poisoned"))?
             .extend_from_slice(bytes);
         Ok(bytes.len())
     }

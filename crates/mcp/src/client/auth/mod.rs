@@ -109,6 +109,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 pub use error::{AuthError, UrlRefusal};
+pub use flow::TokenEndpointAuthMethod;
 pub use handler::{
     AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, RedirectFetcher, handler_fn,
 };

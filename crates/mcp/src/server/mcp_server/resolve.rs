@@ -36,6 +36,7 @@ use super::questions::Question;
 #[cfg(doc)]
 use super::questions::{Elicit, ElicitUrl, ListRoots, Sample};
 use crate::server::BoxFuture;
+use crate::sync::lock;
 
 /// A boxed future borrowing the resolution it runs in.
 pub type ResolveFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -332,7 +333,7 @@ impl Resolution {
     fn progress(&self) -> std::sync::MutexGuard<'_, Progress> {
         // The lock is never held across an await; a poisoned lock means a resolver panicked,
         // and the request is failing anyway.
-        self.progress.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.progress)
     }
 
     /// An argument taken by name, decoded from the call's arguments (`null` when absent, so
