@@ -13,7 +13,7 @@
 
 use mcp::client::{Client, RoundOutcome};
 use mcp::prompt;
-use mcp::server::mcp_server::{Context, McpServer};
+use mcp::server::{Context, McpServer};
 use mcp::transport::memory;
 use mcp::types::{
     ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorObject,

@@ -22,10 +22,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp::seal::RequestStateSecurity;
-use mcp::server::mcp_server::{BuildError, Context, Elicit, ListRoots, McpServer, Sample};
 use mcp::server::tasks::{
     MemoryStore, TaskContext, TaskInput, TaskStep, TaskStore, TaskTool, Tasks,
 };
+use mcp::server::{BuildError, Context, Elicit, ListRoots, McpServer, Sample};
 use mcp::types::{
     CallToolResult, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
     ElicitRequestUrlParams, ErrorObject, InputRequest, InputRequiredResult, ListRootsResult,

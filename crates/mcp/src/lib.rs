@@ -16,7 +16,7 @@
 //! | `stdio` | yes | stdio serving and spawning server processes |
 //! | `http-server` | yes | streamable HTTP server on axum/hyper |
 //! | `http-client` | yes | streamable HTTP client on reqwest + rustls |
-//! | `macros` | yes | the high-level [`server::mcp_server::McpServer`] and `#[tool]`, `#[prompt]`, `#[resource]`, `#[resolver]` |
+//! | `macros` | yes | the high-level [`server::McpServer`] and `#[tool]`, `#[prompt]`, `#[resource]`, `#[resolver]` |
 //! | `auth` | yes | OAuth 2.1 resource server: JWT/JWKS or introspection, protected resource metadata, 401/403 challenges; the principal binds sealed state |
 //! | `auth-client` | yes | OAuth 2.1 client: discovery, registration (pre-registered, CIMD, dynamic), PKCE, refresh, step-up, token stores |
 //! | `tasks` | no | the tasks extension on the server: durable task tools, `tasks/*` methods, in-memory store |

@@ -55,8 +55,10 @@ mod http_legacy;
 mod http_sessions;
 mod legacy;
 mod listen;
+// The high-level server; its items are re-exported below, the macro support only through
+// `crate::__private`.
 #[cfg(feature = "macros")]
-pub mod mcp_server;
+pub(crate) mod mcp_server;
 mod mrtr;
 #[cfg(feature = "http-server")]
 mod peer_rate;
@@ -89,6 +91,15 @@ pub use listen::Change;
 pub use registry::RegistrationError;
 pub use stdio::StdioConfig;
 pub use uri_template::UriVariables;
+
+#[cfg(feature = "macros")]
+pub use mcp_server::{
+    ArgumentUse, Ask, Asker, BackChannel, BuildError, Context, Elicit, ElicitUrl, Elicitation,
+    ElicitationForm, FromElicitation, HandlerFuture, Interrupt, IntoPromptResult,
+    IntoResourceResult, IntoToolResult, Json, ListRoots, McpServer, McpServerBuilder,
+    PromptDefinition, Question, Ready, Resolution, ResolveFuture, Resolver, ResolverInfo,
+    ResolverOutput, ResourceDefinition, Sample, ToolDefinition, input_schema, output_schema,
+};
 
 use registry::Registry;
 
