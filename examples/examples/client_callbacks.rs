@@ -14,7 +14,7 @@
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
 use mcp::client::{Client, ClientBuilder, Mode, RequestOptions};
-use mcp::transport::memory;
+use mcp::memory;
 use mcp::types::{
     CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorObject, ListRootsResult, Root,

@@ -471,7 +471,7 @@ mod tests {
         asked: Arc<Mutex<Vec<ElicitRequestParams>>>,
         answer: ElicitResult,
     ) -> Client {
-        let pipe = mcp::transport::memory::pipe();
+        let pipe = mcp::memory::pipe();
         let demo = server(None).unwrap();
         tokio::spawn(async move { demo.serve_io(pipe.server.reader, pipe.server.writer).await });
         Client::builder()
@@ -516,7 +516,7 @@ mod tests {
     /// Issue 16 item 10: an `accept` the tool never asked for (no state) is not consent.
     #[tokio::test]
     async fn connect_account_ignores_consent_it_never_asked_for() {
-        let pipe = mcp::transport::memory::pipe();
+        let pipe = mcp::memory::pipe();
         let demo = server(None).unwrap();
         tokio::spawn(async move { demo.serve_io(pipe.server.reader, pipe.server.writer).await });
         let mut writer = pipe.client.writer;

@@ -284,7 +284,7 @@ enum Via {
 async fn connect(builder: ClientBuilder, via: Via) -> Client {
     match via {
         Via::Memory => {
-            let pipe = mcp::transport::memory::pipe();
+            let pipe = mcp::memory::pipe();
             let server = build_server();
             tokio::spawn(async move {
                 server

@@ -10,9 +10,9 @@ use std::time::Duration;
 use mcp::client::{
     Client, ClientBuilder, ClientError, RequestOptions, TaskFollow, TaskSettings, ToolStart,
 };
+use mcp::memory;
 use mcp::server::Server;
 use mcp::server::tasks::{MemoryStore, Tasks};
-use mcp::transport::memory;
 use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, TaskStatus};
 use serde_json::{Value, json};
 use tasks_support::*;

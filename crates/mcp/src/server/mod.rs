@@ -68,7 +68,7 @@ mod stdio;
 // The tasks extension (issue 12).
 #[cfg(feature = "tasks")]
 pub mod tasks;
-pub mod uri_template;
+pub(crate) mod uri_template;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -82,6 +82,7 @@ use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::http::headers::InvalidParamHeaders;
 pub use context::RequestContext;
 pub use handler::{
     BoxFuture, CompletionHandler, IntoOutcome, IntoResult, MethodHandler, PromptHandler,
@@ -90,7 +91,7 @@ pub use handler::{
 pub use listen::Change;
 pub use registry::RegistrationError;
 pub use stdio::StdioConfig;
-pub use uri_template::UriVariables;
+pub use uri_template::{InvalidTemplate, UriVariables};
 
 #[cfg(feature = "macros")]
 pub use mcp_server::{
