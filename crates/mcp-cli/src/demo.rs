@@ -490,7 +490,7 @@ mod tests {
     /// on a 2025-11-25 session too (bridged over the back-channel, with an `elicitationId`).
     #[tokio::test]
     async fn connect_account_works_in_both_eras() {
-        for (mode, era) in [(Mode::Auto, Era::Modern), (Mode::Legacy, Era::Handshake)] {
+        for (mode, era) in [(Mode::Auto, Era::Modern), (Mode::Handshake, Era::Handshake)] {
             let asked = Arc::new(Mutex::new(Vec::new()));
             let accept = ElicitResult::accept(mcp::types::Extra::new());
             let client = connect(mode, Arc::clone(&asked), accept).await;
@@ -542,7 +542,7 @@ mod tests {
     /// Issue 16 item 9: `deploy` advertises 1 to 10 replicas; 4000000000 never reaches it.
     #[tokio::test]
     async fn deploy_refuses_a_replica_count_outside_the_form() {
-        for mode in [Mode::Auto, Mode::Legacy] {
+        for mode in [Mode::Auto, Mode::Handshake] {
             let mut content = mcp::types::Extra::new();
             content.insert("environment".into(), json!("staging"));
             content.insert("count".into(), json!(4_000_000_000_u64));

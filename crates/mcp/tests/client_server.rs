@@ -413,7 +413,7 @@ async fn modern_over_stdio() {
 async fn legacy(via: Via) {
     let recorder = Recorder::default();
     let client = connect(
-        recording_builder(&recorder, answers()).mode(Mode::Legacy),
+        recording_builder(&recorder, answers()).mode(Mode::Handshake),
         via,
     )
     .await;

@@ -246,7 +246,7 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
     });
     let seen = Seen::default();
     let client = builder(&seen, true)
-        .mode(mcp::client::Mode::Legacy)
+        .mode(mcp::client::Mode::Handshake)
         .connect_io(pipe.client.reader, pipe.client.writer)
         .await
         .unwrap();

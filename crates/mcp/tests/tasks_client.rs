@@ -160,7 +160,7 @@ async fn a_preflight_asks_before_the_task_and_old_clients_are_served_inline() {
     assert_eq!(result.first_text(), Some("Hello, Plain Plain!"));
     // The handshake era: the questions go over the back-channel.
     let legacy = Client::builder()
-        .mode(mcp::client::Mode::Legacy)
+        .mode(mcp::client::Mode::Handshake)
         .on_elicitation(|_context, _params: ElicitRequestParams| async {
             let mut content = serde_json::Map::new();
             content.insert("name".into(), Value::from("Old"));

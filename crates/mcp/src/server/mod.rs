@@ -44,16 +44,16 @@ mod context;
 mod deadline;
 mod dispatch;
 mod handler;
+mod handshake;
 mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;
 #[cfg(feature = "http-server")]
 mod http_body;
 #[cfg(feature = "http-server")]
-mod http_legacy;
+mod http_handshake;
 #[cfg(feature = "http-server")]
 mod http_sessions;
-mod legacy;
 mod listen;
 // The high-level server; its items are re-exported below, the macro support only through
 // `crate::__private`.
