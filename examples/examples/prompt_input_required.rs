@@ -12,9 +12,9 @@
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
 use mcp::client::{Client, RoundOutcome};
+use mcp::memory;
 use mcp::prompt;
-use mcp::server::mcp_server::{Context, McpServer};
-use mcp::transport::memory;
+use mcp::server::{Context, McpServer};
 use mcp::types::{
     ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorObject,
     GetPromptRequestParams, InputRequest, InputRequiredResult, Outcome,

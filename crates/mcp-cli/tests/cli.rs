@@ -72,7 +72,7 @@ fn answer_flag_completes_provision_against_both_servers() {
     let python_http = python_provisioner();
     let py = python();
     let provisioner = provisioner();
-    for mode in ["auto", "legacy"] {
+    for mode in ["auto", "handshake"] {
         let base = [
             "call",
             "--timeout",
@@ -147,7 +147,7 @@ fn answer_flag_completes_provision_against_both_servers() {
 /// with a reason and asked again; enums take a number or a value.
 #[test]
 fn piped_form_checks_types_and_batched_questions() {
-    for mode in ["auto", "legacy"] {
+    for mode in ["auto", "handshake"] {
         let output = mcp(
             &[
                 "call",
@@ -228,7 +228,7 @@ fn url_elicitation_asks_consent() {
         ];
         mcp(&args, stdin)
     };
-    for mode in ["auto", "legacy"] {
+    for mode in ["auto", "handshake"] {
         let accepted = connect(mode, "y\n");
         assert_ok(&accepted);
         assert_eq!(stdout(&accepted).trim(), "Connected your github account.");
@@ -274,7 +274,7 @@ fn sampling_through_llm_cmd_asks_first_or_is_declined() {
         .concat();
         mcp(&args, stdin)
     };
-    for mode in ["2026-07-28", "legacy"] {
+    for mode in ["2026-07-28", "handshake"] {
         let consented = summarize(mode, &["--llm-cmd", "tr a-z A-Z"], "y\n");
         assert_ok(&consented);
         assert_eq!(
@@ -321,7 +321,7 @@ fn sampling_through_llm_cmd_asks_first_or_is_declined() {
 /// request with a key) and on 2025-11-25 (a back-channel request without one).
 #[test]
 fn answer_flags_mean_the_same_in_both_eras() {
-    for mode in ["2026-07-28", "legacy"] {
+    for mode in ["2026-07-28", "handshake"] {
         for (answer, code, printed) in [
             (r#"{"action":"decline"}"#, 1, "elicitation was decline"),
             (r#"{"action":"cancel"}"#, 1, "elicitation was cancel"),

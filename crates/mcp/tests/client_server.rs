@@ -282,7 +282,7 @@ enum Via {
 async fn connect(builder: ClientBuilder, via: Via) -> Client {
     match via {
         Via::Memory => {
-            let pipe = mcp::transport::memory::pipe();
+            let pipe = mcp::memory::pipe();
             let server = build_server();
             tokio::spawn(async move {
                 server
@@ -411,7 +411,7 @@ async fn modern_over_stdio() {
 async fn legacy(via: Via) {
     let recorder = Recorder::default();
     let client = connect(
-        recording_builder(&recorder, answers()).mode(Mode::Legacy),
+        recording_builder(&recorder, answers()).mode(Mode::Handshake),
         via,
     )
     .await;

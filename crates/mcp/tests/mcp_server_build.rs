@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use mcp::server::RegistrationError;
-use mcp::server::mcp_server::{
+use mcp::server::{
     BackChannel, BuildError, Context, Elicit, HandlerFuture, Interrupt, McpServer, Resolution,
     ResolverInfo, ToolDefinition,
 };
@@ -50,7 +50,7 @@ struct HandWritten;
 
 impl ToolDefinition for HandWritten {
     const RESOLVERS: &'static [&'static ResolverInfo] =
-        &[&<confirm as mcp::server::mcp_server::Resolver>::INFO];
+        &[&<confirm as mcp::server::Resolver>::INFO];
     const ASKS: bool = false;
     fn tool() -> Tool {
         Tool::new("hand_written", Tool::empty_input_schema())

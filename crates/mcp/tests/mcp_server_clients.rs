@@ -183,7 +183,7 @@ async fn every_surface(client: &Client, seen: &Seen) {
 
 #[tokio::test]
 async fn our_client_in_memory() {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     let server = bookshop::bookshop();
     tokio::spawn(async move {
         server
@@ -237,7 +237,7 @@ async fn our_client_over_http() {
 
 #[tokio::test]
 async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel() {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     let server = bookshop::bookshop();
     tokio::spawn(async move {
         server
@@ -246,7 +246,7 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
     });
     let seen = Seen::default();
     let client = builder(&seen, true)
-        .mode(mcp::client::Mode::Legacy)
+        .mode(mcp::client::Mode::Handshake)
         .connect_io(pipe.client.reader, pipe.client.writer)
         .await
         .unwrap();
@@ -286,7 +286,7 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
 
 #[tokio::test]
 async fn our_client_without_elicitation_gets_32021() {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     let server = bookshop::bookshop();
     tokio::spawn(async move {
         server
@@ -314,7 +314,7 @@ async fn our_client_without_elicitation_gets_32021() {
 /// is the client's mistake (`-32602`, as the spec's prompt errors say).
 #[tokio::test]
 async fn arguments_that_do_not_fit_are_is_error_for_tools_and_32602_for_prompts() {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     let server = bookshop::bookshop();
     tokio::spawn(async move {
         server

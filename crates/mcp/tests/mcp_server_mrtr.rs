@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bookshop::Prefs;
-use mcp::server::mcp_server::{Elicit, ElicitUrl, Elicitation, McpServer};
+use mcp::server::{Elicit, ElicitUrl, Elicitation, McpServer};
 use mcp::types::Outcome;
 use mcp::{resolver, tool};
 use serde_json::{Value, json};

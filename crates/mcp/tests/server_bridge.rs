@@ -488,7 +488,7 @@ async fn cancelling_the_call_cancels_the_question_in_flight() {
 async fn the_bridge_over_streamable_http() {
     let peer = HttpPeer::start(server(Arc::new(Recording::default()))).await;
     let client = mcp::client::Client::builder()
-        .mode(mcp::client::Mode::Legacy)
+        .mode(mcp::client::Mode::Handshake)
         .on_elicitation(|_ctx, params: ElicitRequestParams| async move {
             let mut content = Extra::new();
             if let ElicitRequestParams::Form(_) = params {

@@ -236,7 +236,7 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
     .await
     .unwrap();
     assert_eq!(call.headers()["content-type"], "text/event-stream");
-    let mut parser = mcp::http::sse::Parser::default();
+    let mut parser = mcp::__fuzz::SseParser::default();
     let mut events = Vec::new();
     while events.is_empty() {
         events = parser.feed(&call.chunk().await.unwrap().unwrap()).unwrap();

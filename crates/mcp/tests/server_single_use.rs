@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcp::seal::RequestStateSecurity;
-use mcp::server::mcp_server::{Elicit, McpServer};
 use mcp::server::single_use::{MemoryReplayGuard, RedisReplayGuard, ReplayGuard, SingleUse};
+use mcp::server::{Elicit, McpServer};
 use mcp::server::{RegistrationError, Server, ServerBuilder};
 use mcp::types::*;
 use mcp::{resolver, tool};

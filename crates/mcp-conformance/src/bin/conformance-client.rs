@@ -263,7 +263,7 @@ async fn connect(
 ) -> Result<Client, ClientError> {
     let version = ProtocolVersion::new(version.to_owned());
     let mode = if version.is_handshake() {
-        Mode::Legacy
+        Mode::Handshake
     } else {
         Mode::Auto
     };

@@ -11,7 +11,7 @@
 //!   the probe failing in any way other than a transport failure, and the client falls back to
 //!   `initialize`. A `-32022` naming a mutual version retries with it.
 //! * [`Mode::Pinned`] speaks a 2026 version without probing.
-//! * [`Mode::Legacy`] always uses `initialize`.
+//! * [`Mode::Handshake`] always uses `initialize`.
 //!
 //! [`Client::protocol_version`] tells what was negotiated.
 //!

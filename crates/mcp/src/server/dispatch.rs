@@ -32,8 +32,8 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextParts, Notifier};
+use super::handshake::HandshakeSession;
 use super::headers::{HeaderAccess, check_headers};
-use super::legacy::LegacySession;
 use super::registry::Registry;
 use super::{CachePolicy, RequestContext, Server};
 
@@ -46,7 +46,7 @@ pub(crate) struct Incoming<'a> {
     /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]).
     pub(crate) principal: Option<Principal>,
     /// The handshake-era session, when the request belongs to one.
-    pub(crate) legacy: Option<Arc<LegacySession>>,
+    pub(crate) legacy: Option<Arc<HandshakeSession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
@@ -164,7 +164,7 @@ fn params_error(incoming: &Incoming<'_>, error: &serde_json::Error) -> ErrorObje
 /// The `_meta` a handshake-era request is served with: version, capabilities, client info and
 /// log level come from the session (fixed by `initialize`), the rest from the request's own
 /// `_meta`.
-fn legacy_meta(session: &LegacySession, own: Option<RequestMeta>) -> Box<RequestMeta> {
+fn legacy_meta(session: &HandshakeSession, own: Option<RequestMeta>) -> Box<RequestMeta> {
     let mut meta = own.unwrap_or_default();
     meta.protocol_version = Some(session.version.clone());
     meta.client_capabilities = Some(session.client_capabilities.clone());
@@ -353,7 +353,7 @@ impl Server {
     fn route_legacy(
         &self,
         incoming: &Incoming<'_>,
-        session: &LegacySession,
+        session: &HandshakeSession,
         registry: &Registry,
     ) -> Result<Option<Vec<u8>>, ErrorObject> {
         let empty = || {

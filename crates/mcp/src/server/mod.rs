@@ -44,19 +44,21 @@ mod context;
 mod deadline;
 mod dispatch;
 mod handler;
+mod handshake;
 mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;
 #[cfg(feature = "http-server")]
 mod http_body;
 #[cfg(feature = "http-server")]
-mod http_legacy;
+mod http_handshake;
 #[cfg(feature = "http-server")]
 mod http_sessions;
-mod legacy;
 mod listen;
+// The high-level server; its items are re-exported below, the macro support only through
+// `crate::__private`.
 #[cfg(feature = "macros")]
-pub mod mcp_server;
+pub(crate) mod mcp_server;
 mod mrtr;
 #[cfg(feature = "http-server")]
 mod peer_rate;
@@ -66,7 +68,7 @@ mod stdio;
 // The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;
-pub mod uri_template;
+pub(crate) mod uri_template;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -80,6 +82,7 @@ use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::http::headers::InvalidParamHeaders;
 pub use context::RequestContext;
 pub use handler::{
     BoxFuture, CompletionHandler, IntoOutcome, IntoResult, MethodHandler, PromptHandler,
@@ -88,7 +91,16 @@ pub use handler::{
 pub use listen::Change;
 pub use registry::RegistrationError;
 pub use stdio::StdioConfig;
-pub use uri_template::UriVariables;
+pub use uri_template::{InvalidTemplate, UriVariables};
+
+#[cfg(feature = "macros")]
+pub use mcp_server::{
+    ArgumentUse, Ask, Asker, BackChannel, BuildError, Context, Elicit, ElicitUrl, Elicitation,
+    ElicitationForm, FromElicitation, HandlerFuture, Interrupt, IntoPromptResult,
+    IntoResourceResult, IntoToolResult, Json, ListRoots, McpServer, McpServerBuilder,
+    PromptDefinition, Question, Ready, Resolution, ResolveFuture, Resolver, ResolverInfo,
+    ResolverOutput, ResourceDefinition, Sample, ToolDefinition, input_schema, output_schema,
+};
 
 use registry::Registry;
 

@@ -28,7 +28,7 @@ use tokio_util::task::AbortOnDropHandle;
 
 use super::Server;
 use super::dispatch::{Incoming, Reply};
-use super::legacy::{self, LegacySession};
+use super::handshake::{self, HandshakeSession};
 use crate::sync::lock;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
@@ -152,30 +152,29 @@ impl Server {
                         .await;
                 }
                 Ok(MessageRef::Request(request)) => {
-                    let legacy = match self.era_for(&mut connection, &request, &out).await {
-                        Route::Done => continue,
-                        Route::Modern => None,
-                        Route::Opened(session) => {
-                            if let Some(previous) = forwarder.replace(legacy::forward_changes(
-                                self,
-                                session,
-                                out.clone(),
-                            )) {
-                                previous.abort();
+                    let legacy =
+                        match self.era_for(&mut connection, &request, &out).await {
+                            Route::Done => continue,
+                            Route::Modern => None,
+                            Route::Opened(session) => {
+                                if let Some(previous) = forwarder
+                                    .replace(handshake::forward_changes(self, session, out.clone()))
+                                {
+                                    previous.abort();
+                                }
+                                continue;
                             }
-                            continue;
-                        }
-                        Route::Legacy(session, fresh) => {
-                            if fresh {
-                                forwarder = Some(legacy::forward_changes(
-                                    self,
-                                    Arc::clone(&session),
-                                    out.clone(),
-                                ));
+                            Route::Legacy(session, fresh) => {
+                                if fresh {
+                                    forwarder = Some(handshake::forward_changes(
+                                        self,
+                                        Arc::clone(&session),
+                                        out.clone(),
+                                    ));
+                                }
+                                Some(session)
                             }
-                            Some(session)
-                        }
-                    };
+                        };
                     let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
                         break Ok(());
                     };
@@ -325,7 +324,7 @@ enum Connection {
     /// 2026-07-28: every request carries its own envelope.
     Modern,
     /// The handshake era: one session for the whole connection.
-    Legacy(Arc<LegacySession>),
+    Legacy(Arc<HandshakeSession>),
 }
 
 /// What to do with a request, era-wise.
@@ -335,16 +334,16 @@ enum Route {
     /// Dispatch on the stateless path.
     Modern,
     /// Dispatch in this session (`true` when the session was just opened).
-    Legacy(Arc<LegacySession>, bool),
+    Legacy(Arc<HandshakeSession>, bool),
     /// `initialize` opened this session and was answered.
-    Opened(Arc<LegacySession>),
+    Opened(Arc<HandshakeSession>),
 }
 
 impl Server {
     /// Applies the era rules of a stream connection: a first request carrying the 2026-07-28
     /// envelope makes it modern, anything else (normally `initialize`) makes it a handshake-era
     /// session; afterwards `initialize` on a modern connection gets `-32022`, and an enveloped
-    /// request on a legacy one gets `-32600`.
+    /// request on a handshake-era one gets `-32600`.
     async fn era_for(
         &self,
         connection: &mut Connection,
@@ -363,7 +362,7 @@ impl Server {
                             .map(str::to_owned)
                     })
                     .unwrap_or_default();
-                let error = legacy::initialize_on_modern(&requested, self.supported_versions());
+                let error = handshake::initialize_on_modern(&requested, self.supported_versions());
                 let _ = out.send(encode_error(Some(&request.id), &error)).await;
                 Route::Done
             }
@@ -372,20 +371,20 @@ impl Server {
                 self.open_session(connection, request, out).await
             }
             Connection::Legacy(session) => {
-                if legacy::has_modern_envelope(request.params) {
-                    let error = legacy::era_mismatch_legacy();
+                if handshake::has_modern_envelope(request.params) {
+                    let error = handshake::era_mismatch_legacy();
                     let _ = out.send(encode_error(Some(&request.id), &error)).await;
                     return Route::Done;
                 }
                 Route::Legacy(Arc::clone(session), false)
             }
             Connection::Unset if initialize => self.open_session(connection, request, out).await,
-            Connection::Unset if legacy::has_modern_envelope(request.params) => {
+            Connection::Unset if handshake::has_modern_envelope(request.params) => {
                 *connection = Connection::Modern;
                 Route::Modern
             }
             Connection::Unset => {
-                let session = Arc::new(LegacySession::uninitialized());
+                let session = Arc::new(HandshakeSession::uninitialized());
                 *connection = Connection::Legacy(Arc::clone(&session));
                 Route::Legacy(session, true)
             }

@@ -226,7 +226,7 @@ pub struct FakeServer {
 impl FakeServer {
     pub fn start(mut handler: impl FnMut(&Value) -> Vec<Value> + Send + 'static) -> Self {
         use tokio::io::AsyncWriteExt as _;
-        let pipe = mcp::transport::memory::pipe();
+        let pipe = mcp::memory::pipe();
         let log: Log = Arc::default();
         let (sender, received) = tokio::sync::mpsc::unbounded_channel();
         let task_log = Arc::clone(&log);

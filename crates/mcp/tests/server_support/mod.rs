@@ -7,13 +7,14 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use mcp::memory;
 use mcp::server::http::HttpConfig;
 use mcp::server::{Change, RequestContext, Server};
-use mcp::transport::lines::{Frame, LineReader};
-use mcp::transport::memory;
 use mcp::types::*;
 use serde_json::{Value, json};
-use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
 use tokio::sync::oneshot;
 
 pub fn object(value: Value) -> Extra {
@@ -114,7 +115,7 @@ pub fn fixture() -> Server {
 /// A raw newline-JSON peer on the in-memory pipe: the stdio code path without a process.
 pub struct StdioPeer {
     writer: WriteHalf<DuplexStream>,
-    reader: LineReader<ReadHalf<DuplexStream>>,
+    reader: Lines<BufReader<ReadHalf<DuplexStream>>>,
     pub server: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -128,7 +129,7 @@ impl StdioPeer {
         });
         Self {
             writer: pipe.client.writer,
-            reader: LineReader::new(pipe.client.reader, 64 << 20),
+            reader: BufReader::new(pipe.client.reader).lines(),
             server: task,
         }
     }
@@ -145,10 +146,8 @@ impl StdioPeer {
 
     /// The next message from the server.
     pub async fn next(&mut self) -> Option<Value> {
-        match self.reader.next_frame().await.unwrap()? {
-            Frame::Line(line) => Some(serde_json::from_slice(line).expect("server wrote JSON")),
-            Frame::TooLong(_) => panic!("server line too long"),
-        }
+        let line = self.reader.next_line().await.unwrap()?;
+        Some(serde_json::from_str(&line).expect("server wrote JSON"))
     }
 
     /// Sends a request and returns its response, collecting the notifications before it.
@@ -168,7 +167,7 @@ impl StdioPeer {
     pub async fn close(mut self) -> std::io::Result<()> {
         self.writer.shutdown().await.unwrap();
         drop(self.writer);
-        while self.reader.next_frame().await.unwrap().is_some() {}
+        while self.reader.next_line().await.unwrap().is_some() {}
         self.server.await.unwrap()
     }
 }
@@ -271,7 +270,7 @@ impl HttpPeer {
         );
         let bytes = response.bytes().await.unwrap();
         let messages = if content_type.starts_with("text/event-stream") {
-            let mut parser = mcp::http::sse::Parser::default();
+            let mut parser = mcp::__fuzz::SseParser::default();
             parser
                 .feed(&bytes)
                 .unwrap()

@@ -13,7 +13,7 @@
 //!
 //! How a question reaches the client is the [`Asker`]'s decision: on 2026-07-28 it is collected
 //! into the `InputRequiredResult` (implemented here); on a handshake-era session it is sent as a
-//! server→client request and awaited, through a [`BackChannel`] that the legacy transport
+//! server→client request and awaited, through a [`BackChannel`] that the handshake-era transport
 //! provides (`RequestContext::elicit` and its siblings; a URL question gets an `elicitationId`
 //! there).
 
@@ -176,8 +176,8 @@ impl From<ErrorObject> for Interrupt {
 /// Answers questions on a handshake-era session: sends the rendered request as a server→client
 /// JSON-RPC request and returns the client's result (or its error).
 ///
-/// This is the hook the legacy transport implements: give the [`Context`] a back-channel and
-/// every resolver asks through it, mid-call, instead of through an `InputRequiredResult`.
+/// This is the hook the handshake-era transport implements: give the [`Context`] a back-channel
+/// and every resolver asks through it, mid-call, instead of through an `InputRequiredResult`.
 pub trait BackChannel: Send + Sync + 'static {
     /// Sends `request` to the client and awaits its answer.
     fn ask(&self, request: InputRequest) -> BoxFuture<Result<Value, ErrorObject>>;

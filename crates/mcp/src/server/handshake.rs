@@ -1,10 +1,10 @@
 //! The handshake era (2025-11-25 and earlier), served beside 2026-07-28 by the same handlers.
 //!
-//! A legacy session starts with `initialize`, which fixes the protocol version and the client's
-//! capabilities for the session (2026-07-28 carries both on every request instead). Handlers may
-//! then ask the client mid-call through the back-channel — real server→client JSON-RPC requests
-//! (`elicitation/create`, `sampling/createMessage`, `roots/list`) answered by the client's same
-//! callbacks — and results carry no `resultType`. A handler that returns an
+//! A handshake-era session starts with `initialize`, which fixes the protocol version and the
+//! client's capabilities for the session (2026-07-28 carries both on every request instead).
+//! Handlers may then ask the client mid-call through the back-channel — real server→client
+//! JSON-RPC requests (`elicitation/create`, `sampling/createMessage`, `roots/list`) answered by
+//! the client's same callbacks — and results carry no `resultType`. A handler that returns an
 //! `InputRequiredResult` instead is bridged: the SDK asks its questions over the back-channel and
 //! calls it again with the answers (`bridge.rs`).
 
@@ -34,7 +34,7 @@ use crate::sync::lock;
 type Pending = oneshot::Sender<Result<Box<RawValue>, ErrorObject>>;
 
 /// The state of one handshake-era session (a stdio connection, or an `Mcp-Session-Id`).
-pub(crate) struct LegacySession {
+pub(crate) struct HandshakeSession {
     pub(crate) version: ProtocolVersion,
     pub(crate) client_capabilities: ClientCapabilities,
     pub(crate) client_info: Option<Implementation>,
@@ -48,7 +48,7 @@ pub(crate) struct LegacySession {
     last_used: Mutex<Instant>,
 }
 
-impl LegacySession {
+impl HandshakeSession {
     /// A session for a client that skipped `initialize` (tolerated, as the reference does).
     pub(crate) fn uninitialized() -> Self {
         Self::new(
@@ -181,7 +181,7 @@ impl LegacySession {
 }
 
 struct PendingGuard<'a> {
-    session: &'a LegacySession,
+    session: &'a HandshakeSession,
     id: &'a RequestId,
 }
 
@@ -197,13 +197,13 @@ impl Server {
     pub(crate) fn initialize(
         &self,
         params: InitializeRequestParams,
-    ) -> (Arc<LegacySession>, InitializeResult) {
+    ) -> (Arc<HandshakeSession>, InitializeResult) {
         let version = if ProtocolVersion::HANDSHAKE.contains(&params.protocol_version) {
             params.protocol_version
         } else {
             ProtocolVersion::LATEST_HANDSHAKE
         };
-        let session = Arc::new(LegacySession::new(
+        let session = Arc::new(HandshakeSession::new(
             version.clone(),
             params.capabilities,
             Some(params.client_info),
@@ -255,7 +255,7 @@ pub(crate) fn has_modern_envelope(params: Option<&RawValue>) -> bool {
 /// always, resource updates for the URIs it subscribed to. Ends when `out` closes.
 pub(crate) fn forward_changes(
     server: &Server,
-    session: Arc<LegacySession>,
+    session: Arc<HandshakeSession>,
     out: Notifier,
 ) -> tokio::task::JoinHandle<()> {
     use mcp_types::ResourceUpdatedNotificationParams;
