@@ -72,6 +72,10 @@ pub mod server;
 #[cfg(feature = "client")]
 pub mod client;
 
+// The crate-level layering test (DESIGN.md, "Layers"); it reuses the client's source scanner.
+#[cfg(all(test, feature = "server", feature = "client"))]
+mod layers;
+
 #[cfg(feature = "macros")]
 #[doc(hidden)]
 #[path = "private.rs"]

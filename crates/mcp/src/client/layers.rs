@@ -59,13 +59,26 @@ fn module_path(relative: &Path) -> Vec<String> {
     parts
 }
 
-/// The source without comments and without `#[cfg(test)]` modules (tests may use anything).
-fn code_of(source: &str) -> String {
+/// Whether `line` is a `#[cfg(…)]` whose predicate names `test` (`#[cfg(test)]`,
+/// `#[cfg(all(test, feature = "tasks"))]`; not `feature = "test-util"`).
+fn is_test_cfg(line: &str) -> bool {
+    line.strip_prefix("#[cfg(")
+        .and_then(|rest| rest.strip_suffix(")]"))
+        .is_some_and(|predicate| {
+            predicate
+                .split(|c: char| c == '(' || c == ')' || c == ',' || c.is_whitespace())
+                .any(|token| token == "test")
+        })
+}
+
+/// The source without comments and without test modules (`#[cfg(test)]`, `#[cfg(all(test,
+/// …))]`): tests may use anything.
+pub(crate) fn code_of(source: &str) -> String {
     let mut code = String::new();
     let mut lines = source.lines().peekable();
     while let Some(line) = lines.next() {
         let trimmed = line.trim_start();
-        if trimmed == "#[cfg(test)]"
+        if is_test_cfg(trimmed)
             && lines
                 .peek()
                 .is_some_and(|next| next.trim_start().starts_with("mod "))
@@ -182,7 +195,7 @@ fn named_modules(code: &str, module: &[String]) -> Vec<Vec<String>> {
     found
 }
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read the client sources") {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {

@@ -97,7 +97,7 @@ mod error;
 pub mod flows;
 mod input_loop;
 #[cfg(test)]
-mod layers;
+pub(crate) mod layers;
 mod listen;
 mod negotiate;
 #[cfg(feature = "auth-client")]

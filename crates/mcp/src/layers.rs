@@ -1,0 +1,174 @@
+//! Keeps the crate's module graph layered (DESIGN.md, "Layers"): each top-level module of the
+//! crate names (`crate::…`) only modules of a lower layer than its own; the server and the
+//! client, one layer, never name each other. The client's own modules are layered too
+//! (`client::layers`).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::client::layers::{code_of, sources};
+
+/// The layers, lowest first. A top-level module is its file or its directory; `store/contract`
+/// (the exported contract tests of tasks and flows, feature `test-util`) has an entry of its own
+/// because it exercises the server's and the client's stores from above them.
+const LAYERS: &[(&str, u8)] = &[
+    // Leaves: helpers with no protocol knowledge (`sync` below the connections that lock).
+    ("sync", 0),
+    ("ids", 1),
+    ("schema_check", 1),
+    ("sqlite", 1),
+    ("redis_link", 1),
+    // Byte-level plumbing both sides share: HTTP headers and SSE, line framing, in-memory pipes.
+    ("http", 2),
+    ("transport", 2),
+    // The versioned record store under tasks and flows.
+    ("store", 3),
+    // The two runtimes: peers that never name each other.
+    ("server", 4),
+    ("client", 4),
+    // Above both: the store contracts, the macros' support, the fuzz hooks, the crate root.
+    ("store/contract", 5),
+    ("private", 5),
+];
+
+fn layer_of(relative: &Path) -> Option<(&'static str, u8)> {
+    let parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().trim_end_matches(".rs").to_owned())
+        .collect();
+    let two = parts.iter().take(2).cloned().collect::<Vec<_>>().join("/");
+    LAYERS
+        .iter()
+        .find(|(name, _)| *name == two)
+        .or_else(|| LAYERS.iter().find(|(name, _)| *name == parts[0]))
+        .copied()
+}
+
+fn identifier(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The top-level modules `code` names as `crate::module` or within `crate::{…}`.
+fn named_top_modules(code: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+            continue; // `$crate::` in a macro, or an identifier ending in "crate".
+        }
+        let rest = &code[at + "crate::".len()..];
+        match rest.strip_prefix('{') {
+            // `crate::{a::x, b}`: the first identifier of each entry at the group's top level.
+            Some(group) => {
+                let mut depth = 0usize;
+                let mut entry = Some(0);
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => entry = Some(i + 1),
+                        c if c.is_whitespace() => {
+                            if entry == Some(i) {
+                                entry = Some(i + c.len_utf8());
+                            }
+                        }
+                        _ => {
+                            if entry == Some(i) {
+                                found.insert(identifier(&group[i..]));
+                            }
+                            entry = None;
+                        }
+                    }
+                }
+            }
+            None => {
+                found.insert(identifier(rest));
+            }
+        }
+    }
+    found
+}
+
+fn violations(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    let mut problems = BTreeSet::new();
+    for file in files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        if relative == Path::new("lib.rs") || relative == Path::new("layers.rs") {
+            continue;
+        }
+        let Some((own, own_layer)) = layer_of(relative) else {
+            problems.insert(format!("{}: no layer in LAYERS", relative.display()));
+            continue;
+        };
+        let source = std::fs::read_to_string(&file).expect("read a source file");
+        for named in named_top_modules(&code_of(&source)) {
+            // Re-exports at the root (`crate::memory`, `crate::types`, `crate::seal`) resolve to
+            // a layer-1 module and to the wire and sealing crates below this one.
+            let target = match named.as_str() {
+                "memory" => "transport",
+                "types" | "seal" | "BoxFuture" => continue,
+                other => other,
+            };
+            match layer_of(Path::new(target)) {
+                Some((name, _)) if name == own || own.starts_with(&format!("{name}/")) => {}
+                Some((_, layer)) if layer < own_layer => {}
+                Some((name, layer)) => {
+                    problems.insert(format!(
+                        "{}: {own} (layer {own_layer}) names crate::{name} (layer {layer})",
+                        relative.display()
+                    ));
+                }
+                None => {
+                    problems.insert(format!(
+                        "{}: names crate::{named}, which has no layer",
+                        relative.display()
+                    ));
+                }
+            }
+        }
+    }
+    problems.into_iter().collect()
+}
+
+#[test]
+fn top_level_modules_depend_only_on_lower_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = violations(&root);
+    assert!(
+        problems.is_empty(),
+        "the crate's layering is broken:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn test_modules_are_skipped_and_feature_gates_are_not() {
+    let code = code_of(
+        "#[cfg(feature = \"test-util\")]\nmod contract;\nuse crate::store::x;\n\
+         #[cfg(all(test, feature = \"tasks\"))]\nmod tests {\n    use crate::server::y;\n}\n",
+    );
+    assert!(code.contains("mod contract;"), "{code}");
+    assert_eq!(
+        named_top_modules(&code).into_iter().collect::<Vec<_>>(),
+        ["store"]
+    );
+}
+
+#[test]
+fn the_scanner_sees_crate_paths_only() {
+    let code = code_of(
+        "use crate::server::Server;\n\
+         let x = $crate::client::Client::new();\n\
+         use crate::{sync::lock, ids};\n\
+         // crate::store::x in a comment\n",
+    );
+    assert_eq!(
+        named_top_modules(&code).into_iter().collect::<Vec<_>>(),
+        ["ids", "server", "sync"]
+    );
+}
