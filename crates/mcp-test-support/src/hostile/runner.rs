@@ -16,7 +16,7 @@ use super::{Case, Expect, MIB, Wire, bytes, check, echo, error, many_input_respo
 /// debug build), and a second pass adds nothing (what the first left is the allocator's to
 /// reuse).
 #[allow(clippy::print_stderr)]
-pub(crate) async fn every_case_twice<W: Wire>(wire: &mut W, cases: &[Case]) {
+pub async fn every_case_twice<W: Wire>(wire: &mut W, cases: &[Case]) {
     let before = wire.memory();
     let started = std::time::Instant::now();
     let mut failures = run_cases(wire, cases).await;
@@ -58,7 +58,7 @@ pub(crate) async fn every_case_twice<W: Wire>(wire: &mut W, cases: &[Case]) {
 
 /// An echo request of `total` bytes whose text fills it, for streaming huge messages without
 /// holding them: (prefix, suffix, number of text bytes between them).
-pub(crate) fn echo_of_size(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) {
+pub fn echo_of_size(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) {
     let prefix = format!(
         r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"_meta":{},"name":"echo","arguments":{{"text":""#,
         wire::meta()
@@ -69,7 +69,7 @@ pub(crate) fn echo_of_size(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) 
 }
 
 /// Proves the server still serves: an echo with a fresh id gets its text back.
-pub(crate) async fn probe<W: Wire>(wire: &mut W, n: usize) -> Result<(), String> {
+pub async fn probe<W: Wire>(wire: &mut W, n: usize) -> Result<(), String> {
     let text = format!("alive-{n}");
     let id = json!(format!("probe-{n}"));
     let case = Case::new(

@@ -1,8 +1,6 @@
 //! Shared by the server tests: a fixture server, and raw peers that speak to it over the
 //! in-memory pipe (the stdio code path) and over HTTP on 127.0.0.1.
 
-#![allow(dead_code, unreachable_pub)]
-
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -16,12 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::oneshot;
 
-pub fn object(value: Value) -> Extra {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
+pub use crate::json::object;
 
 /// The `_meta` of a 2026-07-28 request with the given client capabilities.
 pub fn meta(capabilities: &Value) -> Value {
@@ -112,13 +105,16 @@ pub fn fixture() -> Server {
 }
 
 /// A raw newline-JSON peer on the in-memory pipe: the stdio code path without a process.
+#[derive(Debug)]
 pub struct StdioPeer {
     writer: WriteHalf<DuplexStream>,
     reader: LineReader<ReadHalf<DuplexStream>>,
+    /// The serving task; it ends when the peer closes the pipe.
     pub server: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
 impl StdioPeer {
+    /// Serves `server` on a new in-memory pipe.
     pub fn start(server: Server) -> Self {
         let pipe = memory::pipe();
         let task = tokio::spawn(async move {
@@ -133,11 +129,13 @@ impl StdioPeer {
         }
     }
 
+    /// Writes `line` as it is (add the newline yourself).
     pub async fn send_raw(&mut self, line: &[u8]) {
         self.writer.write_all(line).await.unwrap();
         self.writer.write_all(b"\n").await.unwrap();
     }
 
+    /// Writes `message` as one line.
     pub async fn send(&mut self, message: &Value) {
         self.send_raw(serde_json::to_string(message).unwrap().as_bytes())
             .await;
@@ -174,18 +172,24 @@ impl StdioPeer {
 }
 
 /// The server on HTTP at 127.0.0.1 on a free port.
+#[derive(Debug)]
 pub struct HttpPeer {
+    /// Where the server listens.
     pub addr: SocketAddr,
+    /// `http://<addr>/mcp`.
     pub url: String,
+    /// An HTTP client for raw requests.
     pub client: reqwest::Client,
     stop: Option<oneshot::Sender<()>>,
 }
 
 impl HttpPeer {
+    /// Serves `server` with the default HTTP configuration.
     pub async fn start(server: Server) -> Self {
         Self::start_with(server, HttpConfig::default()).await
     }
 
+    /// Serves `server` with `config`.
     pub async fn start_with(server: Server, config: HttpConfig) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -305,7 +309,7 @@ impl Drop for HttpPeer {
 }
 
 /// Collects what a `fmt` subscriber writes.
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Captured(Arc<Mutex<Vec<u8>>>);
 
 impl Write for Captured {
@@ -323,6 +327,7 @@ impl Write for Captured {
 }
 
 impl Captured {
+    /// The log lines captured so far.
     pub fn lines(&self) -> Vec<String> {
         String::from_utf8(self.0.lock().unwrap().clone())
             .unwrap()
