@@ -14,7 +14,7 @@
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
 use mcp::client::{Client, ClientBuilder, Mode, RequestOptions};
-use mcp::transport::memory;
+use mcp::memory;
 use mcp::types::{
     CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorObject, ListRootsResult, Root,
@@ -53,10 +53,10 @@ fn callbacks(mode: Mode) -> ClientBuilder {
         // Roots: the directories the user lets the server see.
         .on_list_roots(|_context| async move {
             let cwd = std::env::current_dir().map_err(|e| ErrorObject::internal(e.to_string()))?;
-            Ok::<_, ErrorObject>(ListRootsResult {
-                roots: vec![Root::new(format!("file://{}", cwd.display()), None)],
-                ..ListRootsResult::default()
-            })
+            Ok::<_, ErrorObject>(ListRootsResult::new(vec![Root::new(
+                format!("file://{}", cwd.display()),
+                None,
+            )]))
         })
 }
 
@@ -68,10 +68,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.iter().any(|a| a == "legacy"),
         args.iter().any(|a| a == "auto"),
     ) {
-        (true, false) => vec![Mode::Legacy],
+        (true, false) => vec![Mode::Handshake],
         (false, true) => vec![Mode::Auto],
         // Both eras, one after the other: the same callbacks serve both.
-        _ => vec![Mode::Auto, Mode::Legacy],
+        _ => vec![Mode::Auto, Mode::Handshake],
     };
     for mode in modes {
         run(mode, url.map(String::as_str)).await?;

@@ -16,8 +16,8 @@
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
 use mcp::client::{Client, ClientError, PendingRequest, RoundOutcome};
+use mcp::memory;
 use mcp::seal::RequestStateSecurity;
-use mcp::transport::memory;
 use mcp::types::CallToolRequestParams;
 use mcp_examples::provision;
 use serde_json::json;

@@ -12,9 +12,9 @@
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
 use mcp::client::{Client, RoundOutcome};
+use mcp::memory;
 use mcp::prompt;
-use mcp::server::mcp_server::{Context, McpServer};
-use mcp::transport::memory;
+use mcp::server::{Context, McpServer};
 use mcp::types::{
     ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorObject,
     GetPromptRequestParams, InputRequest, InputRequiredResult, Outcome,
@@ -85,11 +85,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
 
     // One round by hand: the result is an InputRequiredResult, not the prompt.
-    let params = GetPromptRequestParams {
-        name: "briefing".to_owned(),
-        arguments: Some([("topic".to_owned(), "Q3".to_owned())].into()),
-        ..GetPromptRequestParams::default()
-    };
+    let params = GetPromptRequestParams::new("briefing")
+        .with_arguments([("topic".to_owned(), "Q3".to_owned())]);
     let first = client.session().get_prompt(params.clone(), true).await?;
     let RoundOutcome::InputRequired(asked) = first else {
         return Err("the prompt did not ask".into());

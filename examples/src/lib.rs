@@ -38,10 +38,8 @@ pub mod provision {
             Value::Object(map) => map,
             _ => mcp::types::Extra::new(),
         };
-        Tool {
-            description: Some("Provision a database; asks which region it should live in.".into()),
-            ..Tool::new("provision", schema)
-        }
+        Tool::new("provision", schema)
+            .with_description("Provision a database; asks which region it should live in.")
     }
 
     /// The handler: ask for the region, or provision with the answer.

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp::http::sse::Parser;
+use mcp::__fuzz::SseParser as Parser;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&split, stream)) = data.split_first() else {

@@ -30,6 +30,44 @@ use crate::form;
 use crate::progress::ProgressView;
 use crate::safe_text::{self, line};
 
+/// What the user may type (lower-cased) to "Send …?" after filling a form, and what it means:
+/// Enter accepts the answer shown.
+const SEND_ANSWERS: &[(&str, &str)] = &[
+    ("", "accept"),
+    ("a", "accept"),
+    ("accept", "accept"),
+    ("y", "accept"),
+    ("yes", "accept"),
+    ("d", "decline"),
+    ("decline", "decline"),
+    ("n", "decline"),
+    ("no", "decline"),
+    ("c", "cancel"),
+    ("cancel", "cancel"),
+    ("e", "edit"),
+    ("edit", "edit"),
+];
+
+/// What the user may type to "Do you consent to open it?" for a URL: Enter declines.
+const URL_CONSENT_ANSWERS: &[(&str, &str)] = &[
+    ("y", "accept"),
+    ("yes", "accept"),
+    ("", "decline"),
+    ("n", "decline"),
+    ("no", "decline"),
+    ("c", "cancel"),
+    ("cancel", "cancel"),
+];
+
+/// What the user may type to "Run --llm-cmd on this prompt?": Enter declines.
+const RUN_LLM_ANSWERS: &[(&str, &str)] = &[
+    ("y", "yes"),
+    ("yes", "yes"),
+    ("", "no"),
+    ("n", "no"),
+    ("no", "no"),
+];
+
 /// The code a client answers when the user rejects a sampling request (the spec's convention).
 const USER_REJECTED: ErrorCode = ErrorCode(-1);
 
@@ -131,6 +169,8 @@ impl Asker {
         match params {
             ElicitRequestParams::Form(form) => self.form(&mut input, context.key(), &form).await,
             ElicitRequestParams::Url(url) => self.url(&mut input, context.key(), &url).await,
+            // A mode this CLI cannot show: it asks nothing it cannot present.
+            _ => ElicitResult::decline(),
         }
     }
 
@@ -279,21 +319,7 @@ impl Asker {
                         "  Send {shown}? [{}]ccept, [d]ecline, [c]ancel, [e]dit: ",
                         style("A").bold().for_stderr()
                     ),
-                    &[
-                        ("", "accept"),
-                        ("a", "accept"),
-                        ("accept", "accept"),
-                        ("y", "accept"),
-                        ("yes", "accept"),
-                        ("d", "decline"),
-                        ("decline", "decline"),
-                        ("n", "decline"),
-                        ("no", "decline"),
-                        ("c", "cancel"),
-                        ("cancel", "cancel"),
-                        ("e", "edit"),
-                        ("edit", "edit"),
-                    ],
+                    SEND_ANSWERS,
                 )
                 .await;
             match choice {
@@ -417,15 +443,7 @@ impl Asker {
                     "  Do you consent to open it? [y]es (accept), [{}]o (decline), [c]ancel: ",
                     style("N").bold().for_stderr()
                 ),
-                &[
-                    ("y", "accept"),
-                    ("yes", "accept"),
-                    ("", "decline"),
-                    ("n", "decline"),
-                    ("no", "decline"),
-                    ("c", "cancel"),
-                    ("cancel", "cancel"),
-                ],
+                URL_CONSENT_ANSWERS,
             )
             .await;
         url_result(choice)
@@ -544,14 +562,7 @@ impl Asker {
             "  Run --llm-cmd `{command}` on this prompt? [y]es, [{}]o: ",
             style("N").bold().for_stderr()
         );
-        let options = [
-            ("y", "yes"),
-            ("yes", "yes"),
-            ("", "no"),
-            ("n", "no"),
-            ("no", "no"),
-        ];
-        let consented = self.choose(input, &question, &options).await == "yes";
+        let consented = self.choose(input, &question, RUN_LLM_ANSWERS).await == "yes";
         if !consented {
             self.note("declined: --llm-cmd was not run (pass --yes to run it unasked)");
         }
@@ -560,7 +571,7 @@ impl Asker {
 
     async fn list_roots(&self, context: &CallbackContext) -> ListRootsResult {
         if let Some(Value::Array(items)) = context.key().and_then(|k| self.answers.for_request(k)) {
-            let roots = items
+            let roots: Vec<_> = items
                 .iter()
                 .filter_map(Value::as_str)
                 .filter_map(|item| {
@@ -571,10 +582,7 @@ impl Asker {
                     }
                 })
                 .collect();
-            return ListRootsResult {
-                roots,
-                ..ListRootsResult::default()
-            };
+            return ListRootsResult::new(roots);
         }
         let _terminal = self.input.lock().await;
         let uris: Vec<&str> = self.roots.iter().map(|r| r.uri.as_str()).collect();
@@ -583,10 +591,7 @@ impl Asker {
             self.server(),
             uris.join(", ")
         ));
-        ListRootsResult {
-            roots: self.roots.clone(),
-            ..ListRootsResult::default()
-        }
+        ListRootsResult::new(self.roots.clone())
     }
 }
 

@@ -104,7 +104,7 @@ pub(crate) enum Command {
 #[derive(Debug, Args, Clone)]
 pub(crate) struct ConnectArgs {
     /// Which era to speak: probe with server/discover and fall back to the handshake (auto),
-    /// 2026-07-28 only, or the 2025-11-25 handshake (legacy).
+    /// 2026-07-28 only, or the 2025-11-25 handshake.
     #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
     pub(crate) mode: ModeArg,
     /// Give up after this many seconds (connecting, every round and every question included).
@@ -326,6 +326,37 @@ pub(crate) enum ModeArg {
     /// 2026-07-28 without probing.
     #[value(name = "2026-07-28")]
     Modern,
-    /// The 2025-11-25 initialize handshake.
-    Legacy,
+    /// The 2025-11-25 initialize handshake (`legacy` is accepted as an alias, the name before).
+    #[value(alias = "legacy")]
+    Handshake,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::{Cli, Command, ModeArg};
+
+    fn mode_of(args: &[&str]) -> ModeArg {
+        let cli = Cli::try_parse_from(args).expect("parses");
+        match cli.command {
+            Command::Tools(args) => args.connect.mode,
+            other => panic!("not `tools`: {other:?}"),
+        }
+    }
+
+    /// The handshake era is `--mode handshake`; `--mode legacy`, its name before, still works
+    /// in users' scripts.
+    #[test]
+    fn the_handshake_mode_keeps_its_old_name_as_an_alias() {
+        assert_eq!(
+            mode_of(&["mcp", "tools", "--mode", "handshake", "http://x"]),
+            ModeArg::Handshake
+        );
+        assert_eq!(
+            mode_of(&["mcp", "tools", "--mode", "legacy", "http://x"]),
+            ModeArg::Handshake
+        );
+        assert_eq!(mode_of(&["mcp", "tools", "http://x"]), ModeArg::Auto);
+    }
 }

@@ -3,10 +3,14 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp::client::{Client, ClientError, RequestOptions, TaskSettings};
+use mcp::types::Method as _;
+use mcp::types::methods::{
+    CallTool, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools, ReadResource,
+};
 use mcp::types::tasks::DetailedTask;
 use mcp::types::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
 use serde_json::{Map, Value};
@@ -18,6 +22,7 @@ use crate::error::{CliError, Result};
 use crate::progress::ProgressView;
 use crate::render;
 use crate::safe_text::line;
+use crate::sync::lock;
 use crate::target::{Target, describe_server, explain, timeout};
 
 /// How long `tasks/cancel` may take when the command is interrupted.
@@ -88,7 +93,7 @@ struct PendingState {
 
 impl PendingTask {
     fn lock(&self) -> std::sync::MutexGuard<'_, PendingState> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.0)
     }
 
     fn set_client(&self, client: &Client) {
@@ -115,7 +120,7 @@ impl PendingTask {
                 "task {id} failed with error {}: {}",
                 object.code, object.message
             )),
-            _ => failed("tools/call")(error),
+            _ => failed(CallTool::NAME)(error),
         }
     }
 
@@ -153,7 +158,7 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
         let client = target.connect(Client::builder(), &args.connect).await?;
         let (raw, human) = match what {
             List::Tools => {
-                let tools = to_json(&client.list_tools().await.map_err(failed("tools/list"))?);
+                let tools = to_json(&client.list_tools().await.map_err(failed(ListTools::NAME))?);
                 let human = render::tools(tools.as_array().map_or(&[], Vec::as_slice));
                 (tools, human)
             }
@@ -162,7 +167,7 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
                     &client
                         .list_prompts()
                         .await
-                        .map_err(failed("prompts/list"))?,
+                        .map_err(failed(ListPrompts::NAME))?,
                 );
                 let human = render::prompts(prompts.as_array().map_or(&[], Vec::as_slice));
                 (prompts, human)
@@ -172,13 +177,13 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
                     &client
                         .list_resources()
                         .await
-                        .map_err(failed("resources/list"))?,
+                        .map_err(failed(ListResources::NAME))?,
                 );
                 let templates = to_json(
                     &client
                         .list_resource_templates()
                         .await
-                        .map_err(failed("resources/templates/list"))?,
+                        .map_err(failed(ListResourceTemplates::NAME))?,
                 );
                 let human = render::resources(
                     resources.as_array().map_or(&[], Vec::as_slice),
@@ -251,15 +256,12 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                     .map_err(|error| pending.explain(error))
             }
             Get::Prompt => {
-                let params = GetPromptRequestParams {
-                    name: name.clone(),
-                    arguments: Some(prompt_arguments(rest)?),
-                    ..GetPromptRequestParams::default()
-                };
+                let params = GetPromptRequestParams::new(name.clone())
+                    .with_arguments(prompt_arguments(rest)?);
                 Box::pin(client.get_prompt_with(params, options))
                     .await
                     .map(|r| to_json(&r))
-                    .map_err(failed("prompts/get"))
+                    .map_err(failed(GetPrompt::NAME))
             }
             Get::Task => Box::pin(client.wait_task(name, &options))
                 .await
@@ -271,16 +273,12 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                     }
                     error => pending.explain(error),
                 }),
-            Get::Resource => Box::pin(client.read_resource_with(
-                ReadResourceRequestParams {
-                    uri: name.clone(),
-                    ..ReadResourceRequestParams::default()
-                },
-                options,
-            ))
+            Get::Resource => Box::pin(
+                client.read_resource_with(ReadResourceRequestParams::new(name.clone()), options),
+            )
             .await
             .map(|r| to_json(&r))
-            .map_err(failed("resources/read")),
+            .map_err(failed(ReadResource::NAME)),
         };
         let _ = client.close().await;
         result

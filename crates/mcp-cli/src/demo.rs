@@ -22,10 +22,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp::seal::RequestStateSecurity;
-use mcp::server::mcp_server::{BuildError, Context, Elicit, ListRoots, McpServer, Sample};
 use mcp::server::tasks::{
     MemoryStore, TaskContext, TaskInput, TaskStep, TaskStore, TaskTool, Tasks,
 };
+use mcp::server::{BuildError, Context, Elicit, ListRoots, McpServer, Sample};
 use mcp::types::{
     CallToolResult, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
     ElicitRequestUrlParams, ErrorObject, InputRequest, InputRequiredResult, ListRootsResult,
@@ -471,7 +471,7 @@ mod tests {
         asked: Arc<Mutex<Vec<ElicitRequestParams>>>,
         answer: ElicitResult,
     ) -> Client {
-        let pipe = mcp::transport::memory::pipe();
+        let pipe = mcp::memory::pipe();
         let demo = server(None).unwrap();
         tokio::spawn(async move { demo.serve_io(pipe.server.reader, pipe.server.writer).await });
         Client::builder()
@@ -486,11 +486,11 @@ mod tests {
             .unwrap()
     }
 
-    /// Issue 16 item 10: `connect_account` asks by returning an `InputRequiredResult`, and works
+    /// `connect_account` asks by returning an `InputRequiredResult`, and works
     /// on a 2025-11-25 session too (bridged over the back-channel, with an `elicitationId`).
     #[tokio::test]
     async fn connect_account_works_in_both_eras() {
-        for (mode, era) in [(Mode::Auto, Era::Modern), (Mode::Legacy, Era::Handshake)] {
+        for (mode, era) in [(Mode::Auto, Era::Modern), (Mode::Handshake, Era::Handshake)] {
             let asked = Arc::new(Mutex::new(Vec::new()));
             let accept = ElicitResult::accept(mcp::types::Extra::new());
             let client = connect(mode, Arc::clone(&asked), accept).await;
@@ -513,10 +513,10 @@ mod tests {
         }
     }
 
-    /// Issue 16 item 10: an `accept` the tool never asked for (no state) is not consent.
+    /// An `accept` the tool never asked for (no state) is not consent.
     #[tokio::test]
     async fn connect_account_ignores_consent_it_never_asked_for() {
-        let pipe = mcp::transport::memory::pipe();
+        let pipe = mcp::memory::pipe();
         let demo = server(None).unwrap();
         tokio::spawn(async move { demo.serve_io(pipe.server.reader, pipe.server.writer).await });
         let mut writer = pipe.client.writer;
@@ -539,10 +539,10 @@ mod tests {
         );
     }
 
-    /// Issue 16 item 9: `deploy` advertises 1 to 10 replicas; 4000000000 never reaches it.
+    /// `deploy` advertises 1 to 10 replicas; 4000000000 never reaches it.
     #[tokio::test]
     async fn deploy_refuses_a_replica_count_outside_the_form() {
-        for mode in [Mode::Auto, Mode::Legacy] {
+        for mode in [Mode::Auto, Mode::Handshake] {
             let mut content = mcp::types::Extra::new();
             content.insert("environment".into(), json!("staging"));
             content.insert("count".into(), json!(4_000_000_000_u64));

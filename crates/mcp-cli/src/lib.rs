@@ -35,6 +35,7 @@ mod progress;
 mod render;
 mod safe_text;
 mod serve;
+mod sync;
 mod target;
 
 use std::process::ExitCode;

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -16,6 +16,7 @@ use mcp::client::auth::{
 
 use crate::cli::ConnectArgs;
 use crate::error::{CliError, Result};
+use crate::sync::lock;
 
 /// The redirect URI of a headless sign-in: nothing listens there, the redirect to it is read
 /// from the authorization server's answer (a loopback URI: any port is the same registration).
@@ -34,17 +35,13 @@ struct Paused {
 impl SignInClock {
     /// The time paused so far, the running pause included.
     fn paused(&self) -> Duration {
-        let state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = lock(&self.0);
         state.total + state.since.map_or(Duration::ZERO, |since| since.elapsed())
     }
 
     /// Pauses the clock until the guard is dropped.
     fn pause(&self) -> PauseGuard<'_> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .since
-            .get_or_insert_with(Instant::now);
+        lock(&self.0).since.get_or_insert_with(Instant::now);
         PauseGuard(self)
     }
 }
@@ -53,7 +50,7 @@ struct PauseGuard<'a>(&'a SignInClock);
 
 impl Drop for PauseGuard<'_> {
     fn drop(&mut self) {
-        let mut state = self.0.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = lock(&self.0.0);
         if let Some(since) = state.since.take() {
             state.total += since.elapsed();
         }

@@ -1,13 +1,14 @@
 //! Progress notifications as a progress bar (on a terminal) or as lines (otherwise).
 
 use std::io::{IsTerminal as _, Write as _};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp::types::ProgressNotificationParams;
 use mcp::types::tasks::DetailedTask;
 
 use crate::safe_text::line;
+use crate::sync::lock;
 
 /// Steps of the bar when the server gives a total (progress values need not be integers).
 const SCALE: u64 = 1000;
@@ -37,7 +38,7 @@ impl ProgressView {
         let status = task.status.to_string();
         let message = task.status_message.clone().unwrap_or_default();
         {
-            let mut last = self.task.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut last = lock(&self.task);
             if last.as_ref() == Some(&(status.clone(), message.clone())) {
                 return;
             }
@@ -50,7 +51,7 @@ impl ProgressView {
         } else {
             format!("task {id}: {status} — {message}")
         };
-        let slot = self.bar.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = lock(&self.bar);
         match slot.as_ref() {
             Some(bar) if self.terminal => bar.println(shown),
             _ => {
@@ -72,7 +73,7 @@ impl ProgressView {
             };
             return;
         }
-        let mut slot = self.bar.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = lock(&self.bar);
         let bar = slot.get_or_insert_with(|| new_bar(total.is_some()));
         match total.filter(|t| *t > 0.0) {
             Some(total) => {
@@ -95,12 +96,7 @@ impl ProgressView {
 
     /// Removes the bar (before the terminal is used for a question, and at the end).
     pub(crate) fn clear(&self) {
-        if let Some(bar) = self
-            .bar
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(bar) = lock(&self.bar).take() {
             bar.finish_and_clear();
         }
     }

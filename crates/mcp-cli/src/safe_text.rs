@@ -17,36 +17,60 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io;
 
 use serde::Serialize;
-use serde_json::ser::{CharEscape, Formatter, PrettyFormatter};
 use unicode_general_category::{GeneralCategory, get_general_category};
 
 /// One line of server text: newlines are shown as `\u{a}` too.
 pub(crate) fn line(text: &str) -> Cow<'_, str> {
-    escape(text, false)
+    escape(text, false, show_as_rust_escape)
 }
 
 /// Server text that may span lines (descriptions, results): newlines are kept, a carriage
 /// return never is.
 pub(crate) fn block(text: &str) -> Cow<'_, str> {
-    escape(text, true)
+    escape(text, true, show_as_rust_escape)
 }
 
-fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
+/// Pretty JSON with every character [`line`] would escape written as a `\uXXXX` escape.
+pub(crate) fn json(value: &impl Serialize) -> String {
+    let Ok(pretty) = serde_json::to_string_pretty(value) else {
+        return String::new();
+    };
+    // Outside its strings, pretty JSON holds only ASCII punctuation, digits, literals, spaces
+    // and layout newlines, none of them hidden; inside them serde_json already escapes newlines
+    // and the other C0 controls. So every hidden character left stands in a string, where its
+    // `\uXXXX` escape is the same JSON value.
+    escape(&pretty, true, show_as_json_escape).into_owned()
+}
+
+/// `text` with every [`hidden`] character written by `show`.
+fn escape(text: &str, keep_newlines: bool, show: fn(&mut String, char)) -> Cow<'_, str> {
     if !text.chars().any(|c| hidden(c, keep_newlines)) {
         return Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         if hidden(c, keep_newlines) {
-            let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
+            show(&mut shown, c);
         } else {
             shown.push(c);
         }
     }
     Cow::Owned(shown)
+}
+
+/// `\u{1b}`: how Rust writes the character, readable in plain text.
+fn show_as_rust_escape(out: &mut String, c: char) {
+    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+}
+
+/// `\u001b`, or a surrogate pair beyond the BMP: how JSON writes the character.
+fn show_as_json_escape(out: &mut String, c: char) {
+    let mut units = [0u16; 2];
+    for unit in c.encode_utf16(&mut units) {
+        let _ = write!(out, "\\u{unit:04x}");
+    }
 }
 
 /// Whether `c` could act on the terminal, or hide or reorder text, instead of showing.
@@ -59,94 +83,6 @@ fn hidden(c: char, keep_newlines: bool) -> bool {
         // Separators some terminals break lines at; blank "letters" that render as nothing.
         '\u{2028}' | '\u{2029}' | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}' => true,
         c => get_general_category(c) == GeneralCategory::Format,
-    }
-}
-
-/// Pretty JSON with every character [`line`] would escape written as a `\uXXXX` escape.
-pub(crate) fn json(value: &impl Serialize) -> String {
-    let mut out = Vec::new();
-    let mut serializer =
-        serde_json::Serializer::with_formatter(&mut out, SafeFormatter(PrettyFormatter::new()));
-    if value.serialize(&mut serializer).is_err() {
-        return String::new();
-    }
-    // serde_json writes valid UTF-8.
-    String::from_utf8(out).unwrap_or_default()
-}
-
-/// serde_json's pretty formatter, escaping what [`hidden`] names inside strings.
-struct SafeFormatter(PrettyFormatter<'static>);
-
-impl Formatter for SafeFormatter {
-    fn write_string_fragment<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        let mut start = 0;
-        for (at, c) in fragment.char_indices() {
-            if hidden(c, false) {
-                writer.write_all(&fragment.as_bytes()[start..at])?;
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    write!(writer, "\\u{unit:04x}")?;
-                }
-                start = at + c.len_utf8();
-            }
-        }
-        writer.write_all(&fragment.as_bytes()[start..])
-    }
-
-    fn write_char_escape<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        char_escape: CharEscape,
-    ) -> io::Result<()> {
-        self.0.write_char_escape(writer, char_escape)
-    }
-
-    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.begin_array(writer)
-    }
-
-    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.end_array(writer)
-    }
-
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.0.begin_array_value(writer, first)
-    }
-
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.end_array_value(writer)
-    }
-
-    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.begin_object(writer)
-    }
-
-    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.end_object(writer)
-    }
-
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.0.begin_object_key(writer, first)
-    }
-
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.begin_object_value(writer)
-    }
-
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.0.end_object_value(writer)
     }
 }
 

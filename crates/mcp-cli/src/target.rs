@@ -65,7 +65,7 @@ impl Target {
             .mode(match args.mode {
                 ModeArg::Auto => Mode::Auto,
                 ModeArg::Modern => Mode::Pinned(ProtocolVersion::LATEST),
-                ModeArg::Legacy => Mode::Legacy,
+                ModeArg::Handshake => Mode::Handshake,
             })
             .client_info(Implementation::new("mcp-cli", env!("CARGO_PKG_VERSION")))
             .input_required_max_rounds(args.max_rounds);

@@ -3,7 +3,7 @@
 //! pseudo-terminal, through piped stdin, and with `--answer`.
 
 use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use mcp_test_support::cli::{
     HttpServer, assert_ok, mcp, mcp_in, python, repo_root, stderr, stdout,
@@ -75,7 +75,7 @@ fn answer_flag_completes_provision_against_both_servers() {
     let python_http = python_provisioner();
     let py = python();
     let provisioner = provisioner();
-    for mode in ["auto", "legacy"] {
+    for mode in ["auto", "handshake"] {
         let base = [
             "call",
             "--timeout",
@@ -150,7 +150,7 @@ fn answer_flag_completes_provision_against_both_servers() {
 /// with a reason and asked again; enums take a number or a value.
 #[test]
 fn piped_form_checks_types_and_batched_questions() {
-    for mode in ["auto", "legacy"] {
+    for mode in ["auto", "handshake"] {
         let output = mcp(
             &[
                 "call",
@@ -188,69 +188,27 @@ fn piped_form_checks_types_and_batched_questions() {
 /// The user can decline or cancel; closed stdin cancels; the tool's error exits 1.
 #[test]
 fn decline_cancel_and_closed_stdin() {
-    let demo = ["--", MCP, "serve", "demo"];
-    let declined = mcp(
-        &[
-            &["call", "--timeout", "60", "provision", "name=x"][..],
-            &demo[..],
+    type Stream = fn(&Output) -> String;
+    let declined_by_flag = ["--answer", r#"region={"action":"decline"}"#];
+    // (options before the tool, stdin, the stream that says it, what it says)
+    let cases: [(&[&str], &str, Stream, &str); 4] = [
+        (&[], "!decline\n", stdout, "elicitation was decline"),
+        (&[], "eu-west-1\nc\n", stdout, "elicitation was cancel"),
+        (&[], "", stderr, "stdin is closed; cancelling"),
+        (&declined_by_flag, "", stdout, "elicitation was decline"),
+    ];
+    for (options, stdin, stream, expected) in cases {
+        let args = [
+            &["call", "--timeout", "60"][..],
+            options,
+            &["provision", "name=x", "--", MCP, "serve", "demo"],
         ]
-        .concat(),
-        "!decline\n",
-    );
-    assert_eq!(declined.status.code(), Some(1));
-    assert!(
-        stdout(&declined).contains("elicitation was decline"),
-        "{}",
-        stdout(&declined)
-    );
-
-    let reviewed = mcp(
-        &[
-            &["call", "--timeout", "60", "provision", "name=x"][..],
-            &demo[..],
-        ]
-        .concat(),
-        "eu-west-1\nc\n",
-    );
-    assert_eq!(reviewed.status.code(), Some(1));
-    assert!(
-        stdout(&reviewed).contains("elicitation was cancel"),
-        "{}",
-        stdout(&reviewed)
-    );
-
-    let closed = mcp(
-        &[
-            &["call", "--timeout", "60", "provision", "name=x"][..],
-            &demo[..],
-        ]
-        .concat(),
-        "",
-    );
-    assert_eq!(closed.status.code(), Some(1));
-    assert!(
-        stderr(&closed).contains("stdin is closed; cancelling"),
-        "{}",
-        stderr(&closed)
-    );
-
-    let answered = mcp(
-        &[
-            &[
-                "call",
-                "--timeout",
-                "60",
-                "--answer",
-                r#"region={"action":"decline"}"#,
-            ],
-            &["provision", "name=x"][..],
-            &demo[..],
-        ]
-        .concat(),
-        "",
-    );
-    assert_eq!(answered.status.code(), Some(1));
-    assert!(stdout(&answered).contains("elicitation was decline"));
+        .concat();
+        let output = mcp(&args, stdin);
+        assert_eq!(output.status.code(), Some(1), "{args:?} with {stdin:?}");
+        let said = stream(&output);
+        assert!(said.contains(expected), "{args:?} with {stdin:?}: {said}");
+    }
 }
 
 /// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked. In
@@ -273,7 +231,7 @@ fn url_elicitation_asks_consent() {
         ];
         mcp(&args, stdin)
     };
-    for mode in ["auto", "legacy"] {
+    for mode in ["auto", "handshake"] {
         let accepted = connect(mode, "y\n");
         assert_ok(&accepted);
         assert_eq!(stdout(&accepted).trim(), "Connected your github account.");
@@ -319,7 +277,7 @@ fn sampling_through_llm_cmd_asks_first_or_is_declined() {
         .concat();
         mcp(&args, stdin)
     };
-    for mode in ["2026-07-28", "legacy"] {
+    for mode in ["2026-07-28", "handshake"] {
         let consented = summarize(mode, &["--llm-cmd", "tr a-z A-Z"], "y\n");
         assert_ok(&consented);
         assert_eq!(
@@ -366,7 +324,7 @@ fn sampling_through_llm_cmd_asks_first_or_is_declined() {
 /// request with a key) and on 2025-11-25 (a back-channel request without one).
 #[test]
 fn answer_flags_mean_the_same_in_both_eras() {
-    for mode in ["2026-07-28", "legacy"] {
+    for mode in ["2026-07-28", "handshake"] {
         for (answer, code, printed) in [
             (r#"{"action":"decline"}"#, 1, "elicitation was decline"),
             (r#"{"action":"cancel"}"#, 1, "elicitation was cancel"),
@@ -636,10 +594,20 @@ fn keys_and_state_inspect() {
         "(matches --args)",
         "audience:  mcp-demo",
         "\"mcp_cli::demo::region\"",
-        "(in 120 s)",
     ] {
         assert!(text.contains(expected), "{expected:?} in\n{text}");
     }
+    // The TTL was 120 s when the token was minted; the clock has moved on since (by more than a
+    // second on a loaded machine), so the countdown is at most 120 and well above zero.
+    let remaining: u64 = text
+        .split_once("(in ")
+        .and_then(|(_, rest)| rest.split_once(" s)"))
+        .and_then(|(seconds, _)| seconds.parse().ok())
+        .unwrap_or_else(|| panic!("no \"(in N s)\" countdown in\n{text}"));
+    assert!(
+        (60..=120).contains(&remaining),
+        "{remaining} s left in\n{text}"
+    );
     let json = mcp(&["state", "inspect", "--key", &key, "--json", &token], "");
     let claims: Value = serde_json::from_str(&stdout(&json)).unwrap();
     assert_eq!(claims["m"], "tools/call");
@@ -883,7 +851,7 @@ fn demo_servers_share_keys() {
     );
 }
 
-/// Issue 16 item 10: the Python SDK 2.3.0 client in 2025-11-25 mode against `mcp serve demo`.
+/// The Python SDK 2.3.0 client in 2025-11-25 mode against `mcp serve demo`.
 /// `connect_account` asks by returning an `InputRequiredResult` with a URL question; the server
 /// bridges it over the back-channel (with an `elicitationId`), and `long_report`'s synchronous
 /// run asks its format the same way.

@@ -1,4 +1,4 @@
-//! Issue 11, acceptance 3: `mcp serve demo --auth-issuer …` protects the demo server with
+//! `mcp serve demo --auth-issuer …` protects the demo server with
 //! OAuth, and `mcp call --oauth` signs in through a local test authorization server (the one of
 //! `mcp-conformance`, in-process), all on 127.0.0.1.
 
@@ -257,7 +257,7 @@ async fn headless_tools(
     .await
 }
 
-/// Issue 17, item 3: a URL the client refuses is explained with the flag that allows it
+/// A URL the client refuses is explained with the flag that allows it
 /// (`--oauth-cross-origin-metadata`, `--oauth-issuer`), not the library's setting; the refused
 /// host (a logger standing for an internal service) receives nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -311,7 +311,7 @@ async fn a_refused_url_names_the_flag() {
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
 
-/// Issue 17, items 1 and 3: `--oauth-headless` follows no redirect of the authorization server
+/// `--oauth-headless` follows no redirect of the authorization server
 /// to another origin (here a logger standing for an internal service, which must receive
 /// nothing), and `--oauth-issuer` refuses a server that names another authorization server
 /// before anything is sent to it.

@@ -1,4 +1,4 @@
-//! Issue 12: `mcp call` follows a tool call the server runs as a task — the demo server's
+//! `mcp call` follows a tool call the server runs as a task — the demo server's
 //! `long_report` — showing each status change, answering the task's question, and cancelling
 //! the task on Ctrl-C; `mcp task` picks a task up again, also after the server restarted with
 //! `--tasks-db`.

@@ -311,6 +311,8 @@ impl AuthServer {
     }
 }
 
+// The crate's one lock helper (clippy.toml disallows `PoisonError::into_inner` elsewhere).
+#[allow(clippy::disallowed_methods)]
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -362,17 +364,7 @@ impl Inner {
             && let Some(document) = self.config.metadata_documents.get(client_id)
             && document.get("client_id").and_then(Value::as_str) == Some(client_id)
         {
-            let redirect_uris = document
-                .get("redirect_uris")
-                .and_then(Value::as_array)
-                .map(|uris| {
-                    uris.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
-            return Some((None, redirect_uris, "none".to_owned()));
+            return Some((None, metadata_redirect_uris(document), "none".to_owned()));
         }
         None
     }
@@ -512,6 +504,20 @@ async fn jwks(State(inner): State<Arc<Inner>>) -> Response {
     json_response(StatusCode::OK, &json!({"keys": [inner.jwk]}))
 }
 
+/// The string entries of client metadata's `redirect_uris` (none when it is not an array).
+fn metadata_redirect_uris(metadata: &Value) -> Vec<String> {
+    metadata
+        .get("redirect_uris")
+        .and_then(Value::as_array)
+        .map(|uris| {
+            uris.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 async fn register(State(inner): State<Arc<Inner>>, body: Bytes) -> Response {
     if !inner.config.registration {
         return oauth_error(StatusCode::NOT_FOUND, "invalid_request", "no registration");
@@ -523,16 +529,7 @@ async fn register(State(inner): State<Arc<Inner>>, body: Bytes) -> Response {
             "not JSON",
         );
     };
-    let redirect_uris: Vec<String> = request
-        .get("redirect_uris")
-        .and_then(Value::as_array)
-        .map(|uris| {
-            uris.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let redirect_uris = metadata_redirect_uris(&request);
     if redirect_uris
         .iter()
         .any(|uri| !is_loopback_uri(uri) && !uri.starts_with("https://"))

@@ -72,6 +72,17 @@ impl Options {
         Ok(())
     }
 
+    /// Rejects a leading string: only `#[resource("uri")]` takes one.
+    pub(crate) fn reject_literal(&self) -> syn::Result<()> {
+        match &self.literal {
+            Some(literal) => Err(syn::Error::new(
+                literal.span(),
+                "expected options (`name = \"…\"`), not a literal",
+            )),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn value(&self, name: &str) -> Option<&LitStr> {
         self.pairs
             .iter()

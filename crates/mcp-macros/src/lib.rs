@@ -30,7 +30,7 @@
 //! * methods, generic functions, non-name patterns and unknown attributes or options.
 //!
 //! ```
-//! use mcp::server::mcp_server::{Elicit, McpServer};
+//! use mcp::server::{Elicit, McpServer};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema, Clone)]
 //! struct Budget {
@@ -54,6 +54,7 @@
 //! ```
 
 mod common;
+mod handler;
 mod prompt;
 mod resolver;
 mod resource;

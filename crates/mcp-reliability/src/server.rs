@@ -26,6 +26,13 @@ pub struct Launch {
     pub port: u16,
     /// Whether the server's stderr (its logs) reaches ours.
     pub show_logs: bool,
+    /// Make glibc's allocator predictable for memory checks: at most two arenas
+    /// (`MALLOC_ARENA_MAX`) and a fixed 128 KiB mmap threshold (`MALLOC_MMAP_THRESHOLD_`).
+    /// By default glibc opens an arena per contending thread, each keeping its own freed
+    /// memory, and raises its mmap threshold after the first large free, so that later large
+    /// buffers come from the heap and stay there: the same work then peaks higher on a loaded
+    /// machine, or on a second pass, without any leak.
+    pub predictable_malloc: bool,
 }
 
 fn command(bin: &Path, launch: &Launch) -> Command {
@@ -43,6 +50,11 @@ fn command(bin: &Path, launch: &Launch) -> Command {
         .kill_on_drop(true);
     if let Some(keys) = &launch.keys {
         command.env(KEYS_VAR, keys);
+    }
+    if launch.predictable_malloc {
+        command
+            .env("MALLOC_ARENA_MAX", "2")
+            .env("MALLOC_MMAP_THRESHOLD_", "131072");
     }
     command
 }

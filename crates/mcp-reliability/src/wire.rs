@@ -1,5 +1,7 @@
 //! The 2026-07-28 request envelope, written by hand so that tests control every byte.
 
+use mcp::types::Method as _;
+use mcp::types::methods::{CallTool, GetPrompt, ReadResource};
 use serde_json::{Value, json};
 
 /// The protocol revision every request here speaks.
@@ -38,7 +40,7 @@ pub fn request(id: impl Into<Value>, method: &str, mut params: Value) -> Value {
 pub fn call_tool(id: impl Into<Value>, name: &str, arguments: &Value) -> Value {
     request(
         id,
-        "tools/call",
+        CallTool::NAME,
         json!({"name": name, "arguments": arguments}),
     )
 }
@@ -47,7 +49,7 @@ pub fn call_tool(id: impl Into<Value>, name: &str, arguments: &Value) -> Value {
 pub fn mrtr_round_two(id: impl Into<Value>, request_state: &str) -> Value {
     request(
         id,
-        "tools/call",
+        CallTool::NAME,
         json!({
             "name": MRTR_TOOL,
             "arguments": {},
@@ -80,14 +82,14 @@ pub fn http_headers(method: &str, name: Option<&str>) -> Vec<(String, String)> {
 
 /// The headers for a request body, read from its `method` and `params.name` / `params.uri`.
 pub fn headers_for(body: &Value) -> Vec<(String, String)> {
-    let method = body["method"].as_str().unwrap_or("tools/call");
+    let method = body["method"].as_str().unwrap_or(CallTool::NAME);
     let name = match method {
-        "tools/call" | "prompts/get" => body["params"]["name"].as_str(),
-        "resources/read" => body["params"]["uri"].as_str(),
+        CallTool::NAME | GetPrompt::NAME => body["params"]["name"].as_str(),
+        ReadResource::NAME => body["params"]["uri"].as_str(),
         _ => None,
     };
     let name = match (method, name) {
-        ("tools/call" | "prompts/get" | "resources/read", None) => Some("unknown"),
+        (CallTool::NAME | GetPrompt::NAME | ReadResource::NAME, None) => Some("unknown"),
         (_, name) => name,
     };
     http_headers(method, name)

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use mcp_reliability::procfs::Memory;
 use mcp_reliability::rawhttp::{self, Body};
-use mcp_reliability::server::{HttpServer, Launch};
+use mcp_reliability::server::HttpServer;
 use mcp_reliability::wire::{self, MRTR_TOOL};
 use mcp_test_support::hostile::{
-    Case, Expect, MIB, Reply, Wire, bytes, check, echo_of_size, error, probe,
+    Case, Expect, MIB, Reply, Wire, assert_peak_within, bytes, check, echo_body, error,
+    limit_is_exact, memory_checked_launch, probe,
 };
 use serde_json::{Value, json};
 
@@ -26,7 +27,7 @@ impl Http {
     async fn start() -> Self {
         let server = HttpServer::start(
             env!("CARGO_BIN_EXE_reliability-server").as_ref(),
-            &Launch::default(),
+            &memory_checked_launch(),
         )
         .await
         .expect("the server starts");
@@ -105,74 +106,83 @@ fn http_cases() -> Vec<Case> {
     let echo = bytes(&wire::call_tool(51, "echo", &json!({"text": "x"})));
     let base = headers_for(&echo);
     let with = |name: &str, value: Option<&[u8]>| replace_header(base.clone(), name, value);
+    // The echo request with other headers: the transport's refusals and the header ladder.
+    let on_echo = |name: &str, headers: Vec<(String, Vec<u8>)>, expect: Expect| {
+        Case::new(name, echo.clone(), expect).with_headers(headers)
+    };
+    // A header that disagrees with the body, is missing or malformed: -32020 with the echo's id.
+    let header_error = |fragment: &'static str| error(-32020, Some(json!(51)), fragment);
     vec![
         Case::new("empty body", Vec::new(), error(-32700, None, "Parse error")),
-        Case::new("Content-Type text/plain", echo.clone(), Expect::Status(415))
-            .with_headers(with("Content-Type", Some(b"text/plain"))),
-        Case::new("no Content-Type", echo.clone(), Expect::Status(415))
-            .with_headers(with("Content-Type", None)),
-        Case::new("Accept text/html only", echo.clone(), Expect::Status(406))
-            .with_headers(with("Accept", Some(b"text/html"))),
-        Case::new("Host evil.example", echo.clone(), Expect::Status(421))
-            .with_headers(with("Host", Some(b"evil.example"))),
-        Case::new(
+        on_echo(
+            "Content-Type text/plain",
+            with("Content-Type", Some(b"text/plain")),
+            Expect::Status(415),
+        ),
+        on_echo(
+            "no Content-Type",
+            with("Content-Type", None),
+            Expect::Status(415),
+        ),
+        on_echo(
+            "Accept text/html only",
+            with("Accept", Some(b"text/html")),
+            Expect::Status(406),
+        ),
+        on_echo(
+            "Host evil.example",
+            with("Host", Some(b"evil.example")),
+            Expect::Status(421),
+        ),
+        on_echo(
             "Origin http://evil.example",
-            echo.clone(),
+            with("Origin", Some(b"http://evil.example")),
             Expect::Status(403),
-        )
-        .with_headers(with("Origin", Some(b"http://evil.example"))),
-        Case::new(
+        ),
+        on_echo(
             "Mcp-Method disagrees with the body",
-            echo.clone(),
-            error(-32020, Some(json!(51)), "Mcp-Method"),
-        )
-        .with_headers(with("Mcp-Method", Some(b"tools/list"))),
-        Case::new(
+            with("Mcp-Method", Some(b"tools/list")),
+            header_error("Mcp-Method"),
+        ),
+        on_echo(
             "Mcp-Name disagrees with the body",
-            echo.clone(),
-            error(-32020, Some(json!(51)), "Mcp-Name"),
-        )
-        .with_headers(with("Mcp-Name", Some(b"test_simple_text"))),
-        Case::new(
+            with("Mcp-Name", Some(b"test_simple_text")),
+            header_error("Mcp-Name"),
+        ),
+        on_echo(
             "Mcp-Name missing",
-            echo.clone(),
-            error(-32020, Some(json!(51)), "Mcp-Name"),
-        )
-        .with_headers(with("Mcp-Name", None)),
-        Case::new(
+            with("Mcp-Name", None),
+            header_error("Mcp-Name"),
+        ),
+        on_echo(
             "Mcp-Name not UTF-8",
-            echo.clone(),
-            error(-32020, Some(json!(51)), "not valid text"),
-        )
-        .with_headers(with("Mcp-Name", Some(b"ec\xffho"))),
-        Case::new(
+            with("Mcp-Name", Some(b"ec\xffho")),
+            header_error("not valid text"),
+        ),
+        on_echo(
             "Mcp-Name a malformed base64 sentinel",
-            echo.clone(),
-            error(-32020, Some(json!(51)), "Mcp-Name"),
-        )
-        .with_headers(with("Mcp-Name", Some(b"=?base64?!!!?="))),
-        Case::new(
+            with("Mcp-Name", Some(b"=?base64?!!!?=")),
+            header_error("Mcp-Name"),
+        ),
+        on_echo(
             "MCP-Protocol-Version disagrees with the body",
-            echo.clone(),
-            error(-32020, Some(json!(51)), "MCP-Protocol-Version"),
-        )
-        .with_headers(with("MCP-Protocol-Version", Some(b"2099-01-01"))),
-        Case::new(
+            with("MCP-Protocol-Version", Some(b"2099-01-01")),
+            header_error("MCP-Protocol-Version"),
+        ),
+        on_echo(
             "MCP-Protocol-Version repeated",
-            echo.clone(),
-            error(-32020, Some(json!(51)), "repeated"),
-        )
-        .with_headers({
-            let mut h = base.clone();
-            h.push(("MCP-Protocol-Version".to_owned(), b"2026-07-28".to_vec()));
-            h
-        }),
-        Case::new(
+            {
+                let mut h = base.clone();
+                h.push(("MCP-Protocol-Version".to_owned(), b"2026-07-28".to_vec()));
+                h
+            },
+            header_error("repeated"),
+        ),
+        on_echo(
             "Mcp-Name of 64 KiB",
-            echo,
-            error(-32020, Some(json!(51)), "Mcp-Name"),
-        )
-        .with_headers(with("Mcp-Name", Some("n".repeat(64 * 1024).as_bytes()))),
+            with("Mcp-Name", Some("n".repeat(64 * 1024).as_bytes())),
+            header_error("Mcp-Name"),
+        ),
         Case::new(
             "a JSON-RPC response posted (accepted and dropped)",
             br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
@@ -226,63 +236,21 @@ async fn a_hundred_megabyte_body_over_http() {
             .await
             .unwrap_or_else(|f| panic!("{f}"));
     }
-    let after_big = http.memory();
-    eprintln!(
-        "http 100 MB bodies: VmRSS {:.1} → {:.1} MiB, VmHWM {:.1} → {:.1} MiB",
-        before.rss_mib(),
-        after_big.rss_mib(),
-        before.hwm_mib(),
-        after_big.hwm_mib()
-    );
     // The body is collected up to the 4 MiB limit and no further.
-    assert!(
-        after_big.hwm_kib < before.hwm_kib + 4 * MIB + 8 * MIB,
-        "VmHWM grew from {:.1} to {:.1} MiB on 100 MB bodies",
-        before.hwm_mib(),
-        after_big.hwm_mib()
+    assert_peak_within(
+        "http 100 MB bodies",
+        &before,
+        &http.memory(),
+        4 * MIB + 8 * MIB,
     );
 
-    // The limit is exact: one byte over is refused, a body of exactly the limit is served.
-    let (prefix, suffix, fill) = echo_of_size("over", MAX_BODY + 1);
-    let mut body = prefix;
-    body.resize(body.len() + fill, b'b');
-    body.extend_from_slice(&suffix);
-    let reply = http.send(&headers, Body::Bytes(body)).await;
-    check(
-        "http",
-        &Case::new("limit + 1", Vec::new(), Expect::Status(413)),
-        &reply,
-    )
-    .unwrap_or_else(|f| panic!("{f}"));
-    let (prefix, suffix, fill) = echo_of_size("at-limit", MAX_BODY);
-    let mut body = prefix;
-    body.resize(body.len() + fill, b'c');
-    body.extend_from_slice(&suffix);
-    let reply = http.send(&headers, Body::Bytes(body)).await;
-    check(
-        "http",
-        &Case::new(
-            "exactly the limit",
-            Vec::new(),
-            Expect::Text {
-                id: json!("at-limit"),
-                text: "c".repeat(fill),
-            },
-        ),
-        &reply,
-    )
-    .unwrap_or_else(|f| panic!("{f}"));
-    probe(&mut http, 2).await.unwrap_or_else(|f| panic!("{f}"));
-    let after = http.memory();
-    eprintln!(
-        "http at the limit: VmRSS {:.1} MiB, VmHWM {:.1} MiB",
-        after.rss_mib(),
-        after.hwm_mib()
-    );
-    assert!(
-        after.hwm_kib < before.hwm_kib + 6 * 4 * MIB + 8 * MIB,
-        "VmHWM {:.1} MiB",
-        after.hwm_mib()
+    let refused = Case::new("limit + 1", Vec::new(), Expect::Status(413));
+    limit_is_exact(&mut http, MAX_BODY, &refused, Some(&headers)).await;
+    assert_peak_within(
+        "http at the limit",
+        &before,
+        &http.memory(),
+        6 * 4 * MIB + 8 * MIB,
     );
     http.finish().await;
 }
@@ -347,15 +315,6 @@ fn echo_head(http: &Http, length: usize) -> String {
         "Content-Length: {length}\r\nConnection: close\r\n\r\n"
     ));
     head
-}
-
-/// An echo request of exactly `total` bytes whose text is `fill` repeated, and the text's length.
-fn echo_body(id: &str, total: usize, fill: u8) -> (Vec<u8>, usize) {
-    let (prefix, suffix, length) = echo_of_size(id, total);
-    let mut body = prefix;
-    body.resize(body.len() + length, fill);
-    body.extend_from_slice(&suffix);
-    (body, length)
 }
 
 /// Waits until the server has read every byte sent to it so far (no sleeping: polls the sockets'

@@ -6,10 +6,11 @@
 use std::time::Duration;
 
 use mcp_reliability::procfs::Memory;
-use mcp_reliability::server::{Launch, StdioServer};
+use mcp_reliability::server::StdioServer;
 use mcp_reliability::wire;
 use mcp_test_support::hostile::{
-    Case, Expect, MIB, Reply, Wire, bytes, check, echo_of_size, error, probe,
+    Case, Expect, MIB, Reply, Wire, assert_peak_within, bytes, check, echo_of_size, error,
+    limit_is_exact, memory_checked_launch, probe,
 };
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
@@ -27,7 +28,7 @@ impl Stdio {
     async fn start() -> Self {
         let mut server = StdioServer::start(
             env!("CARGO_BIN_EXE_reliability-server").as_ref(),
-            &Launch::default(),
+            &memory_checked_launch(),
         )
         .expect("the server starts");
         let stdin = server.stdin.take();
@@ -159,65 +160,27 @@ async fn a_hundred_megabyte_line_over_stdio() {
     );
     let elapsed = started.elapsed();
     probe(&mut stdio, 1).await.unwrap_or_else(|f| panic!("{f}"));
-    let after_big = stdio.memory();
-    eprintln!(
-        "stdio 100 MB line: refused in {elapsed:?}; VmRSS {:.1} → {:.1} MiB, VmHWM {:.1} → {:.1} MiB",
-        before.rss_mib(),
-        after_big.rss_mib(),
-        before.hwm_mib(),
-        after_big.hwm_mib()
-    );
+    eprintln!("stdio 100 MB line: refused in {elapsed:?}");
     // Bounded by the line limit: the reader keeps at most one line (≤ 16 MiB) before it
     // discards, so the peak grows by less than the limit plus slack — never by 100 MB.
-    assert!(
-        after_big.hwm_kib < before.hwm_kib + 16 * MIB + 8 * MIB,
-        "VmHWM grew from {:.1} to {:.1} MiB on a 100 MB line",
-        before.hwm_mib(),
-        after_big.hwm_mib()
+    assert_peak_within(
+        "stdio 100 MB line",
+        &before,
+        &stdio.memory(),
+        16 * MIB + 8 * MIB,
     );
 
-    // The limit is exact: one byte over is refused, a line of exactly the limit is served.
-    let (prefix, suffix, fill) = echo_of_size("over", MAX_LINE + 1);
-    let mut line = prefix;
-    line.resize(line.len() + fill, b'b');
-    line.extend_from_slice(&suffix);
-    let reply = stdio.exchange(&line, None, true).await;
-    let case = Case::new(
+    let refused = Case::new(
         "a line of the limit + 1",
         Vec::new(),
         error(-32600, None, "exceeds the limit"),
     );
-    check("stdio", &case, &reply).unwrap_or_else(|f| panic!("{f}"));
-    let (prefix, suffix, fill) = echo_of_size("at-limit", MAX_LINE);
-    let mut line = prefix;
-    line.resize(line.len() + fill, b'c');
-    line.extend_from_slice(&suffix);
-    let reply = stdio.exchange(&line, None, true).await;
-    let case = Case::new(
-        "a line of exactly the limit",
-        Vec::new(),
-        Expect::Text {
-            id: json!("at-limit"),
-            text: "c".repeat(fill),
-        },
-    );
-    check("stdio", &case, &reply).unwrap_or_else(|f| panic!("{f}"));
-    probe(&mut stdio, 2).await.unwrap_or_else(|f| panic!("{f}"));
-    let after = stdio.memory();
-    eprintln!(
-        "stdio at the limit: VmRSS {:.1} MiB, VmHWM {:.1} MiB",
-        after.rss_mib(),
-        after.hwm_mib()
-    );
+    limit_is_exact(&mut stdio, MAX_LINE, &refused, None).await;
     // Serving one maximal message holds a few copies of it (the request's params, kept in the
     // line's own buffer, the decoded text, the encoded answer): bounded by a small multiple of
     // the limit. Measured +64 MiB over idle; it was +80 to +96 while the params were copied out
     // of the line (which allocator arena served the copies decided which).
-    assert!(
-        after.hwm_kib < before.hwm_kib + 6 * 16 * MIB,
-        "VmHWM {:.1} MiB",
-        after.hwm_mib()
-    );
+    assert_peak_within("stdio at the limit", &before, &stdio.memory(), 6 * 16 * MIB);
     stdio.finish().await;
 }
 

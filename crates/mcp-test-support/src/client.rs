@@ -153,6 +153,7 @@ pub fn fill_form(params: &ElicitRequestParams, values: &Value) -> ElicitResult {
             }
             ElicitResult::accept(content)
         }
+        other => panic!("no test answer for {other:?}"),
     }
 }
 
@@ -179,14 +180,10 @@ pub fn recording_builder(recorder: &Recorder, values: Value) -> ClientBuilder {
         .on_list_roots(move |context: CallbackContext| {
             r3.push("roots", &context, None);
             async move {
-                Ok::<_, ErrorObject>(ListRootsResult {
-                    roots: vec![Root::new(
-                        "file:///tmp/mcp-rust-root",
-                        Some("rust-root".to_owned()),
-                    )],
-                    meta: None,
-                    extra: serde_json::Map::new(),
-                })
+                Ok::<_, ErrorObject>(ListRootsResult::new(vec![Root::new(
+                    "file:///tmp/mcp-rust-root",
+                    Some("rust-root".to_owned()),
+                )]))
             }
         })
 }
@@ -218,7 +215,7 @@ impl FakeServer {
     /// Starts the fake server; `handler` answers each message the client sends.
     pub fn start(mut handler: impl FnMut(&Value) -> Vec<Value> + Send + 'static) -> Self {
         use tokio::io::AsyncWriteExt as _;
-        let pipe = mcp::transport::memory::pipe();
+        let pipe = mcp::memory::pipe();
         let log: Log = Arc::default();
         let (sender, received) = tokio::sync::mpsc::unbounded_channel();
         let task_log = Arc::clone(&log);

@@ -166,13 +166,12 @@ async fn greeting(params: GetPromptRequestParams) -> Result<Outcome<GetPromptRes
         .and_then(|a| a.content)
         .and_then(|c| c.get("who").and_then(Value::as_str).map(str::to_owned));
     match (params.request_state.as_deref(), who) {
-        (Some("greet-v1"), Some(who)) => Ok(Outcome::Complete(GetPromptResult {
-            messages: vec![PromptMessage::new(
+        (Some("greet-v1"), Some(who)) => Ok(Outcome::Complete(GetPromptResult::new(vec![
+            PromptMessage::new(
                 Role::USER,
                 ContentBlock::text(format!("Say hello to {who}.")),
-            )],
-            ..GetPromptResult::default()
-        })),
+            ),
+        ]))),
         _ => Ok(Outcome::InputRequired(form_question(
             "who",
             "Whom should I greet?",
@@ -207,10 +206,7 @@ pub fn provision_server(key: &str, completions: &Completions) -> Server {
             },
         )
         .prompt(
-            Prompt {
-                name: "greeting".into(),
-                ..Prompt::default()
-            },
+            Prompt::new("greeting"),
             |_ctx: RequestContext, params: GetPromptRequestParams| greeting(params),
         )
         .seal_request_state(RequestStateSecurity::with_keys([key]).unwrap())

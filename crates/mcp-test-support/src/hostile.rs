@@ -6,16 +6,29 @@
 //! readable, absent otherwise (the 2026-07-28 schema has no `null` id) — and a fragment of the
 //! message, or the whole error object where the SDK freezes it.
 
-mod runner;
+pub mod runner;
 
 use mcp_reliability::procfs::Memory;
+use mcp_reliability::server::Launch;
 use mcp_reliability::wire::{self, MRTR_TOOL};
 use serde_json::{Value, json};
 
 /// `Memory` counts KiB: this many make a MiB.
 pub const MIB: u64 = 1024;
 
-pub use runner::{echo_of_size, every_case_twice, probe};
+/// How the suites start the server: with a predictable allocator, so that the memory bounds
+/// measure what the server keeps rather than how glibc's arenas and mmap threshold happened to
+/// adapt to the machine's load.
+pub fn memory_checked_launch() -> Launch {
+    Launch {
+        predictable_malloc: true,
+        ..Launch::default()
+    }
+}
+
+pub use runner::{
+    assert_peak_within, echo_body, echo_of_size, every_case_twice, limit_is_exact, probe,
+};
 
 /// What a transport gives back for one message.
 #[derive(Debug)]

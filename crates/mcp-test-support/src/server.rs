@@ -5,13 +5,14 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use mcp::memory;
 use mcp::server::http::HttpConfig;
 use mcp::server::{Change, RequestContext, Server};
-use mcp::transport::lines::{Frame, LineReader};
-use mcp::transport::memory;
 use mcp::types::*;
 use serde_json::{Value, json};
-use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
 use tokio::sync::oneshot;
 
 pub use crate::json::object;
@@ -81,25 +82,25 @@ pub fn fixture() -> Server {
             }
         })
         .prompt(
-            Prompt { name: "greet".into(), arguments: Some(vec![PromptArgument { name: "who".into(), required: Some(true), ..Default::default() }]), ..Default::default() },
+            Prompt::new("greet").with_arguments(vec![PromptArgument::new("who").with_required(true)]),
             |_ctx, params: GetPromptRequestParams| async move {
                 let who = params.arguments.unwrap_or_default().remove("who").unwrap_or_default();
-                GetPromptResult { messages: vec![PromptMessage::new(Role::USER, ContentBlock::text(format!("Hello {who}")))], ..Default::default() }
+                GetPromptResult::new(vec![PromptMessage::new(Role::USER, ContentBlock::text(format!("Hello {who}")))])
             },
         )
         .resource(
-            Resource { uri: "test://doc".into(), name: "doc".into(), ..Default::default() },
+            Resource::new("test://doc", "doc"),
             |_ctx, params: ReadResourceRequestParams| async move {
-                ReadResourceResult { contents: vec![ResourceContents::text(params.uri, None, "doc text")], ..Default::default() }
+                ReadResourceResult::new(vec![ResourceContents::text(params.uri, None, "doc text")])
             },
         )
         .resource_template(
-            ResourceTemplate { uri_template: "test://items/{id}".into(), name: "item".into(), ..Default::default() },
+            ResourceTemplate::new("test://items/{id}", "item"),
             |_ctx, params: ReadResourceRequestParams, vars: mcp::server::UriVariables| async move {
-                ReadResourceResult { contents: vec![ResourceContents::text(params.uri, None, format!("item {}", vars["id"]))], ..Default::default() }
+                ReadResourceResult::new(vec![ResourceContents::text(params.uri, None, format!("item {}", vars["id"]))])
             },
         )
-        .completion(|_ctx, _params| async { CompleteResult { completion: Completion { values: (0..150).map(|i| i.to_string()).collect(), ..Default::default() }, ..Default::default() } })
+        .completion(|_ctx, _params| async { CompleteResult::new(Completion::new((0..150).map(|i| i.to_string()).collect::<Vec<_>>())) })
         .build()
         .unwrap()
 }
@@ -108,7 +109,7 @@ pub fn fixture() -> Server {
 #[derive(Debug)]
 pub struct StdioPeer {
     writer: WriteHalf<DuplexStream>,
-    reader: LineReader<ReadHalf<DuplexStream>>,
+    reader: Lines<BufReader<ReadHalf<DuplexStream>>>,
     /// The serving task; it ends when the peer closes the pipe.
     pub server: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -124,7 +125,7 @@ impl StdioPeer {
         });
         Self {
             writer: pipe.client.writer,
-            reader: LineReader::new(pipe.client.reader, 64 << 20),
+            reader: BufReader::new(pipe.client.reader).lines(),
             server: task,
         }
     }
@@ -143,10 +144,8 @@ impl StdioPeer {
 
     /// The next message from the server.
     pub async fn next(&mut self) -> Option<Value> {
-        match self.reader.next_frame().await.unwrap()? {
-            Frame::Line(line) => Some(serde_json::from_slice(line).expect("server wrote JSON")),
-            Frame::TooLong(_) => panic!("server line too long"),
-        }
+        let line = self.reader.next_line().await.unwrap()?;
+        Some(serde_json::from_str(&line).expect("server wrote JSON"))
     }
 
     /// Sends a request and returns its response, collecting the notifications before it.
@@ -166,7 +165,7 @@ impl StdioPeer {
     pub async fn close(mut self) -> std::io::Result<()> {
         self.writer.shutdown().await.unwrap();
         drop(self.writer);
-        while self.reader.next_frame().await.unwrap().is_some() {}
+        while self.reader.next_line().await.unwrap().is_some() {}
         self.server.await.unwrap()
     }
 }
@@ -275,7 +274,7 @@ impl HttpPeer {
         );
         let bytes = response.bytes().await.unwrap();
         let messages = if content_type.starts_with("text/event-stream") {
-            let mut parser = mcp::http::sse::Parser::default();
+            let mut parser = mcp::__fuzz::SseParser::default();
             parser
                 .feed(&bytes)
                 .unwrap()
@@ -316,7 +315,7 @@ impl Write for Captured {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .map_err(|_| std::io::Error::other("the capture buffer is poisoned"))?
             .extend_from_slice(bytes);
         Ok(bytes.len())
     }
@@ -337,15 +336,65 @@ impl Captured {
     }
 }
 
+/// The capture of the test running on this thread, and its level.
+type Sink = Option<(Captured, tracing::Level)>;
+
+thread_local! {
+    static SINK: std::cell::RefCell<Sink> = const { std::cell::RefCell::new(None) };
+}
+
+/// Where the binary's one global subscriber writes: the capture of the test on the current
+/// thread, for events at its level and above; nowhere otherwise.
+#[derive(Debug, Clone, Copy)]
+struct ThreadSink;
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for ThreadSink {
+    type Writer = Box<dyn Write>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        Box::new(std::io::sink())
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Self::Writer {
+        SINK.with(|sink| match &*sink.borrow() {
+            Some((captured, level)) if meta.level() <= level => {
+                Box::new(captured.clone()) as Box<dyn Write>
+            }
+            _ => Box::new(std::io::sink()),
+        })
+    }
+}
+
+/// Ends a capture when dropped.
+#[derive(Debug)]
+pub struct CaptureGuard(());
+
+impl Drop for CaptureGuard {
+    fn drop(&mut self) {
+        SINK.with(|sink| sink.borrow_mut().take());
+    }
+}
+
 /// Captures what the server logs at `level` and above while the guard lives. The test runtime
-/// has one thread, so the server's tasks log through this default too.
-pub fn capture_logs(level: tracing::Level) -> (Captured, tracing::subscriber::DefaultGuard) {
+/// has one thread, so the server's tasks log on the test's thread.
+///
+/// One global subscriber (installed on first use) writes to the capture of the current thread's
+/// test. Not a scoped `set_default` per test: tracing caches each call site's interest
+/// process-wide, and with tests creating and dropping scoped subscribers on parallel threads a
+/// call site could be left disabled for a test that wants it (a WARN line went missing under
+/// load, 2 runs in ~10).
+pub fn capture_logs(level: tracing::Level) -> (Captured, CaptureGuard) {
+    static GLOBAL: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    GLOBAL.get_or_init(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(ThreadSink)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("capture_logs owns the test binary's global subscriber");
+    });
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    (captured, tracing::subscriber::set_default(subscriber))
+    SINK.with(|sink| *sink.borrow_mut() = Some((captured.clone(), level)));
+    (captured, CaptureGuard(()))
 }

@@ -362,7 +362,7 @@ impl HttpServer {
         });
         let bytes = response.bytes().await.unwrap();
         let message = if sse {
-            let mut parser = mcp::http::sse::Parser::default();
+            let mut parser = mcp::__fuzz::SseParser::default();
             let events = parser.feed(&bytes).unwrap();
             serde_json::from_str(&events.last().unwrap().data).unwrap()
         } else {

@@ -38,6 +38,7 @@ wire_struct! {
     /// infer it from earlier requests.
     #[derive(Default)]
     pub struct ClientCapabilities {
+        @own setters;
         /// Experimental, non-standard capabilities.
         opt "experimental" => experimental: Extra,
         /// Roots (deprecated).
@@ -53,11 +54,6 @@ wire_struct! {
 }
 
 impl ClientCapabilities {
-    /// No optional capabilities (`{}`).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Whether form-mode elicitation is declared (`elicitation: {}` counts as form).
     pub fn elicitation_form(&self) -> bool {
         self.elicitation

@@ -84,17 +84,6 @@ wire_struct! {
     }
 }
 
-impl Implementation {
-    /// An implementation with a name and a version.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            version: version.into(),
-            ..Self::default()
-        }
-    }
-}
-
 wire_struct! {
     /// Hints for how a client should use or display an object.
     #[derive(Default)]

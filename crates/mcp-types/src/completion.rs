@@ -30,6 +30,7 @@ wire_struct! {
 
 tagged_union! {
     /// What is being completed.
+    #[non_exhaustive]
     pub enum CompletionReference by "type" {
         /// A prompt argument.
         "ref/prompt" => Prompt(PromptReference),

@@ -260,6 +260,7 @@ wire_struct! {
 
 /// Resource contents: text or binary, told apart by which of `text` / `blob` is present.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ResourceContents {
     /// Text contents.
     Text(TextResourceContents),

@@ -328,6 +328,7 @@ wire_struct! {
 wire_struct! {
     /// Parameters of a form-mode elicitation.
     pub struct ElicitRequestFormParams {
+        @own new;
         /// `"form"`; a missing mode means form.
         opt "mode" => mode: ElicitationMode,
         /// What is being asked, for the user.
@@ -367,21 +368,9 @@ wire_struct! {
     }
 }
 
-impl ElicitRequestUrlParams {
-    /// A URL-mode elicitation.
-    pub fn new(message: impl Into<String>, url: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            url: url.into(),
-            elicitation_id: None,
-            meta: None,
-            extra: Extra::new(),
-        }
-    }
-}
-
 /// Parameters of an elicitation: form or URL, by `mode` (absent means form).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ElicitRequestParams {
     /// Form mode.
     Form(ElicitRequestFormParams),

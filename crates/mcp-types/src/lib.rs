@@ -4,6 +4,32 @@
 //! This crate has no runtime: it is serde types and the JSON-RPC envelope, usable by servers,
 //! clients, proxies and tools alike.
 //!
+//! # Building values
+//!
+//! Every wire struct is `#[non_exhaustive]`, so that a member a later revision adds is not a
+//! breaking change. Build them with `new` (the required members, in declaration order) and the
+//! chainable `with_<member>` setters; fields stay public for reading and assigning.
+//!
+//! ```
+//! use mcp_types::{CallToolResult, Tool, ToolAnnotations};
+//!
+//! let tool = Tool::new("echo", Tool::empty_input_schema())
+//!     .with_description("Echoes its input")
+//!     .with_annotations(ToolAnnotations::new().with_read_only_hint(true));
+//! assert_eq!(tool.description.as_deref(), Some("Echoes its input"));
+//! let result = CallToolResult::text("hi");
+//! assert_eq!(result.first_text(), Some("hi"));
+//! ```
+//!
+//! A struct literal does not compile outside this crate:
+//!
+//! ```compile_fail,E0639
+//! let tool = mcp_types::Tool {
+//!     name: "echo".into(),
+//!     ..mcp_types::Tool::default()
+//! };
+//! ```
+//!
 //! # Two-phase decoding
 //!
 //! A message is decoded in two phases. First the envelope: [`MessageRef::decode`] classifies

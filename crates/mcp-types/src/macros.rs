@@ -14,11 +14,65 @@
 /// An optional `@tag "key" = "value";` line declares a discriminator member (for example
 /// `"type": "text"`): it is always written first, and on reading it must equal the value when
 /// present.
+///
+/// The struct is `#[non_exhaustive]`: a member a later revision adds is a new field, and a new
+/// field must not break the users who build these values. They build them with the generated
+/// constructor and setters instead of struct literals:
+/// - `new(req fields…)`: the `req` fields in declaration order, each `impl Into<T>`; every `opt`
+///   field `None`, `extra` empty;
+/// - `with_<field>(value)` for every field, chainable: `impl Into<T>`, stored as `Some` for `opt`
+///   fields.
+///
+/// An optional `@own new;` / `@own setters;` / `@own new, setters;` line (after `@tag`) skips
+/// generating the constructor or the setters for a type that writes its own (a `new` with other
+/// arguments or defaults, or setters whose names the generated ones would take).
 macro_rules! wire_struct {
+    (@constructor [] $name:ident ($($params:tt)*) [] $body:tt) => {
+        impl $name {
+            /// A value with the required members given (in declaration order), every optional
+            /// member absent and no unknown members.
+            #[inline]
+            pub fn new($($params)*) -> Self $body
+        }
+    };
+    (@constructor [] $name:ident ($($params:tt)*) [req $field:ident $ty:ty, $($rest:tt)*] $body:tt) => {
+        wire_struct!(@constructor [] $name ($($params)* $field: impl Into<$ty>,) [$($rest)*] $body);
+    };
+    (@constructor [] $name:ident ($($params:tt)*) [opt $field:ident $ty:ty, $($rest:tt)*] $body:tt) => {
+        wire_struct!(@constructor [] $name ($($params)*) [$($rest)*] $body);
+    };
+    (@constructor [new $($more:ident)*] $($ignore:tt)*) => {};
+    (@constructor [$other:ident $($more:ident)*] $($args:tt)*) => {
+        wire_struct!(@constructor [$($more)*] $($args)*);
+    };
+    (@init req $field:ident) => { ::core::convert::Into::into($field) };
+    (@init opt $field:ident) => { None };
+    (@setters [] $name:ident $($kind:ident $wire:literal $field:ident $ty:ty,)*) => {
+        ::pastey::paste! {
+            impl $name {
+                $(
+                    #[doc = concat!("Sets `", $wire, "`.")]
+                    #[must_use]
+                    #[inline]
+                    pub fn [<with_ $field>](mut self, value: impl Into<$ty>) -> Self {
+                        self.$field = wire_struct!(@set $kind value);
+                        self
+                    }
+                )*
+            }
+        }
+    };
+    (@setters [setters $($more:ident)*] $($ignore:tt)*) => {};
+    (@setters [$other:ident $($more:ident)*] $($args:tt)*) => {
+        wire_struct!(@setters [$($more)*] $($args)*);
+    };
+    (@set req $value:ident) => { $value.into() };
+    (@set opt $value:ident) => { Some($value.into()) };
     (
         $(#[$smeta:meta])*
         $vis:vis struct $name:ident {
             $(@tag $tag_key:literal = $tag_value:literal;)?
+            $(@own $($own:ident),+;)*
             $(
                 $(#[$fmeta:meta])*
                 $kind:ident $wire:literal => $field:ident : $ty:ty
@@ -27,6 +81,7 @@ macro_rules! wire_struct {
     ) => {
         $(#[$smeta])*
         #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
         $vis struct $name {
             $(
                 $(#[$fmeta])*
@@ -41,6 +96,11 @@ macro_rules! wire_struct {
             /// The wire names of the members this type models (the discriminator included).
             pub const WIRE_FIELDS: &'static [&'static str] = &[$($tag_key,)? $($wire),*];
         }
+
+        wire_struct!(@constructor [$($($own)+)*] $name () [$($kind $field $ty,)*] {
+            Self { $($field: wire_struct!(@init $kind $field),)* extra: $crate::Extra::new() }
+        });
+        wire_struct!(@setters [$($($own)+)*] $name $($kind $wire $field $ty,)*);
 
         impl ::serde::Serialize for $name {
             fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

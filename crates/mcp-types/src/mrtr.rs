@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::methods::{self, Method as _};
 use crate::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ListRootsResult, Meta, ResultType, RootsListParams, result::impl_wire_result,
@@ -102,6 +103,7 @@ pub struct InputResponse(pub Value);
 
 /// The kind of an answer, by its shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InputResponseKind {
     /// Has `action`: an [`ElicitResult`].
     Elicit,
@@ -113,6 +115,7 @@ pub enum InputResponseKind {
 
 /// An answer decoded against the question it answers.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum InputAnswer {
     /// The user's response to an elicitation.
     Elicit(ElicitResult),
@@ -125,6 +128,7 @@ pub enum InputAnswer {
 /// An answer that does not fit the question asked under its key.
 #[derive(Debug, thiserror::Error)]
 #[error("the input response does not answer a {method} request: {reason}")]
+#[non_exhaustive]
 pub struct InputResponseError {
     /// The method of the question.
     pub method: &'static str,
@@ -178,10 +182,14 @@ impl InputResponse {
             })
         }
         match request {
-            InputRequest::Elicit(_) => read(&self.0, "elicitation/create").map(InputAnswer::Elicit),
-            InputRequest::CreateMessage(_) => read(&self.0, "sampling/createMessage")
+            InputRequest::Elicit(_) => {
+                read(&self.0, methods::Elicit::NAME).map(InputAnswer::Elicit)
+            }
+            InputRequest::CreateMessage(_) => read(&self.0, methods::CreateMessage::NAME)
                 .map(|r| InputAnswer::CreateMessage(Box::new(r))),
-            InputRequest::ListRoots(_) => read(&self.0, "roots/list").map(InputAnswer::ListRoots),
+            InputRequest::ListRoots(_) => {
+                read(&self.0, methods::ListRoots::NAME).map(InputAnswer::ListRoots)
+            }
         }
     }
 
@@ -191,7 +199,7 @@ impl InputResponse {
     /// When it is not one.
     pub fn as_elicit(&self) -> Result<ElicitResult, InputResponseError> {
         ElicitResult::deserialize(&self.0).map_err(|e| InputResponseError {
-            method: "elicitation/create",
+            method: methods::Elicit::NAME,
             reason: e.to_string(),
         })
     }
@@ -205,6 +213,7 @@ wire_struct! {
     /// request with a new id, `inputResponses` under the same keys and `requestState` echoed
     /// byte for byte. At least one of the two members is present.
     pub struct InputRequiredResult {
+        @own new;
         /// Questions for the client, keyed by server-chosen keys.
         opt "inputRequests" => input_requests: InputRequests,
         /// Opaque state to echo on the retry.

@@ -7,6 +7,7 @@ use crate::{LoggingLevel, Meta, ProgressToken, RequestId};
 wire_struct! {
     /// Parameters of `notifications/cancelled`.
     pub struct CancelledNotificationParams {
+        @own new;
         /// The request to cancel.
         req "requestId" => request_id: RequestId,
         /// Why.
@@ -31,6 +32,7 @@ impl CancelledNotificationParams {
 wire_struct! {
     /// Parameters of `notifications/progress`.
     pub struct ProgressNotificationParams {
+        @own new;
         /// The token from the request's `_meta.progressToken`.
         req "progressToken" => progress_token: ProgressToken,
         /// Progress so far; increases with every notification.
@@ -66,6 +68,7 @@ impl ProgressNotificationParams {
 wire_struct! {
     /// Parameters of `notifications/message` (deprecated logging).
     pub struct LoggingMessageNotificationParams {
+        @own new;
         /// Severity.
         req "level" => level: LoggingLevel,
         /// The logger's name.

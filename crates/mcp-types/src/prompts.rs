@@ -51,17 +51,6 @@ wire_struct! {
     }
 }
 
-impl PromptMessage {
-    /// A message.
-    pub fn new(role: Role, content: ContentBlock) -> Self {
-        Self {
-            role,
-            content,
-            extra: crate::Extra::new(),
-        }
-    }
-}
-
 wire_struct! {
     /// The result of `prompts/list`.
     #[derive(Default)]

@@ -100,11 +100,19 @@ impl<T> From<InputRequiredResult> for Outcome<T> {
 
 /// A result of an extension-defined `resultType`, kept raw for the extension to decode.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ExtensionResult {
     /// The `resultType`.
     pub result_type: ResultType,
     /// The whole result object.
     pub raw: Box<RawValue>,
+}
+
+impl ExtensionResult {
+    /// A raw result of the extension value `result_type`.
+    pub fn new(result_type: ResultType, raw: Box<RawValue>) -> Self {
+        Self { result_type, raw }
+    }
 }
 
 impl PartialEq for ExtensionResult {

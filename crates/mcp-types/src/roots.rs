@@ -6,6 +6,7 @@ wire_struct! {
     /// A root directory or file (`file://` URI).
     #[derive(Default)]
     pub struct Root {
+        @own new;
         /// A `file://` URI.
         req "uri" => uri: String,
         /// A display name.

@@ -102,6 +102,7 @@ impl SamplingMessage {
 wire_struct! {
     /// Parameters of `sampling/createMessage`.
     pub struct CreateMessageRequestParams {
+        @own new;
         /// The conversation.
         req "messages" => messages: Vec<SamplingMessage>,
         /// The maximum number of tokens to sample.

@@ -8,6 +8,7 @@ wire_struct! {
     /// Which notifications a listen stream carries; every member is opt-in.
     #[derive(Default)]
     pub struct SubscriptionFilter {
+        @own setters;
         /// `notifications/tools/list_changed`.
         opt "toolsListChanged" => tools_list_changed: bool,
         /// `notifications/prompts/list_changed`.
@@ -20,11 +21,6 @@ wire_struct! {
 }
 
 impl SubscriptionFilter {
-    /// An empty filter (nothing opted into).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Opts into `notifications/tools/list_changed`.
     #[must_use]
     pub fn with_tools_list_changed(mut self) -> Self {

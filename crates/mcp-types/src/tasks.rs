@@ -58,13 +58,11 @@ impl TaskStatus {
 /// Declares a wire struct that starts with the members of `Task`, so that the flat intersections
 /// of the schema (`Result & Task`, `Result & DetailedTask`) stay flat in Rust too.
 macro_rules! task_struct {
-    (
-        $(#[$smeta:meta])*
-        pub struct $name:ident { $($rest:tt)* }
-    ) => {
+    (@with [$($own:ident),*] $(#[$smeta:meta])* $name:ident { $($rest:tt)* }) => {
         wire_struct! {
             $(#[$smeta])*
             pub struct $name {
+                $(@own $own;)*
                 /// The task identifier (unguessable; it may act as a bearer token).
                 req "taskId" => task_id: String,
                 /// The current status.
@@ -85,11 +83,26 @@ macro_rules! task_struct {
             }
         }
     };
+    // `@own …;` (see `wire_struct!`) goes first, before the members of `Task`.
+    (
+        $(#[$smeta:meta])*
+        pub struct $name:ident { @own $($own:ident),+; $($rest:tt)* }
+    ) => {
+        task_struct!(@with [$($own),+] $(#[$smeta])* $name { $($rest)* });
+    };
+    (
+        $(#[$smeta:meta])*
+        pub struct $name:ident { $($rest:tt)* }
+    ) => {
+        task_struct!(@with [] $(#[$smeta])* $name { $($rest)* });
+    };
 }
 
 task_struct! {
     /// The metadata of a task, common to every shape that carries one.
-    pub struct Task {}
+    pub struct Task {
+        @own new;
+    }
 }
 
 task_struct! {
@@ -140,6 +153,7 @@ task_struct! {
 /// Why a [`DetailedTask`] does not match its status.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a {status} task {problem}")]
+#[non_exhaustive]
 pub struct TaskShapeError {
     /// The status.
     pub status: String,
@@ -345,37 +359,6 @@ wire_struct! {
     }
 }
 
-impl GetTaskRequestParams {
-    /// Queries `task_id`.
-    pub fn new(task_id: impl Into<String>) -> Self {
-        Self {
-            task_id: task_id.into(),
-            ..Self::default()
-        }
-    }
-}
-
-impl UpdateTaskRequestParams {
-    /// Answers input requests of `task_id`.
-    pub fn new(task_id: impl Into<String>, input_responses: InputResponses) -> Self {
-        Self {
-            task_id: task_id.into(),
-            input_responses,
-            ..Self::default()
-        }
-    }
-}
-
-impl CancelTaskRequestParams {
-    /// Cancels `task_id`.
-    pub fn new(task_id: impl Into<String>) -> Self {
-        Self {
-            task_id: task_id.into(),
-            ..Self::default()
-        }
-    }
-}
-
 /// The result of `tasks/update`: an empty acknowledgement (`resultType: "complete"`).
 pub type UpdateTaskResult = EmptyResult;
 
@@ -559,11 +542,10 @@ mod tests {
     fn params_and_methods() {
         let params = UpdateTaskRequestParams::new(
             "t",
-            [(
+            InputResponses::from([(
                 "k".to_owned(),
                 crate::InputResponse(json!({"action": "decline"})),
-            )]
-            .into(),
+            )]),
         );
         assert_eq!(
             serde_json::to_value(&params).unwrap(),

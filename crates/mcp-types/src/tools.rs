@@ -28,6 +28,7 @@ wire_struct! {
     /// A tool the client can call.
     #[derive(Default)]
     pub struct Tool {
+        @own new;
         /// Unique name (1–128 of `[A-Za-z0-9_.-]` recommended).
         req "name" => name: String,
         /// Human-readable name.
@@ -49,7 +50,8 @@ wire_struct! {
 }
 
 impl Tool {
-    /// A tool with a name and an input schema.
+    /// A tool with a name and an input schema. The schema is an [`Extra`], not `impl Into`, so
+    /// that `serde_json::from_value(schema)?` infers its type here.
     pub fn new(name: impl Into<String>, input_schema: Extra) -> Self {
         Self {
             name: name.into(),
@@ -89,6 +91,7 @@ wire_struct! {
     /// Parameters of `tools/call`.
     #[derive(Default)]
     pub struct CallToolRequestParams {
+        @own new;
         /// The request envelope.
         opt "_meta" => meta: Box<RequestMeta>,
         /// The tool name.
@@ -117,6 +120,7 @@ wire_struct! {
     /// The result of `tools/call`. Tool failures are results with `isError: true`.
     #[derive(Default)]
     pub struct CallToolResult {
+        @own new;
         /// Unstructured result.
         req "content" => content: Vec<ContentBlock>,
         /// Structured result (any JSON value; conforms to `outputSchema` when one is set).

@@ -46,11 +46,12 @@ fn annotations() -> impl Strategy<Value = Option<Annotations>> {
             vec(prop_oneof![Just(Role::USER), Just(Role::ASSISTANT)], 0..3),
             0.0f64..=1.0,
         )
-            .prop_map(|(audience, priority)| Annotations {
-                audience: Some(audience),
-                priority: number(priority),
-                last_modified: Some("2026-07-28T00:00:00Z".to_owned()),
-                extra: Extra::new(),
+            .prop_map(|(audience, priority)| {
+                let mut annotations = Annotations::new()
+                    .with_audience(audience)
+                    .with_last_modified("2026-07-28T00:00:00Z");
+                annotations.priority = number(priority);
+                annotations
             }),
     )
 }
@@ -70,22 +71,16 @@ fn resource_contents() -> impl Strategy<Value = ResourceContents> {
 fn content_block() -> impl Strategy<Value = ContentBlock> {
     prop_oneof![
         (text(), annotations()).prop_map(|(t, a)| {
-            let mut block = TextContent {
-                text: t,
-                ..TextContent::default()
-            };
+            let mut block = TextContent::new(t);
             block.annotations = a;
             ContentBlock::Text(block)
         }),
         "[A-Za-z0-9+/]{0,12}".prop_map(|d| ContentBlock::image(d, "image/png")),
         "[A-Za-z0-9+/]{0,12}".prop_map(|d| ContentBlock::audio(d, "audio/wav")),
         ("[a-z]+://[a-z]{1,8}", name(), option::of(0u64..10_000)).prop_map(|(uri, n, size)| {
-            ContentBlock::ResourceLink(ResourceLink {
-                uri,
-                name: n,
-                size,
-                ..ResourceLink::default()
-            })
+            let mut link = ResourceLink::new(uri, n);
+            link.size = size;
+            ContentBlock::ResourceLink(link)
         }),
         resource_contents().prop_map(ContentBlock::resource),
     ]
@@ -139,45 +134,26 @@ fn request_meta() -> impl Strategy<Value = RequestMeta> {
 
 fn primitive_schema() -> impl Strategy<Value = PrimitiveSchema> {
     prop_oneof![
-        option::of(text()).prop_map(|t| PrimitiveSchema::String(StringSchema {
-            title: t,
-            format: Some(StringFormat::EMAIL),
-            ..StringSchema::default()
-        })),
-        (0i64..10, 10i64..100).prop_map(|(lo, hi)| PrimitiveSchema::Number(NumberSchema {
-            kind: NumberType::INTEGER,
-            title: None,
-            description: None,
-            minimum: Some(lo.into()),
-            maximum: Some(hi.into()),
-            default: None,
-            extra: Extra::new(),
-        })),
-        any::<bool>().prop_map(|d| PrimitiveSchema::Boolean(BooleanSchema {
-            default: Some(d),
-            ..BooleanSchema::default()
-        })),
+        option::of(text()).prop_map(|t| {
+            let mut schema = StringSchema::new().with_format(StringFormat::EMAIL);
+            schema.title = t;
+            PrimitiveSchema::String(schema)
+        }),
+        (0i64..10, 10i64..100).prop_map(|(lo, hi)| PrimitiveSchema::Number(
+            NumberSchema::new(NumberType::INTEGER)
+                .with_minimum(lo)
+                .with_maximum(hi)
+        )),
+        any::<bool>().prop_map(|d| PrimitiveSchema::Boolean(BooleanSchema::new().with_default(d))),
         vec(name(), 1..4).prop_map(|values| PrimitiveSchema::UntitledSingleSelect(
-            UntitledSingleSelectEnumSchema {
-                values,
-                ..Default::default()
-            }
+            UntitledSingleSelectEnumSchema::new(values)
         )),
         vec((name(), text()), 1..4).prop_map(|opts| PrimitiveSchema::TitledMultiSelect(
-            TitledMultiSelectEnumSchema {
-                items: TitledEnumItems {
-                    options: opts
-                        .into_iter()
-                        .map(|(value, title)| EnumOption {
-                            value,
-                            title,
-                            extra: Extra::new()
-                        })
-                        .collect(),
-                    extra: Extra::new(),
-                },
-                ..Default::default()
-            }
+            TitledMultiSelectEnumSchema::new(TitledEnumItems::new(
+                opts.into_iter()
+                    .map(|(value, title)| EnumOption::new(value, title))
+                    .collect::<Vec<_>>()
+            ))
         )),
     ]
 }
@@ -185,14 +161,10 @@ fn primitive_schema() -> impl Strategy<Value = PrimitiveSchema> {
 fn elicit_params() -> impl Strategy<Value = ElicitRequestParams> {
     prop_oneof![
         (text(), btree_map(name(), primitive_schema(), 0..4)).prop_map(|(message, properties)| {
-            let required = properties.keys().take(1).cloned().collect();
+            let required: Vec<_> = properties.keys().take(1).cloned().collect();
             ElicitRequestFormParams::new(
                 message,
-                ElicitationSchema {
-                    properties,
-                    required: Some(required),
-                    ..Default::default()
-                },
+                ElicitationSchema::new(properties).with_required(required),
             )
             .into()
         }),
@@ -244,10 +216,11 @@ fn input_response() -> impl Strategy<Value = InputResponse> {
         (name(), text())
             .prop_map(|(m, t)| InputResponse::create_message(&CreateMessageResult::text(m, t))),
         vec("file:///[a-z]{1,10}", 0..3).prop_map(|uris| InputResponse::list_roots(
-            &ListRootsResult {
-                roots: uris.into_iter().map(|u| Root::new(u, None)).collect(),
-                ..Default::default()
-            }
+            &ListRootsResult::new(
+                uris.into_iter()
+                    .map(|u| Root::new(u, None))
+                    .collect::<Vec<_>>()
+            )
         )),
     ]
 }
@@ -272,10 +245,9 @@ fn tool() -> impl Strategy<Value = Tool> {
                 "properties".into(),
                 Value::Object(props.into_iter().collect()),
             );
-            Tool {
-                description,
-                ..Tool::new(n, schema)
-            }
+            let mut tool = Tool::new(n, schema);
+            tool.description = description;
+            tool
         })
 }
 
@@ -339,14 +311,11 @@ proptest! {
     #[test]
     fn list_tools(tools in vec(tool(), 0..4), ttl in 0u64..1_000_000, public in any::<bool>(),
                   cursor in option::of(name())) {
-        let result = ListToolsResult {
-            tools,
-            next_cursor: cursor,
-            ttl_ms: Some(ttl),
-            cache_scope: Some(if public { CacheScope::PUBLIC } else { CacheScope::PRIVATE }),
-            result_type: Some(ResultType::COMPLETE),
-            ..Default::default()
-        };
+        let mut result = ListToolsResult::new(tools)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(if public { CacheScope::PUBLIC } else { CacheScope::PRIVATE })
+            .with_result_type(ResultType::COMPLETE);
+        result.next_cursor = cursor;
         validate("2026-07-28", "ListToolsResult", &to_value(&result))?;
     }
 
@@ -354,26 +323,22 @@ proptest! {
     fn discover(instructions in option::of(text()), tools in any::<bool>(), ttl in 0u64..100_000) {
         let mut capabilities = ServerCapabilities::default();
         if tools {
-            capabilities.tools = Some(ToolsCapability { list_changed: Some(true), ..Default::default() });
+            capabilities.tools = Some(ToolsCapability::new().with_list_changed(true));
         }
-        let result = DiscoverResult {
-            supported_versions: vec![ProtocolVersion::V2026_07_28],
-            capabilities,
-            instructions,
-            ttl_ms: Some(ttl),
-            cache_scope: Some(CacheScope::PUBLIC),
-            result_type: Some(ResultType::COMPLETE),
-            ..Default::default()
-        };
+        let mut result = DiscoverResult::new(vec![ProtocolVersion::V2026_07_28], capabilities)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(CacheScope::PUBLIC)
+            .with_result_type(ResultType::COMPLETE);
+        result.instructions = instructions;
         validate("2026-07-28", "DiscoverResult", &to_value(&result))?;
     }
 
     #[test]
     fn read_resource(contents in vec(resource_contents(), 1..3), ttl in 0u64..10_000) {
-        let result = ReadResourceResult {
-            contents, ttl_ms: Some(ttl), cache_scope: Some(CacheScope::PRIVATE),
-            result_type: Some(ResultType::COMPLETE), ..Default::default()
-        };
+        let result = ReadResourceResult::new(contents)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(CacheScope::PRIVATE)
+            .with_result_type(ResultType::COMPLETE);
         validate("2026-07-28", "ReadResourceResult", &to_value(&result))?;
     }
 
@@ -386,7 +351,7 @@ proptest! {
         let params = LoggingMessageNotificationParams::new(LoggingLevel::Warning, Some("db".into()), level_data);
         let bytes = encode_notification("notifications/message", Some(&params)).unwrap();
         validate("2026-07-28", "LoggingMessageNotification", &bytes_value(&bytes))?;
-        let params = NotificationParams { meta: Some(Meta::for_subscription(&RequestId::from(sub))), ..Default::default() };
+        let params = NotificationParams::new().with_meta(Meta::for_subscription(&RequestId::from(sub)));
         let bytes = encode_notification("notifications/tools/list_changed", Some(&params)).unwrap();
         validate("2026-07-28", "ToolListChangedNotification", &bytes_value(&bytes))?;
     }
@@ -398,6 +363,7 @@ proptest! {
             InputResponseKind::Elicit => "ElicitResult",
             InputResponseKind::CreateMessage => "CreateMessageResult",
             InputResponseKind::ListRoots => "ListRootsResult",
+            other => panic!("no schema for {other:?}"),
         };
         validate("2026-07-28", def, &response.0)?;
     }
@@ -406,24 +372,11 @@ proptest! {
 
     #[test]
     fn legacy_initialize(caps in client_capabilities(), client in name(), instructions in option::of(text())) {
-        let params = InitializeRequestParams {
-            protocol_version: ProtocolVersion::V2025_11_25,
-            capabilities: caps,
-            client_info: Implementation::new(client, "1.0"),
-            meta: None,
-            extra: Extra::new(),
-        };
+        let params = InitializeRequestParams::new(ProtocolVersion::V2025_11_25, caps, Implementation::new(client, "1.0"));
         let bytes = encode_request(&RequestId::Number(1), "initialize", &params).unwrap();
         validate("2025-11-25", "InitializeRequest", &bytes_value(&bytes))?;
-        let result = InitializeResult {
-            protocol_version: ProtocolVersion::V2025_11_25,
-            capabilities: ServerCapabilities::default(),
-            server_info: Implementation::new("srv", "1"),
-            instructions,
-            result_type: None,
-            meta: None,
-            extra: Extra::new(),
-        };
+        let mut result = InitializeResult::new(ProtocolVersion::V2025_11_25, ServerCapabilities::default(), Implementation::new("srv", "1"));
+        result.instructions = instructions;
         validate("2025-11-25", "InitializeResult", &to_value(&result))?;
     }
 
@@ -435,7 +388,7 @@ proptest! {
                 url.elicitation_id = Some("e-1".into());
                 ElicitRequestParams::Url(url)
             }
-            form @ ElicitRequestParams::Form(_) => form,
+            other => other,
         };
         let bytes = encode_request(&RequestId::Number(id), "elicitation/create", &elicit).unwrap();
         validate("2025-11-25", "ElicitRequest", &bytes_value(&bytes))?;
@@ -454,10 +407,11 @@ proptest! {
             InputResponseKind::Elicit => "ElicitResult",
             InputResponseKind::CreateMessage => "CreateMessageResult",
             InputResponseKind::ListRoots => "ListRootsResult",
+            other => panic!("no schema for {other:?}"),
         };
         validate("2025-11-25", def, &response.0)?;
         validate("2025-11-25", "EmptyResult", &to_value(&EmptyResult::default()))?;
-        let set_level = SetLevelRequestParams { level: LoggingLevel::Info, meta: None, extra: Extra::new() };
+        let set_level = SetLevelRequestParams::new(LoggingLevel::Info);
         let bytes = encode_request(&RequestId::Number(1), "logging/setLevel", &set_level).unwrap();
         validate("2025-11-25", "SetLevelRequest", &bytes_value(&bytes))?;
     }

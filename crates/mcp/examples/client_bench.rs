@@ -125,7 +125,7 @@ async fn connect(target: &Target) -> Client {
         }
         Target::Http(url) => builder().connect_http(url).await.expect("connect"),
         Target::Memory => {
-            let pipe = mcp::transport::memory::pipe();
+            let pipe = mcp::memory::pipe();
             let server = server();
             tokio::spawn(async move {
                 server

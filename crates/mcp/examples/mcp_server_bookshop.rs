@@ -11,9 +11,7 @@
 //!
 //! Over HTTP it prints `listening on http://127.0.0.1:<port>/mcp` to stderr.
 
-use mcp::server::mcp_server::{
-    Context, Elicit, ElicitUrl, Elicitation, Json, ListRoots, McpServer, Sample,
-};
+use mcp::server::{Context, Elicit, ElicitUrl, Elicitation, Json, ListRoots, McpServer, Sample};
 use mcp::types::{
     CreateMessageResult, ElicitAction, ElicitRequestFormParams, InputRequest, InputRequiredResult,
     ListRootsResult, Outcome,

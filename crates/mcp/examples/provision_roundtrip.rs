@@ -13,15 +13,14 @@
     reason = "the example prints the wire for the reader"
 )]
 
+use mcp::memory;
 use mcp::server::{RequestContext, Server};
-use mcp::transport::lines::{Frame, LineReader};
-use mcp::transport::memory;
 use mcp::types::{
     CallToolRequestParams, CallToolResult, ElicitAction, ElicitRequestFormParams, ErrorObject,
-    InputRequest, InputRequiredResult, Outcome, Tool,
+    Extra, InputRequest, InputRequiredResult, Outcome, Tool,
 };
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The low-level `provision` tool: round 1 asks for the region, the retry provisions.
 async fn provision(
@@ -75,10 +74,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
     let server = Server::builder("Provisioner", "0.0.1")
         .tool(
-            Tool {
-                description: Some("Provision a database".into()),
-                ..Tool::new("provision", serde_json::from_value(schema)?)
-            },
+            Tool::new("provision", serde_json::from_value::<Extra>(schema)?)
+                .with_description("Provision a database"),
             provision,
         )
         // The one-line opt-in: requestState is sealed (AES-256-GCM) and bound to this request.
@@ -92,7 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await
     });
     let mut to_server = pipe.client.writer;
-    let mut from_server = LineReader::new(pipe.client.reader, 1 << 20);
+    let mut from_server = BufReader::new(pipe.client.reader).lines();
 
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -104,10 +101,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         to_server
             .write_all(format!("{message}\n").as_bytes())
             .await?;
-        let Some(Frame::Line(line)) = from_server.next_frame().await? else {
+        let Some(line) = from_server.next_line().await? else {
             return Err("no reply".into());
         };
-        let reply: Value = serde_json::from_slice(line)?;
+        let reply: Value = serde_json::from_str(&line)?;
         println!("S>C {reply}\n");
         Ok(reply)
     };

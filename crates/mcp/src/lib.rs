@@ -16,7 +16,7 @@
 //! | `stdio` | yes | stdio serving and spawning server processes |
 //! | `http-server` | yes | streamable HTTP server on axum/hyper |
 //! | `http-client` | yes | streamable HTTP client on reqwest + rustls |
-//! | `macros` | yes | the high-level [`server::mcp_server::McpServer`] and `#[tool]`, `#[prompt]`, `#[resource]`, `#[resolver]` |
+//! | `macros` | yes | the high-level [`server::McpServer`] and `#[tool]`, `#[prompt]`, `#[resource]`, `#[resolver]` |
 //! | `auth` | yes | OAuth 2.1 resource server: JWT/JWKS or introspection, protected resource metadata, 401/403 challenges; the principal binds sealed state |
 //! | `auth-client` | yes | OAuth 2.1 client: discovery, registration (pre-registered, CIMD, dynamic), PKCE, refresh, step-up, token stores |
 //! | `tasks` | no | the tasks extension on the server: durable task tools, `tasks/*` methods, in-memory store |
@@ -30,8 +30,18 @@ pub use mcp_types as types;
 #[cfg(feature = "server")]
 pub use mcp_seal as seal;
 
-pub mod http;
-pub mod transport;
+// Plumbing shared by the server and the client; not public API (the fuzz targets reach the pieces
+// they fuzz through `__fuzz`).
+// The server and the client each use part of it.
+#[cfg(any(feature = "server", feature = "client"))]
+#[cfg_attr(
+    not(all(feature = "http-server", feature = "http-client")),
+    allow(dead_code, unreachable_pub)
+)]
+mod http;
+mod transport;
+
+pub use transport::memory;
 
 #[cfg(any(feature = "server", feature = "client"))]
 mod sync;
@@ -69,6 +79,18 @@ pub mod __private;
 
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resolver, resource, tool};
+
+/// The internals the fuzz targets (`fuzz/`) and this crate's integration tests exercise directly:
+/// the SSE parser, the `Mcp-*` header value encoding and the URI-template matcher. Not a public
+/// API: no semver promise, it changes with the internals.
+#[cfg(any(feature = "server", feature = "client"))]
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::http::headers::{decode_value, encode_value, needs_sentinel};
+    pub use crate::http::sse::Parser as SseParser;
+    #[cfg(feature = "server")]
+    pub use crate::server::uri_template::UriTemplate;
+}
 
 /// The README's code compiles: its examples are doc-tested here.
 #[cfg(doctest)]

@@ -5,10 +5,12 @@
 //! process (other processes are serialised by its own file lock and the busy timeout).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 use tokio::task::JoinError;
+
+use crate::sync::lock;
 
 /// Durability for a file database: write-ahead logging, every commit synced before it returns
 /// (`synchronous = FULL`), and up to 5 s of waiting for another process's write lock.
@@ -49,7 +51,7 @@ impl SharedConnection {
     {
         let connection = Arc::clone(&self.0);
         tokio::task::spawn_blocking(move || {
-            let connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+            let connection = lock(&connection);
             work(&connection)
         })
         .await

@@ -71,7 +71,7 @@ async fn signs_in_on_401_in_both_eras() {
     // The handshake era: `initialize` is refused first; the stored token is reused by a new
     // client without asking the user again.
     let legacy = Client::builder()
-        .mode(Mode::Legacy)
+        .mode(Mode::Handshake)
         .oauth(OAuthConfig::new(fetcher()).shared_token_store(store.clone()))
         .connect_http(&rs.url)
         .await
@@ -83,7 +83,7 @@ async fn signs_in_on_401_in_both_eras() {
 
     // A new store: a new sign-in, in the handshake era from the start.
     let fresh = Client::builder()
-        .mode(Mode::Legacy)
+        .mode(Mode::Handshake)
         .oauth(OAuthConfig::new(fetcher()))
         .connect_http(&rs.url)
         .await

@@ -1,4 +1,4 @@
-//! What a hostile MCP or authorization server cannot make the OAuth client do (issue 17): obtain
+//! What a hostile MCP or authorization server cannot make the OAuth client do: obtain
 //! credentials issued by another authorization server, or make the client request other hosts
 //! (a logger that must receive nothing stands for the user's internal network). The pieces are
 //! in `mcp_test_support::client::auth`.
@@ -90,7 +90,7 @@ async fn hostile_mcp(
     (url, stop)
 }
 
-/// Issue 17, item 1: credentials pre-registered with one authorization server are never sent
+/// Credentials pre-registered with one authorization server are never sent
 /// to another, whatever the MCP server names. A hostile MCP server names its own (hostile)
 /// authorization server: the client refuses at once, and that server receives nothing — no
 /// metadata request, no token request with `Authorization: Basic svc:svc-secret`.
@@ -164,7 +164,7 @@ async fn credentials_go_to_their_issuer_only() {
     assert_eq!(hostile.stats().requests, 0, "{:?}", hostile.stats());
 }
 
-/// Issue 17, item 3: the `resource_metadata` URL of a 401 challenge on another origin is not
+/// The `resource_metadata` URL of a 401 challenge on another origin is not
 /// fetched (RFC 9728 metadata lives on the resource's origin); with the opt-in only `https`
 /// URLs at public addresses are. The logger on another port stands for an internal service.
 #[tokio::test]
@@ -194,7 +194,7 @@ async fn a_challenge_cannot_send_the_client_elsewhere() {
     assert_eq!(logger.hits(), 0);
 }
 
-/// Issue 17, item 3: an authorization server the MCP server names on another host must have
+/// An authorization server the MCP server names on another host must have
 /// public addresses; the user can vouch for one elsewhere with OAuthConfig::issuer (then it is
 /// contacted: the logger does count).
 #[tokio::test]
@@ -215,7 +215,7 @@ async fn the_server_cannot_name_an_internal_authorization_server() {
     assert!(logger.hits() > 0);
 }
 
-/// Issue 17, item 3: the endpoints an authorization server names are held to the same rule
+/// The endpoints an authorization server names are held to the same rule
 /// (here `localhost`, which resolves to loopback only: refused when connecting, whatever the
 /// name resolves to by then); only an authorization server the user named is trusted with
 /// endpoints anywhere.
@@ -247,7 +247,7 @@ async fn an_authorization_server_cannot_name_internal_endpoints() {
     assert_eq!(logger.hits(), 0);
 }
 
-/// Issue 17, item 3: a headless sign-in follows redirects within the authorization server only.
+/// A headless sign-in follows redirects within the authorization server only.
 #[tokio::test]
 async fn redirect_fetcher_follows_no_redirect_elsewhere() {
     let logger = Logger::start().await;

@@ -461,7 +461,7 @@ async fn legacy_abandoned_request_is_cancelled() {
     })
     .await;
     let client = mcp::client::Client::builder()
-        .mode(mcp::client::Mode::Legacy)
+        .mode(mcp::client::Mode::Handshake)
         .legacy_get_stream(false)
         .connect_http(&url)
         .await

@@ -388,7 +388,7 @@ async fn back_channel_sampling_is_charged_to_the_call_in_flight() {
         }
     });
     let counts = Counts::default();
-    let builder = counts.builder(ClientBuilder::new().mode(Mode::Legacy));
+    let builder = counts.builder(ClientBuilder::new().mode(Mode::Handshake));
     let (client, _log, mut received) = server.connect(builder).await;
     let early = loop {
         let message = received.recv().await.unwrap();
@@ -455,19 +455,18 @@ async fn back_channel_requests_are_bounded() {
         Arc::clone(&running),
         Arc::clone(&peak),
     );
-    let builder =
-        ClientBuilder::new()
-            .mode(Mode::Legacy)
-            .on_elicitation(move |_c: CallbackContext, _p| {
-                let (gate, now, most) = (Arc::clone(&gate), Arc::clone(&now), Arc::clone(&most));
-                async move {
-                    let current = now.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(current, Ordering::SeqCst);
-                    gate.acquire().await.unwrap().forget();
-                    now.fetch_sub(1, Ordering::SeqCst);
-                    Ok::<_, ErrorObject>(ElicitResult::decline())
-                }
-            });
+    let builder = ClientBuilder::new().mode(Mode::Handshake).on_elicitation(
+        move |_c: CallbackContext, _p| {
+            let (gate, now, most) = (Arc::clone(&gate), Arc::clone(&now), Arc::clone(&most));
+            async move {
+                let current = now.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(current, Ordering::SeqCst);
+                gate.acquire().await.unwrap().forget();
+                now.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, ErrorObject>(ElicitResult::decline())
+            }
+        },
+    );
     let (client, _log, mut received) = server.connect(builder).await;
     let call = tokio::spawn({
         let client = client.clone();

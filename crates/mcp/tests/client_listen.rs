@@ -68,7 +68,7 @@ async fn rig(via: Via, era: Era) -> Rig {
         let _ = note_tx.send(n.clone());
     });
     if era == Era::Legacy {
-        builder = builder.mode(Mode::Legacy);
+        builder = builder.mode(Mode::Handshake);
     }
     match via {
         Via::Memory => {

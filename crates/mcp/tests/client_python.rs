@@ -301,7 +301,7 @@ async fn auto_falls_back_to_initialize_over_http_400_session() {
 async fn legacy_mode(via: Via) {
     let recorder = Recorder::default();
     let (client, _server) = connect(
-        recording_builder(&recorder, answers()).mode(Mode::Legacy),
+        recording_builder(&recorder, answers()).mode(Mode::Handshake),
         "bookshop.py",
         &[],
         via,
@@ -355,7 +355,7 @@ async fn legacy_mode_back_channel_http() {
 #[tokio::test]
 async fn legacy_refusal_becomes_error_response() {
     let client = Client::builder()
-        .mode(Mode::Legacy)
+        .mode(Mode::Handshake)
         .on_elicitation(|_, _| async {
             Err(mcp::types::ErrorObject::new(
                 ErrorCode(-32001),

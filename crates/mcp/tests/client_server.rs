@@ -187,13 +187,12 @@ async fn briefing(
                 .with_state(format!("briefing:{topic}")),
         ));
     };
-    Ok(Outcome::Complete(GetPromptResult {
-        messages: vec![PromptMessage::new(
+    Ok(Outcome::Complete(GetPromptResult::new(vec![
+        PromptMessage::new(
             Role::USER,
             ContentBlock::text(format!("Brief {audience} on {topic}.")),
-        )],
-        ..GetPromptResult::default()
-    }))
+        ),
+    ])))
 }
 
 async fn report(
@@ -221,14 +220,13 @@ async fn report(
                 .with_state(format!("report:{quarter}")),
         ));
     };
-    Ok(Outcome::Complete(ReadResourceResult {
-        contents: vec![ResourceContents::text(
+    Ok(Outcome::Complete(ReadResourceResult::new(vec![
+        ResourceContents::text(
             params.uri,
             Some("text/plain".to_owned()),
             format!("Report {quarter} ({format})"),
-        )],
-        ..ReadResourceResult::default()
-    }))
+        ),
+    ])))
 }
 
 fn build_server() -> Server {
@@ -282,7 +280,7 @@ enum Via {
 async fn connect(builder: ClientBuilder, via: Via) -> Client {
     match via {
         Via::Memory => {
-            let pipe = mcp::transport::memory::pipe();
+            let pipe = mcp::memory::pipe();
             let server = build_server();
             tokio::spawn(async move {
                 server
@@ -411,7 +409,7 @@ async fn modern_over_stdio() {
 async fn legacy(via: Via) {
     let recorder = Recorder::default();
     let client = connect(
-        recording_builder(&recorder, answers()).mode(Mode::Legacy),
+        recording_builder(&recorder, answers()).mode(Mode::Handshake),
         via,
     )
     .await;

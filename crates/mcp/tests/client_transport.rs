@@ -317,7 +317,7 @@ async fn request_retries_once_on_unsupported_version() {
 async fn legacy_refuses_a_modern_answer_to_initialize() {
     let server = FakeServer::start(|m| vec![initialize_ok(m, "2026-07-28")]);
     let error = ClientBuilder::new()
-        .mode(Mode::Legacy)
+        .mode(Mode::Handshake)
         .connect_io(server.reader, server.writer)
         .await
         .unwrap_err();
@@ -372,7 +372,7 @@ async fn legacy_back_channel() {
     });
     let seen: Arc<Mutex<Vec<InputOrigin>>> = Arc::default();
     let record = Arc::clone(&seen);
-    let builder = ClientBuilder::new().mode(Mode::Legacy).on_elicitation(
+    let builder = ClientBuilder::new().mode(Mode::Handshake).on_elicitation(
         move |context: mcp::client::CallbackContext, _params| {
             record.lock().unwrap().push(context.origin().clone());
             async { Ok(ElicitResult::decline()) }
@@ -492,7 +492,7 @@ async fn legacy_callback_error_is_sent_to_the_server() {
         _ => vec![],
     });
     let builder = ClientBuilder::new()
-        .mode(Mode::Legacy)
+        .mode(Mode::Handshake)
         .on_list_roots(|_context| async {
             Err(ErrorObject::new(
                 mcp::types::ErrorCode(-32001),

@@ -178,10 +178,7 @@ async fn further_rounds_are_saved_again_and_state_only_rounds_are_retried() {
             &client,
             SERVER,
             Some("bob"),
-            GetPromptRequestParams {
-                name: "greeting".into(),
-                ..GetPromptRequestParams::default()
-            },
+            GetPromptRequestParams::new("greeting"),
         )
         .await
         .unwrap()

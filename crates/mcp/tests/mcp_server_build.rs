@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use mcp::server::RegistrationError;
-use mcp::server::mcp_server::{
+use mcp::server::{
     BackChannel, BuildError, Context, Elicit, HandlerFuture, Interrupt, McpServer, Resolution,
     ResolverInfo, ToolDefinition,
 };
@@ -48,7 +48,7 @@ struct HandWritten;
 
 impl ToolDefinition for HandWritten {
     const RESOLVERS: &'static [&'static ResolverInfo] =
-        &[&<confirm as mcp::server::mcp_server::Resolver>::INFO];
+        &[&<confirm as mcp::server::Resolver>::INFO];
     const ASKS: bool = false;
     fn tool() -> Tool {
         Tool::new("hand_written", Tool::empty_input_schema())
@@ -70,11 +70,7 @@ fn a_static_resource_that_can_ask_is_refused() {
             uri: "info://hidden".into()
         }
     );
-    let resource = Resource {
-        uri: "info://closure".into(),
-        name: "closure".into(),
-        ..Resource::default()
-    };
+    let resource = Resource::new("info://closure", "closure");
     let error = McpServer::builder("s", "1")
         .resource_fn(resource, |_ctx| async {
             Outcome::InputRequired::<String>(InputRequiredResult::new().with_state("x"))
@@ -124,11 +120,7 @@ fn low_level_refusals_surface_at_build() {
             name: "echo".into()
         })
     );
-    let template = ResourceTemplate {
-        uri_template: "files://{a}{b}".into(),
-        name: "bad".into(),
-        ..ResourceTemplate::default()
-    };
+    let template = ResourceTemplate::new("files://{a}{b}", "bad");
     let error = McpServer::builder("s", "1")
         .resource_template_fn(template, |_ctx, _vars| async { String::new() })
         .build()
@@ -167,12 +159,7 @@ fn request(id: i64, method: &str, mut params: Value) -> Value {
 
 #[tokio::test]
 async fn closures_register_typed_tools_prompts_and_resources() {
-    let template = ResourceTemplate {
-        uri_template: "files://{name}".into(),
-        name: "file".into(),
-        mime_type: Some("text/plain".into()),
-        ..ResourceTemplate::default()
-    };
+    let template = ResourceTemplate::new("files://{name}", "file").with_mime_type("text/plain");
     let server = McpServer::builder("closures", "1")
         .tool_fn("add", "Adds.", |_ctx, args: AddArgs| async move {
             Ok::<_, String>((args.a + args.b).to_string())

@@ -57,10 +57,10 @@ fn builder(seen: &Seen, elicitation: bool) -> ClientBuilder {
         .on_list_roots(move |context: CallbackContext| {
             s3.push("roots", &context, "");
             async {
-                Ok::<_, ErrorObject>(ListRootsResult {
-                    roots: vec![Root::new("file:///tmp/shop", Some("shop".to_owned()))],
-                    ..ListRootsResult::default()
-                })
+                Ok::<_, ErrorObject>(ListRootsResult::new(vec![Root::new(
+                    "file:///tmp/shop",
+                    Some("shop".to_owned()),
+                )]))
             }
         });
     if elicitation {
@@ -184,7 +184,7 @@ async fn every_surface(client: &Client, seen: &Seen) {
 
 #[tokio::test]
 async fn our_client_in_memory() {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     let server = bookshop::bookshop();
     tokio::spawn(async move {
         server
@@ -238,7 +238,7 @@ async fn our_client_over_http() {
 
 #[tokio::test]
 async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel() {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     let server = bookshop::bookshop();
     tokio::spawn(async move {
         server
@@ -247,7 +247,7 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
     });
     let seen = Seen::default();
     let client = builder(&seen, true)
-        .mode(mcp::client::Mode::Legacy)
+        .mode(mcp::client::Mode::Handshake)
         .connect_io(pipe.client.reader, pipe.client.writer)
         .await
         .unwrap();
@@ -271,7 +271,7 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
     let result = client.call_tool("where_am_i", json!({})).await.unwrap();
     assert_eq!(result.first_text(), Some("roots: file:///tmp/shop (shop)"));
     // A tool that asks by returning an InputRequiredResult is bridged: the SDK asks over the
-    // back-channel and calls it again with the answer and its state (issue 16 item 10).
+    // back-channel and calls it again with the answer and its state.
     seen.take();
     manual_irr_completes(&client).await;
     assert_eq!(
@@ -287,7 +287,7 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
 
 #[tokio::test]
 async fn our_client_without_elicitation_gets_32021() {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     let server = bookshop::bookshop();
     tokio::spawn(async move {
         server
@@ -315,7 +315,7 @@ async fn our_client_without_elicitation_gets_32021() {
 /// is the client's mistake (`-32602`, as the spec's prompt errors say).
 #[tokio::test]
 async fn arguments_that_do_not_fit_are_is_error_for_tools_and_32602_for_prompts() {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     let server = bookshop::bookshop();
     tokio::spawn(async move {
         server
@@ -526,7 +526,7 @@ async fn python_legacy_client_is_asked_through_the_back_channel() {
         "Brief the board on Q3."
     );
     // A hand-made InputRequiredResult is bridged over the back-channel (the Python SDK answers
-    // -32603 here; issue 16 item 10).
+    // -32603 here).
     assert_eq!(
         text(4),
         "manual_irr done: x=7, ok=true, state seen by handler: 'manual:7'"

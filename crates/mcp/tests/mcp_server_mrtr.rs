@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bookshop::Prefs;
-use mcp::server::mcp_server::{Elicit, ElicitUrl, Elicitation, McpServer};
+use mcp::server::{Elicit, ElicitUrl, Elicitation, McpServer};
 use mcp::types::Outcome;
 use mcp::{resolver, tool};
 use mcp_test_support::server::StdioPeer;
@@ -571,7 +571,7 @@ fn check_signup(response: &Value, content: &Value, expected: Option<&str>) {
     }
 }
 
-/// Issue 16 item 9, 2026-07-28: an answer is checked against the rendered `requestedSchema`
+/// 2026-07-28: an answer is checked against the rendered `requestedSchema`
 /// before it is decoded, so a value `u32` would take but the form forbids never reaches the tool.
 #[tokio::test]
 async fn answers_are_checked_against_the_schema_the_client_was_shown() {
@@ -624,7 +624,7 @@ async fn a_rejected_answer_is_logged_in_one_bounded_line() {
     assert!(rejected[0].contains("problem_len="), "{}", rejected[0]);
 }
 
-/// Issue 16 item 9, handshake era: the same check on an answer that arrives over the
+/// Handshake era: the same check on an answer that arrives over the
 /// back-channel.
 #[tokio::test]
 async fn back_channel_answers_are_checked_against_the_schema_too() {
@@ -647,7 +647,7 @@ async fn back_channel_answers_are_checked_against_the_schema_too() {
     }
 }
 
-/// Issue 16 item 10: URL-mode elicitation is a question like `Elicit<T>`. On 2026-07-28 it
+/// URL-mode elicitation is a question like `Elicit<T>`. On 2026-07-28 it
 /// travels in the `InputRequiredResult` (needing `elicitation.url`), its answer bound to the
 /// question like any other.
 #[tokio::test]
@@ -693,7 +693,7 @@ async fn a_url_question_on_2026() {
     assert_eq!(response["result"]["resultType"], "input_required");
 }
 
-/// Issue 16 item 10: on a 2025-11-25 session the same URL question is an `elicitation/create`
+/// On a 2025-11-25 session the same URL question is an `elicitation/create`
 /// with an `elicitationId`, announced complete when the call completes.
 #[tokio::test]
 async fn a_url_question_on_a_legacy_session() {

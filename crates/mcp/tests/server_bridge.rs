@@ -1,4 +1,4 @@
-//! Issue 16 item 10, the bridge: a low-level handler written for 2026-07-28 (it asks by
+//! The bridge: a low-level handler written for 2026-07-28 (it asks by
 //! returning an `InputRequiredResult`) served to a 2025-11-25 session. The SDK asks over the
 //! back-channel — form and URL elicitation, sampling, roots — and calls the handler again with
 //! the answers and its plaintext state (never sealed, opened or redeemed: it does not leave the
@@ -9,7 +9,7 @@
 #![allow(clippy::needless_pass_by_value)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -32,7 +32,7 @@ impl Codec for Recording {
     fn seal(&self, payload: &[u8]) -> Result<String, SealError> {
         self.sealed
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .map_err(|_| SealError::codec("the recording is poisoned"))?
             .push(String::from_utf8_lossy(payload).into_owned());
         Ok(format!("t.{}", URL_SAFE_NO_PAD.encode(payload)))
     }
@@ -164,21 +164,15 @@ fn builder(codec: Arc<Recording>) -> ServerBuilder {
             },
         )
         .prompt(
-            Prompt {
-                name: "brief".into(),
-                ..Default::default()
-            },
+            Prompt::new("brief"),
             |_ctx, params: GetPromptRequestParams| async move {
                 match answer(&params, "audience").and_then(|a| a.as_elicit().ok()) {
                     Some(audience) if params.request_state.as_deref() == Some("asked:audience") => {
                         let audience = audience.content.unwrap_or_default()["audience"].clone();
-                        Outcome::Complete(GetPromptResult {
-                            messages: vec![PromptMessage::new(
-                                Role::USER,
-                                ContentBlock::text(format!("Brief {audience}.")),
-                            )],
-                            ..Default::default()
-                        })
+                        Outcome::Complete(GetPromptResult::new(vec![PromptMessage::new(
+                            Role::USER,
+                            ContentBlock::text(format!("Brief {audience}.")),
+                        )]))
                     }
                     _ => Outcome::InputRequired(
                         InputRequiredResult::new()
@@ -192,22 +186,15 @@ fn builder(codec: Arc<Recording>) -> ServerBuilder {
             },
         )
         .resource_template(
-            ResourceTemplate {
-                uri_template: "report://{quarter}".into(),
-                name: "report".into(),
-                ..Default::default()
-            },
+            ResourceTemplate::new("report://{quarter}", "report"),
             |_ctx, params: ReadResourceRequestParams, vars: UriVariables| async move {
                 match answer(&params, "roots") {
                     Some(_) if params.request_state.as_deref() == Some("asked:roots") => {
-                        Outcome::Complete(ReadResourceResult {
-                            contents: vec![ResourceContents::text(
-                                params.uri,
-                                None,
-                                format!("report {}", vars["quarter"]),
-                            )],
-                            ..Default::default()
-                        })
+                        Outcome::Complete(ReadResourceResult::new(vec![ResourceContents::text(
+                            params.uri,
+                            None,
+                            format!("report {}", vars["quarter"]),
+                        )]))
                     }
                     _ => Outcome::InputRequired(
                         InputRequiredResult::new()
@@ -499,7 +486,7 @@ async fn cancelling_the_call_cancels_the_question_in_flight() {
 async fn the_bridge_over_streamable_http() {
     let peer = HttpPeer::start(server(Arc::new(Recording::default()))).await;
     let client = mcp::client::Client::builder()
-        .mode(mcp::client::Mode::Legacy)
+        .mode(mcp::client::Mode::Handshake)
         .on_elicitation(|_ctx, params: ElicitRequestParams| async move {
             let mut content = Extra::new();
             if let ElicitRequestParams::Form(_) = params {

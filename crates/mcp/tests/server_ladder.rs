@@ -769,7 +769,7 @@ async fn listen_filters_and_tags_over_http() {
         .await
         .unwrap();
     assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let mut parser = mcp::http::sse::Parser::default();
+    let mut parser = mcp::__fuzz::SseParser::default();
     let mut events = Vec::new();
     while events.is_empty() {
         events.extend(

@@ -49,7 +49,7 @@ async fn legacy_peer(server: Server, capabilities: &Value) -> StdioPeer {
     peer
 }
 
-/// Issue 16 item 6: a handshake-era request has no 2026 envelope to check, so an unknown
+/// A handshake-era request has no 2026 envelope to check, so an unknown
 /// method is `-32601` (not the envelope's `-32602`), and an extension method is served with the
 /// session's version.
 #[tokio::test]
@@ -71,7 +71,7 @@ async fn unknown_and_extension_methods_on_a_legacy_session() {
     peer.close().await.unwrap();
 }
 
-/// Issue 16 item 7: a `requestState` that is not a string gets the one uniform request-state
+/// A `requestState` that is not a string gets the one uniform request-state
 /// error on a handshake-era session too, never serde's message.
 #[tokio::test]
 async fn non_string_request_state_on_a_legacy_session() {
@@ -234,7 +234,7 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
     .await
     .unwrap();
     assert_eq!(call.headers()["content-type"], "text/event-stream");
-    let mut parser = mcp::http::sse::Parser::default();
+    let mut parser = mcp::__fuzz::SseParser::default();
     let mut events = Vec::new();
     while events.is_empty() {
         events = parser.feed(&call.chunk().await.unwrap().unwrap()).unwrap();

@@ -450,6 +450,18 @@ fn explicit_keys_need_an_audience() {
         matches!(unnamed, Err(RegistrationError::Sealing(_))),
         "explicit keys on an unnamed server"
     );
+    // The policy's own error stays reachable as the source, and the message reads as before.
+    let error = unnamed.unwrap_err();
+    let source = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<mcp::seal::ConfigError>());
+    assert_eq!(source, Some(&mcp::seal::ConfigError::MissingAudience));
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "request-state sealing: {}",
+            mcp::seal::ConfigError::MissingAudience
+        )
+    );
     let with_audience = Server::builder("", "1.0.0")
         .seal_request_state(
             RequestStateSecurity::with_keys([OLD])

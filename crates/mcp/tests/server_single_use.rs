@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcp::seal::RequestStateSecurity;
-use mcp::server::mcp_server::{Elicit, McpServer};
 use mcp::server::single_use::{MemoryReplayGuard, RedisReplayGuard, ReplayGuard, SingleUse};
+use mcp::server::{Elicit, McpServer};
 use mcp::server::{RegistrationError, Server, ServerBuilder};
 use mcp::types::*;
 use mcp::{resolver, tool};
@@ -35,10 +35,7 @@ fn asking_tool(
         object(json!({"type":"object","properties":{"repo":{"type":"string"}}})),
     );
     if destructive {
-        tool.annotations = Some(ToolAnnotations {
-            destructive_hint: Some(true),
-            ..Default::default()
-        });
+        tool.annotations = Some(ToolAnnotations::new().with_destructive_hint(true));
     }
     let calls = Arc::clone(calls);
     builder.tool(tool, move |_ctx, p: CallToolRequestParams| {
@@ -64,16 +61,13 @@ fn server(guard: Option<(Arc<dyn ReplayGuard>, SingleUse)>, calls: &Arc<AtomicUs
     builder = asking_tool(builder, "delete_repo", true, calls);
     builder = asking_tool(builder, "lookup", false, calls);
     builder = builder.prompt(
-        Prompt {
-            name: "review".into(),
-            ..Default::default()
-        },
+        Prompt::new("review"),
         |_ctx, p: GetPromptRequestParams| async move {
             match p.request_state {
-                Some(state) => Outcome::Complete(GetPromptResult {
-                    messages: vec![PromptMessage::new(Role::USER, ContentBlock::text(state))],
-                    ..Default::default()
-                }),
+                Some(state) => Outcome::Complete(GetPromptResult::new(vec![PromptMessage::new(
+                    Role::USER,
+                    ContentBlock::text(state),
+                )])),
                 None => Outcome::InputRequired(
                     InputRequiredResult::new()
                         .with_request("confirm", InputRequest::list_roots())
@@ -83,16 +77,9 @@ fn server(guard: Option<(Arc<dyn ReplayGuard>, SingleUse)>, calls: &Arc<AtomicUs
         },
     );
     builder = builder.resource(
-        Resource {
-            uri: "repo://readme".into(),
-            name: "readme".into(),
-            ..Default::default()
-        },
+        Resource::new("repo://readme", "readme"),
         |_ctx, p: ReadResourceRequestParams| async move {
-            ReadResourceResult {
-                contents: vec![ResourceContents::text(p.uri, None, "readme")],
-                ..Default::default()
-            }
+            ReadResourceResult::new(vec![ResourceContents::text(p.uri, None, "readme")])
         },
     );
     if let Some((guard, scope)) = guard {
@@ -260,7 +247,8 @@ fn single_use_needs_sealing() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(&error, RegistrationError::Sealing(m) if m.contains("single use")),
+        matches!(&error, RegistrationError::SingleUseNeedsSealing)
+            && error.to_string().contains("single use"),
         "{error}"
     );
 }

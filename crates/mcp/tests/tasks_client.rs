@@ -8,9 +8,9 @@ use std::time::Duration;
 use mcp::client::{
     Client, ClientBuilder, ClientError, RequestOptions, TaskFollow, TaskSettings, ToolStart,
 };
+use mcp::memory;
 use mcp::server::Server;
 use mcp::server::tasks::{MemoryStore, Tasks};
-use mcp::transport::memory;
 use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, TaskStatus};
 use mcp_test_support::tasks::*;
 use serde_json::{Value, json};
@@ -158,7 +158,7 @@ async fn a_preflight_asks_before_the_task_and_old_clients_are_served_inline() {
     assert_eq!(result.first_text(), Some("Hello, Plain Plain!"));
     // The handshake era: the questions go over the back-channel.
     let legacy = Client::builder()
-        .mode(mcp::client::Mode::Legacy)
+        .mode(mcp::client::Mode::Handshake)
         .on_elicitation(|_context, _params: ElicitRequestParams| async {
             let mut content = serde_json::Map::new();
             content.insert("name".into(), Value::from("Old"));

@@ -5,14 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp::memory;
 use mcp::server::Server;
 use mcp::server::tasks::{MemoryStore, Tasks};
-use mcp::transport::lines::{Frame, LineReader};
-use mcp::transport::memory;
 use mcp::types::tasks::DetailedTask;
 use mcp_test_support::tasks::*;
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt as _;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 
 fn fixture() -> (Server, Tasks) {
     let tasks = tasks(Arc::new(MemoryStore::new()), &Arc::default()).build();
@@ -383,7 +382,7 @@ async fn clients_without_the_extension_get_the_questions_as_input_required_resul
 /// A raw peer on the in-memory pipe (the stdio path), for listen streams.
 struct Peer {
     writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
-    reader: LineReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+    reader: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
 }
 
 impl Peer {
@@ -396,7 +395,7 @@ impl Peer {
         });
         Self {
             writer: pipe.client.writer,
-            reader: LineReader::new(pipe.client.reader, 1 << 20),
+            reader: tokio::io::BufReader::new(pipe.client.reader).lines(),
         }
     }
 
@@ -407,15 +406,12 @@ impl Peer {
     }
 
     async fn next(&mut self) -> Value {
-        let frame = tokio::time::timeout(Duration::from_secs(10), self.reader.next_frame())
+        let line = tokio::time::timeout(Duration::from_secs(10), self.reader.next_line())
             .await
             .expect("the server went quiet")
             .unwrap()
             .unwrap();
-        match frame {
-            Frame::Line(line) => serde_json::from_slice(line).unwrap(),
-            Frame::TooLong(_) => panic!("line too long"),
-        }
+        serde_json::from_str(&line).unwrap()
     }
 
     /// The response to request `id`, skipping notifications.

@@ -12,7 +12,9 @@ use mcp::types::tasks::{
     GetTaskRequestParams, GetTaskResult, Task, TaskStatus, TaskStatusNotification, UpdateTask,
     UpdateTaskRequestParams,
 };
-use mcp::types::{ErrorObject, InputRequest, InputResponse, Method, NotificationMethod, RequestId};
+use mcp::types::{
+    ErrorObject, InputRequest, InputResponse, InputResponses, Method, NotificationMethod, RequestId,
+};
 use mcp_test_support::tasks::*;
 use serde_json::{Value, json};
 
@@ -104,7 +106,8 @@ fn the_types_validate_against_the_ext_tasks_schema() {
     };
     let get = serde_json::to_value(GetTaskRequestParams::new("t-1")).unwrap();
     assert_valid("GetTaskRequest", &request(GetTask::NAME, get));
-    let answers = [("k".to_owned(), InputResponse(json!({"action": "cancel"})))].into();
+    let answers =
+        InputResponses::from([("k".to_owned(), InputResponse(json!({"action": "cancel"})))]);
     let update = serde_json::to_value(UpdateTaskRequestParams::new("t-1", answers)).unwrap();
     assert_valid("UpdateTaskRequest", &request(UpdateTask::NAME, update));
     let cancel = serde_json::to_value(CancelTaskRequestParams::new("t-1")).unwrap();

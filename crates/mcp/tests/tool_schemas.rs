@@ -55,7 +55,7 @@ fn stats_server() -> Server {
 }
 
 async fn connect(server: Server) -> mcp::client::Client {
-    let pipe = mcp::transport::memory::pipe();
+    let pipe = mcp::memory::pipe();
     tokio::spawn(async move {
         server
             .serve_io(pipe.server.reader, pipe.server.writer)

@@ -229,11 +229,9 @@ impl IdentityProvider {
             ("resource", &request.resource),
             ("client_id", &self.client_id),
         ];
-        let body = form
-            .iter()
-            .map(|(name, value)| format!("{name}={}", form_encode(value)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
         let response = self
             .http
             .post(&self.token_endpoint)
@@ -257,18 +255,6 @@ impl IdentityProvider {
     }
 }
 
-fn form_encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// Connects with every callback registered (so every capability is declared, as objects).
 async fn connect(
     version: &str,
@@ -277,7 +263,7 @@ async fn connect(
 ) -> Result<Client, ClientError> {
     let version = ProtocolVersion::new(version.to_owned());
     let mode = if version.is_handshake() {
-        Mode::Legacy
+        Mode::Handshake
     } else {
         Mode::Auto
     };
@@ -297,11 +283,10 @@ async fn connect(
             ))
         })
         .on_list_roots(|_context| async {
-            Ok::<_, ErrorObject>(ListRootsResult {
-                roots: vec![Root::new("file:///tmp", Some("tmp".to_owned()))],
-                meta: None,
-                extra: Map::new(),
-            })
+            Ok::<_, ErrorObject>(ListRootsResult::new(vec![Root::new(
+                "file:///tmp",
+                Some("tmp".to_owned()),
+            )]))
         });
     if version.is_handshake() {
         builder = builder.legacy_version(version);

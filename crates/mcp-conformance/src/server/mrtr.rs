@@ -24,7 +24,7 @@ fn no_args(name: &str, description: &str) -> mcp::types::Tool {
 }
 
 /// A form elicitation with a flat schema of `(field, type)` pairs, all required.
-fn elicit(message: &str, fields: &[(&str, &str)]) -> InputRequest {
+pub(super) fn elicit(message: &str, fields: &[(&str, &str)]) -> InputRequest {
     let properties: Extra = fields
         .iter()
         .map(|(f, t)| ((*f).to_owned(), json!({"type": t})))
@@ -63,6 +63,18 @@ fn complete(text: impl Into<String>) -> ToolOutcome {
 
 fn ask(result: InputRequiredResult) -> ToolOutcome {
     Ok(Outcome::InputRequired(result))
+}
+
+/// "Please confirm" with one boolean field, `ok`.
+fn confirmation() -> InputRequest {
+    elicit("Please confirm", &[("ok", "boolean")])
+}
+
+/// Asks for a [`confirmation`] as `confirm`, carrying `state` to the next round.
+fn ask_confirmation(state: &str) -> ToolOutcome {
+    ask(InputRequiredResult::new()
+        .with_request("confirm", confirmation())
+        .with_state(state))
 }
 
 pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
@@ -145,9 +157,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                     (Some(true), Some("awaiting-confirmation")) => {
                         complete("state-ok: confirmation received")
                     }
-                    _ => ask(InputRequiredResult::new()
-                        .with_request("confirm", elicit("Please confirm", &[("ok", "boolean")]))
-                        .with_state("awaiting-confirmation")),
+                    _ => ask_confirmation("awaiting-confirmation"),
                 }
             },
         )
@@ -176,9 +186,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
                     p.request_state.as_deref(),
                 ) {
                     (Some(_), Some("tamper-check")) => complete("state verified"),
-                    _ => ask(InputRequiredResult::new()
-                        .with_request("confirm", elicit("Please confirm", &[("ok", "boolean")]))
-                        .with_state("tamper-check")),
+                    _ => ask_confirmation("tamper-check"),
                 }
             },
         )
@@ -190,27 +198,21 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
             capabilities,
         )
         .prompt(
-            Prompt {
-                description: Some("A prompt that asks for its context first.".into()),
-                ..Prompt {
-                    name: "test_input_required_result_prompt".into(),
-                    ..Default::default()
-                }
-            },
+            Prompt::new("test_input_required_result_prompt")
+                .with_description("A prompt that asks for its context first."),
             |_, p: GetPromptRequestParams| async move {
                 match accepted(p.input_responses.as_ref(), "user_context")
                     .and_then(|c| text_field(&c, "context"))
                 {
-                    Some(context) => Ok::<_, ErrorObject>(Outcome::Complete(GetPromptResult {
-                        description: Some("A prompt built from the user's context".into()),
-                        messages: vec![PromptMessage::new(
+                    Some(context) => Ok::<_, ErrorObject>(Outcome::Complete(
+                        GetPromptResult::new(vec![PromptMessage::new(
                             Role::USER,
                             mcp::types::ContentBlock::text(format!(
                                 "Use the following context: {context}"
                             )),
-                        )],
-                        ..Default::default()
-                    })),
+                        )])
+                        .with_description("A prompt built from the user's context"),
+                    )),
                     None => Ok(Outcome::InputRequired(
                         InputRequiredResult::new().with_request(
                             "user_context",
@@ -305,7 +307,7 @@ async fn capabilities(ctx: RequestContext, p: CallToolRequestParams) -> ToolOutc
     }
     let caps = ctx.client_capabilities();
     let request = if caps.elicitation_form() {
-        ("confirm", elicit("Please confirm", &[("ok", "boolean")]))
+        ("confirm", confirmation())
     } else if caps.sampling() {
         ("sample", sample("Say hello", 50))
     } else if caps.roots() {

@@ -9,29 +9,22 @@ use mcp::types::{
 use super::tools::PNG;
 
 fn prompt(name: &str, description: &str, arguments: &[(&str, &str)]) -> Prompt {
-    Prompt {
-        name: name.to_owned(),
-        description: Some(description.to_owned()),
-        arguments: (!arguments.is_empty()).then(|| {
-            arguments
-                .iter()
-                .map(|(n, d)| PromptArgument {
-                    name: (*n).to_owned(),
-                    description: Some((*d).to_owned()),
-                    required: Some(true),
-                    ..Default::default()
-                })
-                .collect()
-        }),
-        ..Default::default()
-    }
+    let mut prompt = Prompt::new(name).with_description(description);
+    prompt.arguments = (!arguments.is_empty()).then(|| {
+        arguments
+            .iter()
+            .map(|(n, d)| {
+                PromptArgument::new(*n)
+                    .with_description(*d)
+                    .with_required(true)
+            })
+            .collect()
+    });
+    prompt
 }
 
 fn messages(messages: Vec<PromptMessage>) -> GetPromptResult {
-    GetPromptResult {
-        messages,
-        ..Default::default()
-    }
+    GetPromptResult::new(messages)
 }
 
 fn argument(params: &GetPromptRequestParams, name: &str) -> String {

@@ -8,20 +8,13 @@ use mcp::types::{
 use super::tools::PNG;
 
 fn resource(uri: &str, name: &str, mime: &str) -> Resource {
-    Resource {
-        uri: uri.to_owned(),
-        name: name.to_owned(),
-        mime_type: Some(mime.to_owned()),
-        description: Some(format!("The {name} fixture.")),
-        ..Default::default()
-    }
+    Resource::new(uri, name)
+        .with_mime_type(mime)
+        .with_description(format!("The {name} fixture."))
 }
 
 fn contents(contents: ResourceContents) -> ReadResourceResult {
-    ReadResourceResult {
-        contents: vec![contents],
-        ..Default::default()
-    }
+    ReadResourceResult::new(vec![contents])
 }
 
 pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
@@ -36,13 +29,9 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
             contents(ResourceContents::text(p.uri, Some("text/plain".into()), "Watched resource content."))
         })
         .resource_template(
-            ResourceTemplate {
-                uri_template: "test://template/{id}/data".into(),
-                name: "template".into(),
-                description: Some("Data for an id.".into()),
-                mime_type: Some("application/json".into()),
-                ..Default::default()
-            },
+            ResourceTemplate::new("test://template/{id}/data", "template")
+                .with_description("Data for an id.")
+                .with_mime_type("application/json"),
             |_, p: ReadResourceRequestParams, vars: UriVariables| async move {
                 let id = vars.get("id").cloned().unwrap_or_default();
                 let text = serde_json::json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();

@@ -10,26 +10,12 @@ use mcp::server::tasks::{
     Tasks,
 };
 use mcp::types::{
-    CallToolRequestParams, CallToolResult, ElicitAction, ElicitRequestFormParams, ErrorObject,
-    InputRequest, InputRequiredResult,
+    CallToolRequestParams, CallToolResult, ElicitAction, ErrorObject, InputRequiredResult,
 };
 use serde_json::{Value, json};
 
+use super::mrtr::elicit;
 use super::tools::tool;
-
-/// A form elicitation asking for the `(field, type)` pairs, all required.
-fn elicit(message: &str, fields: &[(&str, &str)]) -> InputRequest {
-    let properties: serde_json::Map<String, Value> = fields
-        .iter()
-        .map(|(f, t)| ((*f).to_owned(), json!({"type": t})))
-        .collect();
-    let required: Vec<&str> = fields.iter().map(|(f, _)| *f).collect();
-    let schema = serde_json::from_value(
-        json!({"type": "object", "properties": properties, "required": required}),
-    )
-    .unwrap_or_default();
-    InputRequest::elicit(ElicitRequestFormParams::new(message, schema))
-}
 
 fn text_argument(input: &TaskInput, name: &str, default: &str) -> String {
     input

@@ -16,10 +16,7 @@ pub(crate) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADU
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
 pub(crate) fn tool(name: &str, description: &str, schema: serde_json::Value) -> Tool {
-    Tool {
-        description: Some(description.to_owned()),
-        ..Tool::new(name, object(schema))
-    }
+    Tool::new(name, object(schema)).with_description(description)
 }
 
 fn no_args(name: &str, description: &str) -> Tool {

@@ -31,6 +31,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use mcp::types::Method as _;
+use mcp::types::methods::{Discover, Elicit};
 use mcp_reliability::server::{HttpServer, Launch};
 use mcp_reliability::stats::{Latencies, ms};
 use mcp_reliability::wire::{self, CONFIRMED_TEXT, MRTR_TOOL};
@@ -282,6 +284,7 @@ impl Fleet {
             keys: keys.map(str::to_owned),
             port: self.ports[i],
             show_logs: false,
+            predictable_malloc: false,
         };
         // The old process has exited; its port is free again (SO_REUSEADDR).
         let server = HttpServer::start(&self.bin, &launch).await?;
@@ -388,7 +391,7 @@ impl Driver {
             Some(state)
                 if round.status == 200
                     && result["resultType"] == "input_required"
-                    && result["inputRequests"]["confirm"]["method"] == "elicitation/create" =>
+                    && result["inputRequests"]["confirm"]["method"] == Elicit::NAME =>
             {
                 let state = state.to_owned();
                 Ok((round, state))
@@ -591,11 +594,7 @@ async fn alternating(driver: &Driver, flows: usize) -> Result<Vec<FlowRecord>, E
         if n % 2 == 1 {
             // One request in between flips which instance the next flow starts on.
             let discover = driver
-                .post(&wire::request(
-                    driver.next_id(),
-                    "server/discover",
-                    json!({}),
-                ))
+                .post(&wire::request(driver.next_id(), Discover::NAME, json!({})))
                 .await?;
             if discover.status != 200 {
                 return Err(format!("discover: {}", discover.body).into());

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use mcp_reliability::procfs::Memory;
 use mcp_reliability::wire::{self, CONFIRMED_TEXT, MRTR_TOOL};
 use serde_json::{Value, json};
 
@@ -66,6 +67,60 @@ pub fn echo_of_size(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) {
     let suffix = r#""}}}"#;
     let fill = total - prefix.len() - suffix.len();
     (prefix.into_bytes(), suffix.as_bytes().to_vec(), fill)
+}
+
+/// An echo request of exactly `total` bytes whose text is `fill` repeated, and the text's length.
+pub fn echo_body(id: &str, total: usize, fill: u8) -> (Vec<u8>, usize) {
+    let (prefix, suffix, length) = echo_of_size(id, total);
+    let mut body = prefix;
+    body.resize(body.len() + length, fill);
+    body.extend_from_slice(&suffix);
+    (body, length)
+}
+
+/// The transport's size limit is exact: an echo of `limit + 1` bytes is answered as `refused`
+/// expects, one of exactly `limit` bytes is served (its whole text comes back), and the server
+/// still serves. `headers` as in [`Wire::exchange`].
+pub async fn limit_is_exact<W: Wire>(
+    wire: &mut W,
+    limit: usize,
+    refused: &Case,
+    headers: Option<&[(String, Vec<u8>)]>,
+) {
+    let (over, _) = echo_body("over", limit + 1, b'b');
+    let reply = wire.exchange(&over, headers, true).await;
+    check(wire.name(), refused, &reply).unwrap_or_else(|f| panic!("{f}"));
+    let (at_limit, length) = echo_body("at-limit", limit, b'c');
+    let reply = wire.exchange(&at_limit, headers, true).await;
+    let served = Case::new(
+        "exactly the limit",
+        Vec::new(),
+        Expect::Text {
+            id: json!("at-limit"),
+            text: "c".repeat(length),
+        },
+    );
+    check(wire.name(), &served, &reply).unwrap_or_else(|f| panic!("{f}"));
+    probe(wire, 2).await.unwrap_or_else(|f| panic!("{f}"));
+}
+
+/// Prints what `what` did to the server's memory, and asserts its peak (VmHWM) grew by less
+/// than `bound_kib` over `before`.
+#[allow(clippy::print_stderr)]
+pub fn assert_peak_within(what: &str, before: &Memory, after: &Memory, bound_kib: u64) {
+    eprintln!(
+        "{what}: VmRSS {:.1} → {:.1} MiB, VmHWM {:.1} → {:.1} MiB",
+        before.rss_mib(),
+        after.rss_mib(),
+        before.hwm_mib(),
+        after.hwm_mib()
+    );
+    assert!(
+        after.hwm_kib < before.hwm_kib + bound_kib,
+        "VmHWM grew from {:.1} to {:.1} MiB on {what}",
+        before.hwm_mib(),
+        after.hwm_mib()
+    );
 }
 
 /// Proves the server still serves: an echo with a fresh id gets its text back.

@@ -2,6 +2,7 @@
 //! return the final result.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -12,14 +13,17 @@ use mcp_types::{
     InputResponseParams, InputResponses, Prompt, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, Tool,
 };
+use mcp_types::{CreateTaskResult, DetailedTask, SubscriptionFilter};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::back_channel::BackChannelGate;
-use super::builder::ClientBuilder;
+use super::callbacks::Callbacks;
 use super::error::ClientError;
 use super::input_loop::{CallBudget, LoopLimits, answer_all, drive};
+use super::listen::Subscription;
 use super::session::{RequestOptions, RoundOutcome, Session};
+use super::tasks::{Follower, TaskSettings, ToolStart};
 
 /// A request that stopped at an `InputRequiredResult`: everything needed to resume it later,
 /// possibly in another process (it serializes to JSON).
@@ -62,56 +66,40 @@ pub struct PendingRequest<P> {
 #[derive(Debug, Clone)]
 pub struct Client {
     session: Session,
+    /// The features above the session: they are configured here, not in the core.
+    callbacks: Callbacks,
     limits: LoopLimits,
     loop_timeout: Option<Duration>,
+    back_channel: Arc<BackChannelGate>,
+    tasks: TaskSettings,
+}
+
+/// What the builder hands a [`Client`] besides its session.
+pub(crate) struct ClientParts {
+    pub(crate) callbacks: Callbacks,
+    pub(crate) limits: LoopLimits,
+    pub(crate) loop_timeout: Option<Duration>,
+    pub(crate) back_channel: Arc<BackChannelGate>,
+    pub(crate) tasks: TaskSettings,
 }
 
 impl Client {
-    pub(crate) fn new(
-        session: Session,
-        limits: LoopLimits,
-        loop_timeout: Option<Duration>,
-    ) -> Self {
-        Self {
-            session,
+    pub(crate) fn new(session: Session, parts: ClientParts) -> Self {
+        let ClientParts {
+            callbacks,
             limits,
             loop_timeout,
+            back_channel,
+            tasks,
+        } = parts;
+        Self {
+            session,
+            callbacks,
+            limits,
+            loop_timeout,
+            back_channel,
+            tasks,
         }
-    }
-
-    /// A builder with the defaults.
-    pub fn builder() -> ClientBuilder {
-        ClientBuilder::new()
-    }
-
-    /// Connects with the defaults over newline-delimited JSON on `reader` / `writer`.
-    ///
-    /// # Errors
-    /// The negotiation failed.
-    pub async fn connect_io<R, W>(reader: R, writer: W) -> Result<Self, ClientError>
-    where
-        R: tokio::io::AsyncRead + Unpin + Send + 'static,
-        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
-    {
-        ClientBuilder::new().connect_io(reader, writer).await
-    }
-
-    /// Spawns `command` as the server, with the defaults.
-    ///
-    /// # Errors
-    /// The spawn or the negotiation failed.
-    #[cfg(feature = "stdio")]
-    pub async fn connect_stdio(command: tokio::process::Command) -> Result<Self, ClientError> {
-        ClientBuilder::new().connect_stdio(command).await
-    }
-
-    /// Connects to a streamable HTTP endpoint, with the defaults.
-    ///
-    /// # Errors
-    /// An invalid URL, or the negotiation failed.
-    #[cfg(feature = "http-client")]
-    pub async fn connect_http(url: &str) -> Result<Self, ClientError> {
-        ClientBuilder::new().connect_http(url).await
     }
 
     /// The session: one round at a time, for the manual loop and raw requests.
@@ -220,15 +208,7 @@ impl Client {
         name: impl Into<String>,
         arguments: Value,
     ) -> Result<CallToolResult, ClientError> {
-        let arguments = match arguments {
-            Value::Object(map) => Some(map),
-            Value::Null => None,
-            other => {
-                return Err(ClientError::InvalidArgument(format!(
-                    "tool arguments must be an object, not {other}"
-                )));
-            }
-        };
+        let arguments = tool_arguments(arguments)?;
         self.call_tool_with(
             CallToolRequestParams::new(name, arguments),
             RequestOptions::new(),
@@ -301,7 +281,7 @@ impl Client {
         // A -32020 earns one tools/list refresh per call, not per round.
         let refreshed = AtomicBool::new(false);
         let lp = drive(
-            &session.inner.shared.callbacks,
+            &self.callbacks,
             session.protocol_version(),
             self.limits,
             budget,
@@ -329,11 +309,8 @@ impl Client {
         name: impl Into<String>,
         arguments: Option<BTreeMap<String, String>>,
     ) -> Result<GetPromptResult, ClientError> {
-        let params = GetPromptRequestParams {
-            name: name.into(),
-            arguments,
-            ..GetPromptRequestParams::default()
-        };
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments;
         self.get_prompt_with(params, RequestOptions::new()).await
     }
 
@@ -374,10 +351,7 @@ impl Client {
         &self,
         uri: impl Into<String>,
     ) -> Result<ReadResourceResult, ClientError> {
-        let params = ReadResourceRequestParams {
-            uri: uri.into(),
-            ..ReadResourceRequestParams::default()
-        };
+        let params = ReadResourceRequestParams::new(uri);
         self.read_resource_with(params, RequestOptions::new()).await
     }
 
@@ -422,7 +396,7 @@ impl Client {
         let session = &self.session;
         let mut budget = CallBudget::default();
         let lp = drive(
-            &session.inner.shared.callbacks,
+            &self.callbacks,
             session.protocol_version(),
             self.limits,
             &mut budget,
@@ -447,7 +421,7 @@ impl Client {
             if shared.era() != Some(Era::Handshake) {
                 return lp.await;
             }
-            let guard = BackChannelGate::grant(shared);
+            let guard = BackChannelGate::grant(&self.back_channel);
             tokio::select! {
                 biased;
                 outcome = lp => outcome,
@@ -481,7 +455,7 @@ impl Client {
         requests: InputRequests,
     ) -> Result<InputResponses, ClientError> {
         answer_all(
-            &self.session.inner.shared.callbacks,
+            &self.callbacks,
             requests,
             self.session.protocol_version(),
             &self.limits,
@@ -491,6 +465,7 @@ impl Client {
     }
 
     /// The limits the builder set (the flows runner checks a saved round against them).
+    #[cfg(feature = "flows")]
     pub(crate) fn limits(&self) -> &LoopLimits {
         &self.limits
     }
@@ -521,5 +496,161 @@ impl Client {
     /// Transport failures while shutting down.
     pub async fn close(self) -> Result<(), ClientError> {
         self.session.close().await
+    }
+}
+
+/// The tasks extension (client/tasks.rs).
+impl Client {
+    /// `tasks/get`: the task as it is now.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn get_task(&self, task_id: &str) -> Result<DetailedTask, ClientError> {
+        self.session().get_task(task_id).await
+    }
+
+    /// `tasks/update`: answers (some of) a task's input requests yourself.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn update_task(
+        &self,
+        task_id: &str,
+        responses: InputResponses,
+    ) -> Result<(), ClientError> {
+        self.session().update_task(task_id, responses).await
+    }
+
+    /// `tasks/cancel`.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn cancel_task(&self, task_id: &str) -> Result<(), ClientError> {
+        self.session().cancel_task(task_id).await
+    }
+
+    /// Calls a tool (running the input-required loop) but does not wait for a task: returns its
+    /// handle, to follow now or later — possibly from another process — with
+    /// [`Client::wait_task`].
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn start_tool(
+        &self,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> Result<ToolStart, ClientError> {
+        let arguments = tool_arguments(arguments)?;
+        match self
+            .run_tool_loop(
+                CallToolRequestParams::new(name, arguments),
+                None,
+                &RequestOptions::new(),
+                &mut CallBudget::default(),
+            )
+            .await
+        {
+            Ok(result) => Ok(ToolStart::Complete(result)),
+            Err(ClientError::TaskCreated(task)) => Ok(ToolStart::Task(*task)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Follows task `task_id` to its end, answering its input requests with this client's
+    /// callbacks: its `completed` result, `failed` as [`ClientError::Rpc`] with the task's
+    /// error, `cancelled` as [`ClientError::TaskCancelled`].
+    ///
+    /// # Errors
+    /// As above, and see [`ClientError`].
+    pub async fn wait_task(
+        &self,
+        task_id: &str,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        self.follower()
+            .follow(task_id, None, options, &mut CallBudget::default())
+            .await
+    }
+
+    /// Follows a task created by a `tools/call` (the hook of [`Client::call_tool`]); its
+    /// creation is the first status reported. The call's budget (rounds, sampling) goes on.
+    pub(crate) async fn follow_task(
+        &self,
+        created: &CreateTaskResult,
+        options: &RequestOptions,
+        budget: &mut CallBudget,
+    ) -> Result<CallToolResult, ClientError> {
+        let initial = DetailedTask::from_task(created.task());
+        self.follower()
+            .follow(&created.task_id, Some(initial), options, budget)
+            .await
+    }
+
+    /// The tasks layer's view of this client.
+    fn follower(&self) -> Follower<'_> {
+        Follower {
+            session: &self.session,
+            callbacks: &self.callbacks,
+            limits: &self.limits,
+            settings: &self.tasks,
+        }
+    }
+}
+
+/// Subscriptions (client/listen.rs).
+impl Client {
+    /// Subscribes to change notifications: the list changes and resource updates `filter`
+    /// opts into, as a [`Subscription`] stream. Several subscriptions may be open at once; each
+    /// sees only its own notifications, and those it takes no longer reach
+    /// [`ClientBuilder::on_notification`].
+    ///
+    /// [`ClientBuilder::on_notification`]: super::ClientBuilder::on_notification
+    ///
+    /// On 2026-07-28 this is `subscriptions/listen`: it returns once the server acknowledged
+    /// the stream, and [`Subscription::acknowledged`] is the subset the server honours. In the
+    /// handshake era (2025-11-25), where list changes arrive unsolicited, it matches them
+    /// against `filter` and `resources/subscribe`s each URI (unsubscribing when the last
+    /// subscription that wants it ends).
+    ///
+    /// ```no_run
+    /// use mcp::client::{Client, ListenEvent};
+    /// use mcp::types::SubscriptionFilter;
+    ///
+    /// # async fn demo(client: Client) -> Result<(), mcp::client::ClientError> {
+    /// let filter = SubscriptionFilter::new()
+    ///     .with_tools_list_changed()
+    ///     .with_resource("file:///project/config.json");
+    /// let mut subscription = client.listen(filter).await?;
+    /// println!("the server honours {:?}", subscription.acknowledged());
+    /// while let Some(event) = subscription.next().await {
+    ///     match event {
+    ///         ListenEvent::ToolsListChanged => println!("tools: {:?}", client.list_tools().await?),
+    ///         ListenEvent::ResourceUpdated { uri } => println!("{uri} changed"),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// // Dropping `subscription` (or `subscription.close().await`) ends it.
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// On 2026-07-28, the server's refusal of `subscriptions/listen` (`-32601` from a server
+    /// without subscriptions) as [`ClientError::Rpc`], a stream that ends before its
+    /// acknowledgement, or no acknowledgement within the client's request timeout. In the
+    /// handshake era only a failed `resources/subscribe` — and that leaves the URI out of
+    /// [`Subscription::acknowledged`] instead of failing.
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+        self.session().listen(filter).await
+    }
+}
+
+/// A tool's arguments: an object, or nothing (`null`).
+fn tool_arguments(arguments: Value) -> Result<Option<serde_json::Map<String, Value>>, ClientError> {
+    match arguments {
+        Value::Object(map) => Ok(Some(map)),
+        Value::Null => Ok(None),
+        other => Err(ClientError::InvalidArgument(format!(
+            "tool arguments must be an object, not {other}"
+        ))),
     }
 }

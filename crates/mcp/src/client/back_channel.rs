@@ -23,12 +23,73 @@
 //! [`ClientError::SamplingBudgetExceeded`]: super::ClientError::SamplingBudgetExceeded
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
-use mcp_types::{ErrorCode, ErrorObject};
+use futures::future::BoxFuture;
+use mcp_types::jsonrpc::{Notification, Request, encode_error};
+use mcp_types::methods::{CreateMessage, Ping};
+use mcp_types::{Era, ErrorCode, ErrorObject, Method as _};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
+use super::callbacks::Callbacks;
 use super::input_loop::LoopLimits;
+use super::shared::{Inbound, Shared};
+use crate::sync::lock;
+
+/// The connection's [`Inbound`] handler: the server's requests go to the callbacks within the
+/// gate's limits, and the notifications no route took to the notification callback.
+pub(crate) struct BackChannel {
+    callbacks: Callbacks,
+    gate: Arc<BackChannelGate>,
+}
+
+impl BackChannel {
+    pub(crate) fn new(callbacks: Callbacks, gate: Arc<BackChannelGate>) -> Self {
+        Self { callbacks, gate }
+    }
+
+    /// Only the handshake era has server→client requests; on a 2026-07-28 connection they are
+    /// a protocol violation and get an error. The gate's limits apply; `ping` is answered
+    /// regardless.
+    async fn answer(&self, core: &Shared, request: Request) -> Vec<u8> {
+        if core.era() == Some(Era::Modern) {
+            let error =
+                ErrorObject::method_not_found(&request.method).with_data(serde_json::Value::from(
+                    "2026-07-28 has no server-to-client requests; ask with InputRequiredResult",
+                ));
+            return encode_error(Some(&request.id), &error);
+        }
+        let version = core.version();
+        if request.method == Ping::NAME {
+            return self.callbacks.answer_server_request(request, version).await;
+        }
+        let gate = &self.gate;
+        let admitted = match gate.admit() {
+            Ok(permit) => permit,
+            Err(error) => return encode_error(Some(&request.id), &error),
+        };
+        if request.method == CreateMessage::NAME
+            && self.callbacks.sampling.is_some()
+            && let Err(error) = gate.charge_sampling()
+        {
+            return encode_error(Some(&request.id), &error);
+        }
+        let _running = gate.run().await;
+        let response = self.callbacks.answer_server_request(request, version).await;
+        drop(admitted);
+        response
+    }
+}
+
+impl Inbound for BackChannel {
+    fn notification(&self, notification: &Notification) {
+        self.callbacks.notify(notification);
+    }
+
+    fn request<'a>(&'a self, core: &'a Shared, request: Request) -> BoxFuture<'a, Vec<u8>> {
+        Box::pin(self.answer(core, request))
+    }
+}
 
 /// See the module docs.
 #[derive(Debug)]
@@ -61,18 +122,13 @@ impl Grant {
 /// A call's grant, withdrawn when the call ends.
 #[derive(Debug)]
 pub(crate) struct GrantGuard {
-    gate: Arc<super::shared::Shared>,
+    gate: Arc<BackChannelGate>,
     pub(crate) grant: Arc<Grant>,
 }
 
 impl Drop for GrantGuard {
     fn drop(&mut self) {
-        self.gate
-            .back_channel
-            .grants
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|grant| !Arc::ptr_eq(grant, &self.grant));
+        lock(&self.gate.grants).retain(|grant| !Arc::ptr_eq(grant, &self.grant));
     }
 }
 
@@ -89,19 +145,15 @@ impl BackChannelGate {
     }
 
     /// Registers a call in flight with its sampling budget.
-    pub(crate) fn grant(shared: &Arc<super::shared::Shared>) -> GrantGuard {
-        let gate = &shared.back_channel;
+    pub(crate) fn grant(gate: &Arc<Self>) -> GrantGuard {
         let grant = Arc::new(Grant {
             left: AtomicU32::new(gate.max_sampling),
             exceeded: AtomicBool::new(false),
             notify: Notify::new(),
         });
-        gate.grants
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(Arc::clone(&grant));
+        lock(&gate.grants).push(Arc::clone(&grant));
         GrantGuard {
-            gate: Arc::clone(shared),
+            gate: Arc::clone(gate),
             grant,
         }
     }
@@ -131,7 +183,7 @@ impl BackChannelGate {
     /// Charges one sampling request to a call in flight; when none has budget left, tells the
     /// calls in flight and refuses the request.
     pub(crate) fn charge_sampling(&self) -> Result<(), ErrorObject> {
-        let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        let grants = lock(&self.grants);
         for grant in grants.iter() {
             let left = grant.left.load(Ordering::Relaxed);
             if left > 0 {

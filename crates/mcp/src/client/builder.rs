@@ -1,6 +1,7 @@
 //! Configuring and connecting a [`Client`].
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_types::jsonrpc::Notification;
@@ -11,7 +12,8 @@ use mcp_types::{
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::api::Client;
+use super::api::{Client, ClientParts};
+use super::back_channel::{BackChannel, BackChannelGate};
 use super::callbacks::{
     CallbackContext, Callbacks, ElicitationCallback, RootsCallback, SamplingCallback,
 };
@@ -20,6 +22,7 @@ use super::input_loop::LoopLimits;
 use super::negotiate::{Mode, NegotiationConfig, negotiate};
 use super::session::{Session, SessionConfig};
 use super::shared::Shared;
+use super::tasks::TaskSettings;
 use super::transport::engine::LineTransport;
 use super::transport::{Transport, TransportKind};
 use crate::transport::lines::DEFAULT_MAX_LINE;
@@ -53,8 +56,8 @@ pub struct ClientBuilder {
     shutdown_grace: Duration,
     #[cfg(feature = "http-client")]
     http: HttpOptions,
-    /// The tasks extension ([`ClientBuilder::tasks`], in `tasks.rs`).
-    pub(crate) tasks: Option<super::tasks::TaskSettings>,
+    /// The tasks extension ([`ClientBuilder::tasks`]).
+    tasks: Option<TaskSettings>,
 }
 
 #[cfg(feature = "http-client")]
@@ -146,7 +149,7 @@ impl ClientBuilder {
     /// Answers elicitations with a handler object (see [`Self::on_elicitation`]).
     #[must_use]
     pub fn elicitation_handler(mut self, handler: impl ElicitationCallback) -> Self {
-        self.callbacks.elicitation = Some(std::sync::Arc::new(handler));
+        self.callbacks.elicitation = Some(Arc::new(handler));
         self
     }
 
@@ -171,7 +174,7 @@ impl ClientBuilder {
     /// Answers sampling requests with a handler object (see [`Self::on_sampling`]).
     #[must_use]
     pub fn sampling_handler(mut self, handler: impl SamplingCallback) -> Self {
-        self.callbacks.sampling = Some(std::sync::Arc::new(handler));
+        self.callbacks.sampling = Some(Arc::new(handler));
         self
     }
 
@@ -195,7 +198,7 @@ impl ClientBuilder {
     /// Answers roots requests with a handler object (see [`Self::on_list_roots`]).
     #[must_use]
     pub fn roots_handler(mut self, handler: impl RootsCallback) -> Self {
-        self.callbacks.roots = Some(std::sync::Arc::new(handler));
+        self.callbacks.roots = Some(Arc::new(handler));
         self
     }
 
@@ -206,7 +209,7 @@ impl ClientBuilder {
         mut self,
         callback: impl Fn(&Notification) + Send + Sync + 'static,
     ) -> Self {
-        self.callbacks.notification = Some(std::sync::Arc::new(callback));
+        self.callbacks.notification = Some(Arc::new(callback));
         self
     }
 
@@ -353,6 +356,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Handles tasks: declares `io.modelcontextprotocol/tasks` on every request, accepts
+    /// `resultType: "task"`, and follows tasks to their end in [`Client::call_tool`].
+    #[must_use]
+    pub fn tasks(mut self, settings: TaskSettings) -> Self {
+        self.tasks = Some(settings);
+        self
+    }
+
     /// Signs in to OAuth-protected HTTP servers (see [`super::auth`]): on a 401 the client
     /// discovers the authorization server, registers, has the user authorize through the
     /// configured handler, and retries with the access token; it refreshes expired tokens and
@@ -393,16 +404,16 @@ impl ClientBuilder {
     ) -> Result<Client, ClientError> {
         let (process, stdout, stdin) =
             super::transport::stdio::spawn(command, self.shutdown_grace)?;
-        let shared = Shared::new(self.callbacks.clone(), &self.limits);
+        let core = self.core();
         let transport = LineTransport::start(
             stdout,
             stdin,
-            std::sync::Arc::clone(&shared),
+            Arc::clone(&core.shared),
             self.max_message,
             TransportKind::Stdio,
         )
         .with_process(process);
-        self.finish(shared, Transport::Lines(Box::new(transport)))
+        self.finish(core, Transport::Lines(Box::new(transport)))
             .await
     }
 
@@ -416,15 +427,15 @@ impl ClientBuilder {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let shared = Shared::new(self.callbacks.clone(), &self.limits);
+        let core = self.core();
         let transport = LineTransport::start(
             reader,
             writer,
-            std::sync::Arc::clone(&shared),
+            Arc::clone(&core.shared),
             self.max_message,
             TransportKind::Io,
         );
-        self.finish(shared, Transport::Lines(Box::new(transport)))
+        self.finish(core, Transport::Lines(Box::new(transport)))
             .await
     }
 
@@ -436,12 +447,14 @@ impl ClientBuilder {
     pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
         #[cfg(feature = "auth-client")]
         let auth = match &self.http.oauth {
-            Some(config) => Some(std::sync::Arc::new(super::auth::OAuthClient::new(
-                config.clone(),
-                url,
-            )?)),
+            Some(config) => Some(
+                Arc::new(super::auth::OAuthClient::new(config.clone(), url)?)
+                    as Arc<dyn super::transport::http::RequestAuth>,
+            ),
             None => None,
         };
+        #[cfg(not(feature = "auth-client"))]
+        let auth = None;
         let url = reqwest::Url::parse(url)
             .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
         let client = match &self.http.client {
@@ -453,7 +466,7 @@ impl ClientBuilder {
                 .redirect(reqwest::redirect::Policy::none())
                 .build()?,
         };
-        let shared = Shared::new(self.callbacks.clone(), &self.limits);
+        let core = self.core();
         let config = super::transport::http::HttpConfig {
             client,
             url,
@@ -461,19 +474,24 @@ impl ClientBuilder {
             max_reissues: self.http.max_reissues,
             max_message: self.max_message,
             legacy_get_stream: self.http.legacy_get_stream,
-            #[cfg(feature = "auth-client")]
             auth,
         };
         let transport =
-            super::transport::http::HttpTransport::new(config, std::sync::Arc::clone(&shared));
-        self.finish(shared, Transport::Http(transport)).await
+            super::transport::http::HttpTransport::new(config, Arc::clone(&core.shared));
+        self.finish(core, Transport::Http(transport)).await
     }
 
-    async fn finish(
-        self,
-        shared: std::sync::Arc<Shared>,
-        transport: Transport,
-    ) -> Result<Client, ClientError> {
+    /// The core of a new connection, with the back-channel as its inbound handler.
+    fn core(&self) -> Core {
+        let back_channel = Arc::new(BackChannelGate::new(&self.limits));
+        let inbound = BackChannel::new(self.callbacks.clone(), Arc::clone(&back_channel));
+        Core {
+            shared: Shared::new(Arc::new(inbound)),
+            back_channel,
+        }
+    }
+
+    async fn finish(self, core: Core, transport: Transport) -> Result<Client, ClientError> {
         let mut capabilities = self.callbacks.capabilities();
         let mut result_types = ResultTypes::core();
         // The tasks extension: declared on every request, and `resultType: "task"` accepted.
@@ -488,9 +506,8 @@ impl ClientBuilder {
             log_level: self.log_level,
             result_types,
             list_unseen_tools: self.list_unseen_tools,
-            tasks: self.tasks,
         };
-        let session = Session::new(shared, transport, config);
+        let session = Session::new(core.shared, transport, config);
         let negotiation = NegotiationConfig {
             mode: self.mode,
             legacy_version: self.legacy_version,
@@ -501,6 +518,59 @@ impl ClientBuilder {
             let _ = session.close().await;
             return Err(error);
         }
-        Ok(Client::new(session, self.limits, self.loop_timeout))
+        Ok(Client::new(
+            session,
+            ClientParts {
+                callbacks: self.callbacks,
+                limits: self.limits,
+                loop_timeout: self.loop_timeout,
+                back_channel: core.back_channel,
+                tasks: self.tasks.unwrap_or_default(),
+            },
+        ))
+    }
+}
+
+/// A new connection's core and the back-channel gate its calls draw sampling grants from.
+struct Core {
+    shared: Arc<Shared>,
+    back_channel: Arc<BackChannelGate>,
+}
+
+/// Construction with the defaults: the builder is the layer above [`Client`].
+impl Client {
+    /// A builder with the defaults.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    /// Connects with the defaults over newline-delimited JSON on `reader` / `writer`.
+    ///
+    /// # Errors
+    /// The negotiation failed.
+    pub async fn connect_io<R, W>(reader: R, writer: W) -> Result<Self, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        ClientBuilder::new().connect_io(reader, writer).await
+    }
+
+    /// Spawns `command` as the server, with the defaults.
+    ///
+    /// # Errors
+    /// The spawn or the negotiation failed.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(command: tokio::process::Command) -> Result<Self, ClientError> {
+        ClientBuilder::new().connect_stdio(command).await
+    }
+
+    /// Connects to a streamable HTTP endpoint, with the defaults.
+    ///
+    /// # Errors
+    /// An invalid URL, or the negotiation failed.
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(url: &str) -> Result<Self, ClientError> {
+        ClientBuilder::new().connect_http(url).await
     }
 }

@@ -14,7 +14,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use mcp_types::Method as _;
 use mcp_types::jsonrpc::{Notification, Request, encode_error, encode_result};
+use mcp_types::methods::{CreateMessage, Elicit, ListRoots, Ping};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationCapability, EmptyResult, ErrorCode, ErrorObject, InputRequest,
@@ -162,6 +164,9 @@ pub type NotificationCallback = Arc<dyn Fn(&Notification) + Send + Sync>;
 /// Receives the progress notifications of one request. Called on the transport's reader task.
 pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
 
+/// Receives every change of a task a call follows (status, `statusMessage`, input requests).
+pub type TaskStatusCallback = Arc<dyn Fn(&mcp_types::DetailedTask) + Send + Sync>;
+
 /// The configured callbacks, and everything derived from which ones exist.
 #[derive(Clone, Default)]
 pub(crate) struct Callbacks {
@@ -278,8 +283,8 @@ impl Callbacks {
         let id = request.id.clone();
         let context = CallbackContext::new(InputOrigin::ServerRequest { id: id.clone() }, version);
         let outcome: Result<Vec<u8>, ErrorObject> = match request.method.as_str() {
-            "ping" => encode(&id, &EmptyResult::default()),
-            "elicitation/create" => match &self.elicitation {
+            Ping::NAME => encode(&id, &EmptyResult::default()),
+            Elicit::NAME => match &self.elicitation {
                 None => Err(not_supported("Elicitation not supported")),
                 Some(cb) => match request.params_as::<ElicitRequestParams>() {
                     Err(e) => Err(ErrorObject::invalid_params(e.to_string())),
@@ -289,7 +294,7 @@ impl Callbacks {
                         .and_then(|r| encode(&id, &r)),
                 },
             },
-            "sampling/createMessage" => match &self.sampling {
+            CreateMessage::NAME => match &self.sampling {
                 None => Err(not_supported("Sampling not supported")),
                 Some(cb) => match request.params_as::<CreateMessageRequestParams>() {
                     Err(e) => Err(ErrorObject::invalid_params(e.to_string())),
@@ -299,7 +304,7 @@ impl Callbacks {
                         .and_then(|r| encode(&id, &r)),
                 },
             },
-            "roots/list" => match &self.roots {
+            ListRoots::NAME => match &self.roots {
                 None => Err(not_supported("List roots not supported")),
                 Some(cb) => cb.list_roots(context).await.and_then(|r| encode(&id, &r)),
             },

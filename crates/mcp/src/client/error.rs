@@ -136,7 +136,7 @@ pub enum ClientError {
     /// client's checks or from the authorization server, not from the MCP server.
     #[cfg(feature = "auth-client")]
     #[error("authorization failed: {0}")]
-    Auth(#[from] crate::client::auth::AuthError),
+    Auth(#[from] crate::client::auth::error::AuthError),
 
     /// The server answered `tools/call` with a task (`resultType: "task"`, the tasks
     /// extension) where the caller follows no tasks (a session-level call, or

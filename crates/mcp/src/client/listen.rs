@@ -16,6 +16,7 @@
 //! A notification a subscription takes does not reach [`ClientBuilder::on_notification`];
 //! everything else still does.
 //!
+//! [`Client::listen`]: super::Client::listen
 //! [`ClientBuilder::on_notification`]: super::ClientBuilder::on_notification
 
 use std::collections::{HashMap, VecDeque};
@@ -37,10 +38,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::api::Client;
 use super::error::ClientError;
 use super::session::{RequestOptions, RoundOutcome, Session};
-use super::shared::Shared;
+use super::shared::Route;
 use crate::sync::lock;
 
 /// One notification delivered to a [`Subscription`].
@@ -114,7 +114,7 @@ impl ListenEvent {
 }
 
 tokio::task_local! {
-    /// Set while a [`Client::listen`] request is being sent: the ids its transport draws
+    /// Set while a `Client::listen` request is being sent: the ids its transport draws
     /// (`Shared::next_id`) are registered to this subscription before anything goes out.
     static LISTEN: Arc<Slot>;
 }
@@ -132,7 +132,8 @@ struct LegacyListener {
     tx: mpsc::UnboundedSender<Msg>,
 }
 
-/// The subscriptions of one connection (a member of `Shared`).
+/// The subscriptions of one connection: a route of the core, registered by the first
+/// subscription.
 #[derive(Default)]
 pub(crate) struct Listens {
     /// Whether a subscription was ever opened: until then routing is skipped entirely.
@@ -163,9 +164,14 @@ struct ParamsProbe {
     meta: Option<MetaProbe>,
 }
 
-impl Listens {
+impl Route for Listens {
+    /// First: a subscription takes its own notifications before any other route.
+    fn order(&self) -> u8 {
+        0
+    }
+
     /// Registers `id` to the listen request being sent on this task, if any.
-    pub(crate) fn claim(&self, id: &RequestId) {
+    fn claim(&self, id: &RequestId) {
         let _ = LISTEN.try_with(|slot| {
             lock(&self.modern).insert(id.clone(), slot.tx.clone());
             lock(&slot.ids).push(id.clone());
@@ -173,7 +179,7 @@ impl Listens {
     }
 
     /// Hands `notification` to the subscription it belongs to; `false` when none takes it.
-    pub(crate) fn route(&self, notification: &Notification) -> bool {
+    fn route(&self, notification: &Notification) -> bool {
         if !self.used.load(Ordering::Acquire) {
             return false;
         }
@@ -215,7 +221,9 @@ impl Listens {
         }
         taken
     }
+}
 
+impl Listens {
     fn forget_modern(&self, slot: &Slot) {
         let ids = std::mem::take(&mut *lock(&slot.ids));
         let mut modern = lock(&self.modern);
@@ -240,7 +248,7 @@ impl Listens {
 /// waits for it. It also implements [`futures::Stream`].
 pub struct Subscription {
     rx: mpsc::UnboundedReceiver<Msg>,
-    shared: Arc<Shared>,
+    listens: Arc<Listens>,
     acknowledged: SubscriptionFilter,
     id: Option<RequestId>,
     buffered: VecDeque<ListenEvent>,
@@ -273,10 +281,10 @@ impl std::fmt::Debug for Subscription {
 }
 
 impl Subscription {
-    fn new(rx: mpsc::UnboundedReceiver<Msg>, shared: Arc<Shared>, kind: Kind) -> Self {
+    fn new(rx: mpsc::UnboundedReceiver<Msg>, listens: Arc<Listens>, kind: Kind) -> Self {
         Self {
             rx,
-            shared,
+            listens,
             acknowledged: SubscriptionFilter::default(),
             id: None,
             buffered: VecDeque::new(),
@@ -355,7 +363,7 @@ impl Subscription {
         self.ended = true;
         self.error = error;
         if let Kind::Modern { slot, .. } = &self.kind {
-            self.shared.listens.forget_modern(slot);
+            self.listens.forget_modern(slot);
         }
     }
 
@@ -402,10 +410,10 @@ impl Drop for Subscription {
                     // Dropping the request future abandons it (see the type docs).
                     task.abort();
                 }
-                self.shared.listens.forget_modern(slot);
+                self.listens.forget_modern(slot);
             }
             Kind::Legacy { key, session, uris } => {
-                lock(&self.shared.listens.legacy).remove(key);
+                lock(&self.listens.legacy).remove(key);
                 let uris = std::mem::take(uris);
                 if !uris.is_empty()
                     && let Ok(handle) = tokio::runtime::Handle::try_current()
@@ -420,7 +428,7 @@ impl Drop for Subscription {
 
 /// `resources/unsubscribe` for the URIs no other subscription still wants.
 async fn release(session: &Session, uris: Vec<String>) {
-    let listens = &session.inner.shared.listens;
+    let listens = session.inner.shared.route::<Listens>();
     let mut counts = listens.subscribed.lock().await;
     for uri in uris {
         let last = match counts.get_mut(&uri) {
@@ -435,10 +443,7 @@ async fn release(session: &Session, uris: Vec<String>) {
             None => false,
         };
         if last {
-            let params = SubscribeRequestParams {
-                uri: uri.clone(),
-                ..SubscribeRequestParams::default()
-            };
+            let params = SubscribeRequestParams::new(uri.clone());
             if let Err(error) = session
                 .request::<Unsubscribe>(params, &RequestOptions::new())
                 .await
@@ -454,6 +459,8 @@ impl Session {
     ///
     /// # Errors
     /// See [`Client::listen`].
+    ///
+    /// [`Client::listen`]: super::Client::listen
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
         if self.era() == Some(Era::Handshake) {
             self.listen_legacy(filter).await
@@ -463,17 +470,14 @@ impl Session {
     }
 
     async fn listen_modern(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
-        let shared = Arc::clone(&self.inner.shared);
+        let listens = self.inner.shared.route::<Listens>();
         let (tx, rx) = mpsc::unbounded_channel();
         let slot = Arc::new(Slot {
             tx: tx.clone(),
             ids: Mutex::new(Vec::new()),
         });
-        shared.listens.used.store(true, Ordering::Release);
-        let params = SubscriptionsListenRequestParams {
-            notifications: filter,
-            ..SubscriptionsListenRequestParams::default()
-        };
+        listens.used.store(true, Ordering::Release);
+        let params = SubscriptionsListenRequestParams::new(filter);
         let session = self.clone();
         let request = LISTEN.scope(Arc::clone(&slot), async move {
             let end = match session
@@ -490,7 +494,7 @@ impl Session {
         });
         let mut subscription = Subscription::new(
             rx,
-            shared,
+            listens,
             Kind::Modern {
                 slot,
                 task: Some(tokio::spawn(request)),
@@ -514,41 +518,39 @@ impl Session {
     }
 
     async fn listen_legacy(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
-        let shared = Arc::clone(&self.inner.shared);
+        let listens = self.inner.shared.route::<Listens>();
         let capabilities = self.server_capabilities().unwrap_or_default();
         let declared = |wanted: bool, list_changed: Option<bool>| {
             (wanted && list_changed == Some(true)).then_some(true)
         };
-        let mut honored = SubscriptionFilter {
-            tools_list_changed: declared(
-                filter.wants_tools_list_changed(),
-                capabilities.tools.as_ref().and_then(|c| c.list_changed),
-            ),
-            prompts_list_changed: declared(
-                filter.wants_prompts_list_changed(),
-                capabilities.prompts.as_ref().and_then(|c| c.list_changed),
-            ),
-            resources_list_changed: declared(
-                filter.wants_resources_list_changed(),
-                capabilities.resources.as_ref().and_then(|c| c.list_changed),
-            ),
-            // Listening before subscribing: an update right after the subscription is kept.
-            resource_subscriptions: filter.resource_subscriptions.clone(),
-            ..SubscriptionFilter::default()
-        };
+        let mut honored = SubscriptionFilter::new();
+        honored.tools_list_changed = declared(
+            filter.wants_tools_list_changed(),
+            capabilities.tools.as_ref().and_then(|c| c.list_changed),
+        );
+        honored.prompts_list_changed = declared(
+            filter.wants_prompts_list_changed(),
+            capabilities.prompts.as_ref().and_then(|c| c.list_changed),
+        );
+        honored.resources_list_changed = declared(
+            filter.wants_resources_list_changed(),
+            capabilities.resources.as_ref().and_then(|c| c.list_changed),
+        );
+        // Listening before subscribing: an update right after the subscription is kept.
+        honored.resource_subscriptions = filter.resource_subscriptions.clone();
         let (tx, rx) = mpsc::unbounded_channel();
-        let key = shared.listens.next_legacy.fetch_add(1, Ordering::Relaxed);
-        lock(&shared.listens.legacy).insert(
+        let key = listens.next_legacy.fetch_add(1, Ordering::Relaxed);
+        lock(&listens.legacy).insert(
             key,
             LegacyListener {
                 filter: honored.clone(),
                 tx,
             },
         );
-        shared.listens.used.store(true, Ordering::Release);
+        listens.used.store(true, Ordering::Release);
         let mut subscription = Subscription::new(
             rx,
-            Arc::clone(&shared),
+            Arc::clone(&listens),
             Kind::Legacy {
                 key,
                 session: self.clone(),
@@ -557,17 +559,14 @@ impl Session {
         );
         let mut accepted = Vec::new();
         {
-            let mut counts = shared.listens.subscribed.lock().await;
+            let mut counts = listens.subscribed.lock().await;
             for uri in filter.resources() {
                 if let Some(count) = counts.get_mut(uri) {
                     *count += 1;
                     accepted.push(uri.clone());
                     continue;
                 }
-                let params = SubscribeRequestParams {
-                    uri: uri.clone(),
-                    ..SubscribeRequestParams::default()
-                };
+                let params = SubscribeRequestParams::new(uri.clone());
                 match self
                     .request::<Subscribe>(params, &RequestOptions::new())
                     .await
@@ -584,54 +583,10 @@ impl Session {
             uris.clone_from(&accepted);
         }
         honored.resource_subscriptions = filter.resource_subscriptions.as_ref().map(|_| accepted);
-        if let Some(listener) = lock(&shared.listens.legacy).get_mut(&key) {
+        if let Some(listener) = lock(&listens.legacy).get_mut(&key) {
             listener.filter = honored.clone();
         }
         subscription.acknowledged = honored;
         Ok(subscription)
-    }
-}
-
-impl Client {
-    /// Subscribes to change notifications: the list changes and resource updates `filter`
-    /// opts into, as a [`Subscription`] stream. Several subscriptions may be open at once; each
-    /// sees only its own notifications, and those it takes no longer reach
-    /// [`ClientBuilder::on_notification`](super::ClientBuilder::on_notification).
-    ///
-    /// On 2026-07-28 this is `subscriptions/listen`: it returns once the server acknowledged
-    /// the stream, and [`Subscription::acknowledged`] is the subset the server honours. In the
-    /// handshake era (2025-11-25), where list changes arrive unsolicited, it matches them
-    /// against `filter` and `resources/subscribe`s each URI (unsubscribing when the last
-    /// subscription that wants it ends).
-    ///
-    /// ```no_run
-    /// use mcp::client::{Client, ListenEvent};
-    /// use mcp::types::SubscriptionFilter;
-    ///
-    /// # async fn demo(client: Client) -> Result<(), mcp::client::ClientError> {
-    /// let filter = SubscriptionFilter::new()
-    ///     .with_tools_list_changed()
-    ///     .with_resource("file:///project/config.json");
-    /// let mut subscription = client.listen(filter).await?;
-    /// println!("the server honours {:?}", subscription.acknowledged());
-    /// while let Some(event) = subscription.next().await {
-    ///     match event {
-    ///         ListenEvent::ToolsListChanged => println!("tools: {:?}", client.list_tools().await?),
-    ///         ListenEvent::ResourceUpdated { uri } => println!("{uri} changed"),
-    ///         _ => {}
-    ///     }
-    /// }
-    /// // Dropping `subscription` (or `subscription.close().await`) ends it.
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// # Errors
-    /// On 2026-07-28, the server's refusal of `subscriptions/listen` (`-32601` from a server
-    /// without subscriptions) as [`ClientError::Rpc`], a stream that ends before its
-    /// acknowledgement, or no acknowledgement within the client's request timeout. In the
-    /// handshake era only a failed `resources/subscribe` — and that leaves the URI out of
-    /// [`Subscription::acknowledged`] instead of failing.
-    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
-        self.session().listen(filter).await
     }
 }

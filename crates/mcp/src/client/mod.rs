@@ -11,7 +11,7 @@
 //!   the probe failing in any way other than a transport failure, and the client falls back to
 //!   `initialize`. A `-32022` naming a mutual version retries with it.
 //! * [`Mode::Pinned`] speaks a 2026 version without probing.
-//! * [`Mode::Legacy`] always uses `initialize`.
+//! * [`Mode::Handshake`] always uses `initialize`.
 //!
 //! [`Client::protocol_version`] tells what was negotiated.
 //!
@@ -96,8 +96,12 @@ mod error;
 #[cfg(feature = "flows")]
 pub mod flows;
 mod input_loop;
+#[cfg(test)]
+mod layers;
 mod listen;
 mod negotiate;
+#[cfg(feature = "auth-client")]
+mod pause;
 mod session;
 mod shared;
 mod tasks;
@@ -108,11 +112,11 @@ pub use api::{Client, PendingRequest};
 pub use builder::ClientBuilder;
 pub use callbacks::{
     CallbackContext, ElicitationCallback, InputOrigin, NotificationCallback, ProgressCallback,
-    RootsCallback, SamplingCallback,
+    RootsCallback, SamplingCallback, TaskStatusCallback,
 };
 pub use error::{ClientError, TransportError};
 pub use listen::{ListenEvent, Subscription};
 pub use negotiate::Mode;
 pub use session::{RequestOptions, RoundOutcome, Session};
-pub use tasks::{TaskFollow, TaskSettings, TaskStatusCallback, ToolStart};
+pub use tasks::{TaskFollow, TaskSettings, ToolStart};
 pub use transport::TransportKind;

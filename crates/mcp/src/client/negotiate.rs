@@ -7,7 +7,7 @@
 //!   `initialize`. The fallback is deliberately not keyed to one error code. Only a `-32022`
 //!   whose `supported` list is 2026-only and disjoint from ours fails the connection.
 //! * [`Mode::Pinned`]: no traffic; requests carry the pinned version from the start.
-//! * [`Mode::Legacy`]: `initialize` + `notifications/initialized`.
+//! * [`Mode::Handshake`]: `initialize` + `notifications/initialized`.
 
 use mcp_types::methods::{Discover, Initialize, Initialized};
 use mcp_types::{
@@ -29,7 +29,7 @@ pub enum Mode {
     /// Speak this 2026-era version without probing (`Mode::Pinned(ProtocolVersion::V2026_07_28)`).
     Pinned(ProtocolVersion),
     /// Always use the `initialize` handshake (2025-11-25 and earlier).
-    Legacy,
+    Handshake,
 }
 
 /// Settings negotiation needs.
@@ -50,7 +50,7 @@ pub(crate) async fn negotiate(
         Mode::Pinned(version) => {
             if !version.is_modern() {
                 return Err(ClientError::InvalidArgument(format!(
-                    "{version} is not a 2026-era version; use Mode::Legacy for the handshake era"
+                    "{version} is not a 2026-era version; use Mode::Handshake for the handshake era"
                 )));
             }
             session.inner.shared.update(|n| {
@@ -58,7 +58,7 @@ pub(crate) async fn negotiate(
                 n.era = Some(Era::Modern);
             });
         }
-        Mode::Legacy => initialize(session, config).await?,
+        Mode::Handshake => initialize(session, config).await?,
     }
     session.inner.transport.on_negotiated().await;
     Ok(())
@@ -184,13 +184,11 @@ fn adopt(session: &Session, result: DiscoverResult, version: ProtocolVersion) {
 
 /// The handshake: `initialize`, then `notifications/initialized`.
 async fn initialize(session: &Session, config: &NegotiationConfig) -> Result<(), ClientError> {
-    let mut params = InitializeRequestParams {
-        protocol_version: config.legacy_version.clone(),
-        capabilities: session.inner.config.capabilities.clone(),
-        client_info: session.inner.config.client_info.clone(),
-        meta: None,
-        extra: mcp_types::Extra::new(),
-    };
+    let mut params = InitializeRequestParams::new(
+        config.legacy_version.clone(),
+        session.inner.config.capabilities.clone(),
+        session.inner.config.client_info.clone(),
+    );
     let envelope = Envelope {
         era: Some(Era::Handshake),
         version: None,

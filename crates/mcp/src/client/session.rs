@@ -27,11 +27,12 @@ use mcp_types::{
 use serde::Deserialize;
 use serde_json::value::{RawValue, to_raw_value};
 
-use super::callbacks::ProgressCallback;
+use super::callbacks::{ProgressCallback, TaskStatusCallback};
 use super::error::ClientError;
 use super::shared::Shared;
 use super::tool_index::ToolIndex;
 use super::transport::{HttpHeaders, Outgoing, Transport, TransportKind};
+use crate::sync::lock;
 
 /// The outcome of one round of a request that may ask for input.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +68,7 @@ pub struct RequestOptions {
     pub(crate) progress: Option<ProgressCallback>,
     pub(crate) timeout: Option<Duration>,
     /// The tasks extension: changes of the task a `tools/call` becomes (client/tasks.rs).
-    pub(crate) task_status: Option<super::tasks::TaskStatusCallback>,
+    pub(crate) task_status: Option<TaskStatusCallback>,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -115,8 +116,6 @@ pub(crate) struct SessionConfig {
     pub(crate) result_types: ResultTypes,
     /// Read `tools/list` to check the first result of a tool not seen there yet.
     pub(crate) list_unseen_tools: bool,
-    /// The tasks extension, when enabled (client/tasks.rs).
-    pub(crate) tasks: Option<super::tasks::TaskSettings>,
 }
 
 /// Overrides used while the era is still being negotiated.
@@ -383,12 +382,8 @@ impl Session {
             Some(after) => {
                 // Time spent signing in with the user (OAuth) does not count.
                 #[cfg(feature = "auth-client")]
-                let bounded = crate::client::auth::bounded(
-                    after,
-                    request,
-                    self.inner.transport.pause_clock(),
-                )
-                .await;
+                let bounded =
+                    super::pause::bounded(after, request, self.inner.transport.pause_clock()).await;
                 #[cfg(not(feature = "auth-client"))]
                 let bounded = tokio::time::timeout(after, request).await.ok();
                 bounded.ok_or(ClientError::Timeout {
@@ -404,11 +399,7 @@ impl Session {
     /// The serialized 2026 `_meta` envelope for `version` (cached; rebuilt when the version
     /// changes). Exactly what [`Self::stamp`] would write into an empty `_meta`.
     fn envelope_json(&self, version: Option<&ProtocolVersion>) -> Arc<str> {
-        let mut cache = self
-            .inner
-            .envelope
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = lock(&self.inner.envelope);
         if let Some((cached_version, json)) = cache.as_ref()
             && cached_version.as_ref() == version
         {
@@ -488,10 +479,8 @@ impl Session {
     /// See [`ClientError`].
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
         let first_page = cursor.is_none();
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         let mut result = complete(
             self.request::<ListTools>(params, &RequestOptions::new())
                 .await?,
@@ -511,10 +500,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListPrompts>(params, &RequestOptions::new())
                 .await?,
@@ -529,10 +516,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListResources>(params, &RequestOptions::new())
                 .await?,
@@ -547,10 +532,8 @@ impl Session {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ClientError> {
-        let params = PaginatedRequestParams {
-            cursor,
-            ..PaginatedRequestParams::default()
-        };
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
         complete(
             self.request::<ListResourceTemplates>(params, &RequestOptions::new())
                 .await?,

@@ -1,20 +1,29 @@
-//! State shared by a session and its transport: request ids, the negotiated era, the callbacks,
-//! and the routing of progress notifications to the request that asked for them.
+//! The client's core: the plain state of one connection that every layer above shares —
+//! request ids, what negotiation settled, the progress tokens of requests in flight — and the
+//! routing of what the server sends unasked.
+//!
+//! The core knows no feature. A feature that wants some of the server's notifications (a
+//! `Client::listen` subscription, a task followed in listen mode) registers a [`Route`] of its
+//! own type on first use ([`Shared::route`]) and keeps its routing table in it; the routes see
+//! each notification in their [`Route::order`], before the progress tokens. What no route takes,
+//! and every request the server sends, goes to the connection's [`Inbound`] handler, given at
+//! construction (the callbacks behind the back-channel's limits, client/back_channel.rs).
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
-use mcp_types::jsonrpc::{Notification, Request, encode_error};
+use futures::future::BoxFuture;
+use mcp_types::jsonrpc::{Notification, Request};
 use mcp_types::methods::Progress;
 use mcp_types::{
-    Era, ErrorObject, Implementation, NotificationMethod, ProgressNotificationParams,
-    ProtocolVersion, RequestId, ServerCapabilities,
+    Era, Implementation, NotificationMethod, ProgressNotificationParams, ProtocolVersion,
+    RequestId, ServerCapabilities,
 };
 
-use super::back_channel::BackChannelGate;
-use super::callbacks::{Callbacks, ProgressCallback};
-use super::input_loop::LoopLimits;
+use super::callbacks::ProgressCallback;
+use crate::sync::{lock, read, write};
 
 /// What negotiation settled.
 #[derive(Debug, Clone, Default)]
@@ -31,193 +40,169 @@ pub(crate) struct Negotiated {
     pub(crate) instructions: Option<String>,
 }
 
+/// A feature's share of the server's notifications (see the module docs).
+pub(crate) trait Route: Send + Sync + 'static {
+    /// Where the route runs among the others (lower first); fixed per route type.
+    fn order(&self) -> u8;
+
+    /// A request id was drawn, on the task that is about to send the request.
+    fn claim(&self, _id: &RequestId) {}
+
+    /// Takes `notification` when it is this route's; `false` passes it on.
+    fn route(&self, notification: &Notification) -> bool;
+}
+
+/// Where the messages no route takes go: the connection's notification callback, and the
+/// answers to the server's requests (encoded JSON-RPC responses).
+pub(crate) trait Inbound: Send + Sync {
+    /// A notification no route took.
+    fn notification(&self, notification: &Notification);
+
+    /// Answers a request the server sent; `core` is this connection's.
+    fn request<'a>(&'a self, core: &'a Shared, request: Request) -> BoxFuture<'a, Vec<u8>>;
+}
+
+/// One registered route: typed (for [`Shared::route`]) and as the router calls it.
+struct Registered {
+    type_id: TypeId,
+    typed: Arc<dyn Any + Send + Sync>,
+    route: Arc<dyn Route>,
+}
+
 /// See the module docs.
 pub(crate) struct Shared {
-    pub(crate) callbacks: Callbacks,
     next_id: AtomicI64,
     next_progress: AtomicI64,
     negotiated: RwLock<Negotiated>,
     progress: Mutex<HashMap<RequestId, ProgressCallback>>,
-    /// The tasks extension: where `notifications/tasks` for followed tasks go.
-    pub(crate) task_watchers: super::tasks::TaskWatchers,
-    /// `Client::listen` subscriptions: where their notifications go (client/listen.rs).
-    pub(crate) listens: super::listen::Listens,
-    /// The limits on the handshake era's server→client requests (client/back_channel.rs).
-    pub(crate) back_channel: BackChannelGate,
+    /// Whether any route is registered: until then requests and notifications skip the table.
+    routed: AtomicBool,
+    routes: RwLock<Vec<Registered>>,
+    inbound: Arc<dyn Inbound>,
 }
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared")
-            .field("callbacks", &self.callbacks)
             .field("negotiated", &self.negotiated)
+            .field("routes", &read(&self.routes).len())
             .finish_non_exhaustive()
     }
 }
 
 impl Shared {
-    pub(crate) fn new(callbacks: Callbacks, limits: &LoopLimits) -> Arc<Self> {
+    pub(crate) fn new(inbound: Arc<dyn Inbound>) -> Arc<Self> {
         Arc::new(Self {
-            callbacks,
             next_id: AtomicI64::new(1),
             next_progress: AtomicI64::new(1),
             negotiated: RwLock::new(Negotiated::default()),
             progress: Mutex::new(HashMap::new()),
-            task_watchers: Mutex::new(HashMap::new()),
-            listens: super::listen::Listens::default(),
-            back_channel: BackChannelGate::new(limits),
+            routed: AtomicBool::new(false),
+            routes: RwLock::new(Vec::new()),
+            inbound,
         })
     }
 
-    /// A fresh request id; ids are never reused within a connection (retries included).
+    /// A fresh request id; ids are never reused within a connection (retries included). The
+    /// routes may claim it (a `subscriptions/listen` routes its stream by its id).
     pub(crate) fn next_id(&self) -> RequestId {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
-        // A `subscriptions/listen` sent by `Client::listen` routes its stream by this id.
-        self.listens.claim(&id);
+        if self.routed.load(Ordering::Acquire) {
+            for registered in read(&self.routes).iter() {
+                registered.route.claim(&id);
+            }
+        }
         id
     }
 
+    /// The route of type `R`, registered now if it was not yet.
+    pub(crate) fn route<R: Route + Default>(&self) -> Arc<R> {
+        let type_id = TypeId::of::<R>();
+        let found = |routes: &[Registered]| {
+            routes
+                .iter()
+                .find(|registered| registered.type_id == type_id)
+                .and_then(|registered| Arc::clone(&registered.typed).downcast::<R>().ok())
+        };
+        if let Some(route) = found(&read(&self.routes)) {
+            return route;
+        }
+        let mut routes = write(&self.routes);
+        if let Some(route) = found(&routes) {
+            return route;
+        }
+        let route = Arc::new(R::default());
+        let at = routes.partition_point(|registered| registered.route.order() <= route.order());
+        routes.insert(
+            at,
+            Registered {
+                type_id,
+                typed: Arc::clone(&route) as Arc<dyn Any + Send + Sync>,
+                route: Arc::clone(&route) as Arc<dyn Route>,
+            },
+        );
+        self.routed.store(true, Ordering::Release);
+        route
+    }
+
     pub(crate) fn negotiated(&self) -> Negotiated {
-        self.negotiated
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        read(&self.negotiated).clone()
     }
 
     pub(crate) fn update(&self, f: impl FnOnce(&mut Negotiated)) {
-        f(&mut self
-            .negotiated
-            .write()
-            .unwrap_or_else(PoisonError::into_inner));
+        f(&mut write(&self.negotiated));
     }
 
     pub(crate) fn era(&self) -> Option<Era> {
-        self.negotiated
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .era
+        read(&self.negotiated).era
     }
 
     /// The era and version, without copying the rest of the negotiated state (the hot path).
     pub(crate) fn era_and_version(&self) -> (Option<Era>, Option<ProtocolVersion>) {
-        let negotiated = self
-            .negotiated
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
+        let negotiated = read(&self.negotiated);
         (negotiated.era, negotiated.version.clone())
     }
 
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
-        self.negotiated
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .version
-            .clone()
+        read(&self.negotiated).version.clone()
     }
 
     /// Registers a progress callback under a fresh token; the registration ends when the
     /// returned guard drops.
     pub(crate) fn register_progress(self: &Arc<Self>, callback: ProgressCallback) -> ProgressRoute {
         let token = RequestId::Number(self.next_progress.fetch_add(1, Ordering::Relaxed));
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), callback);
+        lock(&self.progress).insert(token.clone(), callback);
         ProgressRoute {
             token,
             shared: Arc::clone(self),
         }
     }
 
-    /// Sends the `notifications/tasks` of `task_id` to the returned receiver until the guard
-    /// drops (the tasks extension's listen mode).
-    pub(crate) fn watch_task(
-        self: &Arc<Self>,
-        task_id: &str,
-    ) -> (
-        super::tasks::TaskWatch,
-        tokio::sync::mpsc::UnboundedReceiver<mcp_types::DetailedTask>,
-    ) {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        self.task_watchers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(task_id.to_owned(), tx);
-        let guard = super::tasks::TaskWatch {
-            shared: Arc::clone(self),
-            task_id: task_id.to_owned(),
-        };
-        (guard, rx)
-    }
-
-    /// Routes a notification: a `Client::listen` subscription's to it, progress to the request
-    /// that registered its token, a followed task's `notifications/tasks` to its follower,
-    /// everything else to the notification callback.
+    /// Routes a notification: to the first route that takes it, progress to the request that
+    /// registered its token, everything else to the inbound handler.
     pub(crate) fn route_notification(&self, notification: &Notification) {
-        if self.listens.route(notification) {
-            return;
-        }
-        if notification.method == mcp_types::tasks::TaskStatusNotification::NAME
-            && let Ok(task) = notification.params_as::<mcp_types::DetailedTask>()
+        if self.routed.load(Ordering::Acquire)
+            && read(&self.routes)
+                .iter()
+                .any(|registered| registered.route.route(notification))
         {
-            let watcher = self
-                .task_watchers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&task.task_id)
-                .cloned();
-            if let Some(watcher) = watcher {
-                let _ = watcher.send(task);
-                return;
-            }
+            return;
         }
         if notification.method == Progress::NAME
             && let Ok(params) = notification.params_as::<ProgressNotificationParams>()
         {
-            let callback = self
-                .progress
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&params.progress_token)
-                .cloned();
+            let callback = lock(&self.progress).get(&params.progress_token).cloned();
             if let Some(callback) = callback {
                 callback(params);
                 return;
             }
         }
-        self.callbacks.notify(notification);
+        self.inbound.notification(notification);
     }
 
-    /// Answers a request the server sent. Only the handshake era has server→client requests;
-    /// on a 2026-07-28 connection they are a protocol violation and get an error. The
-    /// back-channel's limits apply (client/back_channel.rs); `ping` is answered regardless.
+    /// Answers a request the server sent (the inbound handler's encoded response).
     pub(crate) async fn answer_server_request(&self, request: Request) -> Vec<u8> {
-        if self.era() == Some(Era::Modern) {
-            let error =
-                ErrorObject::method_not_found(&request.method).with_data(serde_json::Value::from(
-                    "2026-07-28 has no server-to-client requests; ask with InputRequiredResult",
-                ));
-            return encode_error(Some(&request.id), &error);
-        }
-        let version = self.version();
-        if request.method == "ping" {
-            return self.callbacks.answer_server_request(request, version).await;
-        }
-        let gate = &self.back_channel;
-        let admitted = match gate.admit() {
-            Ok(permit) => permit,
-            Err(error) => return encode_error(Some(&request.id), &error),
-        };
-        if request.method == "sampling/createMessage"
-            && self.callbacks.sampling.is_some()
-            && let Err(error) = gate.charge_sampling()
-        {
-            return encode_error(Some(&request.id), &error);
-        }
-        let _running = gate.run().await;
-        let response = self.callbacks.answer_server_request(request, version).await;
-        drop(admitted);
-        response
+        self.inbound.request(self, request).await
     }
 }
 
@@ -230,10 +215,6 @@ pub(crate) struct ProgressRoute {
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        self.shared
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.token);
+        lock(&self.shared.progress).remove(&self.token);
     }
 }

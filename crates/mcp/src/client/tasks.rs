@@ -33,28 +33,39 @@
 //! println!("{:?}", result.first_text());
 //! # Ok(()) }
 //! ```
+//!
+//! [`Client::call_tool`]: super::Client::call_tool
+//! [`Client::start_tool`]: super::Client::start_tool
+//! [`Client::wait_task`]: super::Client::wait_task
+//! [`Client::get_task`]: super::Client::get_task
+//! [`Client::update_task`]: super::Client::update_task
+//! [`Client::cancel_task`]: super::Client::cancel_task
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_types::jsonrpc::Notification;
 use mcp_types::methods::SubscriptionsListen;
 use mcp_types::tasks::{
     CancelTask, CancelTaskRequestParams, CreateTaskResult, DetailedTask, GetTask,
-    GetTaskRequestParams, TaskIdsFilter as _, TaskStatus, UpdateTask, UpdateTaskRequestParams,
+    GetTaskRequestParams, TaskIdsFilter as _, TaskStatus, TaskStatusNotification, UpdateTask,
+    UpdateTaskRequestParams,
 };
 use mcp_types::{
-    CallToolRequestParams, CallToolResult, InputResponses, SubscriptionFilter,
+    CallToolResult, InputResponses, NotificationMethod as _, SubscriptionFilter,
     SubscriptionsListenRequestParams,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::task::AbortOnDropHandle;
 
-use super::api::Client;
-use super::builder::ClientBuilder;
+use super::callbacks::Callbacks;
 use super::error::ClientError;
-use super::input_loop::{CallBudget, answer_all};
+use super::input_loop::{CallBudget, LoopLimits, answer_all};
 use super::session::{RequestOptions, RoundOutcome, Session};
+use super::shared::Route;
+use crate::sync::lock;
 
 /// How the client learns that a task changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,7 +79,7 @@ pub enum TaskFollow {
     Listen,
 }
 
-/// How the client handles tasks ([`ClientBuilder::tasks`]).
+/// How the client handles tasks ([`ClientBuilder::tasks`](super::ClientBuilder::tasks)).
 #[derive(Debug, Clone)]
 pub struct TaskSettings {
     pub(crate) follow: TaskFollow,
@@ -137,26 +148,15 @@ impl TaskSettings {
     }
 }
 
-/// Receives every change of a task a call follows (status, `statusMessage`, input requests).
-pub type TaskStatusCallback = Arc<dyn Fn(&DetailedTask) + Send + Sync>;
-
 /// What [`Client::start_tool`] got back: the result at once, or a task to follow.
+///
+/// [`Client::start_tool`]: super::Client::start_tool
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStart {
     /// The server answered synchronously.
     Complete(CallToolResult),
     /// The server runs the call as a task.
     Task(CreateTaskResult),
-}
-
-impl ClientBuilder {
-    /// Handles tasks: declares `io.modelcontextprotocol/tasks` on every request, accepts
-    /// `resultType: "task"`, and follows tasks to their end in [`Client::call_tool`].
-    #[must_use]
-    pub fn tasks(mut self, settings: TaskSettings) -> Self {
-        self.tasks = Some(settings);
-        self
-    }
 }
 
 impl RequestOptions {
@@ -218,119 +218,32 @@ impl Session {
     }
 }
 
-impl Client {
-    /// `tasks/get`: the task as it is now.
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn get_task(&self, task_id: &str) -> Result<DetailedTask, ClientError> {
-        self.session().get_task(task_id).await
-    }
+/// What following a task needs of the client: its session, callbacks, limits and task
+/// settings (`Client::wait_task` and the task a `Client::call_tool` becomes).
+pub(crate) struct Follower<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) callbacks: &'a Callbacks,
+    pub(crate) limits: &'a LoopLimits,
+    pub(crate) settings: &'a TaskSettings,
+}
 
-    /// `tasks/update`: answers (some of) a task's input requests yourself.
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn update_task(
-        &self,
-        task_id: &str,
-        responses: InputResponses,
-    ) -> Result<(), ClientError> {
-        self.session().update_task(task_id, responses).await
-    }
-
-    /// `tasks/cancel`.
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn cancel_task(&self, task_id: &str) -> Result<(), ClientError> {
-        self.session().cancel_task(task_id).await
-    }
-
-    /// Calls a tool (running the input-required loop) but does not wait for a task: returns its
-    /// handle, to follow now or later — possibly from another process — with
-    /// [`Client::wait_task`].
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn start_tool(
-        &self,
-        name: impl Into<String>,
-        arguments: Value,
-    ) -> Result<ToolStart, ClientError> {
-        let arguments = match arguments {
-            Value::Object(map) => Some(map),
-            Value::Null => None,
-            other => {
-                return Err(ClientError::InvalidArgument(format!(
-                    "tool arguments must be an object, not {other}"
-                )));
-            }
-        };
-        match self
-            .run_tool_loop(
-                CallToolRequestParams::new(name, arguments),
-                None,
-                &RequestOptions::new(),
-                &mut CallBudget::default(),
-            )
-            .await
-        {
-            Ok(result) => Ok(ToolStart::Complete(result)),
-            Err(ClientError::TaskCreated(task)) => Ok(ToolStart::Task(*task)),
-            Err(error) => Err(error),
-        }
-    }
-
-    /// Follows task `task_id` to its end, answering its input requests with this client's
-    /// callbacks: its `completed` result, `failed` as [`ClientError::Rpc`] with the task's
-    /// error, `cancelled` as [`ClientError::TaskCancelled`].
-    ///
-    /// # Errors
-    /// As above, and see [`ClientError`].
-    pub async fn wait_task(
-        &self,
-        task_id: &str,
-        options: &RequestOptions,
-    ) -> Result<CallToolResult, ClientError> {
-        self.follow(task_id, None, options, &mut CallBudget::default())
-            .await
-    }
-
-    /// Follows a task created by a `tools/call` (the hook of [`Client::call_tool`]); its
-    /// creation is the first status reported. The call's budget (rounds, sampling) goes on.
-    pub(crate) async fn follow_task(
-        &self,
-        created: &CreateTaskResult,
-        options: &RequestOptions,
-        budget: &mut CallBudget,
-    ) -> Result<CallToolResult, ClientError> {
-        let initial = DetailedTask::from_task(created.task());
-        self.follow(&created.task_id, Some(initial), options, budget)
-            .await
-    }
-
-    async fn follow(
+impl Follower<'_> {
+    /// Follows task `task_id` to its end; `initial` (a task just created) is the first status
+    /// reported. The call's budget (rounds, sampling) goes on.
+    pub(crate) async fn follow(
         &self,
         task_id: &str,
         initial: Option<DetailedTask>,
         options: &RequestOptions,
         budget: &mut CallBudget,
     ) -> Result<CallToolResult, ClientError> {
-        let settings = self
-            .session()
-            .inner
-            .config
-            .tasks
-            .clone()
-            .unwrap_or_default();
+        let settings = self.settings;
         let mut guard = CancelGuard {
-            session: settings.cancel_on_drop.then(|| self.session().clone()),
+            session: settings.cancel_on_drop.then(|| self.session.clone()),
             task_id: task_id.to_owned(),
         };
         let follow = Follow {
-            client: self,
-            settings: &settings,
+            follower: self,
             options,
             task_id,
             budget,
@@ -377,8 +290,7 @@ impl Drop for CancelGuard {
 
 /// One task being followed.
 struct Follow<'a> {
-    client: &'a Client,
-    settings: &'a TaskSettings,
+    follower: &'a Follower<'a>,
     options: &'a RequestOptions,
     task_id: &'a str,
     /// The call's limits so far: each batch of fresh questions is a round.
@@ -391,32 +303,38 @@ impl Follow<'_> {
         if let (Some(task), Some(callback)) = (&initial, &self.options.task_status) {
             callback(task);
         }
-        let session = self.client.session();
+        let Follower {
+            session,
+            callbacks,
+            limits,
+            settings,
+        } = *self.follower;
         // Listen mode: a subscriptions/listen stream for this task, kept open alongside.
-        let (watch, listen) = match self.settings.follow {
+        let (watch, listen) = match settings.follow {
             TaskFollow::Poll => (None, None),
             TaskFollow::Listen => {
-                let (watch, updates) = session.inner.shared.watch_task(self.task_id);
+                let (watch, updates) = session
+                    .inner
+                    .shared
+                    .route::<TaskWatchers>()
+                    .watch(self.task_id);
                 let mut filter = SubscriptionFilter::default();
                 filter.set_task_ids(Some(vec![self.task_id.to_owned()]));
-                let params = SubscriptionsListenRequestParams {
-                    notifications: filter,
-                    ..SubscriptionsListenRequestParams::default()
-                };
+                let params = SubscriptionsListenRequestParams::new(filter);
                 let session = session.clone();
                 let stream = tokio::spawn(async move {
                     session
                         .request::<SubscriptionsListen>(params, &RequestOptions::new())
                         .await
                 });
-                (Some((watch, updates)), Some(AbortOnDrop(stream)))
+                (Some((watch, updates)), Some(AbortOnDropHandle::new(stream)))
             }
         };
         let (mut updates, _watch) = match watch {
             Some((watch, updates)) => (Some(updates), Some(watch)),
             None => (None, None),
         };
-        let mut interval = self.settings.interval(suggested);
+        let mut interval = settings.interval(suggested);
         let mut answered = BTreeSet::new();
         let mut last: Option<DetailedTask> = initial;
         let mut next = Some(session.get_task(self.task_id).await?);
@@ -426,7 +344,7 @@ impl Follow<'_> {
                 None => {
                     // Listening: the stream brings changes; polling is the slow safety net.
                     let pause = match &updates {
-                        Some(_) if !listen.as_ref().is_some_and(AbortOnDrop::finished) => {
+                        Some(_) if !listen.as_ref().is_some_and(AbortOnDropHandle::is_finished) => {
                             (interval * 5).max(Duration::from_secs(5))
                         }
                         _ => interval,
@@ -452,7 +370,7 @@ impl Follow<'_> {
                 }
                 last = Some(task.clone());
             }
-            interval = self.settings.interval(task.poll_interval_ms.or(suggested));
+            interval = settings.interval(task.poll_interval_ms.or(suggested));
             let status = &task.status;
             if *status == TaskStatus::COMPLETED {
                 let result = task.result.unwrap_or_default();
@@ -480,11 +398,10 @@ impl Follow<'_> {
                     .filter(|(key, _)| !answered.contains(key))
                     .collect();
                 if !fresh.is_empty() {
-                    let limits = self.client.limits();
                     self.budget.next_round(limits)?;
                     let keys: Vec<String> = fresh.keys().cloned().collect();
                     let answers = Box::pin(answer_all(
-                        &session.inner.shared.callbacks,
+                        callbacks,
                         fresh,
                         session.protocol_version(),
                         limits,
@@ -501,41 +418,61 @@ impl Follow<'_> {
     }
 }
 
-/// Aborts a spawned task when dropped.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> AbortOnDrop<T> {
-    fn finished(&self) -> bool {
-        self.0.is_finished()
-    }
-}
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 fn protocol(message: &str) -> ClientError {
     ClientError::Protocol(message.to_owned())
 }
 
-/// Where `notifications/tasks` for a watched task go (listen mode).
-pub(crate) type TaskWatchers =
-    std::sync::Mutex<std::collections::HashMap<String, mpsc::UnboundedSender<DetailedTask>>>;
+/// Where `notifications/tasks` for a watched task go (listen mode): a route of the core.
+#[derive(Default)]
+pub(crate) struct TaskWatchers(Mutex<HashMap<String, mpsc::UnboundedSender<DetailedTask>>>);
+
+impl TaskWatchers {
+    /// Sends the `notifications/tasks` of `task_id` to the returned receiver until the guard
+    /// drops.
+    fn watch(self: Arc<Self>, task_id: &str) -> (TaskWatch, mpsc::UnboundedReceiver<DetailedTask>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.0).insert(task_id.to_owned(), tx);
+        let guard = TaskWatch {
+            watchers: self,
+            task_id: task_id.to_owned(),
+        };
+        (guard, rx)
+    }
+}
+
+impl Route for TaskWatchers {
+    /// After `Client::listen`'s subscriptions (order 0): a notification both would take goes
+    /// to the subscription.
+    fn order(&self) -> u8 {
+        1
+    }
+
+    fn route(&self, notification: &Notification) -> bool {
+        if notification.method != TaskStatusNotification::NAME {
+            return false;
+        }
+        let Ok(task) = notification.params_as::<DetailedTask>() else {
+            return false;
+        };
+        let watcher = lock(&self.0).get(&task.task_id).cloned();
+        match watcher {
+            Some(watcher) => {
+                let _ = watcher.send(task);
+                true
+            }
+            None => false,
+        }
+    }
+}
 
 /// Unregisters a watch when dropped.
-pub(crate) struct TaskWatch {
-    pub(crate) shared: Arc<super::shared::Shared>,
-    pub(crate) task_id: String,
+struct TaskWatch {
+    watchers: Arc<TaskWatchers>,
+    task_id: String,
 }
 
 impl Drop for TaskWatch {
     fn drop(&mut self) {
-        self.shared
-            .task_watchers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&self.task_id);
+        lock(&self.watchers.0).remove(&self.task_id);
     }
 }

@@ -5,13 +5,14 @@
 //! not compile is kept, unchecked, with a warning.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use mcp_types::{CallToolResult, Extra, Tool};
 use serde_json::Value;
 
 use crate::http::headers::{ParamHeader, param_headers};
 use crate::schema_check::SchemaCheck;
+use crate::sync::lock;
 
 #[derive(Debug)]
 struct Known {
@@ -32,7 +33,7 @@ impl ToolIndex {
     /// Filters a page of `tools/list` in place and records the tools it keeps.
     /// With `complete` (a single-page listing) tools that disappeared are forgotten.
     pub(crate) fn absorb(&self, tools: &mut Vec<Tool>, complete: bool) {
-        let mut index = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut index = lock(&self.tools);
         if complete {
             index.clear();
         }
@@ -61,18 +62,10 @@ impl ToolIndex {
     /// True the first time it is asked about a tool that no listing has shown: the caller
     /// should read `tools/list` before checking the tool's result.
     pub(crate) fn first_look(&self, tool: &str) -> bool {
-        if self
-            .tools
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(tool)
-        {
+        if lock(&self.tools).contains_key(tool) {
             return false;
         }
-        self.looked_up
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(tool.to_owned())
+        lock(&self.looked_up).insert(tool.to_owned())
     }
 
     /// The `Mcp-Param-*` headers (lower-cased name, encoded value) for a call of `tool` with
@@ -82,7 +75,7 @@ impl ToolIndex {
         tool: &str,
         arguments: Option<&Extra>,
     ) -> Vec<(String, String)> {
-        let index = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = lock(&self.tools);
         let Some(known) = index.get(tool) else {
             return Vec::new();
         };
@@ -104,7 +97,7 @@ impl ToolIndex {
             return Ok(());
         }
         let check = {
-            let index = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
+            let index = lock(&self.tools);
             match index.get(tool).and_then(|known| known.output.clone()) {
                 Some(check) => check,
                 None => return Ok(()),

@@ -13,15 +13,15 @@ use mcp_types::Extra;
 use serde_json::Value;
 
 /// `MCP-Protocol-Version`: the request's protocol revision (equal to `_meta`).
-pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// `Mcp-Method`: the JSON-RPC method.
-pub const METHOD: &str = "mcp-method";
+pub(crate) const METHOD: &str = "mcp-method";
 /// `Mcp-Name`: `params.name` or `params.uri` of `tools/call`, `prompts/get`, `resources/read`.
-pub const NAME: &str = "mcp-name";
+pub(crate) const NAME: &str = "mcp-name";
 /// Prefix of the headers that mirror `x-mcp-header` tool arguments.
-pub const PARAM_PREFIX: &str = "mcp-param-";
+pub(crate) const PARAM_PREFIX: &str = "mcp-param-";
 /// `Mcp-Session-Id` (handshake era only; never sent or honoured on 2026-07-28).
-pub const SESSION_ID: &str = "mcp-session-id";
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
 
 const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
@@ -74,7 +74,7 @@ pub fn decode_value(raw: &str) -> Result<Cow<'_, str>, MalformedHeaderValue> {
 
 /// The primitive type of an `x-mcp-header` argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamKind {
+pub(crate) enum ParamKind {
     /// A string argument.
     String,
     /// An integer argument (within ±(2^53−1)).
@@ -85,7 +85,7 @@ pub enum ParamKind {
 
 /// One tool argument mirrored into an `Mcp-Param-{name}` header.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParamHeader {
+pub(crate) struct ParamHeader {
     /// The header suffix as declared (`Region` → `Mcp-Param-Region`).
     pub name: String,
     /// The lower-cased full header name (`mcp-param-region`).
@@ -98,7 +98,7 @@ pub struct ParamHeader {
 
 impl ParamHeader {
     /// The argument's value in `arguments`, when present and not null.
-    pub fn value_in<'a>(&self, arguments: Option<&'a Extra>) -> Option<&'a Value> {
+    pub(crate) fn value_in<'a>(&self, arguments: Option<&'a Extra>) -> Option<&'a Value> {
         let (first, rest) = self.path.split_first()?;
         let mut value = arguments?.get(first)?;
         for key in rest {
@@ -109,7 +109,7 @@ impl ParamHeader {
 
     /// The header value for an argument value: strings as-is (sentinel when needed), integers
     /// in decimal, booleans as `true` / `false`. `None` for values of another type.
-    pub fn encode(&self, value: &Value) -> Option<String> {
+    pub(crate) fn encode(&self, value: &Value) -> Option<String> {
         match value {
             Value::String(s) => Some(encode_value(s).into_owned()),
             Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
@@ -120,7 +120,7 @@ impl ParamHeader {
 
     /// Whether a received (already sentinel-decoded) header value matches the body value.
     /// Integers compare numerically.
-    pub fn matches(&self, header: &str, value: &Value) -> bool {
+    pub(crate) fn matches(&self, header: &str, value: &Value) -> bool {
         match (self.kind, value) {
             (_, Value::String(s)) => header == s,
             (_, Value::Bool(b)) => header == if *b { "true" } else { "false" },
@@ -162,7 +162,7 @@ fn is_tchar(c: char) -> bool {
 ///
 /// # Errors
 /// When any annotation breaks the rules of SEP-2243 (see [`InvalidParamHeaders`]).
-pub fn param_headers(input_schema: &Extra) -> Result<Vec<ParamHeader>, InvalidParamHeaders> {
+pub(crate) fn param_headers(input_schema: &Extra) -> Result<Vec<ParamHeader>, InvalidParamHeaders> {
     let mut found = Vec::new();
     collect_properties(input_schema, &mut Vec::new(), &mut found)?;
     // Any annotation elsewhere in the schema is unreachable through properties alone.

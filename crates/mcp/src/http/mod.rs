@@ -3,5 +3,5 @@
 
 #[cfg(any(feature = "auth", feature = "http-client"))]
 pub(crate) mod body;
-pub mod headers;
-pub mod sse;
+pub(crate) mod headers;
+pub(crate) mod sse;

@@ -4,14 +4,14 @@
 use bytes::Bytes;
 
 /// Encodes one `message` event carrying a JSON-RPC message (which is a single line of JSON).
-pub fn encode_message(json: &[u8]) -> Bytes {
+pub(crate) fn encode_message(json: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(json.len() + 24);
     append_message(&mut out, json);
     Bytes::from(out)
 }
 
 /// Appends one `message` event carrying a JSON-RPC message to `out` (see [`encode_message`]).
-pub fn append_message(out: &mut Vec<u8>, json: &[u8]) {
+pub(crate) fn append_message(out: &mut Vec<u8>, json: &[u8]) {
     out.reserve(json.len() + 24);
     out.extend_from_slice(b"event: message\ndata: ");
     out.extend_from_slice(json);
@@ -19,7 +19,7 @@ pub fn append_message(out: &mut Vec<u8>, json: &[u8]) {
 }
 
 /// A comment line, used as a keep-alive on long streams.
-pub fn keep_alive() -> Bytes {
+pub(crate) fn keep_alive() -> Bytes {
     Bytes::from_static(b": keep-alive\n\n")
 }
 

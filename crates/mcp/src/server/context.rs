@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::Server;
-use super::legacy::LegacySession;
+use super::handshake::HandshakeSession;
 use crate::schema_check::SchemaCheck;
 use crate::sync::lock;
 
@@ -59,7 +59,7 @@ struct Inner {
 
 /// What a handshake-era request holds besides its session.
 struct LegacyRequest {
-    session: Arc<LegacySession>,
+    session: Arc<HandshakeSession>,
     /// The URL-mode elicitations the client accepted during the request, announced complete
     /// (`notifications/elicitation/complete`) when the request completes.
     accepted_urls: Mutex<Vec<String>>,
@@ -87,7 +87,7 @@ pub(crate) struct ContextParts {
     pub(crate) notifier: Option<Notifier>,
     pub(crate) cancel: CancellationToken,
     pub(crate) principal: Option<Principal>,
-    pub(crate) legacy: Option<Arc<LegacySession>>,
+    pub(crate) legacy: Option<Arc<HandshakeSession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
@@ -279,11 +279,7 @@ impl RequestContext {
             return;
         };
         {
-            let mut last = self
-                .inner
-                .last_progress
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut last = lock(&self.inner.last_progress);
             if last.is_some_and(|last| progress <= last) {
                 tracing::debug!(progress, "progress did not increase; not sent");
                 return;
@@ -377,10 +373,7 @@ impl RequestContext {
         };
         let accepted = std::mem::take(&mut *lock(&legacy.accepted_urls));
         for elicitation_id in accepted {
-            let params = ElicitationCompleteParams {
-                elicitation_id,
-                ..ElicitationCompleteParams::default()
-            };
+            let params = ElicitationCompleteParams::new(elicitation_id);
             self.notify::<ElicitationComplete>(&params).await;
         }
     }

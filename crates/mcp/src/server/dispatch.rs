@@ -16,13 +16,13 @@ use mcp_seal::Principal;
 use mcp_types::jsonrpc::{encode_error, encode_result};
 use mcp_types::methods::{
     CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
-    ListTools, ReadResource, SubscriptionsListen,
+    ListTools, Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
 };
 use mcp_types::{
-    CompleteRequestParams, DiscoverResult, EmptyParams, ErrorCode, ErrorObject, Extra,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta,
-    Method, PaginatedRequestParams, ProtocolVersion, RequestId, RequestMeta, RequestParams,
-    ResultType, WireResult,
+    CompleteRequestParams, DiscoverResult, EmptyParams, ErrorObject, Extra, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta, Method,
+    PaginatedRequestParams, ProtocolVersion, RequestId, RequestMeta, RequestParams, ResultType,
+    WireResult,
 };
 use serde::Deserialize;
 use serde::Serialize;
@@ -32,8 +32,8 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{ContextParts, Notifier};
+use super::handshake::HandshakeSession;
 use super::headers::{HeaderAccess, check_headers};
-use super::legacy::LegacySession;
 use super::registry::Registry;
 use super::{CachePolicy, RequestContext, Server};
 
@@ -46,7 +46,7 @@ pub(crate) struct Incoming<'a> {
     /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]).
     pub(crate) principal: Option<Principal>,
     /// The handshake-era session, when the request belongs to one.
-    pub(crate) legacy: Option<Arc<LegacySession>>,
+    pub(crate) legacy: Option<Arc<HandshakeSession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
@@ -54,23 +54,28 @@ pub(crate) struct Incoming<'a> {
 /// What to send back.
 #[derive(Debug)]
 pub(crate) enum Reply {
-    /// One JSON-RPC response and the HTTP status that goes with it.
-    Message { body: Vec<u8>, status: u16 },
+    /// One JSON-RPC response and (over HTTP) the status that goes with it.
+    Message {
+        body: Vec<u8>,
+        #[cfg(feature = "http-server")]
+        status: u16,
+    },
     /// Nothing (a cancelled subscription).
     Nothing,
 }
 
 /// The HTTP status of an error response: 400 for malformed requests, 404 for unknown methods, 200
 /// otherwise (the JSON-RPC error body carries the detail).
-pub(crate) fn http_status(code: ErrorCode) -> u16 {
+#[cfg(feature = "http-server")]
+pub(crate) fn http_status(code: mcp_types::ErrorCode) -> u16 {
     match code {
-        ErrorCode::PARSE_ERROR
-        | ErrorCode::INVALID_REQUEST
-        | ErrorCode::INVALID_PARAMS
-        | ErrorCode::HEADER_MISMATCH
-        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
-        ErrorCode::METHOD_NOT_FOUND => 404,
+        mcp_types::ErrorCode::PARSE_ERROR
+        | mcp_types::ErrorCode::INVALID_REQUEST
+        | mcp_types::ErrorCode::INVALID_PARAMS
+        | mcp_types::ErrorCode::HEADER_MISMATCH
+        | mcp_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
+        mcp_types::ErrorCode::METHOD_NOT_FOUND => 404,
         _ => 200,
     }
 }
@@ -78,6 +83,7 @@ pub(crate) fn http_status(code: ErrorCode) -> u16 {
 pub(crate) fn error_reply(id: Option<&RequestId>, error: &ErrorObject) -> Reply {
     Reply::Message {
         body: encode_error(id, error),
+        #[cfg(feature = "http-server")]
         status: http_status(error.code),
     }
 }
@@ -158,16 +164,13 @@ fn params_error(incoming: &Incoming<'_>, error: &serde_json::Error) -> ErrorObje
 /// The `_meta` a handshake-era request is served with: version, capabilities, client info and
 /// log level come from the session (fixed by `initialize`), the rest from the request's own
 /// `_meta`.
-fn legacy_meta(session: &LegacySession, own: Option<RequestMeta>) -> Box<RequestMeta> {
-    let own = own.unwrap_or_default();
-    Box::new(RequestMeta {
-        protocol_version: Some(session.version.clone()),
-        client_capabilities: Some(session.client_capabilities.clone()),
-        client_info: session.client_info.clone(),
-        log_level: session.log_level(),
-        progress_token: own.progress_token,
-        extra: own.extra,
-    })
+fn legacy_meta(session: &HandshakeSession, own: Option<RequestMeta>) -> Box<RequestMeta> {
+    let mut meta = own.unwrap_or_default();
+    meta.protocol_version = Some(session.version.clone());
+    meta.client_capabilities = Some(session.client_capabilities.clone());
+    meta.client_info = session.client_info.clone();
+    meta.log_level = session.log_level();
+    Box::new(meta)
 }
 
 impl Server {
@@ -183,7 +186,11 @@ impl Server {
             .catch_unwind()
             .await;
         match routed {
-            Ok(Ok(Some(body))) => Reply::Message { body, status: 200 },
+            Ok(Ok(Some(body))) => Reply::Message {
+                body,
+                #[cfg(feature = "http-server")]
+                status: 200,
+            },
             Ok(Ok(None)) => Reply::Nothing,
             Ok(Err(error)) => error_reply(Some(&id), &error),
             Err(_) => {
@@ -227,13 +234,9 @@ impl Server {
                     params.cursor.as_deref(),
                 )?;
                 let policy = &self.inner.caching.lists;
-                let result = ListToolsResult {
-                    tools,
-                    next_cursor,
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result = ListToolsResult::new(tools);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             ListPrompts::NAME => {
@@ -245,13 +248,9 @@ impl Server {
                     params.cursor.as_deref(),
                 )?;
                 let policy = &self.inner.caching.lists;
-                let result = ListPromptsResult {
-                    prompts,
-                    next_cursor,
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result = ListPromptsResult::new(prompts);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             ListResources::NAME => {
@@ -263,13 +262,9 @@ impl Server {
                     params.cursor.as_deref(),
                 )?;
                 let policy = &self.inner.caching.lists;
-                let result = ListResourcesResult {
-                    resources,
-                    next_cursor,
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result = ListResourcesResult::new(resources);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             ListResourceTemplates::NAME => {
@@ -281,26 +276,18 @@ impl Server {
                     params.cursor.as_deref(),
                 )?;
                 let policy = &self.inner.caching.lists;
-                let result = ListResourceTemplatesResult {
-                    resource_templates,
-                    next_cursor,
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result = ListResourceTemplatesResult::new(resource_templates);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             Discover::NAME => {
                 self.prepare::<EmptyParams>(&incoming, |_| None)?;
                 let policy = &self.inner.caching.discover;
-                let result = DiscoverResult {
-                    supported_versions: self.inner.supported_versions.clone(),
-                    capabilities: self.capabilities(),
-                    instructions: self.inner.instructions.clone(),
-                    ttl_ms: self.hints(&incoming, policy).0,
-                    cache_scope: self.hints(&incoming, policy).1,
-                    ..Default::default()
-                };
+                let mut result =
+                    DiscoverResult::new(self.inner.supported_versions.clone(), self.capabilities());
+                result.instructions = self.inner.instructions.clone();
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
                 self.respond(&incoming, result).map(Some)
             }
             Complete::NAME => {
@@ -366,7 +353,7 @@ impl Server {
     fn route_legacy(
         &self,
         incoming: &Incoming<'_>,
-        session: &LegacySession,
+        session: &HandshakeSession,
         registry: &Registry,
     ) -> Result<Option<Vec<u8>>, ErrorObject> {
         let empty = || {
@@ -374,18 +361,18 @@ impl Server {
                 .map(Some)
         };
         match incoming.method {
-            "ping" => empty(),
-            "logging/setLevel" => {
+            Ping::NAME => empty(),
+            SetLevel::NAME => {
                 let (params, _, _) =
                     self.prepare::<mcp_types::SetLevelRequestParams>(incoming, |_| None)?;
                 session.set_log_level(params.level);
                 empty()
             }
-            "resources/subscribe" | "resources/unsubscribe" => {
+            Subscribe::NAME | Unsubscribe::NAME => {
                 let (params, _, _) =
                     self.prepare::<mcp_types::SubscribeRequestParams>(incoming, |_| None)?;
                 self.gate(incoming, self.has_resources(registry))?;
-                if incoming.method == "resources/subscribe" {
+                if incoming.method == Subscribe::NAME {
                     session.subscribe(params.uri);
                 } else {
                     session.unsubscribe(&params.uri);

@@ -466,7 +466,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
             if let Err(response) = authenticate(state, &mut parts).await {
                 return response;
             }
-            if let Some(response) = super::http_legacy::get_or_delete(state, &parts) {
+            if let Some(response) = super::http_handshake::get_or_delete(state, &parts) {
                 return response;
             }
         }
@@ -505,7 +505,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     let _reservation = body.reservation;
     if !modern {
         let peer = peer_addr(&parts).map(|addr| addr.ip());
-        return super::http_legacy::post(state, peer, parts, body.bytes).await;
+        return super::http_handshake::post(state, peer, parts, body.bytes).await;
     }
     // Classify first: only requests get a response stream.
     let request = match MessageRef::decode_slice(&body.bytes) {
@@ -576,7 +576,7 @@ pub(crate) async fn respond(
     parts: Arc<http::request::Parts>,
     request: mcp_types::jsonrpc::Request,
     config: &HttpConfig,
-    legacy: Option<Arc<super::legacy::LegacySession>>,
+    legacy: Option<Arc<super::handshake::HandshakeSession>>,
 ) -> Response {
     let keep_alive = config.keep_alive;
     // Error statuses (400, 404) are a 2026-07-28 rule: a handshake-era session gets its JSON-RPC
@@ -697,8 +697,8 @@ fn event_stream_response(body: Body) -> Response {
 
 /// An event stream whose every event is already known (the handler finished): `first`, what
 /// else it queued, then the reply, as one body with a length, like a JSON answer. No stream
-/// state, keep-alive timer or chunked encoding (measured: the SSE path cost 5 % more
-/// instructions than JSON with them).
+/// state, keep-alive timer or chunked encoding, which made the SSE path dearer than JSON
+/// (BENCHMARKS.md, "Where the instructions go").
 fn complete_event_stream(
     first: Option<&[u8]>,
     mut notifications: mpsc::Receiver<Vec<u8>>,

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use mcp_seal::Principal;
 
-use super::legacy::LegacySession;
+use super::handshake::HandshakeSession;
 use super::peer_rate::{PeerRate, RateLimit};
 use crate::sync::lock;
 
@@ -51,7 +51,7 @@ struct Table {
 }
 
 struct Entry {
-    session: Arc<LegacySession>,
+    session: Arc<HandshakeSession>,
     /// Who opened it, when the request was authenticated: nobody else may use it.
     principal: Option<Principal>,
     /// Whether it has served a request or a stream.
@@ -87,7 +87,7 @@ impl Sessions {
     /// Adds a session opened by `principal` and returns its new id (`None`: no randomness).
     pub(crate) fn insert(
         &self,
-        session: Arc<LegacySession>,
+        session: Arc<HandshakeSession>,
         principal: Option<Principal>,
     ) -> Option<String> {
         let id = crate::ids::random_hex().ok()?;
@@ -120,7 +120,7 @@ impl Sessions {
         id: &str,
         principal: Option<&Principal>,
         serving: bool,
-    ) -> Option<Arc<LegacySession>> {
+    ) -> Option<Arc<HandshakeSession>> {
         let session = {
             let mut table = lock(&self.table);
             let entry = table
@@ -209,7 +209,7 @@ mod tests {
     fn open(sessions: &Sessions, principal: Option<&str>) -> String {
         sessions
             .insert(
-                Arc::new(LegacySession::uninitialized()),
+                Arc::new(HandshakeSession::uninitialized()),
                 principal.map(Principal::new),
             )
             .unwrap()

@@ -48,16 +48,11 @@ impl Server {
             .task_notifications(ctx, &params.notifications, &mut honored)
             .await;
         let tag = Meta::for_subscription(ctx.id());
-        ctx.notify::<SubscriptionsAcknowledged>(&SubscriptionsAcknowledgedParams {
-            notifications: honored.clone(),
-            meta: Some(tag.clone()),
-            extra: mcp_types::Extra::new(),
-        })
+        ctx.notify::<SubscriptionsAcknowledged>(
+            &SubscriptionsAcknowledgedParams::new(honored.clone()).with_meta(tag.clone()),
+        )
         .await;
-        let list_changed = NotificationParams {
-            meta: Some(tag.clone()),
-            ..Default::default()
-        };
+        let list_changed = NotificationParams::new().with_meta(tag.clone());
         loop {
             tokio::select! {
                 () = ctx.cancelled() => return None,
@@ -79,11 +74,9 @@ impl Server {
                     Ok(Change::ResourceUpdated(uri))
                         if honored.resource_subscriptions.iter().flatten().any(|u| *u == uri) =>
                     {
-                        ctx.notify::<ResourceUpdated>(&ResourceUpdatedNotificationParams {
-                            uri,
-                            meta: Some(tag.clone()),
-                            extra: mcp_types::Extra::new(),
-                        })
+                        ctx.notify::<ResourceUpdated>(
+                            &ResourceUpdatedNotificationParams::new(uri).with_meta(tag.clone()),
+                        )
                         .await;
                     }
                     Ok(_) => {}
@@ -134,21 +127,20 @@ impl Server {
         let resources = self.inner.declare.resources
             || !registry.resources.is_empty()
             || !registry.templates.is_empty();
-        SubscriptionFilter {
-            tools_list_changed: yes(
-                filter.tools_list_changed,
-                self.inner.declare.tools || !registry.tools.is_empty(),
-            ),
-            prompts_list_changed: yes(
-                filter.prompts_list_changed,
-                self.inner.declare.prompts || !registry.prompts.is_empty(),
-            ),
-            resources_list_changed: yes(filter.resources_list_changed, resources),
-            resource_subscriptions: filter
-                .resource_subscriptions
-                .clone()
-                .filter(|uris| resources && !uris.is_empty()),
-            extra: mcp_types::Extra::new(),
-        }
+        let mut honored = SubscriptionFilter::new();
+        honored.tools_list_changed = yes(
+            filter.tools_list_changed,
+            self.inner.declare.tools || !registry.tools.is_empty(),
+        );
+        honored.prompts_list_changed = yes(
+            filter.prompts_list_changed,
+            self.inner.declare.prompts || !registry.prompts.is_empty(),
+        );
+        honored.resources_list_changed = yes(filter.resources_list_changed, resources);
+        honored.resource_subscriptions = filter
+            .resource_subscriptions
+            .clone()
+            .filter(|uris| resources && !uris.is_empty());
+        honored
     }
 }

@@ -44,29 +44,31 @@ mod context;
 mod deadline;
 mod dispatch;
 mod handler;
+mod handshake;
 mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;
 #[cfg(feature = "http-server")]
 mod http_body;
 #[cfg(feature = "http-server")]
-mod http_legacy;
+mod http_handshake;
 #[cfg(feature = "http-server")]
 mod http_sessions;
-mod legacy;
 mod listen;
+// The high-level server; its items are re-exported below, the macro support only through
+// `crate::__private`.
 #[cfg(feature = "macros")]
-pub mod mcp_server;
+pub(crate) mod mcp_server;
 mod mrtr;
 #[cfg(feature = "http-server")]
 mod peer_rate;
 mod registry;
 pub mod single_use;
 mod stdio;
-// The tasks extension (issue 12).
+// The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;
-pub mod uri_template;
+pub(crate) mod uri_template;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -80,6 +82,7 @@ use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::http::headers::InvalidParamHeaders;
 pub use context::RequestContext;
 pub use handler::{
     BoxFuture, CompletionHandler, IntoOutcome, IntoResult, MethodHandler, PromptHandler,
@@ -88,9 +91,20 @@ pub use handler::{
 pub use listen::Change;
 pub use registry::RegistrationError;
 pub use stdio::StdioConfig;
-pub use uri_template::UriVariables;
+pub use uri_template::{InvalidTemplate, UriVariables};
+
+#[cfg(feature = "macros")]
+pub use mcp_server::{
+    ArgumentUse, Ask, Asker, BackChannel, BuildError, Context, Elicit, ElicitUrl, Elicitation,
+    ElicitationForm, FromElicitation, HandlerFuture, Interrupt, IntoPromptResult,
+    IntoResourceResult, IntoToolResult, Json, ListRoots, McpServer, McpServerBuilder,
+    PromptDefinition, Question, Ready, Resolution, ResolveFuture, Resolver, ResolverInfo,
+    ResolverOutput, ResourceDefinition, Sample, ToolDefinition, input_schema, output_schema,
+};
 
 use registry::Registry;
+
+use crate::sync::{read, write};
 
 /// Caching hints (`ttlMs`, `cacheScope`) for one kind of result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,13 +235,7 @@ impl Server {
     }
 
     fn registry(&self) -> Arc<Registry> {
-        Arc::clone(
-            &self
-                .inner
-                .registry
-                .read()
-                .unwrap_or_else(|e| e.into_inner()),
-        )
+        Arc::clone(&read(&self.inner.registry))
     }
 
     fn update(
@@ -236,11 +244,7 @@ impl Server {
         edit: impl FnOnce(&mut Registry) -> Result<bool, RegistrationError>,
     ) -> Result<bool, RegistrationError> {
         let changed = {
-            let mut guard = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut guard = write(&self.inner.registry);
             let mut next = Registry::clone(&guard);
             let changed = edit(&mut next)?;
             if changed {
@@ -260,23 +264,17 @@ impl Server {
         let declared = self.inner.declare;
         let mut capabilities = ServerCapabilities::default();
         if declared.tools || !registry.tools.is_empty() {
-            capabilities.tools = Some(ToolsCapability {
-                list_changed: Some(true),
-                ..Default::default()
-            });
+            capabilities.tools = Some(ToolsCapability::new().with_list_changed(true));
         }
         if declared.prompts || !registry.prompts.is_empty() {
-            capabilities.prompts = Some(PromptsCapability {
-                list_changed: Some(true),
-                ..Default::default()
-            });
+            capabilities.prompts = Some(PromptsCapability::new().with_list_changed(true));
         }
         if declared.resources || !registry.resources.is_empty() || !registry.templates.is_empty() {
-            capabilities.resources = Some(ResourcesCapability {
-                subscribe: Some(true),
-                list_changed: Some(true),
-                ..Default::default()
-            });
+            capabilities.resources = Some(
+                ResourcesCapability::new()
+                    .with_subscribe(true)
+                    .with_list_changed(true),
+            );
         }
         if self.inner.completion.is_some() {
             capabilities.completions = Some(mcp_types::Extra::new());
@@ -644,19 +642,15 @@ impl ServerBuilder {
             Some(policy) if policy.is_ephemeral() && name.is_none() => Some(policy),
             Some(policy) => Some(
                 RequestStateSecurity::for_server(Some(policy), name)
-                    .map_err(|e| RegistrationError::Sealing(e.to_string()))?,
+                    .map_err(RegistrationError::Sealing)?,
             ),
             None => None,
         };
         if self.single_use.is_some() && sealing.is_none() {
-            return Err(RegistrationError::Sealing(
-                "single use needs sealed request state (seal_request_state): plaintext state has \
-                 no replay key"
-                    .to_owned(),
-            ));
+            return Err(RegistrationError::SingleUseNeedsSealing);
         }
         let info_raw: Arc<RawValue> = serde_json::value::to_raw_value(&self.info)
-            .map_err(|e| RegistrationError::Sealing(e.to_string()))?
+            .map_err(|e| RegistrationError::ServerInfo(e.to_string()))?
             .into();
         let (changes, _) = broadcast::channel(256);
         // The task sweep resumes work orphaned by a previous run; it needs a Tokio runtime

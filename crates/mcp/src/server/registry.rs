@@ -50,9 +50,20 @@ pub enum RegistrationError {
     /// A resource template that does not parse.
     #[error(transparent)]
     InvalidTemplate(#[from] super::uri_template::InvalidTemplate),
-    /// A sealing policy that cannot be installed (e.g. explicit keys and no server name).
+    /// A sealing policy that cannot be installed (e.g. explicit keys and no server name); the
+    /// policy's error is the [`source`](std::error::Error::source).
     #[error("request-state sealing: {0}")]
-    Sealing(String),
+    Sealing(#[source] mcp_seal::ConfigError),
+    /// Single-use rounds were asked for without sealed request state: plaintext state has no
+    /// replay key.
+    #[error(
+        "request-state sealing: single use needs sealed request state (seal_request_state): \
+         plaintext state has no replay key"
+    )]
+    SingleUseNeedsSealing,
+    /// The server's `Implementation` info does not serialize.
+    #[error("server info: {0}")]
+    ServerInfo(String),
     /// A tasks runtime that cannot run (e.g. no instance id: system randomness failed).
     #[error("tasks: {0}")]
     Tasks(String),

@@ -13,8 +13,9 @@ use std::ops::Range;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use mcp_types::Method as _;
 use mcp_types::jsonrpc::{MessageRef, Request, encode_error};
-use mcp_types::methods::Cancelled;
+use mcp_types::methods::{Cancelled, Initialize, Initialized};
 use mcp_types::{
     CancelledNotificationParams, ErrorCode, ErrorObject, NotificationMethod, RequestId,
 };
@@ -23,10 +24,11 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::Server;
 use super::dispatch::{Incoming, Reply};
-use super::legacy::{self, LegacySession};
+use super::handshake::{self, HandshakeSession};
 use crate::sync::lock;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
@@ -95,13 +97,13 @@ impl Server {
         // The loop runs as a task of its own, so that on a multi-thread runtime it is on a
         // worker thread, beside the writer task and the reactor, rather than on the thread that
         // awaits `serve_io` (often `block_on`'s, outside the workers): each request then costs
-        // no hop between threads (measured: 24 -> 10 µs per sequential call over pipes).
+        // no hop between threads (BENCHMARKS.md, "Measured design choices").
         // Dropping this future stops the loop, as before.
         let server = self.clone();
-        let mut task = AbortOnDrop(tokio::spawn(async move {
+        let task = AbortOnDropHandle::new(tokio::spawn(async move {
             server.serve_io_loop(reader, writer, config).await
         }));
-        match (&mut task.0).await {
+        match task.await {
             Ok(result) => result,
             Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
             Err(_) => Ok(()),
@@ -150,30 +152,29 @@ impl Server {
                         .await;
                 }
                 Ok(MessageRef::Request(request)) => {
-                    let legacy = match self.era_for(&mut connection, &request, &out).await {
-                        Route::Done => continue,
-                        Route::Modern => None,
-                        Route::Opened(session) => {
-                            if let Some(previous) = forwarder.replace(legacy::forward_changes(
-                                self,
-                                session,
-                                out.clone(),
-                            )) {
-                                previous.abort();
+                    let legacy =
+                        match self.era_for(&mut connection, &request, &out).await {
+                            Route::Done => continue,
+                            Route::Modern => None,
+                            Route::Opened(session) => {
+                                if let Some(previous) = forwarder
+                                    .replace(handshake::forward_changes(self, session, out.clone()))
+                                {
+                                    previous.abort();
+                                }
+                                continue;
                             }
-                            continue;
-                        }
-                        Route::Legacy(session, fresh) => {
-                            if fresh {
-                                forwarder = Some(legacy::forward_changes(
-                                    self,
-                                    Arc::clone(&session),
-                                    out.clone(),
-                                ));
+                            Route::Legacy(session, fresh) => {
+                                if fresh {
+                                    forwarder = Some(handshake::forward_changes(
+                                        self,
+                                        Arc::clone(&session),
+                                        out.clone(),
+                                    ));
+                                }
+                                Some(session)
                             }
-                            Some(session)
-                        }
-                    };
+                        };
                     let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
                         break Ok(());
                     };
@@ -228,7 +229,7 @@ impl Server {
                     }
                 }
                 Ok(MessageRef::Notification(notification)) => {
-                    if notification.method == "notifications/initialized"
+                    if notification.method == Initialized::NAME
                         && let Connection::Legacy(session) = &connection
                     {
                         session.mark_initialized();
@@ -316,15 +317,6 @@ fn params_in_place(mut line: Vec<u8>, span: Range<usize>) -> Option<Box<RawValue
     RawValue::from_string(String::from_utf8(line).ok()?).ok()
 }
 
-/// Aborts the task when dropped (the caller of `serve_io` stopped waiting for it).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// The era of a stream connection, fixed by its first request.
 enum Connection {
     /// No request yet.
@@ -332,7 +324,7 @@ enum Connection {
     /// 2026-07-28: every request carries its own envelope.
     Modern,
     /// The handshake era: one session for the whole connection.
-    Legacy(Arc<LegacySession>),
+    Legacy(Arc<HandshakeSession>),
 }
 
 /// What to do with a request, era-wise.
@@ -342,23 +334,23 @@ enum Route {
     /// Dispatch on the stateless path.
     Modern,
     /// Dispatch in this session (`true` when the session was just opened).
-    Legacy(Arc<LegacySession>, bool),
+    Legacy(Arc<HandshakeSession>, bool),
     /// `initialize` opened this session and was answered.
-    Opened(Arc<LegacySession>),
+    Opened(Arc<HandshakeSession>),
 }
 
 impl Server {
     /// Applies the era rules of a stream connection: a first request carrying the 2026-07-28
     /// envelope makes it modern, anything else (normally `initialize`) makes it a handshake-era
     /// session; afterwards `initialize` on a modern connection gets `-32022`, and an enveloped
-    /// request on a legacy one gets `-32600`.
+    /// request on a handshake-era one gets `-32600`.
     async fn era_for(
         &self,
         connection: &mut Connection,
         request: &mcp_types::RequestRef<'_>,
         out: &mpsc::Sender<Vec<u8>>,
     ) -> Route {
-        let initialize = request.method == "initialize";
+        let initialize = request.method == Initialize::NAME;
         match connection {
             Connection::Modern if initialize => {
                 let requested = request
@@ -370,7 +362,7 @@ impl Server {
                             .map(str::to_owned)
                     })
                     .unwrap_or_default();
-                let error = legacy::initialize_on_modern(&requested, self.supported_versions());
+                let error = handshake::initialize_on_modern(&requested, self.supported_versions());
                 let _ = out.send(encode_error(Some(&request.id), &error)).await;
                 Route::Done
             }
@@ -379,20 +371,20 @@ impl Server {
                 self.open_session(connection, request, out).await
             }
             Connection::Legacy(session) => {
-                if legacy::has_modern_envelope(request.params) {
-                    let error = legacy::era_mismatch_legacy();
+                if handshake::has_modern_envelope(request.params) {
+                    let error = handshake::era_mismatch_legacy();
                     let _ = out.send(encode_error(Some(&request.id), &error)).await;
                     return Route::Done;
                 }
                 Route::Legacy(Arc::clone(session), false)
             }
             Connection::Unset if initialize => self.open_session(connection, request, out).await,
-            Connection::Unset if legacy::has_modern_envelope(request.params) => {
+            Connection::Unset if handshake::has_modern_envelope(request.params) => {
                 *connection = Connection::Modern;
                 Route::Modern
             }
             Connection::Unset => {
-                let session = Arc::new(LegacySession::uninitialized());
+                let session = Arc::new(HandshakeSession::uninitialized());
                 *connection = Connection::Legacy(Arc::clone(&session));
                 Route::Legacy(session, true)
             }
@@ -453,8 +445,8 @@ async fn write_line<W: AsyncWrite + Unpin>(
 }
 
 /// Stdin and stdout as non-blocking pipes on the reactor, instead of tokio's `Stdin`/`Stdout`,
-/// which run every read and write as a job on the blocking thread pool (about a fifth of the
-/// instructions of a stdio request, measured).
+/// which run every read and write as a job on the blocking thread pool (BENCHMARKS.md,
+/// "Measured design choices").
 #[cfg(all(unix, feature = "stdio"))]
 mod pipes {
     use std::fs::File;

@@ -9,11 +9,11 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 /// The default limit on one message: 16 MiB.
-pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// What the reader produced.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Frame<'a> {
+pub(crate) enum Frame<'a> {
     /// One message, without its line end.
     Line(&'a [u8]),
     /// A line longer than the limit (its length so far); it was discarded.
@@ -22,11 +22,11 @@ pub enum Frame<'a> {
 
 /// The line buffer capacity kept between messages. A longer line's buffer is released after
 /// it, so a caller may as well take it ([`LineReader::take_line`]) instead of copying the line.
-pub const KEEP_LINE_CAPACITY: usize = 64 * 1024;
+pub(crate) const KEEP_LINE_CAPACITY: usize = 64 * 1024;
 
 /// Reads newline-delimited messages.
 #[derive(Debug)]
-pub struct LineReader<R> {
+pub(crate) struct LineReader<R> {
     reader: BufReader<R>,
     line: Vec<u8>,
     max_line: usize,
@@ -34,7 +34,7 @@ pub struct LineReader<R> {
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader with the given limit on one message.
-    pub fn new(reader: R, max_line: usize) -> Self {
+    pub(crate) fn new(reader: R, max_line: usize) -> Self {
         Self {
             reader: BufReader::with_capacity(64 * 1024, reader),
             line: Vec::new(),
@@ -50,7 +50,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// buffer do not coexist while the message is served.
     ///
     /// [`next_frame`]: Self::next_frame
-    pub fn release_large_buffer(&mut self) {
+    pub(crate) fn release_large_buffer(&mut self) {
         if self.line.capacity() > KEEP_LINE_CAPACITY {
             self.line = Vec::new();
         }
@@ -58,7 +58,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// Takes the last frame's buffer (the line, trailing whitespace removed); the next frame
     /// starts a new one.
-    pub fn take_line(&mut self) -> Vec<u8> {
+    pub(crate) fn take_line(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.line)
     }
 
@@ -66,7 +66,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     ///
     /// # Errors
     /// I/O errors of the underlying reader.
-    pub async fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
+    pub(crate) async fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
         self.release_large_buffer();
         loop {
             self.line.clear();
@@ -77,8 +77,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if available.is_empty() {
                     break;
                 }
-                // A vectorised search: a byte-at-a-time scan cost ~4 instructions per byte of
-                // every message (1.2k of a ~28k-instruction echo call).
+                // A vectorised search: a byte-at-a-time scan costs instructions on every byte of
+                // every message (BENCHMARKS.md, "Measured design choices").
                 let (chunk, used, done) = match memchr::memchr(b'\n', available) {
                     Some(i) => (&available[..i], i + 1, true),
                     None => (available, available.len(), false),
@@ -117,13 +117,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
 /// Writes newline-delimited messages; shared by concurrent tasks, one whole line at a time.
 #[derive(Debug)]
-pub struct LineWriter<W> {
+pub(crate) struct LineWriter<W> {
     writer: Mutex<W>,
 }
 
 impl<W: AsyncWrite + Unpin> LineWriter<W> {
     /// Wraps a writer.
-    pub fn new(writer: W) -> Self {
+    pub(crate) fn new(writer: W) -> Self {
         Self {
             writer: Mutex::new(writer),
         }
@@ -133,7 +133,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
     ///
     /// # Errors
     /// I/O errors of the underlying writer.
-    pub async fn send(&self, message: &[u8]) -> io::Result<()> {
+    pub(crate) async fn send(&self, message: &[u8]) -> io::Result<()> {
         debug_assert!(
             !message.contains(&b'\n'),
             "a framed message cannot contain a newline"
@@ -148,7 +148,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
     ///
     /// # Errors
     /// I/O errors of the underlying writer.
-    pub async fn shutdown(&self) -> io::Result<()> {
+    pub(crate) async fn shutdown(&self) -> io::Result<()> {
         self.writer.lock().await.shutdown().await
     }
 }

@@ -1,5 +1,9 @@
 //! In-memory transport: a client and a server in one process, connected by a pipe that carries
 //! the same newline-delimited JSON as stdio (so tests exercise the real framing and codecs).
+//!
+//! Give [`Pipe::server`] to a server's `serve_io` and [`Pipe::client`] to a client's
+//! `connect_io`. Any other byte stream (a socket, a child process) plugs into the same two
+//! methods: that is how to bring your own transport.
 
 use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 

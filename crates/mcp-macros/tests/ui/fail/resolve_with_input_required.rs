@@ -1,6 +1,6 @@
 //! A call has one input channel: resolvers, or an InputRequiredResult from the body.
 
-use mcp::server::mcp_server::Elicit;
+use mcp::server::Elicit;
 
 #[derive(Clone, serde::Deserialize, schemars::JsonSchema)]
 struct Confirm {

@@ -1,6 +1,6 @@
 //! Every shape the macros accept, registered on one server.
 
-use mcp::server::mcp_server::{
+use mcp::server::{
     Ask, Context, Elicit, Elicitation, Json, ListRoots, McpServer, Sample,
 };
 use mcp::types::{CreateMessageResult, ListRootsResult, Outcome};

@@ -1,30 +1,34 @@
 //! The OAuth client behind the HTTP transport: which token a request carries, and what a 401
 //! or a 403 `insufficient_scope` sets in motion (see the module docs of `auth`).
+//!
+//! One concern per file: this one holds the token slot and the answers to 401/403;
+//! [`discover`] finds the protected resource and its authorization server, [`registration`]
+//! picks or registers the client, [`token`] runs the grants and the token endpoint requests, and
+//! [`client_auth`] authenticates the client there.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{ACCEPT, HeaderValue};
+use reqwest::header::HeaderValue;
 use reqwest::{RequestBuilder, Response, StatusCode, Url};
-use serde::Deserialize;
-use serde_json::Value;
 
 use super::challenge::BearerChallenge;
-use super::discovery::{
-    ResourceMetadata, ServerMetadata, canonical_resource, is_loopback, resource_covers,
-    resource_metadata_urls, secure_url, server_metadata_urls,
-};
-use super::egress::{Egress, REQUEST_WAIT, request_error};
+use super::discovery::{ServerMetadata, is_loopback};
+use super::egress::{Egress, REQUEST_WAIT};
 use super::error::AuthError;
-use super::handler::{AuthorizationHandler, AuthorizationRequest};
 use super::pause::PauseClock;
-use super::pkce::{Pkce, constant_time_eq, random_token};
 use super::store::StoredTokens;
-use super::{AssertionRequest, Grant, IssuerBinding, OAuthConfig};
+use super::{Grant, OAuthConfig};
 use crate::client::error::ClientError;
+use crate::sync::{read, write};
 
-mod endpoints;
+mod client_auth;
+mod discover;
+mod registration;
+mod token;
+
+pub use client_auth::TokenEndpointAuthMethod;
 
 /// The most requests one call may send (sign-in, refresh and step-up retries included).
 const MAX_SENDS: u32 = 6;
@@ -90,27 +94,6 @@ enum Recovery {
     Refreshed,
     /// A new authorization produced a token.
     SignedIn,
-}
-
-/// A token endpoint response (RFC 6749 §5.1).
-#[derive(Deserialize)]
-struct TokenResponse {
-    access_token: String,
-    token_type: String,
-    #[serde(default, deserialize_with = "number_or_string")]
-    expires_in: Option<u64>,
-    #[serde(default)]
-    refresh_token: Option<String>,
-    #[serde(default)]
-    scope: Option<String>,
-}
-
-fn number_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    Ok(match Option::<Value>::deserialize(d)? {
-        Some(Value::Number(n)) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
-        Some(Value::String(s)) => s.trim().parse().ok(),
-        _ => None,
-    })
 }
 
 fn now() -> u64 {
@@ -223,7 +206,7 @@ impl OAuthClient {
         self.loaded
             .get_or_try_init(|| async {
                 if let Some(tokens) = self.config.store.load_tokens(&self.server_url).await? {
-                    let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+                    let mut slot = write(&self.slot);
                     slot.tokens = Some(Arc::new(tokens));
                     slot.generation += 1;
                 }
@@ -267,7 +250,7 @@ impl OAuthClient {
     }
 
     fn snapshot(&self) -> (Option<Arc<StoredTokens>>, u64) {
-        let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
+        let slot = read(&self.slot);
         (slot.tokens.clone(), slot.generation)
     }
 
@@ -276,7 +259,7 @@ impl OAuthClient {
             .store
             .save_tokens(&self.server_url, tokens.clone())
             .await?;
-        let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = write(&self.slot);
         slot.tokens = Some(Arc::new(tokens));
         slot.generation += 1;
         Ok(())
@@ -284,7 +267,7 @@ impl OAuthClient {
 
     async fn clear_tokens(&self) -> Result<(), AuthError> {
         self.config.store.remove_tokens(&self.server_url).await?;
-        let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = write(&self.slot);
         slot.tokens = None;
         slot.generation += 1;
         Ok(())
@@ -424,384 +407,6 @@ impl OAuthClient {
             scope
         })
     }
-
-    /// Protected resource metadata, then the authorization server's.
-    async fn discover(&self, challenge_url: Option<&str>) -> Result<Discovered, AuthError> {
-        let mut resource_metadata = None;
-        let mut refused = None;
-        for url in resource_metadata_urls(challenge_url, &self.server_url) {
-            let fetched = match self
-                .egress
-                .resource_metadata_client(&url, self.config.cross_origin_resource_metadata)
-            {
-                Ok((client, url)) => self.fetch_json::<ResourceMetadata>(client, &url).await,
-                Err(error) => {
-                    refused.get_or_insert(error);
-                    continue;
-                }
-            };
-            // An unreachable location is one more that has nothing: try the next.
-            match fetched {
-                Ok(Some(document)) if !document.authorization_servers.is_empty() => {
-                    resource_metadata = Some(document);
-                    break;
-                }
-                Ok(_) => tracing::debug!(%url, "no usable protected resource metadata"),
-                Err(error @ AuthError::ForbiddenUrl { .. }) => {
-                    refused.get_or_insert(error);
-                }
-                Err(error) => {
-                    tracing::debug!(%url, %error, "protected resource metadata unreachable");
-                }
-            }
-        }
-        let Some(prm) = resource_metadata else {
-            // A location that was not fetched explains more than "nothing found".
-            return Err(refused.unwrap_or_else(|| {
-                AuthError::Discovery(format!(
-                    "no protected resource metadata for {}",
-                    self.server_url
-                ))
-            }));
-        };
-        let resource = match &prm.resource {
-            Some(resource) if resource_covers(resource, &self.server_url) => resource.clone(),
-            Some(resource) => {
-                return Err(AuthError::ResourceMismatch {
-                    resource: resource.clone(),
-                    server: self.server_url.clone(),
-                });
-            }
-            None => canonical_resource(&self.server_url),
-        };
-        let allowed: Vec<&String> = prm
-            .authorization_servers
-            .iter()
-            .filter(|issuer| self.may_sign_in_with(issuer))
-            .collect();
-        if allowed.is_empty() {
-            return Err(AuthError::IssuerNotAllowed {
-                expected: self.bound_issuer().unwrap_or_default(),
-                named: prm.authorization_servers,
-            });
-        }
-        let mut first_error = None;
-        for issuer in allowed {
-            match self.server_metadata(issuer).await {
-                Ok(metadata) => {
-                    self.first_issuer.get_or_init(|| issuer.clone());
-                    return Ok(Discovered {
-                        resource,
-                        issuer: issuer.clone(),
-                        metadata,
-                        resource_scopes: prm.scopes_supported,
-                    });
-                }
-                Err(error) => {
-                    tracing::debug!(%issuer, %error, "authorization server unusable");
-                    first_error.get_or_insert(error);
-                }
-            }
-        }
-        Err(first_error
-            .unwrap_or_else(|| AuthError::Discovery("no authorization server".to_owned())))
-    }
-
-    /// Whether `binding` names `issuer`.
-    fn binds(&self, binding: &IssuerBinding, issuer: &str) -> bool {
-        match binding {
-            IssuerBinding::Issuer(bound) => bound == issuer,
-            IssuerBinding::FirstDiscovered => self.first_issuer.get().is_some_and(|f| f == issuer),
-        }
-    }
-
-    /// Whether sign-in may use the authorization server `issuer` ([`OAuthConfig::issuer`]).
-    fn may_sign_in_with(&self, issuer: &str) -> bool {
-        match &self.config.issuer {
-            None => true,
-            Some(IssuerBinding::FirstDiscovered) if self.first_issuer.get().is_none() => true,
-            Some(binding) => self.binds(binding, issuer),
-        }
-    }
-
-    /// The issuer sign-in is bound to, when it is known.
-    fn bound_issuer(&self) -> Option<String> {
-        match self.config.issuer.as_ref()? {
-            IssuerBinding::Issuer(issuer) => Some(issuer.clone()),
-            IssuerBinding::FirstDiscovered => self.first_issuer.get().cloned(),
-        }
-    }
-
-    /// Whether the user named the authorization server `issuer` (so that it may be anywhere,
-    /// a private network included).
-    fn user_named(&self, issuer: &str) -> bool {
-        let named =
-            |binding: &IssuerBinding| matches!(binding, IssuerBinding::Issuer(i) if i == issuer);
-        self.config.issuer.as_ref().is_some_and(named)
-            || self
-                .config
-                .pre_registered
-                .iter()
-                .any(|(binding, _)| named(binding))
-    }
-
-    /// The client to request `url` of the authorization server `issuer` with.
-    fn client_for_issuer(&self, url: &Url, issuer: &str) -> Result<&reqwest::Client, AuthError> {
-        self.egress.client_for(url, self.user_named(issuer))
-    }
-
-    /// The metadata of the authorization server `issuer`, its `issuer` checked.
-    async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, AuthError> {
-        secure_url(issuer, self.config.allow_insecure_http)?;
-        for url in server_metadata_urls(issuer) {
-            let Ok(parsed) = Url::parse(&url) else {
-                continue;
-            };
-            let client = self.client_for_issuer(&parsed, issuer)?;
-            if let Some(metadata) = self.fetch_json::<ServerMetadata>(client, &parsed).await? {
-                if metadata.issuer != issuer {
-                    return Err(AuthError::IssuerMismatch {
-                        expected: issuer.to_owned(),
-                        found: metadata.issuer,
-                        url,
-                    });
-                }
-                return Ok(metadata);
-            }
-        }
-        Err(AuthError::Discovery(format!(
-            "no authorization server metadata for {issuer}"
-        )))
-    }
-
-    /// `GET`s a JSON document; `None` when the answer is not a 200 with such a document.
-    async fn fetch_json<T: serde::de::DeserializeOwned>(
-        &self,
-        client: &reqwest::Client,
-        url: &Url,
-    ) -> Result<Option<T>, AuthError> {
-        if !matches!(url.scheme(), "http" | "https") {
-            return Ok(None);
-        }
-        let mut response = client
-            .get(url.clone())
-            .header(ACCEPT, "application/json")
-            .send()
-            .await
-            .map_err(|e| request_error(e, url))?;
-        if response.status() != StatusCode::OK {
-            return Ok(None);
-        }
-        let body = read_limited(&mut response).await?;
-        Ok(serde_json::from_slice(&body).ok())
-    }
-
-    /// Obtains tokens with the configured grant.
-    async fn sign_in(
-        &self,
-        discovered: &Discovered,
-        scope: Option<String>,
-    ) -> Result<StoredTokens, AuthError> {
-        match &self.config.grant {
-            Grant::AuthorizationCode(handler) => {
-                self.authorization_code(handler.as_ref(), discovered, scope)
-                    .await
-            }
-            Grant::ClientCredentials => {
-                let client = self.client_for(discovered, None, scope.as_deref()).await?;
-                let mut form = vec![
-                    ("grant_type", "client_credentials".to_owned()),
-                    ("resource", discovered.resource.clone()),
-                ];
-                if let Some(scope) = &scope {
-                    form.push(("scope", scope.clone()));
-                }
-                let response = self.token_request(discovered, &client, form).await?;
-                Ok(tokens_from(response, discovered, scope, None))
-            }
-            Grant::IdentityAssertion(provider) => {
-                let client = self.client_for(discovered, None, scope.as_deref()).await?;
-                let assertion = {
-                    let _user_time = self.clock.pause();
-                    provider
-                        .assertion(AssertionRequest {
-                            audience: discovered.issuer.clone(),
-                            resource: discovered.resource.clone(),
-                            scope: scope.clone(),
-                        })
-                        .await?
-                };
-                let mut form = vec![
-                    (
-                        "grant_type",
-                        "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
-                    ),
-                    ("assertion", assertion),
-                    ("resource", discovered.resource.clone()),
-                ];
-                if let Some(scope) = &scope {
-                    form.push(("scope", scope.clone()));
-                }
-                let response = self.token_request(discovered, &client, form).await?;
-                Ok(tokens_from(response, discovered, scope, None))
-            }
-        }
-    }
-
-    /// The authorization code flow with PKCE.
-    async fn authorization_code(
-        &self,
-        handler: &dyn AuthorizationHandler,
-        discovered: &Discovered,
-        scope: Option<String>,
-    ) -> Result<StoredTokens, AuthError> {
-        let metadata = &discovered.metadata;
-        if !metadata.supports_s256() {
-            return Err(AuthError::PkceUnsupported {
-                issuer: discovered.issuer.clone(),
-            });
-        }
-        let endpoint = metadata.authorization_endpoint.as_deref().ok_or_else(|| {
-            AuthError::Discovery(format!(
-                "{} has no authorization_endpoint",
-                discovered.issuer
-            ))
-        })?;
-        let mut url = secure_url(endpoint, self.config.allow_insecure_http)?;
-        let public_only = self
-            .egress
-            .hand_over(&url, self.user_named(&discovered.issuer))
-            .await?;
-        let redirect_uri = handler.redirect_uri();
-        let client = self
-            .client_for(discovered, Some(&redirect_uri), scope.as_deref())
-            .await?;
-        let pkce = Pkce::new()?;
-        let state = random_token()?;
-        {
-            let mut query = url.query_pairs_mut();
-            query
-                .append_pair("response_type", "code")
-                .append_pair("client_id", &client.client_id)
-                .append_pair("redirect_uri", &redirect_uri)
-                .append_pair("state", &state)
-                .append_pair("code_challenge", &pkce.challenge)
-                .append_pair("code_challenge_method", "S256")
-                .append_pair("resource", &discovered.resource);
-            if let Some(scope) = &scope {
-                query.append_pair("scope", scope);
-                if scope.split_whitespace().any(|s| s == "offline_access") {
-                    // OpenID Connect issues refresh tokens for offline_access after consent.
-                    query.append_pair("prompt", "consent");
-                }
-            }
-        }
-        let request = AuthorizationRequest {
-            url,
-            redirect_uri: redirect_uri.clone(),
-            state: state.clone(),
-            issuer: discovered.issuer.clone(),
-            scope: scope.clone(),
-            public_only,
-        };
-        let response = {
-            let _user_time = self.clock.pause();
-            handler.authorize(request).await?
-        };
-        // RFC 9207 before anything else in the response: from another issuer, even an error
-        // is not to be acted on.
-        match &response.iss {
-            Some(iss) if iss != &discovered.issuer => {
-                return Err(AuthError::ResponseIssuer {
-                    expected: discovered.issuer.clone(),
-                    found: Some(iss.clone()),
-                });
-            }
-            None if metadata.authorization_response_iss_parameter_supported == Some(true) => {
-                return Err(AuthError::ResponseIssuer {
-                    expected: discovered.issuer.clone(),
-                    found: None,
-                });
-            }
-            _ => {}
-        }
-        if let Some(error) = response.error {
-            return Err(AuthError::Denied {
-                error,
-                description: response.error_description,
-            });
-        }
-        if !response
-            .state
-            .as_deref()
-            .is_some_and(|s| constant_time_eq(s, &state))
-        {
-            return Err(AuthError::StateMismatch);
-        }
-        let code = response.code.ok_or(AuthError::MissingCode)?;
-        let form = vec![
-            ("grant_type", "authorization_code".to_owned()),
-            ("code", code),
-            ("redirect_uri", redirect_uri),
-            ("code_verifier", pkce.verifier),
-            ("resource", discovered.resource.clone()),
-        ];
-        let response = self.token_request(discovered, &client, form).await?;
-        Ok(tokens_from(response, discovered, scope, None))
-    }
-
-    /// A refresh token grant for `tokens`.
-    async fn refresh(
-        &self,
-        discovered: &Discovered,
-        tokens: &StoredTokens,
-    ) -> Result<StoredTokens, AuthError> {
-        let refresh_token = tokens
-            .refresh_token
-            .clone()
-            .ok_or_else(|| AuthError::Token {
-                status: 0,
-                error: Some("no refresh token".to_owned()),
-                description: None,
-            })?;
-        let redirect_uri = match &self.config.grant {
-            Grant::AuthorizationCode(handler) => Some(handler.redirect_uri()),
-            Grant::ClientCredentials | Grant::IdentityAssertion(_) => None,
-        };
-        let client = self
-            .client_for(discovered, redirect_uri.as_deref(), None)
-            .await?;
-        let form = vec![
-            ("grant_type", "refresh_token".to_owned()),
-            ("refresh_token", refresh_token),
-            ("resource", discovered.resource.clone()),
-        ];
-        let response = self.token_request(discovered, &client, form).await?;
-        Ok(tokens_from(response, discovered, None, Some(tokens)))
-    }
-}
-
-/// Stored tokens from a token response (a refresh keeps what the response leaves out).
-fn tokens_from(
-    response: TokenResponse,
-    discovered: &Discovered,
-    requested_scope: Option<String>,
-    previous: Option<&StoredTokens>,
-) -> StoredTokens {
-    StoredTokens {
-        access_token: response.access_token,
-        token_type: "Bearer".to_owned(),
-        refresh_token: response
-            .refresh_token
-            .or_else(|| previous.and_then(|p| p.refresh_token.clone())),
-        expires_at: response.expires_in.map(|s| now().saturating_add(s)),
-        scope: response
-            .scope
-            .or(requested_scope)
-            .or_else(|| previous.and_then(|p| p.scope.clone())),
-        issuer: discovered.issuer.clone(),
-        resource: discovered.resource.clone(),
-    }
 }
 
 /// `Authorization: Bearer …`, marked sensitive so that it is never logged.
@@ -879,17 +484,5 @@ mod tests {
         assert!(check_redirect_uri("com.example.app:/callback").is_ok());
         assert!(check_redirect_uri("http://app.example.com/cb").is_err());
         assert!(check_redirect_uri("javascript:alert(1)").is_err());
-    }
-
-    #[test]
-    fn expires_in_number_or_string() {
-        let a: TokenResponse =
-            serde_json::from_str(r#"{"access_token":"x","token_type":"bearer","expires_in":"60"}"#)
-                .unwrap();
-        assert_eq!(a.expires_in, Some(60));
-        let b: TokenResponse =
-            serde_json::from_str(r#"{"access_token":"x","token_type":"Bearer","expires_in":3600}"#)
-                .unwrap();
-        assert_eq!(b.expires_in, Some(3600));
     }
 }

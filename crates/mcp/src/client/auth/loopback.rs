@@ -344,7 +344,7 @@ mod tests {
         assert!(answers[1].starts_with("HTTP/1.1 200"), "{}", answers[1]);
     }
 
-    /// Issue 17, item 2: an authorization URL with `&` and `|` (every real one has `&`) reaches
+    /// An authorization URL with `&` and `|` (every real one has `&`) reaches
     /// the opener whole, as one argument of a program that is not a shell (or, for PowerShell
     /// on Windows and WSL, as data in an environment variable); other schemes never reach it.
     #[test]

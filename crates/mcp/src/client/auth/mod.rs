@@ -92,12 +92,13 @@
 mod challenge;
 mod discovery;
 mod egress;
-mod error;
+/// `ClientError::Auth` wraps its errors: a leaf below the client's error type.
+pub(super) mod error;
 mod flow;
 mod handler;
 mod loopback;
-mod pause;
 mod pkce;
+mod request_auth;
 mod store;
 
 use std::fmt;
@@ -108,14 +109,16 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 pub use error::{AuthError, UrlRefusal};
+pub use flow::TokenEndpointAuthMethod;
 pub use handler::{
     AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, RedirectFetcher, handler_fn,
 };
 pub use loopback::{LoopbackRedirect, open_in_browser};
 pub use store::{ClientRegistration, FileTokenStore, InMemoryTokenStore, StoredTokens, TokenStore};
 
+/// The pause clock is the client's (request bounds use it too); signing in pauses it.
+use super::pause;
 pub(crate) use flow::OAuthClient;
-pub(crate) use pause::{PauseClock, bounded};
 
 /// The kind of application, sent as `application_type` in dynamic client registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

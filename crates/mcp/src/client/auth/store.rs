@@ -4,10 +4,13 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
+
+use super::flow::TokenEndpointAuthMethod;
+use crate::sync::lock;
 
 /// The tokens obtained for one MCP server.
 ///
@@ -116,11 +119,10 @@ pub struct ClientRegistration {
     /// The client secret of a confidential client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
-    /// How the client authenticates at the token endpoint: `client_secret_basic`,
-    /// `client_secret_post` or `none`. When absent it is chosen from the authorization
-    /// server's metadata.
+    /// How the client authenticates at the token endpoint. When absent it is chosen from the
+    /// authorization server's metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_endpoint_auth_method: Option<String>,
+    pub token_endpoint_auth_method: Option<TokenEndpointAuthMethod>,
     /// The registered redirect URIs (empty: unknown, e.g. pre-registered).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redirect_uris: Vec<String>,
@@ -148,9 +150,10 @@ impl ClientRegistration {
         self
     }
 
-    /// With a fixed token endpoint authentication method.
+    /// With a fixed token endpoint authentication method (a [`TokenEndpointAuthMethod`] or its
+    /// registered name, e.g. `"client_secret_basic"`).
     #[must_use]
-    pub fn with_auth_method(mut self, method: impl Into<String>) -> Self {
+    pub fn with_auth_method(mut self, method: impl Into<TokenEndpointAuthMethod>) -> Self {
         self.token_endpoint_auth_method = Some(method.into());
         self
     }
@@ -267,20 +270,8 @@ impl InMemoryTokenStore {
 
 impl fmt::Debug for InMemoryTokenStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let servers: Vec<String> = self
-            .tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect();
-        let issuers: Vec<String> = self
-            .clients
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect();
+        let servers: Vec<String> = lock(&self.tokens).keys().cloned().collect();
+        let issuers: Vec<String> = lock(&self.clients).keys().cloned().collect();
         f.debug_struct("InMemoryTokenStore")
             .field("servers", &servers)
             .field("issuers", &issuers)
@@ -293,12 +284,7 @@ impl TokenStore for InMemoryTokenStore {
         &'a self,
         server: &'a str,
     ) -> BoxFuture<'a, io::Result<Option<StoredTokens>>> {
-        let found = self
-            .tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(server)
-            .cloned();
+        let found = lock(&self.tokens).get(server).cloned();
         Box::pin(async move { Ok(found) })
     }
 
@@ -307,18 +293,12 @@ impl TokenStore for InMemoryTokenStore {
         server: &'a str,
         tokens: StoredTokens,
     ) -> BoxFuture<'a, io::Result<()>> {
-        self.tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(server.to_owned(), tokens);
+        lock(&self.tokens).insert(server.to_owned(), tokens);
         Box::pin(async { Ok(()) })
     }
 
     fn remove_tokens<'a>(&'a self, server: &'a str) -> BoxFuture<'a, io::Result<()>> {
-        self.tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(server);
+        lock(&self.tokens).remove(server);
         Box::pin(async { Ok(()) })
     }
 
@@ -326,12 +306,7 @@ impl TokenStore for InMemoryTokenStore {
         &'a self,
         issuer: &'a str,
     ) -> BoxFuture<'a, io::Result<Option<ClientRegistration>>> {
-        let found = self
-            .clients
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(issuer)
-            .cloned();
+        let found = lock(&self.clients).get(issuer).cloned();
         Box::pin(async move { Ok(found) })
     }
 
@@ -340,18 +315,12 @@ impl TokenStore for InMemoryTokenStore {
         issuer: &'a str,
         client: ClientRegistration,
     ) -> BoxFuture<'a, io::Result<()>> {
-        self.clients
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(issuer.to_owned(), client);
+        lock(&self.clients).insert(issuer.to_owned(), client);
         Box::pin(async { Ok(()) })
     }
 
     fn remove_client<'a>(&'a self, issuer: &'a str) -> BoxFuture<'a, io::Result<()>> {
-        self.clients
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(issuer);
+        lock(&self.clients).remove(issuer);
         Box::pin(async { Ok(()) })
     }
 }
@@ -569,7 +538,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Issue 17, item 6: another local user who can write the directory plants a symbolic link
+    /// Another local user who can write the directory plants a symbolic link
     /// (and then a world-readable file) under the temporary name the store used to write
     /// through. The tokens must neither be written through the link nor inherit the planted
     /// file's mode.

@@ -104,6 +104,7 @@
 use std::fmt;
 
 use futures::future::BoxFuture;
+use mcp_types::Method as _;
 use mcp_types::{ErrorObject, InputRequests, InputRequiredResult, InputResponses};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -158,9 +159,9 @@ impl FlowMethod {
     /// The JSON-RPC method name.
     pub fn as_str(self) -> &'static str {
         match self {
-            Self::CallTool => "tools/call",
-            Self::GetPrompt => "prompts/get",
-            Self::ReadResource => "resources/read",
+            Self::CallTool => mcp_types::methods::CallTool::NAME,
+            Self::GetPrompt => mcp_types::methods::GetPrompt::NAME,
+            Self::ReadResource => mcp_types::methods::ReadResource::NAME,
         }
     }
 }

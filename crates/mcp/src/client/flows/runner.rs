@@ -7,8 +7,8 @@ use futures::StreamExt as _;
 use futures::future::BoxFuture;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult,
-    InputRequiredResult, InputResponseParams, InputResponses, ReadResourceRequestParams,
-    ReadResourceResult,
+    InputRequiredResult, InputResponseParams, InputResponses, Method as _,
+    ReadResourceRequestParams, ReadResourceResult,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -118,7 +118,7 @@ impl DeferToFlows for ClientBuilder {
     fn defer_elicitation(self) -> Self {
         self.on_elicitation(|_context, _params| {
             std::future::ready(Err::<mcp_types::ElicitResult, _>(deferred(
-                "elicitation/create",
+                mcp_types::methods::Elicit::NAME,
             )))
         })
     }
@@ -126,14 +126,16 @@ impl DeferToFlows for ClientBuilder {
     fn defer_sampling(self) -> Self {
         self.on_sampling(|_context, _params| {
             std::future::ready(Err::<mcp_types::CreateMessageResult, _>(deferred(
-                "sampling/createMessage",
+                mcp_types::methods::CreateMessage::NAME,
             )))
         })
     }
 
     fn defer_roots(self) -> Self {
         self.on_list_roots(|_context| {
-            std::future::ready(Err::<mcp_types::ListRootsResult, _>(deferred("roots/list")))
+            std::future::ready(Err::<mcp_types::ListRootsResult, _>(deferred(
+                mcp_types::methods::ListRoots::NAME,
+            )))
         })
     }
 }

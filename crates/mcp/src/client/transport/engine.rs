@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_types::jsonrpc::encode_notification;
@@ -24,6 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::{Outgoing, Reply, TransportKind};
 use crate::client::error::{ClientError, TransportError};
 use crate::client::shared::Shared;
+use crate::sync::lock;
 use crate::transport::lines::{Frame, LineReader, LineWriter};
 
 /// How long `close` waits for the writer to flush and close the stream.
@@ -43,7 +44,7 @@ struct Pending {
 
 impl Pending {
     fn insert(&self, id: RequestId, sender: oneshot::Sender<Reply>) -> Result<(), ClientError> {
-        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut waiting = lock(&self.waiting);
         // Checked under the lock so that `close` cannot miss an insertion.
         if self.closed.load(Ordering::Acquire) {
             return Err(TransportError::Closed.into());
@@ -53,15 +54,12 @@ impl Pending {
     }
 
     fn take(&self, id: &RequestId) -> Option<oneshot::Sender<Reply>> {
-        self.waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id)
+        lock(&self.waiting).remove(id)
     }
 
     /// Fails every waiting request (their senders drop) and refuses new ones.
     fn close(&self) {
-        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut waiting = lock(&self.waiting);
         self.closed.store(true, Ordering::Release);
         waiting.clear();
     }

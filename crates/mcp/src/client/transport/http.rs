@@ -11,12 +11,13 @@
 //! stream and resumption with `Last-Event-ID` (see `http_legacy`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use mcp_types::jsonrpc::{Message, encode_notification};
-use mcp_types::{Era, MessageRef, RequestId};
+use mcp_types::{Era, MessageRef, Method as _, NotificationMethod as _, RequestId};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
@@ -27,6 +28,7 @@ use crate::client::shared::Shared;
 use crate::http::body::{BodyError, read_limited};
 use crate::http::headers;
 use crate::http::sse;
+use crate::sync::{lock, read};
 
 /// What `Accept` says on every POST.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -62,9 +64,33 @@ pub(crate) struct HttpConfig {
     pub(crate) max_reissues: u32,
     pub(crate) max_message: usize,
     pub(crate) legacy_get_stream: bool,
-    /// Signs requests in when the server asks (OAuth 2.1), see `client::auth`.
+    /// Signs requests in when the server asks (OAuth 2.1: `client::auth` implements it).
+    pub(crate) auth: Option<Arc<dyn RequestAuth>>,
+}
+
+/// Builds one attempt of a request, given the `Authorization` value to send (if any).
+pub(crate) type BuildRequest<'a> =
+    dyn Fn(Option<&HeaderValue>) -> Result<reqwest::RequestBuilder, ClientError> + Send + Sync + 'a;
+
+/// What the transport asks of an authorization layer: to sign its requests in, and to answer
+/// a `401` / `403` challenge (sign in, refresh, step up) by sending the request again. It is
+/// injected (a trait object in [`HttpConfig`]) so that the transport knows no authorization
+/// scheme; `client::auth`'s OAuth client is the implementation.
+pub(crate) trait RequestAuth: Send + Sync + std::fmt::Debug {
+    /// Sends the request `build` makes, with the current credentials, and recovers from the
+    /// server's challenges by building and sending it again; the last response is returned.
+    fn send<'a>(
+        &'a self,
+        build: &'a BuildRequest<'a>,
+    ) -> BoxFuture<'a, Result<reqwest::Response, ClientError>>;
+
+    /// The `Authorization` value of requests that are not retried on a refusal (the handshake
+    /// era's GET stream and `DELETE`).
+    fn current_authorization(&self) -> BoxFuture<'_, Option<HeaderValue>>;
+
+    /// The clock whose paused time (the user signing in) request time bounds do not count.
     #[cfg(feature = "auth-client")]
-    pub(crate) auth: Option<Arc<crate::client::auth::OAuthClient>>,
+    fn pause_clock(&self) -> &crate::client::pause::PauseClock;
 }
 
 /// The parts spawned tasks (back-channel answers, the GET stream) need too.
@@ -111,10 +137,14 @@ impl HttpTransport {
         }
     }
 
-    /// The OAuth client's clock, when OAuth is configured.
+    /// The authorization layer's clock, when one is configured.
     #[cfg(feature = "auth-client")]
-    pub(crate) fn pause_clock(&self) -> Option<&crate::client::auth::PauseClock> {
-        self.inner.config.auth.as_deref().map(|auth| auth.clock())
+    pub(crate) fn pause_clock(&self) -> Option<&crate::client::pause::PauseClock> {
+        self.inner
+            .config
+            .auth
+            .as_deref()
+            .map(RequestAuth::pause_clock)
     }
 
     pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
@@ -151,7 +181,7 @@ impl HttpTransport {
         let response = inner
             .post(body, Some(outgoing.method), &outgoing.headers)
             .await?;
-        if outgoing.method == "initialize" {
+        if outgoing.method == mcp_types::methods::Initialize::NAME {
             http_legacy::capture_session_id(inner, &response);
         }
         let (last_event_id, retry_ms) = match inner
@@ -219,24 +249,14 @@ impl HttpTransport {
                 Arc::clone(&self.inner),
                 response,
             ));
-            if let Some(old) = self
-                .get_stream
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .replace(task)
-            {
+            if let Some(old) = lock(&self.get_stream).replace(task) {
                 old.abort();
             }
         }
     }
 
     pub(crate) async fn close(&self) -> Result<(), ClientError> {
-        if let Some(task) = self
-            .get_stream
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
         http_legacy::end_session(&self.inner).await;
@@ -246,12 +266,7 @@ impl HttpTransport {
 
 impl Drop for HttpTransport {
     fn drop(&mut self) {
-        if let Some(task) = self
-            .get_stream
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
     }
@@ -291,11 +306,11 @@ impl HttpInner {
         method: Option<&str>,
         extra: &HttpHeaders,
     ) -> Result<reqwest::Response, ClientError> {
-        #[cfg(feature = "auth-client")]
         if let Some(auth) = &self.config.auth {
-            return auth
-                .send(|authorization| self.post_request(body.clone(), method, extra, authorization))
-                .await;
+            let build = |authorization: Option<&HeaderValue>| {
+                self.post_request(body.clone(), method, extra, authorization)
+            };
+            return auth.send(&build).await;
         }
         Ok(self.post_request(body, method, extra, None)?.send().await?)
     }
@@ -306,7 +321,6 @@ impl HttpInner {
         &self,
         request: reqwest::RequestBuilder,
     ) -> reqwest::RequestBuilder {
-        #[cfg(feature = "auth-client")]
         if let Some(auth) = &self.config.auth
             && let Some(value) = auth.current_authorization().await
         {
@@ -358,10 +372,7 @@ impl HttpInner {
     }
 
     pub(crate) fn session_id(&self) -> Option<String> {
-        self.session_id
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        read(&self.session_id).clone()
     }
 
     /// Reads the response to the request `id`: a JSON body or an event stream.
@@ -480,12 +491,10 @@ impl HttpInner {
                     return Some(reply.payload.into_reply());
                 }
                 // Another request's response (e.g. on the GET stream): hand it over.
-                let waiter = reply.id.as_ref().and_then(|reply_id| {
-                    self.waiting
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(reply_id)
-                });
+                let waiter = reply
+                    .id
+                    .as_ref()
+                    .and_then(|reply_id| lock(&self.waiting).remove(reply_id));
                 match waiter {
                     Some(waiter) => {
                         let _ = waiter.send(reply.payload.into_reply());
@@ -528,11 +537,7 @@ struct Waiting {
 impl Waiting {
     fn register(inner: &Arc<HttpInner>, id: &RequestId, cancellable: bool) -> Self {
         let (sender, receiver) = oneshot::channel();
-        inner
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), sender);
+        lock(&inner.waiting).insert(id.clone(), sender);
         Self {
             inner: Arc::clone(inner),
             id: id.clone(),
@@ -545,11 +550,7 @@ impl Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.inner
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.id);
+        lock(&self.inner.waiting).remove(&self.id);
         if self.settled || !self.cancellable || self.inner.shared.era() != Some(Era::Handshake) {
             return;
         }
@@ -560,7 +561,8 @@ impl Drop for Waiting {
             self.id.clone(),
             Some("the client abandoned the request".to_owned()),
         );
-        let Ok(body) = encode_notification("notifications/cancelled", Some(&params)) else {
+        let Ok(body) = encode_notification(mcp_types::methods::Cancelled::NAME, Some(&params))
+        else {
             return;
         };
         let inner = Arc::clone(&self.inner);

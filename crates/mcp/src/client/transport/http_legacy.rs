@@ -2,7 +2,7 @@
 //! answered with a POST, the optional standalone GET stream, resumption of a broken response
 //! stream with `Last-Event-ID`, and the `DELETE` that ends the session.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_types::RequestId;
@@ -14,6 +14,7 @@ use super::http::{HttpInner, Received, content_type};
 use super::{HttpHeaders, Reply};
 use crate::client::error::ClientError;
 use crate::http::headers;
+use crate::sync::write;
 
 /// How often a broken stream is resumed before giving up.
 const MAX_RESUMPTIONS: u32 = 2;
@@ -32,10 +33,7 @@ pub(super) fn capture_session_id(inner: &HttpInner, response: &reqwest::Response
     match value.to_str() {
         // Visible ASCII only, as the 2025-11-25 transport requires.
         Ok(id) if !id.is_empty() && id.bytes().all(|b| (0x21..=0x7e).contains(&b)) => {
-            *inner
-                .session_id
-                .write()
-                .unwrap_or_else(PoisonError::into_inner) = Some(id.to_owned());
+            *write(&inner.session_id) = Some(id.to_owned());
         }
         _ => tracing::warn!("ignored a malformed Mcp-Session-Id"),
     }
@@ -198,8 +196,5 @@ pub(super) async fn end_session(inner: &HttpInner) {
         Ok(Err(error)) => tracing::debug!(%error, "ending the session failed"),
         Err(_) => tracing::debug!("ending the session timed out"),
     }
-    *inner
-        .session_id
-        .write()
-        .unwrap_or_else(PoisonError::into_inner) = None;
+    *write(&inner.session_id) = None;
 }

@@ -99,7 +99,7 @@ impl Transport {
 
     /// The clock of the OAuth client, whose paused time request bounds do not count.
     #[cfg(feature = "auth-client")]
-    pub(crate) fn pause_clock(&self) -> Option<&crate::client::auth::PauseClock> {
+    pub(crate) fn pause_clock(&self) -> Option<&crate::client::pause::PauseClock> {
         match self {
             Self::Lines(_) => None,
             Self::Http(t) => t.pause_clock(),

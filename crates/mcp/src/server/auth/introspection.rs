@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use super::{AccessToken, TokenError, TokenVerifier, VerifyFuture, form_encode};
+use super::{AccessToken, TokenError, TokenVerifier, VerifyFuture};
 use crate::http::body::read_limited;
 
 /// The largest introspection response accepted (real ones are well under 4 KiB).
@@ -144,10 +144,7 @@ impl IntrospectionVerifier {
             .basic_auth(&self.client_id, Some(&self.client_secret))
             .header("content-type", "application/x-www-form-urlencoded")
             .header("accept", "application/json")
-            .body(format!(
-                "token={}&token_type_hint=access_token",
-                form_encode(token)
-            ))
+            .body(request_body(token))
             .send()
             .await
             .and_then(reqwest::Response::error_for_status)
@@ -176,5 +173,33 @@ fn no_redirects() -> reqwest::Client {
 impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
         Box::pin(self.check(token))
+    }
+}
+
+/// The introspection request (RFC 7662 §2.1), `application/x-www-form-urlencoded` (RFC 6749
+/// appendix B).
+fn request_body(token: &str) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("token", token)
+        .append_pair("token_type_hint", "access_token")
+        .finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_body_is_form_encoded() {
+        assert_eq!(
+            request_body("a b&c=d/é"),
+            "token=a+b%26c%3Dd%2F%C3%A9&token_type_hint=access_token"
+        );
+        // WHATWG's serializer, which RFC 6749 appendix B's algorithm is in practice: `*` as is,
+        // `~` escaped.
+        assert_eq!(
+            request_body("*~"),
+            "token=*%7E&token_type_hint=access_token"
+        );
     }
 }

@@ -163,7 +163,7 @@ impl JwtVerifier {
     }
 
     fn cache(&self) -> std::sync::RwLockReadGuard<'_, Cache> {
-        self.cache.read().unwrap_or_else(|e| e.into_inner())
+        crate::sync::read(&self.cache)
     }
 
     fn cached_key(&self, kid: Option<&str>) -> Option<DecodingKey> {
@@ -233,7 +233,7 @@ impl JwtVerifier {
     /// replaced only by a successful fetch.
     async fn refetch(&self, url: &str) -> Result<(), TokenError> {
         let fetched = self.fetch(url).await;
-        let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
+        let mut cache = crate::sync::write(&self.cache);
         let now = Instant::now();
         cache.attempts += 1;
         cache.attempted = Some(now);

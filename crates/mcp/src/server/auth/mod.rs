@@ -335,21 +335,6 @@ fn resource_path(url: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }
 
-/// `application/x-www-form-urlencoded` for one value.
-pub(crate) fn form_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(byte as char);
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,6 +378,5 @@ mod tests {
             token.principal().as_str(),
             r#"["app","https://idp","alice"]"#
         );
-        assert_eq!(form_encode("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
     }
 }

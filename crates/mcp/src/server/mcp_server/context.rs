@@ -51,7 +51,7 @@ impl Context {
         input_responses: Option<InputResponses>,
         request_state: Option<String>,
     ) -> Self {
-        let back_channel = legacy_back_channel(&request);
+        let back_channel = handshake_back_channel(&request);
         Self {
             request,
             input_responses: input_responses.map(Arc::new),
@@ -128,7 +128,7 @@ impl Context {
 /// The back-channel of a handshake-era request: its server→client requests
 /// ([`RequestContext::elicit`] and its siblings). A 2026-07-28 request has none, and its
 /// questions travel in an `InputRequiredResult`.
-fn legacy_back_channel(request: &RequestContext) -> Option<Arc<dyn BackChannel>> {
+fn handshake_back_channel(request: &RequestContext) -> Option<Arc<dyn BackChannel>> {
     matches!(request.era(), Era::Handshake)
         .then(|| Arc::new(RequestBackChannel(request.clone())) as Arc<dyn BackChannel>)
 }

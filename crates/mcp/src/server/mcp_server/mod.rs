@@ -1,138 +1,16 @@
-//! The high-level server: typed tools, prompts and resources on async functions, and resolvers
-//! that ask the client for input.
-//!
-//! [`McpServer`] is built on the low-level [`Server`]: each registration becomes a low-level
-//! handler that decodes typed arguments, runs the resolvers, calls your function and encodes
-//! what it returns. Request state is sealed by default (an ephemeral key, the server name as
-//! audience); handlers and resolvers only ever see plaintext.
-//!
-//! # Attribute macros
-//!
-//! * `#[tool]` on an async fn: its parameters are the tool arguments (a generated struct
-//!   deriving `Deserialize` and `JsonSchema` gives the `inputSchema`; parameter doc comments
-//!   describe them), except a [`Context`] (by value or `&`) and `#[resolve(resolver)]`
-//!   parameters. The fn's doc comment is the description; the return type is any
-//!   [`IntoToolResult`] ([`Json<T>`] for structured output with an `outputSchema`).
-//! * `#[prompt]`: parameters are prompt arguments (`String`, or `Option<String>` when optional).
-//! * `#[resource("scheme://uri")]` / `#[resource("scheme://{var}")]`: a static resource, or a
-//!   template whose `{var}`s are the parameters.
-//! * `#[resolver]` on an async fn: a type of the same name implementing [`Resolver`]. Its
-//!   parameters are `&Context`, `#[resolve(other)]` dependencies, or arguments of the consumer by
-//!   name. It returns a value, or a question: [`Elicit<T>`] (a form derived from `T`),
-//!   [`ElicitUrl`] (a URL for the user to open: sign-in, payment, secrets), [`Sample`],
-//!   [`ListRoots`], or [`Ask`] (either).
-//!
-//! Each macro leaves the function as it is and adds a type of the same name (in the type
-//! namespace), which registers it: `.tool::<order_book>()`.
-//!
-//! ```
-//! use mcp::server::mcp_server::{Context, Elicit, McpServer};
-//! use mcp::{prompt, resolver, resource, tool};
-//!
-//! #[derive(serde::Deserialize, schemars::JsonSchema, Clone)]
-//! struct Backorder {
-//!     /// Place a backorder?
-//!     confirm: bool,
-//! }
-//!
-//! /// Asks whether to place a backorder for the title.
-//! #[resolver]
-//! async fn confirm_backorder(title: String) -> Elicit<Backorder> {
-//!     Elicit::new(format!("'{title}' is out of stock. Place a backorder?"))
-//! }
-//!
-//! /// Order a book that is out of stock.
-//! #[tool]
-//! async fn order_book(
-//!     /// The book's title.
-//!     title: String,
-//!     #[resolve(confirm_backorder)] backorder: Backorder,
-//! ) -> String {
-//!     let placed = if backorder.confirm { "placed" } else { "not placed" };
-//!     format!("Backorder for '{title}': {placed}.")
-//! }
-//!
-//! /// Greets someone.
-//! #[prompt]
-//! async fn greet(who: String) -> String {
-//!     format!("Say hello to {who}.")
-//! }
-//!
-//! /// A quarterly report.
-//! #[resource("report://{quarter}", mime_type = "text/plain")]
-//! async fn report(quarter: String, ctx: Context) -> String {
-//!     format!("Report {quarter} (protocol {})", ctx.protocol_version())
-//! }
-//!
-//! let server = McpServer::builder("bookshop", "1.0.0")
-//!     .tool::<order_book>()
-//!     .prompt::<greet>()
-//!     .resource::<report>()
-//!     .build()?;
-//! assert_eq!(server.info().name, "bookshop");
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! # Multi-round-trip requests
-//!
-//! On 2026-07-28 every independent unanswered question of a call is batched into one
-//! `InputRequiredResult`, after checking *this request's* client capabilities (`-32021` with
-//! `data.requiredCapabilities` otherwise). Answers are carried across rounds in the sealed
-//! state, each bound to a digest of the question as rendered: a question whose message or
-//! schema changed is asked again instead of consuming a stale answer. Accepted content is
-//! decoded into the form type; a decline or cancel fails the call (`isError`) unless the
-//! parameter is declared as [`Elicitation<T>`], which receives the whole outcome.
-//!
-//! Accepted form content is checked against the schema the client was shown (ranges, lengths,
-//! formats, enums) before it is decoded; content that does not fit fails the call (`isError`,
-//! "… does not match the requested schema") and never reaches your function.
-//!
-//! On a handshake-era (2025-11-25) session the same resolvers ask mid-call instead, through
-//! server→client requests answered by the same client callbacks (see [`Asker`]).
-//!
-//! A tool, prompt or template may instead return an `InputRequiredResult` itself
-//! ([`mcp_types::Outcome`]) and read [`Context::input_responses`] / [`Context::request_state`]
-//! — but not both: a call has one input channel, so combining resolvers with such a return type
-//! is a compile error. Such a function works for 2025-11-25 clients too: the server bridges its
-//! questions over the back-channel and calls it again with the answers and its state. Check the
-//! state before trusting an answer — a client may send `inputResponses` nobody asked for (the
-//! resolvers do this for you). Static resources cannot ask at all.
-//!
-//! A URL to open is a question like the others:
-//!
-//! ```
-//! use mcp::server::mcp_server::{ElicitUrl, Elicitation};
-//! use mcp::{resolver, tool};
-//!
-//! /// Asks the user to sign in at the provider.
-//! #[resolver]
-//! async fn sign_in(service: String) -> ElicitUrl {
-//!     ElicitUrl::new(
-//!         format!("Sign in to {service} to connect your account."),
-//!         format!("https://accounts.example.com/connect?service={service}"),
-//!     )
-//! }
-//!
-//! /// Connect an account.
-//! #[tool]
-//! async fn connect(service: String, #[resolve(sign_in)] consent: Elicitation<()>) -> String {
-//!     match consent {
-//!         // Consent only: whether the sign-in finished is for the server to find out.
-//!         Elicitation::Accept(()) => format!("Connecting {service}…"),
-//!         _ => "Not connected.".to_owned(),
-//!     }
-//! }
-//! ```
+//! The high-level server ([`McpServer`]) and the macro support behind it. Its public items are
+//! re-exported from `crate::server`; the helpers only the generated code calls, from
+//! `crate::__private`.
 
 mod context;
 mod output;
 mod questions;
 mod resolve;
 mod schema;
+mod serve;
 
 use std::collections::BTreeSet;
 use std::future::Future;
-use std::ops::Deref;
 use std::sync::Arc;
 
 use mcp_seal::RequestStateSecurity;
@@ -157,7 +35,8 @@ pub use resolve::{
 };
 pub use schema::{ElicitationForm, input_schema, output_schema};
 
-#[doc(hidden)]
+// Macro support (as are `decode_arguments`, `body_outcome` and `pending` below): public only
+// through `crate::__private`, which the generated code names.
 pub use resolve::{check_resolvers, gather, gathered};
 
 /// A handler's future, as definitions return it.
@@ -254,19 +133,136 @@ impl std::fmt::Debug for McpServerBuilder {
     }
 }
 
-/// A built high-level server: the low-level [`Server`] (reached through `Deref`, with its
-/// `serve_stdio`, `serve_http`, run-time changes…) carrying the generated handlers.
+/// The high-level server: typed tools, prompts and resources on async functions, and resolvers
+/// that ask the client for input.
+///
+/// It is built on the low-level [`Server`]: each registration becomes a low-level handler that
+/// decodes typed arguments, runs the resolvers, calls your function and encodes what it returns.
+/// It serves like the low-level server ([`McpServer::serve_stdio`], [`McpServer::serve_http`], …)
+/// and shares its run-time changes ([`McpServer::notify`], …); anything else of the low-level
+/// server is one [`McpServer::server`] away. Request state is sealed by default (an ephemeral
+/// key, the server name as audience); handlers and resolvers only ever see plaintext.
+///
+/// # Attribute macros
+///
+/// * `#[tool]` on an async fn: its parameters are the tool arguments (a generated struct
+///   deriving `Deserialize` and `JsonSchema` gives the `inputSchema`; parameter doc comments
+///   describe them), except a [`Context`] (by value or `&`) and `#[resolve(resolver)]`
+///   parameters. The fn's doc comment is the description; the return type is any
+///   [`IntoToolResult`] ([`Json<T>`] for structured output with an `outputSchema`).
+/// * `#[prompt]`: parameters are prompt arguments (`String`, or `Option<String>` when optional).
+/// * `#[resource("scheme://uri")]` / `#[resource("scheme://{var}")]`: a static resource, or a
+///   template whose `{var}`s are the parameters.
+/// * `#[resolver]` on an async fn: a type of the same name implementing [`Resolver`]. Its
+///   parameters are `&Context`, `#[resolve(other)]` dependencies, or arguments of the consumer by
+///   name. It returns a value, or a question: [`Elicit<T>`] (a form derived from `T`),
+///   [`ElicitUrl`] (a URL for the user to open: sign-in, payment, secrets), [`Sample`],
+///   [`ListRoots`], or [`Ask`] (either).
+///
+/// Each macro leaves the function as it is and adds a type of the same name (in the type
+/// namespace), which registers it: `.tool::<order_book>()`.
+///
+/// ```
+/// use mcp::server::{Context, Elicit, McpServer};
+/// use mcp::{prompt, resolver, resource, tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Clone)]
+/// struct Backorder {
+///     /// Place a backorder?
+///     confirm: bool,
+/// }
+///
+/// /// Asks whether to place a backorder for the title.
+/// #[resolver]
+/// async fn confirm_backorder(title: String) -> Elicit<Backorder> {
+///     Elicit::new(format!("'{title}' is out of stock. Place a backorder?"))
+/// }
+///
+/// /// Order a book that is out of stock.
+/// #[tool]
+/// async fn order_book(
+///     /// The book's title.
+///     title: String,
+///     #[resolve(confirm_backorder)] backorder: Backorder,
+/// ) -> String {
+///     let placed = if backorder.confirm { "placed" } else { "not placed" };
+///     format!("Backorder for '{title}': {placed}.")
+/// }
+///
+/// /// Greets someone.
+/// #[prompt]
+/// async fn greet(who: String) -> String {
+///     format!("Say hello to {who}.")
+/// }
+///
+/// /// A quarterly report.
+/// #[resource("report://{quarter}", mime_type = "text/plain")]
+/// async fn report(quarter: String, ctx: Context) -> String {
+///     format!("Report {quarter} (protocol {})", ctx.protocol_version())
+/// }
+///
+/// let server = McpServer::builder("bookshop", "1.0.0")
+///     .tool::<order_book>()
+///     .prompt::<greet>()
+///     .resource::<report>()
+///     .build()?;
+/// assert_eq!(server.info().name, "bookshop");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Multi-round-trip requests
+///
+/// On 2026-07-28 every independent unanswered question of a call is batched into one
+/// `InputRequiredResult`, after checking *this request's* client capabilities (`-32021` with
+/// `data.requiredCapabilities` otherwise). Answers are carried across rounds in the sealed
+/// state, each bound to a digest of the question as rendered: a question whose message or
+/// schema changed is asked again instead of consuming a stale answer. Accepted content is
+/// decoded into the form type; a decline or cancel fails the call (`isError`) unless the
+/// parameter is declared as [`Elicitation<T>`], which receives the whole outcome.
+///
+/// Accepted form content is checked against the schema the client was shown (ranges, lengths,
+/// formats, enums) before it is decoded; content that does not fit fails the call (`isError`,
+/// "… does not match the requested schema") and never reaches your function.
+///
+/// On a handshake-era (2025-11-25) session the same resolvers ask mid-call instead, through
+/// server→client requests answered by the same client callbacks (see [`Asker`]).
+///
+/// A tool, prompt or template may instead return an `InputRequiredResult` itself
+/// ([`mcp_types::Outcome`]) and read [`Context::input_responses`] / [`Context::request_state`]
+/// — but not both: a call has one input channel, so combining resolvers with such a return type
+/// is a compile error. Such a function works for 2025-11-25 clients too: the server bridges its
+/// questions over the back-channel and calls it again with the answers and its state. Check the
+/// state before trusting an answer — a client may send `inputResponses` nobody asked for (the
+/// resolvers do this for you). Static resources cannot ask at all.
+///
+/// A URL to open is a question like the others:
+///
+/// ```
+/// use mcp::server::{ElicitUrl, Elicitation};
+/// use mcp::{resolver, tool};
+///
+/// /// Asks the user to sign in at the provider.
+/// #[resolver]
+/// async fn sign_in(service: String) -> ElicitUrl {
+///     ElicitUrl::new(
+///         format!("Sign in to {service} to connect your account."),
+///         format!("https://accounts.example.com/connect?service={service}"),
+///     )
+/// }
+///
+/// /// Connect an account.
+/// #[tool]
+/// async fn connect(service: String, #[resolve(sign_in)] consent: Elicitation<()>) -> String {
+///     match consent {
+///         // Consent only: whether the sign-in finished is for the server to find out.
+///         Elicitation::Accept(()) => format!("Connecting {service}…"),
+///         _ => "Not connected.".to_owned(),
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone)]
 pub struct McpServer {
     server: Server,
-}
-
-impl Deref for McpServer {
-    type Target = Server;
-
-    fn deref(&self) -> &Server {
-        &self.server
-    }
 }
 
 impl McpServer {
@@ -426,21 +422,17 @@ impl McpServerBuilder {
             .collect();
         let arguments = property_names(&schema)
             .into_iter()
-            .map(|name| PromptArgument {
-                required: Some(required.contains(&name)),
-                description: schema["properties"][&name]["description"]
+            .map(|name| {
+                let mut argument =
+                    PromptArgument::new(name.clone()).with_required(required.contains(&name));
+                argument.description = schema["properties"][&name]["description"]
                     .as_str()
-                    .map(str::to_owned),
-                name,
-                ..PromptArgument::default()
+                    .map(str::to_owned);
+                argument
             })
             .collect::<Vec<_>>();
-        let prompt = Prompt {
-            name: name.to_owned(),
-            description: Some(description.to_owned()),
-            arguments: (!arguments.is_empty()).then_some(arguments),
-            ..Prompt::default()
-        };
+        let mut prompt = Prompt::new(name).with_description(description);
+        prompt.arguments = (!arguments.is_empty()).then_some(arguments);
         let handler = Arc::new(handler);
         let get: PromptFn = Arc::new(move |ctx, arguments| {
             let handler = Arc::clone(&handler);
@@ -493,17 +485,13 @@ impl McpServerBuilder {
                 uri: resource.uri.clone(),
             });
         }
-        let describe = ResourceTemplate {
-            uri_template: resource.uri,
-            name: resource.name,
-            title: resource.title,
-            description: resource.description,
-            mime_type: resource.mime_type,
-            annotations: resource.annotations,
-            icons: resource.icons,
-            meta: resource.meta,
-            ..ResourceTemplate::default()
-        };
+        let mut describe = ResourceTemplate::new(resource.uri, resource.name);
+        describe.title = resource.title;
+        describe.description = resource.description;
+        describe.mime_type = resource.mime_type;
+        describe.annotations = resource.annotations;
+        describe.icons = resource.icons;
+        describe.meta = resource.meta;
         let mime_type = describe.mime_type.clone();
         let handler = Arc::new(handler);
         let read: ResourceFn = Arc::new(move |ctx, uri, _variables| {
@@ -614,17 +602,13 @@ impl McpServerBuilder {
                         },
                     );
             } else {
-                let resource = Resource {
-                    uri: describe.uri_template,
-                    name: describe.name,
-                    title: describe.title,
-                    description: describe.description,
-                    mime_type: describe.mime_type,
-                    annotations: describe.annotations,
-                    icons: describe.icons,
-                    meta: describe.meta,
-                    ..Resource::default()
-                };
+                let mut resource = Resource::new(describe.uri_template, describe.name);
+                resource.title = describe.title;
+                resource.description = describe.description;
+                resource.mime_type = describe.mime_type;
+                resource.annotations = describe.annotations;
+                resource.icons = describe.icons;
+                resource.meta = describe.meta;
                 builder = builder.resource(
                     resource,
                     move |rctx: RequestContext, params: ReadResourceRequestParams| {

@@ -156,10 +156,7 @@ pub trait IntoPromptResult: Send {
 }
 
 fn messages(messages: Vec<PromptMessage>) -> Result<Outcome<GetPromptResult>, Interrupt> {
-    Ok(Outcome::Complete(GetPromptResult {
-        messages,
-        ..GetPromptResult::default()
-    }))
+    Ok(Outcome::Complete(GetPromptResult::new(messages)))
 }
 
 impl IntoPromptResult for String {
@@ -245,10 +242,7 @@ pub trait IntoResourceResult: Send {
 }
 
 fn contents(contents: Vec<ResourceContents>) -> Result<Outcome<ReadResourceResult>, Interrupt> {
-    Ok(Outcome::Complete(ReadResourceResult {
-        contents,
-        ..ReadResourceResult::default()
-    }))
+    Ok(Outcome::Complete(ReadResourceResult::new(contents)))
 }
 
 impl IntoResourceResult for String {

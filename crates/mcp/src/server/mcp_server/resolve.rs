@@ -13,7 +13,7 @@
 //!
 //! How a question reaches the client is the [`Asker`]'s decision: on 2026-07-28 it is collected
 //! into the `InputRequiredResult` (implemented here); on a handshake-era session it is sent as a
-//! server→client request and awaited, through a [`BackChannel`] that the legacy transport
+//! server→client request and awaited, through a [`BackChannel`] that the handshake-era transport
 //! provides (`RequestContext::elicit` and its siblings; a URL question gets an `elicitationId`
 //! there).
 
@@ -36,6 +36,7 @@ use super::questions::Question;
 #[cfg(doc)]
 use super::questions::{Elicit, ElicitUrl, ListRoots, Sample};
 use crate::server::BoxFuture;
+use crate::sync::lock;
 
 /// A boxed future borrowing the resolution it runs in.
 pub type ResolveFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -175,8 +176,8 @@ impl From<ErrorObject> for Interrupt {
 /// Answers questions on a handshake-era session: sends the rendered request as a server→client
 /// JSON-RPC request and returns the client's result (or its error).
 ///
-/// This is the hook the legacy transport implements: give the [`Context`] a back-channel and
-/// every resolver asks through it, mid-call, instead of through an `InputRequiredResult`.
+/// This is the hook the handshake-era transport implements: give the [`Context`] a back-channel
+/// and every resolver asks through it, mid-call, instead of through an `InputRequiredResult`.
 pub trait BackChannel: Send + Sync + 'static {
     /// Sends `request` to the client and awaits its answer.
     fn ask(&self, request: InputRequest) -> BoxFuture<Result<Value, ErrorObject>>;
@@ -332,7 +333,7 @@ impl Resolution {
     fn progress(&self) -> std::sync::MutexGuard<'_, Progress> {
         // The lock is never held across an await; a poisoned lock means a resolver panicked,
         // and the request is failing anyway.
-        self.progress.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.progress)
     }
 
     /// An argument taken by name, decoded from the call's arguments (`null` when absent, so

@@ -151,11 +151,9 @@ fn flat_form(schema: &Value, type_name: &str) -> Result<ElicitationSchema, Strin
         .flatten()
         .filter_map(|r| r.as_str().map(str::to_owned))
         .collect();
-    Ok(ElicitationSchema {
-        properties,
-        required: (!required.is_empty()).then_some(required),
-        ..ElicitationSchema::default()
-    })
+    let mut schema = ElicitationSchema::new(properties);
+    schema.required = (!required.is_empty()).then_some(required);
+    Ok(schema)
 }
 
 /// One field in the elicitation subset: `["string","null"]` becomes `"string"` (optionality is

@@ -106,10 +106,10 @@ async fn call_tool(
         .set_server_info(ctx.server().info());
     let raw = serde_json::value::to_raw_value(&created)
         .map_err(|e| ErrorObject::internal(e.to_string()))?;
-    Ok(Outcome::Extension(ExtensionResult {
-        result_type: ResultType::TASK,
+    Ok(Outcome::Extension(ExtensionResult::new(
+        ResultType::TASK,
         raw,
-    }))
+    )))
 }
 
 /// Runs a task tool within the request: its questions become an `InputRequiredResult` (2026)

@@ -4,9 +4,7 @@
 use std::time::Duration;
 
 use mcp_types::tasks::TaskStatus;
-use mcp_types::{
-    ClientCapabilities, ElicitRequestParams, ErrorObject, Extra, InputRequest, InputRequests,
-};
+use mcp_types::{ClientCapabilities, ErrorObject, Extra, InputRequest, InputRequests};
 
 use super::store::TaskRecord;
 
@@ -43,10 +41,7 @@ pub(crate) fn iso8601(ms: u64) -> String {
 /// The client capabilities an input request needs.
 pub(super) fn required_capabilities(request: &InputRequest) -> ClientCapabilities {
     match request {
-        InputRequest::Elicit(elicit) => match &elicit.params {
-            ElicitRequestParams::Form(_) => ClientCapabilities::new().with_elicitation_form(),
-            ElicitRequestParams::Url(_) => ClientCapabilities::new().with_elicitation_url(),
-        },
+        InputRequest::Elicit(elicit) => elicit.params.required_capabilities(),
         InputRequest::CreateMessage(sample)
             if sample.params.tools.is_some() || sample.params.tool_choice.is_some() =>
         {

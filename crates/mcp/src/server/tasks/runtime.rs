@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -26,6 +26,7 @@ use super::handler::{TaskContext, TaskInput, TaskStep, TaskTool};
 use super::rules::{cancelled, check_questions, failed, iso8601, millis, now_ms};
 use super::store::{Admission, Lease, StoreError, TaskRecord, TaskStore};
 use super::{OrphanPolicy, TaskOptions};
+use crate::sync::lock;
 
 /// Why a task operation failed.
 #[derive(Debug)]
@@ -128,7 +129,7 @@ impl Runtime {
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Worker>> {
-        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.running)
     }
 
     fn is_running(&self, id: &str) -> bool {

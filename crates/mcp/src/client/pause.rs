@@ -3,10 +3,12 @@
 //! handshake) because the user took a minute in the browser.
 
 use std::future::Future;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
+
+use crate::sync::lock;
 
 /// How long authorization handlers have been running, in total.
 #[derive(Debug, Default)]
@@ -28,7 +30,7 @@ pub(crate) struct Pause<'a>(&'a PauseClock);
 
 impl Drop for Pause<'_> {
     fn drop(&mut self) {
-        let mut state = self.0.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = lock(&self.0.state);
         state.depth = state.depth.saturating_sub(1);
         if state.depth == 0
             && let Some(since) = state.since.take()
@@ -41,7 +43,7 @@ impl Drop for Pause<'_> {
 impl PauseClock {
     /// Pauses request clocks until the guard drops.
     pub(crate) fn pause(&self) -> Pause<'_> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = lock(&self.state);
         state.depth += 1;
         if state.since.is_none() {
             state.since = Some(Instant::now());
@@ -51,7 +53,7 @@ impl PauseClock {
 
     /// Total paused time so far, the running pause included; and whether one is running.
     fn total(&self) -> (Duration, bool) {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = lock(&self.state);
         let running = state.since.map(|since| since.elapsed());
         (
             state.accumulated + running.unwrap_or_default(),

@@ -16,12 +16,15 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use mcp_types::jsonrpc::{MessageRef, encode_result};
-use mcp_types::{ErrorCode, ErrorObject, InitializeRequestParams};
+use mcp_types::methods::{Initialize, Initialized};
+use mcp_types::{
+    ErrorCode, ErrorObject, InitializeRequestParams, Method as _, NotificationMethod as _,
+};
 use tokio::sync::mpsc;
 
 use super::dispatch::{Reply, error_reply};
+use super::handshake;
 use super::http::{HttpState, event_stream_only, json, respond};
-use super::legacy;
 use crate::http::headers::SESSION_ID;
 
 fn session_id(parts: &http::request::Parts) -> Option<&str> {
@@ -77,7 +80,7 @@ pub(crate) async fn post(
         }
     };
     if let MessageRef::Request(request) = &message
-        && request.method == "initialize"
+        && request.method == Initialize::NAME
     {
         if let Err(wait) = state.sessions.admit(peer) {
             let mut response = rpc_error(
@@ -126,7 +129,7 @@ pub(crate) async fn post(
     };
     match message {
         MessageRef::Notification(notification) => {
-            if notification.method == "notifications/initialized" {
+            if notification.method == Initialized::NAME {
                 session.mark_initialized();
             }
             accepted()
@@ -139,8 +142,8 @@ pub(crate) async fn post(
             accepted()
         }
         MessageRef::Request(request) => {
-            if legacy::has_modern_envelope(request.params) {
-                return request_error(&request.id, &legacy::era_mismatch_legacy());
+            if handshake::has_modern_envelope(request.params) {
+                return request_error(&request.id, &handshake::era_mismatch_legacy());
             }
             let request = request.to_owned_request();
             respond(
@@ -169,7 +172,7 @@ pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> 
         return Some(session_not_found());
     };
     let (sender, receiver) = mpsc::channel(64);
-    let forwarder = legacy::forward_changes(&state.server, session, sender);
+    let forwarder = handshake::forward_changes(&state.server, session, sender);
     let mut response = event_stream_only(receiver, forwarder, state.config.keep_alive);
     response
         .headers_mut()

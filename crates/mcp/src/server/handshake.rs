@@ -1,16 +1,17 @@
 //! The handshake era (2025-11-25 and earlier), served beside 2026-07-28 by the same handlers.
 //!
-//! A legacy session starts with `initialize`, which fixes the protocol version and the client's
-//! capabilities for the session (2026-07-28 carries both on every request instead). Handlers may
-//! then ask the client mid-call through the back-channel — real server→client JSON-RPC requests
-//! (`elicitation/create`, `sampling/createMessage`, `roots/list`) answered by the client's same
-//! callbacks — and results carry no `resultType`. A handler that returns an
+//! A handshake-era session starts with `initialize`, which fixes the protocol version and the
+//! client's capabilities for the session (2026-07-28 carries both on every request instead).
+//! Handlers may then ask the client mid-call through the back-channel — real server→client
+//! JSON-RPC requests (`elicitation/create`, `sampling/createMessage`, `roots/list`) answered by
+//! the client's same callbacks — and results carry no `resultType`. A handler that returns an
 //! `InputRequiredResult` instead is bridged: the SDK asks its questions over the back-channel and
 //! calls it again with the answers (`bridge.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+#[cfg(feature = "http-server")]
 use std::time::Instant;
 
 use mcp_types::jsonrpc::{encode_notification, encode_request};
@@ -33,7 +34,7 @@ use crate::sync::lock;
 type Pending = oneshot::Sender<Result<Box<RawValue>, ErrorObject>>;
 
 /// The state of one handshake-era session (a stdio connection, or an `Mcp-Session-Id`).
-pub(crate) struct LegacySession {
+pub(crate) struct HandshakeSession {
     pub(crate) version: ProtocolVersion,
     pub(crate) client_capabilities: ClientCapabilities,
     pub(crate) client_info: Option<Implementation>,
@@ -42,10 +43,12 @@ pub(crate) struct LegacySession {
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
     initialized: AtomicBool,
+    /// For the HTTP session table's idle eviction (a stdio session lives as long as its pipe).
+    #[cfg(feature = "http-server")]
     last_used: Mutex<Instant>,
 }
 
-impl LegacySession {
+impl HandshakeSession {
     /// A session for a client that skipped `initialize` (tolerated, as the reference does).
     pub(crate) fn uninitialized() -> Self {
         Self::new(
@@ -69,6 +72,7 @@ impl LegacySession {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
             initialized: AtomicBool::new(false),
+            #[cfg(feature = "http-server")]
             last_used: Mutex::new(Instant::now()),
         }
     }
@@ -98,15 +102,18 @@ impl LegacySession {
         self.initialized.store(true, Ordering::Release);
     }
 
+    #[cfg(feature = "http-server")]
     pub(crate) fn touch(&self) {
         *lock(&self.last_used) = Instant::now();
     }
 
     /// When the session was last used (or opened).
+    #[cfg(feature = "http-server")]
     pub(crate) fn last_used(&self) -> Instant {
         *lock(&self.last_used)
     }
 
+    #[cfg(feature = "http-server")]
     pub(crate) fn idle_for(&self) -> std::time::Duration {
         lock(&self.last_used).elapsed()
     }
@@ -174,7 +181,7 @@ impl LegacySession {
 }
 
 struct PendingGuard<'a> {
-    session: &'a LegacySession,
+    session: &'a HandshakeSession,
     id: &'a RequestId,
 }
 
@@ -190,26 +197,19 @@ impl Server {
     pub(crate) fn initialize(
         &self,
         params: InitializeRequestParams,
-    ) -> (Arc<LegacySession>, InitializeResult) {
+    ) -> (Arc<HandshakeSession>, InitializeResult) {
         let version = if ProtocolVersion::HANDSHAKE.contains(&params.protocol_version) {
             params.protocol_version
         } else {
             ProtocolVersion::LATEST_HANDSHAKE
         };
-        let session = Arc::new(LegacySession::new(
+        let session = Arc::new(HandshakeSession::new(
             version.clone(),
             params.capabilities,
             Some(params.client_info),
         ));
-        let result = InitializeResult {
-            protocol_version: version,
-            capabilities: self.capabilities(),
-            server_info: self.info().clone(),
-            instructions: self.inner.instructions.clone(),
-            result_type: None,
-            meta: None,
-            extra: mcp_types::Extra::new(),
-        };
+        let mut result = InitializeResult::new(version, self.capabilities(), self.info().clone());
+        result.instructions = self.inner.instructions.clone();
         (session, result)
     }
 }
@@ -255,7 +255,7 @@ pub(crate) fn has_modern_envelope(params: Option<&RawValue>) -> bool {
 /// always, resource updates for the URIs it subscribed to. Ends when `out` closes.
 pub(crate) fn forward_changes(
     server: &Server,
-    session: Arc<LegacySession>,
+    session: Arc<HandshakeSession>,
     out: Notifier,
 ) -> tokio::task::JoinHandle<()> {
     use mcp_types::ResourceUpdatedNotificationParams;
@@ -288,10 +288,7 @@ pub(crate) fn forward_changes(
                 Ok(Change::ResourceUpdated(uri)) if session.is_subscribed(&uri) => {
                     encode_notification(
                         ResourceUpdated::NAME,
-                        Some(&ResourceUpdatedNotificationParams {
-                            uri,
-                            ..Default::default()
-                        }),
+                        Some(&ResourceUpdatedNotificationParams::new(uri)),
                     )
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => continue,

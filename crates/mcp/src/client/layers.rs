@@ -1,0 +1,275 @@
+//! Keeps the client's module graph layered (DESIGN.md, "Layers of the client"): every module of
+//! `crate::client` may name only modules of a lower layer than its own. The test reads the
+//! sources and resolves each `crate::client::…`, `super::…` and `self::…` path outside comments
+//! and test modules to the module it names.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first. A directory's files are one module (`auth`), except where a file
+/// of it has an entry of its own (`auth/error`, which `ClientError` wraps). `mod.rs` of the
+/// client is the public façade (re-exports only) and is not checked.
+const LAYERS: &[(&str, u8)] = &[
+    // Leaves: plain types and helpers.
+    ("auth/error", 0),
+    ("pause", 0),
+    ("tool_index", 0),
+    ("error", 1),
+    ("callbacks", 2),
+    // The core: ids, negotiated state, progress tokens, routes; knows no feature.
+    ("shared", 3),
+    ("transport", 4),
+    ("session", 5),
+    ("input_loop", 6),
+    ("negotiate", 6),
+    // Features over the session, registering routes in the core.
+    ("back_channel", 7),
+    ("listen", 7),
+    ("tasks", 7),
+    // The public client, its authorization layer, the builder that wires them, flows on top.
+    ("api", 8),
+    ("auth", 9),
+    ("builder", 10),
+    ("flows", 11),
+];
+
+fn layer_of(module: &[String]) -> Option<(&'static str, u8)> {
+    let two = module.iter().take(2).cloned().collect::<Vec<_>>().join("/");
+    let one = module.first().map(String::as_str).unwrap_or_default();
+    LAYERS
+        .iter()
+        .find(|(name, _)| *name == two)
+        .or_else(|| LAYERS.iter().find(|(name, _)| *name == one))
+        .copied()
+}
+
+/// The module path of a source file under `client/` (`auth/flow/endpoints.rs` → auth::flow::
+/// endpoints; `transport/mod.rs` → transport).
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if stem != "mod" {
+            parts.push(stem.to_owned());
+        }
+    }
+    parts
+}
+
+/// The source without comments and without `#[cfg(test)]` modules (tests may use anything).
+fn code_of(source: &str) -> String {
+    let mut code = String::new();
+    let mut lines = source.lines().peekable();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        if trimmed == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|next| next.trim_start().starts_with("mod "))
+        {
+            // Skip the test module: to the line that closes it at its own indentation.
+            let indent = line.len() - trimmed.len();
+            let opening = lines.next().unwrap_or_default();
+            if !opening.trim_end().ends_with(';') {
+                for inner in lines.by_ref() {
+                    if inner.len() - inner.trim_start().len() == indent
+                        && inner.trim_start().starts_with('}')
+                    {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        let without_comment = match line.find("//") {
+            Some(at) => &line[..at],
+            None => line,
+        };
+        code.push_str(without_comment);
+        code.push('\n');
+    }
+    code
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The identifiers of a path starting at `rest` (`a::b::{c, d::e}` → [a, b] then the group's
+/// entries, each as the path it completes).
+fn paths_from(rest: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    let mut path = prefix.to_vec();
+    let mut rest = rest;
+    loop {
+        let ident: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+        if ident.is_empty() {
+            if let Some(group) = rest.strip_prefix('{') {
+                let mut depth = 0usize;
+                let mut entry = String::new();
+                for c in group.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            paths_from(entry.trim(), &path, out);
+                            entry.clear();
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    entry.push(c);
+                }
+                if !entry.trim().is_empty() {
+                    paths_from(entry.trim(), &path, out);
+                }
+                return;
+            }
+            out.push(path);
+            return;
+        }
+        rest = &rest[ident.len()..];
+        path.push(ident);
+        match rest.strip_prefix("::") {
+            Some(next) => rest = next.trim_start(),
+            None => {
+                out.push(path);
+                return;
+            }
+        }
+    }
+}
+
+/// Every module path of `crate::client` that `code` (in module `module`) names.
+fn named_modules(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    let bytes = code.as_bytes();
+    for (at, _) in code.match_indices("::") {
+        // Find the start of the path this `::` belongs to; handle each path once, at its
+        // first `::`.
+        let start = code[..at]
+            .rfind(|c: char| !is_ident(c) && c != ':')
+            .map_or(0, |i| i + 1);
+        if code[start..at].contains("::") || (start > 0 && bytes[start - 1] == b'$') {
+            continue;
+        }
+        let path_text = &code[start..];
+        let (base, rest): (Vec<String>, &str) =
+            if let Some(rest) = path_text.strip_prefix("crate::client::") {
+                (Vec::new(), rest)
+            } else if path_text.starts_with("super::") || path_text.starts_with("self::") {
+                let mut base = module.to_vec();
+                let mut rest = path_text;
+                loop {
+                    if let Some(next) = rest.strip_prefix("super::") {
+                        base.pop();
+                        rest = next;
+                    } else if let Some(next) = rest.strip_prefix("self::") {
+                        rest = next;
+                    } else {
+                        break;
+                    }
+                }
+                (base, rest)
+            } else {
+                continue;
+            };
+        paths_from(rest, &base, &mut found);
+    }
+    found
+}
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read the client sources") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every dependency between modules of the client that goes to a module of the same or a
+/// higher layer, as `file: module (layer) → module (layer)`.
+fn violations(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    let mut problems = BTreeSet::new();
+    for file in files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        if relative == Path::new("mod.rs") || relative == Path::new("layers.rs") {
+            continue;
+        }
+        let module = module_path(relative);
+        let Some((own, own_layer)) = layer_of(&module) else {
+            problems.insert(format!(
+                "{}: module {} has no layer in LAYERS",
+                relative.display(),
+                module.join("::")
+            ));
+            continue;
+        };
+        let source = std::fs::read_to_string(&file).expect("read a source file");
+        for named in named_modules(&code_of(&source), &module) {
+            match layer_of(&named) {
+                Some((target, _)) if target == own => {}
+                Some((_, layer)) if layer < own_layer => {}
+                Some((target, layer)) => {
+                    problems.insert(format!(
+                        "{}: {own} (layer {own_layer}) uses {target} (layer {layer})",
+                        relative.display()
+                    ));
+                }
+                None => {
+                    problems.insert(format!(
+                        "{}: {own} names client::{}, which is no module with a layer (name \
+                         the defining module, not a re-export)",
+                        relative.display(),
+                        named.join("::")
+                    ));
+                }
+            }
+        }
+    }
+    problems.into_iter().collect()
+}
+
+#[test]
+fn client_modules_depend_only_on_lower_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/client");
+    let problems = violations(&root);
+    assert!(
+        problems.is_empty(),
+        "the client's layering is broken:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_scanner_sees_every_form_of_path() {
+    let module = vec!["tasks".to_owned()];
+    let code = code_of(
+        "use super::api::Client;\n\
+         use super::{builder::ClientBuilder, error};\n\
+         let x = crate::client::flows::FlowStore::new();\n\
+         // use super::auth::OAuthClient; (a comment)\n\
+         #[cfg(test)]\nmod tests {\n    use super::super::negotiate::Mode;\n}\n",
+    );
+    let named: Vec<String> = named_modules(&code, &module)
+        .iter()
+        .map(|path| path.join("::"))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "api::Client",
+            "builder::ClientBuilder",
+            "error",
+            "flows::FlowStore::new"
+        ]
+    );
+}
