@@ -2,13 +2,16 @@
 //! the Python SDK 2.3.0 low-level provisioner (`tests/python/provisioner.py`), answering in a
 //! pseudo-terminal, through piped stdin, and with `--answer`.
 
-mod support;
-
 use std::io::Write as _;
 use std::process::{Command, Output, Stdio};
 
+use mcp_test_support::cli::{
+    HttpServer, assert_ok, mcp, mcp_in, python, repo_root, stderr, stdout,
+};
 use serde_json::Value;
-use support::{HttpServer, MCP, assert_ok, mcp, mcp_in, python, repo_root, stderr, stdout};
+
+/// The `mcp` binary under test.
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
 fn provisioner() -> String {
     repo_root()
@@ -293,7 +296,7 @@ fn sampling_through_llm_cmd_asks_first_or_is_declined() {
         assert!(!stderr(&unasked).contains("on this prompt?"));
 
         // Refused, or nobody to ask: the command does not run.
-        let dir = support::TempDir::new("llm");
+        let dir = mcp_test_support::cli::TempDir::new("llm");
         let marker = dir.path().join("ran");
         let llm = format!("touch {}; cat", marker.display());
         for stdin in ["n\n", ""] {

@@ -1,15 +1,16 @@
 //! Configuration mistakes are one-line usage errors (exit 2), never a panic or a silent
 //! fallback: the sealing settings of `mcp serve demo` and the `--timeout` of client commands.
 
-mod support;
-
 use std::ffi::OsStr;
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::process::{Command, Output, Stdio};
 
+use mcp_test_support::cli::{assert_ok, mcp, stderr, stdout};
 use serde_json::Value;
-use support::{MCP, assert_ok, mcp, stderr, stdout};
+
+/// The `mcp` binary under test.
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
 const KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 

@@ -3,11 +3,12 @@
 //! text it sends — escape sequences, carriage returns, bidi overrides — is shown escaped, never
 //! acted on by the terminal.
 
-mod support;
-
 use std::process::Command;
 
-use support::{MCP, mcp, python, repo_root, stderr, stdout};
+use mcp_test_support::cli::{mcp, python, repo_root, stderr, stdout};
+
+/// The `mcp` binary under test.
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
 fn hostile() -> String {
     repo_root()
@@ -33,7 +34,7 @@ fn against_hostile(command: &str, args: &[&str], stdin: &str) -> std::process::O
 /// pass the budget of ten. A round of 100,000 roots requests is refused at once.
 #[test]
 fn a_hostile_server_cannot_run_the_llm_or_ask_without_bound() {
-    let dir = support::TempDir::new("hostile-llm");
+    let dir = mcp_test_support::cli::TempDir::new("hostile-llm");
     let runs = dir.path().join("runs");
     let llm = format!("echo run >> {}; echo answer", runs.display());
     let count = || {

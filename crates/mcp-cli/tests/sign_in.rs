@@ -2,13 +2,14 @@
 //! OAuth, and `mcp call --oauth` signs in through a local test authorization server (the one of
 //! `mcp-conformance`, in-process), all on 127.0.0.1.
 
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use mcp_conformance::auth_server::{AuthServer, AuthServerConfig};
-use support::{HttpServer, MCP, Running, TempDir, assert_ok, mcp, stderr, stdout};
+use mcp_test_support::cli::{HttpServer, Running, TempDir, assert_ok, mcp, stderr, stdout};
+
+/// The `mcp` binary under test.
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
 const REGION: &str = r#"region="eu-west-1""#;
 

@@ -3,13 +3,14 @@
 //! the task on Ctrl-C; `mcp task` picks a task up again, also after the server restarted with
 //! `--tasks-db`.
 
-mod support;
-
 use std::process::{Command, Stdio};
 
 use mcp::client::{Client, TaskSettings};
 use mcp::types::tasks::TaskStatus;
-use support::{HttpServer, MCP, Running, TempDir, assert_ok, mcp, stderr, stdout};
+use mcp_test_support::cli::{HttpServer, Running, TempDir, assert_ok, mcp, stderr, stdout};
+
+/// The `mcp` binary under test.
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
 /// The `task ID: …` lines of `mcp call`'s stderr, without the id, and the id.
 fn task_lines(stderr: &str) -> (String, Vec<String>) {

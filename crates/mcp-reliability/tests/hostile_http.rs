@@ -1,21 +1,19 @@
 //! Hostile input over streamable HTTP, against a real `reliability-server` process on
-//! 127.0.0.1: every case of `hostile_support` gets its precise JSON-RPC error and HTTP status
-//! (each followed by a probe that must be answered), the transport's own refusals (body limit,
+//! 127.0.0.1: every case of `mcp_test_support::hostile` gets its precise JSON-RPC error and HTTP
+//! status (each followed by a probe that must be answered), the transport's own refusals (body limit,
 //! media types, Host/Origin, header agreement) answer their status, a 100 MB body is refused
 //! with bounded memory, and the server keeps serving.
 
-mod hostile_support;
-
 use std::time::Duration;
 
-use hostile_support::runner::echo_body;
-use hostile_support::{
-    Case, Expect, MIB, Reply, Wire, assert_peak_within, bytes, check, error, limit_is_exact, probe,
-};
 use mcp_reliability::procfs::Memory;
 use mcp_reliability::rawhttp::{self, Body};
 use mcp_reliability::server::HttpServer;
 use mcp_reliability::wire::{self, MRTR_TOOL};
+use mcp_test_support::hostile::{
+    Case, Expect, MIB, Reply, Wire, assert_peak_within, bytes, check, echo_body, error,
+    limit_is_exact, memory_checked_launch, probe,
+};
 use serde_json::{Value, json};
 
 /// The HTTP body limit of the SDK (`HttpConfig::default().max_body_size`).
@@ -29,7 +27,7 @@ impl Http {
     async fn start() -> Self {
         let server = HttpServer::start(
             env!("CARGO_BIN_EXE_reliability-server").as_ref(),
-            &hostile_support::memory_checked_launch(),
+            &memory_checked_launch(),
         )
         .await
         .expect("the server starts");
@@ -205,9 +203,9 @@ fn http_cases() -> Vec<Case> {
 #[tokio::test]
 async fn every_hostile_case_over_http() {
     let mut http = Http::start().await;
-    let mut cases = hostile_support::cases();
+    let mut cases = mcp_test_support::hostile::cases();
     cases.extend(http_cases());
-    hostile_support::every_case_twice(&mut http, &cases).await;
+    mcp_test_support::hostile::every_case_twice(&mut http, &cases).await;
     http.finish().await;
 }
 

@@ -1,19 +1,17 @@
 //! Hostile input over stdio, against a real `reliability-server --stdio` process: every case of
-//! `hostile_support` gets its precise error (or answer), each is followed by a probe that must be
-//! answered, a 100 MB line is refused with bounded memory, and end of input still ends the
-//! server cleanly.
-
-mod hostile_support;
+//! `mcp_test_support::hostile` gets its precise error (or answer), each is followed by a probe
+//! that must be answered, a 100 MB line is refused with bounded memory, and end of input still
+//! ends the server cleanly.
 
 use std::time::Duration;
 
-use hostile_support::runner::echo_of_size;
-use hostile_support::{
-    Case, Expect, MIB, Reply, Wire, assert_peak_within, bytes, check, error, limit_is_exact, probe,
-};
 use mcp_reliability::procfs::Memory;
 use mcp_reliability::server::StdioServer;
 use mcp_reliability::wire;
+use mcp_test_support::hostile::{
+    Case, Expect, MIB, Reply, Wire, assert_peak_within, bytes, check, echo_of_size, error,
+    limit_is_exact, memory_checked_launch, probe,
+};
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
@@ -30,7 +28,7 @@ impl Stdio {
     async fn start() -> Self {
         let mut server = StdioServer::start(
             env!("CARGO_BIN_EXE_reliability-server").as_ref(),
-            &hostile_support::memory_checked_launch(),
+            &memory_checked_launch(),
         )
         .expect("the server starts");
         let stdin = server.stdin.take();
@@ -101,7 +99,7 @@ impl Wire for Stdio {
 #[tokio::test]
 async fn every_hostile_case_over_stdio() {
     let mut stdio = Stdio::start().await;
-    let mut cases = hostile_support::cases();
+    let mut cases = mcp_test_support::hostile::cases();
     // stdio only: the era is fixed by the first request.
     cases.push(Case::new(
         "initialize on a 2026-07-28 connection",
@@ -113,7 +111,7 @@ async fn every_hostile_case_over_stdio() {
         b"   \t ".to_vec(),
         Expect::Silent,
     ));
-    hostile_support::every_case_twice(&mut stdio, &cases).await;
+    mcp_test_support::hostile::every_case_twice(&mut stdio, &cases).await;
     stdio.finish().await;
 }
 

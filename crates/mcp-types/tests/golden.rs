@@ -2,8 +2,6 @@
 //! `spec/2026-07-28/examples/<Type>/` decodes into the type its folder names, re-encodes to an
 //! equal JSON value, and (but for the documented exemptions) validates against `schema.json`.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -225,7 +223,7 @@ fn example_files(root: &Path) -> BTreeMap<String, std::path::PathBuf> {
 
 #[test]
 fn every_official_example_round_trips_and_validates() {
-    let root = support::spec_dir().join("2026-07-28/examples");
+    let root = mcp_test_support::spec::spec_dir().join("2026-07-28/examples");
     let files = example_files(&root);
     assert!(
         files.len() >= 125,
@@ -264,12 +262,12 @@ fn every_official_example_round_trips_and_validates() {
         round_tripped += 1;
         if SCHEMA_EXEMPT.iter().any(|(f, _)| f == rel) {
             assert!(
-                !support::schema_errors("2026-07-28", folder, &encoded).is_empty(),
+                !mcp_test_support::spec::schema_errors("2026-07-28", folder, &encoded).is_empty(),
                 "{rel} is exempt from the schema check but now validates: drop the exemption"
             );
             continue;
         }
-        let errors = support::schema_errors("2026-07-28", folder, &encoded);
+        let errors = mcp_test_support::spec::schema_errors("2026-07-28", folder, &encoded);
         if !errors.is_empty() {
             failures.push(format!("{rel}: schema: {errors:?}"));
         }
@@ -285,7 +283,7 @@ fn every_official_example_round_trips_and_validates() {
 
 #[test]
 fn exemptions_name_existing_files() {
-    let root = support::spec_dir().join("2026-07-28/examples");
+    let root = mcp_test_support::spec::spec_dir().join("2026-07-28/examples");
     for (rel, reason) in SCHEMA_EXEMPT.iter().chain(ROUND_TRIP_EXEMPT) {
         assert!(
             root.join(rel).is_file(),

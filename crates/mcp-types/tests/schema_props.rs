@@ -1,8 +1,6 @@
 //! Property tests: values the SDK serializes validate against the official schema of their
 //! revision (2026-07-28 and, for the handshake-era messages, 2025-11-25).
 
-mod support;
-
 use mcp_types::jsonrpc::{encode_notification, encode_request, encode_result};
 use mcp_types::*;
 use proptest::collection::{btree_map, vec};
@@ -262,7 +260,7 @@ fn bytes_value(bytes: &[u8]) -> Value {
 }
 
 fn validate(revision: &str, name: &str, value: &Value) -> Result<(), TestCaseError> {
-    let errors = support::schema_errors(revision, name, value);
+    let errors = mcp_test_support::spec::schema_errors(revision, name, value);
     prop_assert!(
         errors.is_empty(),
         "{} invalid: {:?}\n{}",
@@ -424,9 +422,16 @@ proptest! {
 fn the_schema_checks_reject_invalid_values() {
     // 2026-07-28 requires resultType on every result; the handshake era has none.
     let result = to_value(&CallToolResult::text("x"));
-    assert!(!support::schema_errors("2026-07-28", "CallToolResult", &result).is_empty());
-    assert!(support::schema_errors("2025-11-25", "CallToolResult", &result).is_empty());
+    assert!(
+        !mcp_test_support::spec::schema_errors("2026-07-28", "CallToolResult", &result).is_empty()
+    );
+    assert!(
+        mcp_test_support::spec::schema_errors("2025-11-25", "CallToolResult", &result).is_empty()
+    );
     let irr =
         json!({"resultType": "input_required", "inputRequests": {"k": {"method": "tools/list"}}});
-    assert!(!support::schema_errors("2026-07-28", "InputRequiredResult", &irr).is_empty());
+    assert!(
+        !mcp_test_support::spec::schema_errors("2026-07-28", "InputRequiredResult", &irr)
+            .is_empty()
+    );
 }

@@ -1,29 +1,27 @@
 //! The OAuth client end to end: our `Client` against our `ResourceServer`-protected server and
 //! the local authorization server of `mcp-conformance`, all on 127.0.0.1 (the pieces are in
-//! `client_support::auth`). Sign-in in both eras, stored and refreshed tokens, scope step-up
-//! and its limit, the loopback redirect, pre-registered and metadata-document clients, and the
+//! `mcp_test_support::client::auth`). Sign-in in both eras, stored and refreshed tokens, scope
+//! step-up and its limit, the loopback redirect, pre-registered and metadata-document clients, and the
 //! refusals: wrong or missing `iss`, wrong `state`, a resource that is not this server, an
 //! authorization server without PKCE or with a mismatched issuer, a new authorization server
 //! (re-registration). What a hostile MCP or authorization server cannot do is in
 //! tests/client_auth_hostile.rs.
 
-mod client_support;
-
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use client_support::auth::auth_server::{AuthServer, AuthServerConfig, IssMode};
-use client_support::auth::{
-    Protected, REDIRECT, auth_error, connect, fetcher, server, service_client, whoami,
-    with_service_client,
-};
 use mcp::client::auth::{
     AuthError, AuthorizationHandler, ClientRegistration, InMemoryTokenStore, LoopbackRedirect,
     OAuthConfig, TokenStore, handler_fn,
 };
 use mcp::client::{Client, ClientError, Mode};
 use mcp::server::http::HttpConfig;
+use mcp_test_support::client::auth::auth_server::{AuthServer, AuthServerConfig, IssMode};
+use mcp_test_support::client::auth::{
+    Protected, REDIRECT, auth_error, connect, fetcher, server, service_client, whoami,
+    with_service_client,
+};
 use serde_json::json;
 
 #[tokio::test]

@@ -1,21 +1,19 @@
 //! What a hostile MCP or authorization server cannot make the OAuth client do: obtain
 //! credentials issued by another authorization server, or make the client request other hosts
 //! (a logger that must receive nothing stands for the user's internal network). The pieces are
-//! in `client_support::auth`.
-
-mod client_support;
+//! in `mcp_test_support::client::auth`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use client_support::auth::auth_server::{AuthServer, AuthServerConfig};
-use client_support::auth::{
-    Protected, auth_error, connect, fetcher, serve, service_client, whoami, with_service_client,
-};
 use mcp::client::ClientError;
 use mcp::client::auth::{AuthError, IssuerBinding, OAuthConfig};
+use mcp_test_support::client::auth::auth_server::{AuthServer, AuthServerConfig};
+use mcp_test_support::client::auth::{
+    Protected, auth_error, connect, fetcher, serve, service_client, whoami, with_service_client,
+};
 use serde_json::json;
 
 /// A host the client must not contact: answers every request with a 404, counting it first

@@ -3,17 +3,15 @@
 //! notifications), re-issuing a request whose stream broke, error statuses, and the limit on a
 //! JSON response.
 
-mod client_support;
-
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use client_support::pinned;
 use mcp::client::{ClientError, RequestOptions};
 use mcp::types::CallToolRequestParams;
+use mcp_test_support::client::pinned;
 use serde_json::{Value, json};
 
 /// One request as the server saw it.

@@ -3,18 +3,16 @@
 //! questions answered once — in the 2026 input-required loop, a task's input requests, a
 //! durable flow's saved round, and the 2025-11-25 back-channel.
 
-mod client_support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use client_support::{FakeServer, elicit_ok, pinned, result, text_result, tool_calls};
 use mcp::client::flows::{FlowError, FlowRunner, MemoryFlowStore};
 use mcp::client::{CallbackContext, ClientBuilder, ClientError, Mode, TaskSettings};
 use mcp::types::{
     CallToolRequestParams, CreateMessageResult, ElicitResult, ErrorObject, ListRootsResult,
 };
+use mcp_test_support::client::{FakeServer, elicit_ok, pinned, result, text_result, tool_calls};
 use serde_json::{Map, Value, json};
 
 /// A sampling input request whose prompt is `text`.

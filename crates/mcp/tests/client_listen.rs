@@ -5,8 +5,6 @@
 //! drop, and the server's graceful close. And interop: the Python SDK 2.3.0's own
 //! `subscriptions/listen` (`tests/python/listener.py`) over stdio and HTTP.
 
-mod client_support;
-
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -527,13 +525,13 @@ async fn modern_bare_server_honours_nothing() {
 /// leaves the connection serving.
 async fn python_listener(http: bool) {
     let (client, _server) = if http {
-        let server = client_support::HttpPeer::start("listener.py", &[]).await;
+        let server = mcp_test_support::client::HttpPeer::start("listener.py", &[]).await;
         (
             Client::connect_http(&server.url).await.unwrap(),
             Some(server),
         )
     } else {
-        let command = client_support::peer_command("listener.py", &[]);
+        let command = mcp_test_support::client::peer_command("listener.py", &[]);
         (Client::connect_stdio(command).await.unwrap(), None)
     };
     let mut a = listen(

@@ -3,17 +3,15 @@
 //! callbacks, concurrency of one round's callbacks, isolation of parallel calls, time bounds,
 //! and `resultType` handling.
 
-mod client_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use client_support::{
-    FakeServer, elicit_ok, error, pinned, result, text_result, tool_calls as calls,
-};
 use mcp::client::{ClientError, RoundOutcome};
 use mcp::types::{
     CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject, ResultDecodeError,
+};
+use mcp_test_support::client::{
+    FakeServer, elicit_ok, error, pinned, result, text_result, tool_calls as calls,
 };
 use serde_json::{Value, json};
 use tokio::time::Instant;

@@ -3,13 +3,11 @@
 //!
 //! Needs the project venv (`scripts/python-env.sh`, created on first use).
 
-mod client_support;
-
 use std::collections::BTreeMap;
 
-use client_support::{HttpPeer, Recorder, answers, peer_command, recording_builder};
 use mcp::client::{Client, ClientBuilder, ClientError, InputOrigin, Mode};
 use mcp::types::{Era, ErrorCode, ProtocolVersion, RequestId};
+use mcp_test_support::client::{HttpPeer, Recorder, answers, peer_command, recording_builder};
 use serde_json::json;
 
 #[derive(Clone, Copy, Debug)]

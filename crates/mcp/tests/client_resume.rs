@@ -7,14 +7,12 @@
 //! HTTP (one server) and over stdio (each process spawns its own server sharing the sealing
 //! key: the flow needs no server memory at all).
 
-mod client_support;
-
 use std::path::Path;
 use std::process::Command;
 
-use client_support::{HttpPeer, peer_command};
 use mcp::client::{Client, PendingRequest, RoundOutcome};
 use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject};
+use mcp_test_support::client::{HttpPeer, peer_command};
 use serde_json::{Map, Value, json};
 
 const KEY: &str = "resume-test-key-resume-test-key-resume-test-key";

@@ -2,12 +2,9 @@
 //! 127.0.0.1 and stdio (this test binary re-run as the server process), in both eras: the
 //! 2026-07-28 input-required loop with sealed state, and the handshake era's back-channel.
 
-mod client_support;
-
 use std::collections::BTreeMap;
 use std::process::Stdio;
 
-use client_support::{Recorder, answers, recording_builder};
 use mcp::client::{Client, ClientBuilder, InputOrigin, Mode};
 use mcp::server::{RequestContext, Server, UriVariables};
 use mcp::types::{
@@ -17,6 +14,7 @@ use mcp::types::{
     Outcome, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult,
     ResourceContents, Role, SamplingMessage, Tool,
 };
+use mcp_test_support::client::{Recorder, answers, recording_builder};
 use serde_json::{Value, json};
 
 fn schema(value: Value) -> mcp::types::Extra {

@@ -2,17 +2,15 @@
 //! call is dropped, shutdown of a spawned server, era negotiation in every mode, the
 //! handshake-era back-channel, progress and notification routing, the manual loop gate.
 
-mod client_support;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use client_support::{
-    FakeServer, elicit_ok, error, pinned, python, repo_root, result, text_result,
-};
 use mcp::client::{ClientBuilder, ClientError, InputOrigin, Mode, RequestOptions, RoundOutcome};
 use mcp::types::{
     CallToolRequestParams, ElicitResult, Era, ErrorObject, ProtocolVersion, RequestId,
+};
+use mcp_test_support::client::{
+    FakeServer, elicit_ok, error, pinned, python, repo_root, result, text_result,
 };
 use serde_json::{Value, json};
 

@@ -7,15 +7,12 @@
 //! start a private instance on a free 127.0.0.1 port and fail, never skip, when Redis cannot
 //! run.
 
-mod flows_support;
-mod redis_support;
-
 use std::sync::Arc;
 use std::time::Instant;
 
-use flows_support::*;
 use mcp::client::flows::{FlowStore, RedisFlowStore};
-use redis_support::{Persistence, Redis};
+use mcp_test_support::flows::*;
+use mcp_test_support::redis::{Persistence, Redis};
 
 /// The worker process entry point (ignored in normal runs).
 #[tokio::test(flavor = "multi_thread")]

@@ -5,13 +5,10 @@
 //! up in the flow. The worker processes are this test binary, re-run with
 //! `MCP_FLOWS_CHILD_MODE` set (the ignored `flows_child` entry point).
 
-mod flows_support;
-
 use std::net::TcpListener as StdListener;
 use std::sync::Arc;
 use std::time::Instant;
 
-use flows_support::*;
 use mcp::client::flows::{
     DeferToFlows as _, FlowError, FlowFilter, FlowRunner, FlowStart, FlowStatus, FlowStore,
     SqliteFlowStore,
@@ -21,6 +18,7 @@ use mcp::types::{
     ElicitRequestParams, ElicitResult, ErrorObject, GetPromptRequestParams, GetPromptResult,
     InputResponse, InputResponses, ProtocolVersion,
 };
+use mcp_test_support::flows::*;
 use serde_json::{Map, Value, json};
 
 /// The worker process entry point (ignored in normal runs).

@@ -2,8 +2,6 @@
 //! builder API, and the back-channel hook that answers the same resolvers without an
 //! `InputRequiredResult` (the handshake-era path).
 
-mod server_support;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -17,8 +15,8 @@ use mcp::types::{
     ResourceTemplate, Tool,
 };
 use mcp::{resolver, resource, tool};
+use mcp_test_support::server::StdioPeer;
 use serde_json::{Value, json};
-use server_support::StdioPeer;
 
 #[derive(Clone, serde::Deserialize, schemars::JsonSchema)]
 struct Confirm {

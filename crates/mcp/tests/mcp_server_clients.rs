@@ -10,7 +10,7 @@
 #[allow(dead_code, unreachable_pub, clippy::print_stderr)]
 mod bookshop;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -19,6 +19,7 @@ use mcp::client::{CallbackContext, Client, ClientBuilder};
 use mcp::types::{
     CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorObject, ListRootsResult, Root,
 };
+use mcp_test_support::process::{python, repo_root};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -352,29 +353,6 @@ async fn arguments_that_do_not_fit_are_is_error_for_tools_and_32602_for_prompts(
 
 // ---------------------------------------------------------------------------------------------
 // The Python SDK 2.3.0 client.
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// The project venv's interpreter (`scripts/python-env.sh` creates it on first use).
-fn python() -> PathBuf {
-    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let output = std::process::Command::new("bash")
-                .arg(repo_root().join("scripts/python-env.sh"))
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("run scripts/python-env.sh");
-            assert!(output.status.success(), "scripts/python-env.sh failed");
-            PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-        })
-        .clone()
-}
 
 /// The example binary, built (or found up to date) by the cargo running this test.
 fn example_binary() -> PathBuf {

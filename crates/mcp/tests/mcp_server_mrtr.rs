@@ -6,8 +6,6 @@
 // Test helpers take JSON values by value: they are built inline with `json!`.
 #![allow(clippy::needless_pass_by_value)]
 
-mod server_support;
-
 #[path = "../examples/mcp_server_bookshop.rs"]
 #[allow(dead_code, unreachable_pub, clippy::print_stderr)]
 mod bookshop;
@@ -19,8 +17,8 @@ use bookshop::Prefs;
 use mcp::server::{Elicit, ElicitUrl, Elicitation, McpServer};
 use mcp::types::Outcome;
 use mcp::{resolver, tool};
+use mcp_test_support::server::StdioPeer;
 use serde_json::{Value, json};
-use server_support::StdioPeer;
 
 const ALL: &str = r#"{"elicitation":{"form":{}},"sampling":{},"roots":{}}"#;
 
@@ -596,7 +594,7 @@ async fn answers_are_checked_against_the_schema_the_client_was_shown() {
 /// bounded line, whatever the answer holds.
 #[tokio::test]
 async fn a_rejected_answer_is_logged_in_one_bounded_line() {
-    let (captured, _default) = server_support::capture_logs(tracing::Level::INFO);
+    let (captured, _default) = mcp_test_support::server::capture_logs(tracing::Level::INFO);
     let mut peer = peer();
     let first = call(1, "sign_up", json!({}), all());
     let (response, _) = peer.request(&first).await;

@@ -1,8 +1,6 @@
 //! The OAuth 2.1 resource server: protected resource metadata, 401/403 challenges, JWT (static
 //! and remote JWKS with rotation) and introspection verifiers, and sealed state bound to the user.
 
-mod server_support;
-
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -17,8 +15,8 @@ use mcp::server::auth::{IntrospectionVerifier, JwksSource, JwtVerifier, Resource
 use mcp::server::http::HttpConfig;
 use mcp::server::{Server, ServerBuilder};
 use mcp::types::*;
+use mcp_test_support::server::request;
 use serde_json::{Value, json};
-use server_support::request;
 
 const ISSUER: &str = "https://auth.example.com";
 

@@ -8,8 +8,6 @@
 // Test helpers take JSON values by value: they are built inline with `json!`.
 #![allow(clippy::needless_pass_by_value)]
 
-mod server_support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,8 +17,8 @@ use mcp::seal::{Codec, InvalidRequestState, Reason, RequestStateSecurity, SealEr
 use mcp::server::single_use::{Redemption, ReplayGuard, ReplayGuardError, ReplayKey, SingleUse};
 use mcp::server::{RequestContext, Server, ServerBuilder, UriVariables};
 use mcp::types::*;
+use mcp_test_support::server::{HttpPeer, StdioPeer, object};
 use serde_json::{Value, json};
-use server_support::{HttpPeer, StdioPeer, object};
 
 /// A codec that keeps every payload it seals in the clear (base64), so a test can see what the
 /// bridge seals and opens: nothing, since a bridged round's state never leaves the process.

@@ -1,13 +1,11 @@
 //! The per-request validation ladder of 2026-07-28, row by row, over the stdio code path and
 //! over HTTP: the JSON-RPC code, the HTTP status, the request id kept, and the data members.
 
-mod server_support;
-
 use std::time::Duration;
 
 use mcp::server::http::HttpConfig;
+use mcp_test_support::server::{HttpPeer, StdioPeer, fixture, request};
 use serde_json::{Value, json};
-use server_support::{HttpPeer, StdioPeer, fixture, request};
 
 /// A named request and the header overrides to send it with.
 type HeaderRow<'a> = (&'a str, &'a Value, Vec<(&'a str, Option<&'a str>)>);

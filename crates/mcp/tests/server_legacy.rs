@@ -2,13 +2,11 @@
 //! code, results without `resultType`, methods without the 2026 envelope, and one HTTP endpoint
 //! serving a legacy session and modern requests at the same time.
 
-mod server_support;
-
 use mcp::server::http::HttpConfig;
 use mcp::server::{RequestContext, Server};
 use mcp::types::*;
+use mcp_test_support::server::{HttpPeer, StdioPeer, object, request};
 use serde_json::{Value, json};
-use server_support::{HttpPeer, StdioPeer, object, request};
 
 /// A tool that asks in whichever way the request's era allows.
 fn asker() -> Server {

@@ -2,16 +2,14 @@
 //! absent, input requests respect the client's capabilities, only three methods may ask, and keys
 //! rotate across two instances without dropping a flow.
 
-mod server_support;
-
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use mcp::seal::{ManualClock, Principal, RequestStateSecurity};
 use mcp::server::{RegistrationError, Server};
 use mcp::types::*;
+use mcp_test_support::server::{HttpPeer, StdioPeer, object, request};
 use serde_json::{Value, json};
-use server_support::{HttpPeer, StdioPeer, object, request};
 
 /// A key ring: the secrets of one instance, minting key first.
 type Ring<'a> = &'a [&'a [u8; 32]];

@@ -4,9 +4,6 @@
 //! it covers are redeemed once — in one process (`MemoryReplayGuard`) or across a fleet sharing
 //! keys (`RedisReplayGuard`) — and a replay gets the one frozen `-32602`.
 
-mod redis_support;
-mod server_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -16,9 +13,9 @@ use mcp::server::{Elicit, McpServer};
 use mcp::server::{RegistrationError, Server, ServerBuilder};
 use mcp::types::*;
 use mcp::{resolver, tool};
-use redis_support::{Persistence, Redis};
+use mcp_test_support::redis::{Persistence, Redis};
+use mcp_test_support::server::{StdioPeer, capture_logs, object, request};
 use serde_json::{Value, json};
-use server_support::{StdioPeer, capture_logs, object, request};
 
 const KEY: &[u8; 32] = b"single-use-key-single-use-key-!!";
 
@@ -368,7 +365,7 @@ async fn a_destructive_macro_tool_is_single_use_on_the_high_level_server() {
 }
 
 /// What was logged is one WARN line: a `requestState` rejected for `reason`, on `target`.
-fn assert_one_rejection(captured: &server_support::Captured, reason: &str, target: &str) {
+fn assert_one_rejection(captured: &mcp_test_support::server::Captured, reason: &str, target: &str) {
     let lines = captured.lines();
     assert_eq!(lines.len(), 1, "{lines:#?}");
     for part in [

@@ -2,14 +2,12 @@
 //! as two instances hold: tasks, task limits, flows. Needs `redis-server`
 //! (`scripts/system-packages.sh` installs it); the tests fail, never skip, when Redis cannot run.
 
-mod redis_support;
-
 use std::sync::Arc;
 
 use mcp::client::flows::{FlowFilter, FlowStore, RedisFlowStore};
 use mcp::server::tasks::RedisStore;
 use mcp::store::contract;
-use redis_support::{Persistence, Redis};
+use mcp_test_support::redis::{Persistence, Redis};
 
 #[tokio::test]
 async fn tasks() {

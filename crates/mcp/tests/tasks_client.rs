@@ -2,8 +2,6 @@
 //! and its input round is answered by the elicitation callback (polling and listening, HTTP
 //! and the in-memory pipe), status reports, failures, cancellation, and the manual parts.
 
-mod tasks_support;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,8 +12,8 @@ use mcp::memory;
 use mcp::server::Server;
 use mcp::server::tasks::{MemoryStore, Tasks};
 use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, TaskStatus};
+use mcp_test_support::tasks::*;
 use serde_json::{Value, json};
-use tasks_support::*;
 
 fn fixture() -> (Server, Tasks) {
     let tasks = tasks(Arc::new(MemoryStore::new()), &Arc::default()).build();

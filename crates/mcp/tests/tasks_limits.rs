@@ -2,13 +2,11 @@
 //! `data.reason = "task_limit"`, exact under concurrent creation on every store (the stores' limit contract,
 //! `mcp::store::contract::task_limits`, runs in `tests/store_*.rs`).
 
-mod tasks_support;
-
 use std::sync::Arc;
 
 use mcp::server::tasks::{MemoryStore, TaskStore};
+use mcp_test_support::tasks::*;
 use serde_json::json;
-use tasks_support::*;
 
 /// The task fixtures on a memory store with these limits.
 fn limited(per_principal: usize, total: usize) -> mcp::server::tasks::Tasks {

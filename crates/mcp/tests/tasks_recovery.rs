@@ -2,16 +2,14 @@
 //! task whose instance died mid-work is resumed from its checkpoint by another instance (or
 //! failed, by policy), and expired tasks disappear.
 
-mod tasks_support;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mcp::server::tasks::{OrphanPolicy, SqliteStore, TaskStore, Tasks, TasksBuilder};
+use mcp_test_support::tasks::*;
 use serde_json::json;
-use tasks_support::*;
 
 /// A database file in a fresh temporary folder, removed when dropped.
 struct Database(PathBuf);

@@ -3,9 +3,6 @@
 //! Needs `redis-server`: `scripts/redis.sh install` provides it (CI runs as root); the test
 //! fails, never skips, when Redis cannot run.
 
-mod redis_support;
-mod tasks_support;
-
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,9 +10,9 @@ use std::time::Duration;
 use mcp::client::{Client, RequestOptions, TaskSettings, ToolStart};
 use mcp::server::tasks::{RedisStore, TaskLimits, TaskRecord, TaskStore, Tasks};
 use mcp::types::{ElicitRequestParams, ElicitResult, TaskStatus};
-use redis_support::{Persistence, Redis};
+use mcp_test_support::redis::{Persistence, Redis};
+use mcp_test_support::tasks::*;
 use serde_json::{Value, json};
-use tasks_support::*;
 
 /// A new connection to the shared store, as another process would open.
 async fn connect(redis: &Redis) -> Arc<dyn TaskStore> {

@@ -2,8 +2,6 @@
 //! `-32021`, routing headers, the task lifecycle, input rounds through `tasks/update`, errors,
 //! cancellation, principals, listen streams, and the synchronous fallback.
 
-mod tasks_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +9,8 @@ use mcp::memory;
 use mcp::server::Server;
 use mcp::server::tasks::{MemoryStore, Tasks};
 use mcp::types::tasks::DetailedTask;
+use mcp_test_support::tasks::*;
 use serde_json::{Value, json};
-use tasks_support::*;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 
 fn fixture() -> (Server, Tasks) {

@@ -3,8 +3,6 @@
 //! `tasks_support/`. Both the types built by hand and what our server actually sends (every
 //! task status, the acks, `notifications/tasks`, the requests our client sends) validate.
 
-mod tasks_support;
-
 use std::sync::{Arc, OnceLock};
 
 use mcp::server::tasks::MemoryStore;
@@ -17,14 +15,14 @@ use mcp::types::tasks::{
 use mcp::types::{
     ErrorObject, InputRequest, InputResponse, InputResponses, Method, NotificationMethod, RequestId,
 };
+use mcp_test_support::tasks::*;
 use serde_json::{Value, json};
-use tasks_support::*;
 
 fn defs() -> &'static Value {
     static DEFS: OnceLock<Value> = OnceLock::new();
     DEFS.get_or_init(|| {
         let schema: Value =
-            serde_json::from_str(include_str!("tasks_support/ext-tasks.schema.json")).unwrap();
+            serde_json::from_str(include_str!("data/ext-tasks.schema.json")).unwrap();
         schema["$defs"].clone()
     })
 }

@@ -4,20 +4,12 @@
 //! listed `outputSchema` (and, when asked to, reads `tools/list` once for a tool it has not
 //! seen); a schema that does not compile is refused at registration.
 
-mod client_support;
-
-use client_support::{FakeServer, Log, pinned, result};
 use mcp::client::{ClientBuilder, ClientError};
 use mcp::server::{RegistrationError, Server};
-use mcp::types::{CallToolRequestParams, CallToolResult, Extra, Tool};
+use mcp::types::{CallToolRequestParams, CallToolResult, Tool};
+use mcp_test_support::client::{FakeServer, Log, pinned, result};
+use mcp_test_support::json::object;
 use serde_json::{Value, json};
-
-fn object(value: Value) -> Extra {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
 
 /// `stats` declares `{"mean": number}` as its output and returns what `reply` asks for.
 fn stats_tool() -> Tool {

@@ -144,8 +144,17 @@ pub async fn task_limits(a: &dyn TaskStore, b: &dyn TaskStore) {
     assert_eq!(created, 4);
 }
 
+/// A round that asks, under `key`, one form question: the required `property` of JSON type
+/// `kind` (`"string"`, `"boolean"`, …), with `state` as its `requestState`. The flows contract
+/// records such rounds; test servers can answer with them.
 #[cfg(feature = "flows")]
-fn ask(key: &str, message: &str, property: &str, kind: &str, state: String) -> InputRequiredResult {
+pub fn form_question(
+    key: &str,
+    message: &str,
+    property: &str,
+    kind: &str,
+    state: String,
+) -> InputRequiredResult {
     let schema = serde_json::from_value(json!({
         "type": "object",
         "properties": {property: {"type": kind}},
@@ -180,7 +189,7 @@ fn record(server: &str, owner: Option<&str>, key: &str) -> FlowRecord {
     arguments.insert("name".to_owned(), json!(key));
     let pending = PendingRequest {
         params: CallToolRequestParams::new("provision", Some(arguments)),
-        input_required: ask(key, "?", "value", "string", format!("opaque-state-{key}")),
+        input_required: form_question(key, "?", "value", "string", format!("opaque-state-{key}")),
     };
     FlowRecord::new(
         server,
@@ -260,7 +269,7 @@ pub async fn flows(a: Arc<dyn FlowStore>, b: Arc<dyn FlowStore>) {
     assert!(matches!(late, Err(FlowError::ClaimLost(_))), "{late:?}");
 
     // The server asks again: a new round awaits the user.
-    let round2 = ask("q2", "again?", "value", "string", "state-2".into());
+    let round2 = form_question("q2", "again?", "value", "string", "state-2".into());
     let advanced = b.advance(&taken, round2.clone(), now + 1002).await.unwrap();
     assert_eq!(advanced.status, FlowStatus::AwaitingUser);
     assert_eq!(advanced.round, 2);

@@ -1,8 +1,6 @@
 //! Shared by the server tests: a fixture server, and raw peers that speak to it over the
 //! in-memory pipe (the stdio code path) and over HTTP on 127.0.0.1.
 
-#![allow(dead_code, unreachable_pub)]
-
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -17,12 +15,7 @@ use tokio::io::{
 };
 use tokio::sync::oneshot;
 
-pub fn object(value: Value) -> Extra {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
+pub use crate::json::object;
 
 /// The `_meta` of a 2026-07-28 request with the given client capabilities.
 pub fn meta(capabilities: &Value) -> Value {
@@ -113,13 +106,16 @@ pub fn fixture() -> Server {
 }
 
 /// A raw newline-JSON peer on the in-memory pipe: the stdio code path without a process.
+#[derive(Debug)]
 pub struct StdioPeer {
     writer: WriteHalf<DuplexStream>,
     reader: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    /// The serving task; it ends when the peer closes the pipe.
     pub server: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
 impl StdioPeer {
+    /// Serves `server` on a new in-memory pipe.
     pub fn start(server: Server) -> Self {
         let pipe = memory::pipe();
         let task = tokio::spawn(async move {
@@ -134,11 +130,13 @@ impl StdioPeer {
         }
     }
 
+    /// Writes `line` as it is (add the newline yourself).
     pub async fn send_raw(&mut self, line: &[u8]) {
         self.writer.write_all(line).await.unwrap();
         self.writer.write_all(b"\n").await.unwrap();
     }
 
+    /// Writes `message` as one line.
     pub async fn send(&mut self, message: &Value) {
         self.send_raw(serde_json::to_string(message).unwrap().as_bytes())
             .await;
@@ -173,18 +171,24 @@ impl StdioPeer {
 }
 
 /// The server on HTTP at 127.0.0.1 on a free port.
+#[derive(Debug)]
 pub struct HttpPeer {
+    /// Where the server listens.
     pub addr: SocketAddr,
+    /// `http://<addr>/mcp`.
     pub url: String,
+    /// An HTTP client for raw requests.
     pub client: reqwest::Client,
     stop: Option<oneshot::Sender<()>>,
 }
 
 impl HttpPeer {
+    /// Serves `server` with the default HTTP configuration.
     pub async fn start(server: Server) -> Self {
         Self::start_with(server, HttpConfig::default()).await
     }
 
+    /// Serves `server` with `config`.
     pub async fn start_with(server: Server, config: HttpConfig) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -304,7 +308,7 @@ impl Drop for HttpPeer {
 }
 
 /// Collects what a `fmt` subscriber writes.
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Captured(Arc<Mutex<Vec<u8>>>);
 
 impl Write for Captured {
@@ -322,6 +326,7 @@ impl Write for Captured {
 }
 
 impl Captured {
+    /// The log lines captured so far.
     pub fn lines(&self) -> Vec<String> {
         String::from_utf8(self.0.lock().unwrap().clone())
             .unwrap()
@@ -331,15 +336,65 @@ impl Captured {
     }
 }
 
+/// The capture of the test running on this thread, and its level.
+type Sink = Option<(Captured, tracing::Level)>;
+
+thread_local! {
+    static SINK: std::cell::RefCell<Sink> = const { std::cell::RefCell::new(None) };
+}
+
+/// Where the binary's one global subscriber writes: the capture of the test on the current
+/// thread, for events at its level and above; nowhere otherwise.
+#[derive(Debug, Clone, Copy)]
+struct ThreadSink;
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for ThreadSink {
+    type Writer = Box<dyn Write>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        Box::new(std::io::sink())
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Self::Writer {
+        SINK.with(|sink| match &*sink.borrow() {
+            Some((captured, level)) if meta.level() <= level => {
+                Box::new(captured.clone()) as Box<dyn Write>
+            }
+            _ => Box::new(std::io::sink()),
+        })
+    }
+}
+
+/// Ends a capture when dropped.
+#[derive(Debug)]
+pub struct CaptureGuard(());
+
+impl Drop for CaptureGuard {
+    fn drop(&mut self) {
+        SINK.with(|sink| sink.borrow_mut().take());
+    }
+}
+
 /// Captures what the server logs at `level` and above while the guard lives. The test runtime
-/// has one thread, so the server's tasks log through this default too.
-pub fn capture_logs(level: tracing::Level) -> (Captured, tracing::subscriber::DefaultGuard) {
+/// has one thread, so the server's tasks log on the test's thread.
+///
+/// One global subscriber (installed on first use) writes to the capture of the current thread's
+/// test. Not a scoped `set_default` per test: tracing caches each call site's interest
+/// process-wide, and with tests creating and dropping scoped subscribers on parallel threads a
+/// call site could be left disabled for a test that wants it (a WARN line went missing under
+/// load, 2 runs in ~10).
+pub fn capture_logs(level: tracing::Level) -> (Captured, CaptureGuard) {
+    static GLOBAL: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    GLOBAL.get_or_init(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(ThreadSink)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("capture_logs owns the test binary's global subscriber");
+    });
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    (captured, tracing::subscriber::set_default(subscriber))
+    SINK.with(|sink| *sink.borrow_mut() = Some((captured.clone(), level)));
+    (captured, CaptureGuard(()))
 }

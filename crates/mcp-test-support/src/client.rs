@@ -1,13 +1,13 @@
 //! Shared helpers of the client tests: the Python reference peers (stdio commands and HTTP
 //! servers on 127.0.0.1), and callbacks that record what they were asked.
-#![allow(dead_code, unreachable_pub)]
-
 pub mod auth;
 
+pub use crate::process::{python, repo_root};
+
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp::client::{CallbackContext, ClientBuilder, InputOrigin};
@@ -17,30 +17,6 @@ use mcp::types::{
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
-
-/// The Python interpreter of the project venv (`scripts/python-env.sh` creates it once).
-pub fn python() -> PathBuf {
-    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let output = std::process::Command::new("bash")
-                .arg(repo_root().join("scripts/python-env.sh"))
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("run scripts/python-env.sh");
-            assert!(output.status.success(), "scripts/python-env.sh failed");
-            PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-        })
-        .clone()
-}
 
 /// A path under `tests/python/`.
 pub fn peer(script: &str) -> PathBuf {
@@ -59,7 +35,9 @@ pub fn peer_command(script: &str, args: &[&str]) -> Command {
 }
 
 /// A Python peer serving streamable HTTP on a free 127.0.0.1 port; killed on drop.
+#[derive(Debug)]
 pub struct HttpPeer {
+    /// The peer's MCP endpoint.
     pub url: String,
     child: Child,
 }
@@ -116,8 +94,11 @@ impl Drop for HttpPeer {
 /// One callback invocation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
+    /// What was asked: `"elicitation"`, `"sampling"` or `"roots"`.
     pub kind: &'static str,
+    /// Where the question came from.
     pub origin: InputOrigin,
+    /// The elicitation's message, if any.
     pub message: Option<String>,
 }
 
@@ -126,6 +107,7 @@ pub struct Call {
 pub struct Recorder(pub Arc<Mutex<Vec<Call>>>);
 
 impl Recorder {
+    /// The questions so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.0.lock().unwrap().clone()
     }
@@ -138,6 +120,7 @@ impl Recorder {
         });
     }
 
+    /// The input keys asked so far, in order.
     pub fn keys(&self) -> Vec<String> {
         self.calls()
             .into_iter()
@@ -216,14 +199,20 @@ pub type Log = Arc<Mutex<Vec<Value>>>;
 
 /// A scripted server on an in-memory pipe: every message the client writes is logged, sent
 /// to `received`, and handed to `handler`, whose replies are written back in order.
+#[derive(Debug)]
 pub struct FakeServer {
+    /// Every message the client sent.
     pub log: Log,
+    /// The client's messages, as they arrive.
     pub received: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    /// The client's end of the pipe, read side.
     pub reader: tokio::io::ReadHalf<tokio::io::DuplexStream>,
+    /// The client's end of the pipe, write side.
     pub writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
 }
 
 impl FakeServer {
+    /// Starts the fake server; `handler` answers each message the client sends.
     pub fn start(mut handler: impl FnMut(&Value) -> Vec<Value> + Send + 'static) -> Self {
         use tokio::io::AsyncWriteExt as _;
         let pipe = mcp::memory::pipe();

@@ -6,9 +6,7 @@
 //! readable, absent otherwise (the 2026-07-28 schema has no `null` id) — and a fragment of the
 //! message, or the whole error object where the SDK freezes it.
 
-#![allow(dead_code)]
-
-pub(crate) mod runner;
+pub mod runner;
 
 use mcp_reliability::procfs::Memory;
 use mcp_reliability::server::Launch;
@@ -16,31 +14,37 @@ use mcp_reliability::wire::{self, MRTR_TOOL};
 use serde_json::{Value, json};
 
 /// `Memory` counts KiB: this many make a MiB.
-pub(crate) const MIB: u64 = 1024;
+pub const MIB: u64 = 1024;
 
 /// How the suites start the server: with a predictable allocator, so that the memory bounds
 /// measure what the server keeps rather than how glibc's arenas and mmap threshold happened to
 /// adapt to the machine's load.
-pub(crate) fn memory_checked_launch() -> Launch {
+pub fn memory_checked_launch() -> Launch {
     Launch {
         predictable_malloc: true,
         ..Launch::default()
     }
 }
 
-pub(crate) use runner::{assert_peak_within, every_case_twice, limit_is_exact, probe};
+pub use runner::{
+    assert_peak_within, echo_body, echo_of_size, every_case_twice, limit_is_exact, probe,
+};
 
 /// What a transport gives back for one message.
 #[derive(Debug)]
-pub(crate) struct Reply {
+pub struct Reply {
     /// The HTTP status (`None` over stdio).
-    pub(crate) status: Option<u16>,
+    pub status: Option<u16>,
     /// The response body (one line over stdio; empty when nothing came).
-    pub(crate) body: Vec<u8>,
+    pub body: Vec<u8>,
 }
 
 /// One connection to a server process under test.
-pub(crate) trait Wire {
+#[allow(
+    async_fn_in_trait,
+    reason = "implemented and awaited only by the test binaries, on their own runtime"
+)]
+pub trait Wire {
     /// The transport's name, for messages.
     fn name(&self) -> &'static str;
 
@@ -59,7 +63,8 @@ pub(crate) trait Wire {
 
 /// What must come back.
 #[derive(Debug, Clone)]
-pub(crate) enum Expect {
+#[allow(missing_docs, reason = "each variant's documentation names its fields")]
+pub enum Expect {
     /// An error with this code, for this id (`None`: the id member is absent), whose message
     /// contains `contains`.
     Error {
@@ -83,19 +88,20 @@ pub(crate) enum Expect {
 
 /// One hostile message.
 #[derive(Debug, Clone)]
-pub(crate) struct Case {
+pub struct Case {
     /// What it is, for messages and the report.
-    pub(crate) name: String,
+    pub name: String,
     /// The bytes sent (no newline inside: stdio frames by lines).
-    pub(crate) body: Vec<u8>,
+    pub body: Vec<u8>,
     /// HTTP headers instead of the ones derived from the body.
-    pub(crate) headers: Option<Vec<(String, Vec<u8>)>>,
+    pub headers: Option<Vec<(String, Vec<u8>)>>,
     /// What must come back.
-    pub(crate) expect: Expect,
+    pub expect: Expect,
 }
 
 impl Case {
-    pub(crate) fn new(name: impl Into<String>, body: impl Into<Vec<u8>>, expect: Expect) -> Self {
+    /// A case named `name` sending `body`.
+    pub fn new(name: impl Into<String>, body: impl Into<Vec<u8>>, expect: Expect) -> Self {
         Self {
             name: name.into(),
             body: body.into(),
@@ -104,18 +110,20 @@ impl Case {
         }
     }
 
-    pub(crate) fn with_headers(mut self, headers: Vec<(String, Vec<u8>)>) -> Self {
+    /// The case with these HTTP headers instead of the standard ones.
+    pub fn with_headers(mut self, headers: Vec<(String, Vec<u8>)>) -> Self {
         self.headers = Some(headers);
         self
     }
 }
 
-pub(crate) fn error(code: i64, id: Option<Value>, contains: &'static str) -> Expect {
+/// [`Expect::Error`].
+pub fn error(code: i64, id: Option<Value>, contains: &'static str) -> Expect {
     Expect::Error { code, id, contains }
 }
 
 /// The frozen request-state error.
-pub(crate) fn bad_state(id: Value) -> Expect {
+pub fn bad_state(id: Value) -> Expect {
     Expect::Exact {
         id: Some(id),
         error: wire::invalid_request_state(),
@@ -124,7 +132,7 @@ pub(crate) fn bad_state(id: Value) -> Expect {
 
 /// The HTTP status of a JSON-RPC error on the 2026-07-28 endpoint: 400 for malformed requests
 /// and the ladder's errors, 404 for an unknown method, 200 otherwise.
-pub(crate) fn http_status(code: i64) -> u16 {
+pub fn http_status(code: i64) -> u16 {
     match code {
         -32700 | -32600 | -32602 | -32020 | -32021 | -32022 => 400,
         -32601 => 404,
@@ -132,7 +140,8 @@ pub(crate) fn http_status(code: i64) -> u16 {
     }
 }
 
-pub(crate) fn bytes(value: &Value) -> Vec<u8> {
+/// `value` serialized.
+pub fn bytes(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).expect("a Value serializes")
 }
 
@@ -141,7 +150,7 @@ fn echo(id: impl Into<Value>, text: &str) -> Value {
 }
 
 /// `depth` nested arrays: `[[[…]]]`.
-pub(crate) fn nested_arrays(depth: usize) -> String {
+pub fn nested_arrays(depth: usize) -> String {
     let mut s = String::with_capacity(depth * 2);
     s.push_str(&"[".repeat(depth));
     s.push_str(&"]".repeat(depth));
@@ -149,7 +158,7 @@ pub(crate) fn nested_arrays(depth: usize) -> String {
 }
 
 /// `depth` nested objects: `{"a":{"a":…{}}}`.
-pub(crate) fn nested_objects(depth: usize) -> String {
+pub fn nested_objects(depth: usize) -> String {
     let mut s = String::with_capacity(depth * 6);
     s.push_str(&"{\"a\":".repeat(depth));
     s.push_str("{}");
@@ -158,10 +167,10 @@ pub(crate) fn nested_objects(depth: usize) -> String {
 }
 
 /// The nesting depth of the hostile cases.
-pub(crate) const DEPTH: usize = 100_000;
+pub const DEPTH: usize = 100_000;
 
 /// Every hostile message that both transports answer the same way.
-pub(crate) fn cases() -> Vec<Case> {
+pub fn cases() -> Vec<Case> {
     let meta = wire::meta();
     let meta_text = meta.to_string();
     let mut cases = Vec::new();
@@ -838,7 +847,7 @@ pub(crate) fn cases() -> Vec<Case> {
 
 /// `inputResponses` with `extra` answered questions nobody asked (`k0`, `k1`, …) besides
 /// `confirm`.
-pub(crate) fn many_input_responses(extra: usize, malformed_last: bool) -> Value {
+pub fn many_input_responses(extra: usize, malformed_last: bool) -> Value {
     let mut responses = serde_json::Map::new();
     for n in 0..extra {
         responses.insert(
@@ -857,7 +866,7 @@ pub(crate) fn many_input_responses(extra: usize, malformed_last: bool) -> Value 
 }
 
 /// Checks one reply against its expectation.
-pub(crate) fn check(transport: &str, case: &Case, reply: &Reply) -> Result<Option<Value>, String> {
+pub fn check(transport: &str, case: &Case, reply: &Reply) -> Result<Option<Value>, String> {
     let fail = |what: String| Err(format!("[{transport}] {}: {what}", case.name));
     let body = String::from_utf8_lossy(&reply.body);
     let shown: String = body.chars().take(400).collect();

@@ -24,26 +24,34 @@ use mcp::server::{RequestContext, Server};
 use mcp::types::*;
 use serde_json::{Value, json};
 
+/// The redirect URI the tests register; nothing listens there (the fetcher follows it).
 pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 /// What the MCP endpoint saw.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Seen {
+    /// Requests that reached the server.
     pub requests: AtomicU32,
+    /// Requests with an `Authorization: Bearer` header.
     pub with_bearer: AtomicU32,
+    /// Requests carrying a token in the query string (never allowed).
     pub token_in_query: AtomicU32,
 }
 
 /// An MCP server on 127.0.0.1 protected by `ResourceServer` (tokens of `issuer`, JWKS fetched
 /// from it); `tools/call` additionally needs `step_up` when set (a 403 challenge otherwise).
+#[derive(Debug)]
 pub struct Protected {
+    /// The protected MCP endpoint.
     pub url: String,
+    /// What the server has been sent.
     pub seen: Arc<Seen>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Protected {
+    /// Starts a protected server on a free port, trusting `issuer` and its `jwks`.
     pub async fn start(
         issuer: &str,
         jwks: &str,
@@ -53,6 +61,7 @@ impl Protected {
         Self::start_on(0, issuer, jwks, None, require, step_up).await
     }
 
+    /// [`Protected::start`] on a given port (0: a free one).
     pub async fn start_on(
         port: u16,
         issuer: &str,
@@ -110,6 +119,7 @@ impl Protected {
         }
     }
 
+    /// The port the server listens on.
     pub fn port(&self) -> u16 {
         self.url
             .trim_start_matches("http://127.0.0.1:")
@@ -156,6 +166,7 @@ pub fn with_service_client(mut config: AuthServerConfig) -> AuthServerConfig {
     config
 }
 
+/// The pre-registered confidential client of [`with_service_client`].
 pub fn service_client() -> ClientRegistration {
     ClientRegistration::new("svc").with_secret("svc-secret")
 }
@@ -240,14 +251,17 @@ pub fn server() -> Server {
         .unwrap()
 }
 
+/// A handler that follows the authorization redirect without a browser.
 pub fn fetcher() -> RedirectFetcher {
     RedirectFetcher::new(REDIRECT)
 }
 
+/// Connects to `url` over streamable HTTP, signing in with `config`.
 pub async fn connect(url: &str, config: OAuthConfig) -> Result<Client, ClientError> {
     Client::builder().oauth(config).connect_http(url).await
 }
 
+/// The subject the server saw, from its `whoami` tool.
 pub async fn whoami(client: &Client) -> String {
     client
         .call_tool("whoami", json!({}))
@@ -258,6 +272,7 @@ pub async fn whoami(client: &Client) -> String {
         .to_owned()
 }
 
+/// The authorization error of a connection that must fail; panics otherwise.
 pub fn auth_error(result: Result<Client, ClientError>) -> AuthError {
     match result {
         Err(ClientError::Auth(error)) => error,

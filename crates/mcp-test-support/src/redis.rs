@@ -3,32 +3,31 @@
 //! `scripts/system-packages.sh` installs the binary (`.ci/run` runs it once, before any test);
 //! tests only look for it, and fail, never skip, when it is not there.
 
-#![allow(dead_code, unreachable_pub)]
-
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::process::wait_for_port;
+use crate::tempdir::TempDir;
+
 /// Whether the server keeps an append-only file (writes survive a redis-server restart).
 #[derive(Clone, Copy, Debug)]
 pub enum Persistence {
+    /// Nothing is written to disk.
     Off,
+    /// Every write goes to the append-only file first.
     AppendOnly,
 }
 
+/// A running redis-server; killed, and its data directory removed, when dropped.
+#[derive(Debug)]
 pub struct Redis {
+    /// `redis://127.0.0.1:<port>/0`.
     pub url: String,
+    // Declared before the directory: the server is killed before its data is removed.
     _child: tokio::process::Child,
-    _dir: DataDir,
-}
-
-struct DataDir(PathBuf);
-
-impl Drop for DataDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    _dir: TempDir,
 }
 
 /// Where `redis-server` is. Tests never install packages: several tests of one binary did so at
@@ -48,6 +47,7 @@ fn redis_server_binary() -> PathBuf {
 }
 
 impl Redis {
+    /// Starts a server on a free port and waits until it accepts connections.
     pub async fn start(persistence: Persistence) -> Self {
         let binary = redis_server_binary();
         let port = TcpListener::bind("127.0.0.1:0")
@@ -55,9 +55,7 @@ impl Redis {
             .local_addr()
             .unwrap()
             .port();
-        let dir = std::env::temp_dir().join(format!("mcp-redis-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let dir = DataDir(dir);
+        let dir = TempDir::new(&format!("redis-{port}"));
         let appendonly = match persistence {
             Persistence::Off => "no",
             Persistence::AppendOnly => "yes",
@@ -65,23 +63,14 @@ impl Redis {
         let child = tokio::process::Command::new(binary)
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
             .args(["--save", "", "--appendonly", appendonly, "--dir"])
-            .arg(&dir.0)
+            .arg(dir.path())
             .stdout(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .expect("redis-server did not start");
-        // Poll the port until it answers (bounded).
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        wait_for_port(port, Duration::from_secs(10))
             .await
-            .is_err()
-        {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "redis-server never listened on 127.0.0.1:{port}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            .unwrap_or_else(|error| panic!("redis-server: {error}"));
         Self {
             url: format!("redis://127.0.0.1:{port}/0"),
             _child: child,

@@ -1,8 +1,6 @@
 //! Shared by the tasks tests: task-tool fixtures, a server on HTTP at 127.0.0.1, raw requests
 //! with the routing headers, and polling helpers.
 
-#![allow(dead_code, unreachable_pub)]
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,14 +15,10 @@ use mcp::types::*;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 
+/// The tasks extension's identifier.
 pub const TASKS: &str = "io.modelcontextprotocol/tasks";
 
-pub fn object(value: Value) -> Extra {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
+pub use crate::json::object;
 
 /// A form elicitation asking for one string field.
 pub fn ask_text(message: &str, field: &str) -> InputRequest {
@@ -44,7 +38,7 @@ fn answer_text(input: &TaskInput, key: &str, field: &str) -> Option<String> {
 }
 
 /// What the staged fixture has done, for the tests to assert on.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Probe {
     /// How many times stage one (the expensive part) ran.
     pub stage_one: AtomicUsize,
@@ -299,13 +293,17 @@ pub fn request(id: i64, method: &str, params: Value, capabilities: &Value) -> Va
 }
 
 /// The server on HTTP at 127.0.0.1 on a free port; stops when dropped.
+#[derive(Debug)]
 pub struct HttpServer {
+    /// `http://<addr>/mcp`.
     pub url: String,
+    /// An HTTP client for raw requests.
     pub client: reqwest::Client,
     stop: Option<oneshot::Sender<()>>,
 }
 
 impl HttpServer {
+    /// Serves `server` on a free port.
     pub async fn start(server: Server) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();

@@ -1,33 +1,21 @@
 //! What the `mcp` binary's integration tests share: running it, and a server started with
 //! `--http 0` whose address is read from its stderr.
 
-#![allow(dead_code, unreachable_pub, reason = "each test file uses a part")]
-
 use std::io::{BufRead as _, BufReader, Lines, Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStderr, Command, ExitStatus, Output, Stdio};
 use std::sync::OnceLock;
 
-pub const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+pub use crate::process::{python, repo_root};
+pub use crate::tempdir::TempDir;
 
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
-
-/// The interpreter of the project venv with the Python SDK 2.3.0 (`scripts/python-env.sh`).
-pub fn python() -> &'static str {
-    static PYTHON: OnceLock<String> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let output = Command::new("bash")
-            .arg(repo_root().join("scripts/python-env.sh"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run scripts/python-env.sh");
-        assert!(output.status.success(), "scripts/python-env.sh failed");
-        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+/// The `mcp` binary of the test being run: cargo (1.94 and later) sets `CARGO_BIN_EXE_mcp` at
+/// run time for the integration tests of `mcp-cli`, as it does at compile time for `env!`.
+pub fn mcp_binary() -> &'static str {
+    static BINARY: OnceLock<String> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        std::env::var("CARGO_BIN_EXE_mcp")
+            .expect("CARGO_BIN_EXE_mcp is unset: run the mcp-cli tests with `cargo test`")
     })
 }
 
@@ -38,7 +26,7 @@ pub fn mcp(args: &[&str], stdin: &str) -> Output {
 
 /// [`mcp`] in `dir`.
 pub fn mcp_in(args: &[&str], stdin: &str, dir: Option<&Path>) -> Output {
-    let mut command = Command::new(MCP);
+    let mut command = Command::new(mcp_binary());
     command
         .args(args)
         .stdin(Stdio::piped())
@@ -57,14 +45,17 @@ pub fn mcp_in(args: &[&str], stdin: &str, dir: Option<&Path>) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// The process's stdout, as text.
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The process's stderr, as text.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Panics, showing both streams, unless the process exited with success.
 pub fn assert_ok(output: &Output) {
     assert!(
         output.status.success(),
@@ -76,7 +67,9 @@ pub fn assert_ok(output: &Output) {
 }
 
 /// A spawned `mcp` (or server) whose stderr is read line by line.
+#[derive(Debug)]
 pub struct Running {
+    /// The process.
     pub child: Child,
     lines: Lines<BufReader<ChildStderr>>,
     /// The stderr lines read so far.
@@ -128,13 +121,17 @@ impl Running {
 
 /// A server started with `--http 0`, reporting `listening on http://…/mcp` on stderr; killed
 /// on drop. The stderr lines before that are kept in `banner`.
+#[derive(Debug)]
 pub struct HttpServer {
+    /// The server's URL, read from its banner.
     pub url: String,
+    /// The stderr lines up to and including the one with the URL.
     pub banner: Vec<String>,
     child: Child,
 }
 
 impl HttpServer {
+    /// Runs `program args…` and waits for the URL on its stderr.
     pub fn start(program: &str, args: &[&str]) -> Self {
         let mut running = Running::spawn(
             Command::new(program)
@@ -158,8 +155,9 @@ impl HttpServer {
         }
     }
 
+    /// `mcp serve demo --http 0`.
     pub fn demo() -> Self {
-        Self::start(MCP, &["serve", "demo", "--http", "0"])
+        Self::start(mcp_binary(), &["serve", "demo", "--http", "0"])
     }
 }
 
@@ -167,30 +165,5 @@ impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// A fresh directory under the system's temporary directory, removed on drop.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let path =
-            std::env::temp_dir().join(format!("mcp-cli-{name}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&path).unwrap();
-        Self(path)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -17,7 +17,7 @@ use super::{Case, Expect, MIB, Wire, bytes, check, echo, error, many_input_respo
 /// debug build), and a second pass adds nothing (what the first left is the allocator's to
 /// reuse).
 #[allow(clippy::print_stderr)]
-pub(crate) async fn every_case_twice<W: Wire>(wire: &mut W, cases: &[Case]) {
+pub async fn every_case_twice<W: Wire>(wire: &mut W, cases: &[Case]) {
     let before = wire.memory();
     let started = std::time::Instant::now();
     let mut failures = run_cases(wire, cases).await;
@@ -59,7 +59,7 @@ pub(crate) async fn every_case_twice<W: Wire>(wire: &mut W, cases: &[Case]) {
 
 /// An echo request of `total` bytes whose text fills it, for streaming huge messages without
 /// holding them: (prefix, suffix, number of text bytes between them).
-pub(crate) fn echo_of_size(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) {
+pub fn echo_of_size(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) {
     let prefix = format!(
         r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"_meta":{},"name":"echo","arguments":{{"text":""#,
         wire::meta()
@@ -70,7 +70,7 @@ pub(crate) fn echo_of_size(id: &str, total: usize) -> (Vec<u8>, Vec<u8>, usize) 
 }
 
 /// An echo request of exactly `total` bytes whose text is `fill` repeated, and the text's length.
-pub(crate) fn echo_body(id: &str, total: usize, fill: u8) -> (Vec<u8>, usize) {
+pub fn echo_body(id: &str, total: usize, fill: u8) -> (Vec<u8>, usize) {
     let (prefix, suffix, length) = echo_of_size(id, total);
     let mut body = prefix;
     body.resize(body.len() + length, fill);
@@ -81,7 +81,7 @@ pub(crate) fn echo_body(id: &str, total: usize, fill: u8) -> (Vec<u8>, usize) {
 /// The transport's size limit is exact: an echo of `limit + 1` bytes is answered as `refused`
 /// expects, one of exactly `limit` bytes is served (its whole text comes back), and the server
 /// still serves. `headers` as in [`Wire::exchange`].
-pub(crate) async fn limit_is_exact<W: Wire>(
+pub async fn limit_is_exact<W: Wire>(
     wire: &mut W,
     limit: usize,
     refused: &Case,
@@ -107,7 +107,7 @@ pub(crate) async fn limit_is_exact<W: Wire>(
 /// Prints what `what` did to the server's memory, and asserts its peak (VmHWM) grew by less
 /// than `bound_kib` over `before`.
 #[allow(clippy::print_stderr)]
-pub(crate) fn assert_peak_within(what: &str, before: &Memory, after: &Memory, bound_kib: u64) {
+pub fn assert_peak_within(what: &str, before: &Memory, after: &Memory, bound_kib: u64) {
     eprintln!(
         "{what}: VmRSS {:.1} → {:.1} MiB, VmHWM {:.1} → {:.1} MiB",
         before.rss_mib(),
@@ -124,7 +124,7 @@ pub(crate) fn assert_peak_within(what: &str, before: &Memory, after: &Memory, bo
 }
 
 /// Proves the server still serves: an echo with a fresh id gets its text back.
-pub(crate) async fn probe<W: Wire>(wire: &mut W, n: usize) -> Result<(), String> {
+pub async fn probe<W: Wire>(wire: &mut W, n: usize) -> Result<(), String> {
     let text = format!("alive-{n}");
     let id = json!(format!("probe-{n}"));
     let case = Case::new(

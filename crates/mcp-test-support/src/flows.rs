@@ -3,8 +3,6 @@
 //! process that acts as another worker, and a private Redis. The `FlowStore` contract
 //! every store keeps is `mcp::store::contract::flows` (run by `tests/store_*.rs`).
 
-#![allow(dead_code, unreachable_pub)]
-
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -19,12 +17,16 @@ use mcp::client::flows::{
 use mcp::seal::RequestStateSecurity;
 use mcp::server::http::HttpConfig;
 use mcp::server::{RequestContext, Server};
+use mcp::store::contract::form_question;
 use mcp::types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ElicitAction, ElicitRequestFormParams,
-    ElicitResult, ErrorObject, GetPromptRequestParams, GetPromptResult, InputRequest,
-    InputRequiredResult, InputResponse, InputResponses, Outcome, Prompt, PromptMessage, Role, Tool,
+    CallToolRequestParams, CallToolResult, ContentBlock, ElicitAction, ElicitResult, ErrorObject,
+    GetPromptRequestParams, GetPromptResult, InputRequiredResult, InputResponse, InputResponses,
+    Outcome, Prompt, PromptMessage, Role, Tool,
 };
 use serde_json::{Map, Value, json};
+
+pub use crate::json::object;
+pub use crate::tempdir::TempDir;
 
 /// The fleet's sealing key: every instance of the provision server has it.
 pub const KEY: &str = "flows-test-key-flows-test-key-flows-test-key";
@@ -37,14 +39,17 @@ pub const SERVER: &str = "provisioner";
 pub struct Completions(Arc<Mutex<HashMap<String, u32>>>);
 
 impl Completions {
+    /// How often `name` was provisioned.
     pub fn get(&self, name: &str) -> u32 {
         self.0.lock().unwrap().get(name).copied().unwrap_or(0)
     }
 
+    /// All completions.
     pub fn total(&self) -> u32 {
         self.0.lock().unwrap().values().sum()
     }
 
+    /// Completions by name.
     pub fn all(&self) -> HashMap<String, u32> {
         self.0.lock().unwrap().clone()
     }
@@ -52,28 +57,6 @@ impl Completions {
     fn count(&self, name: &str) {
         *self.0.lock().unwrap().entry(name.to_owned()).or_default() += 1;
     }
-}
-
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
-fn ask(key: &str, message: &str, property: &str, kind: &str, state: String) -> InputRequiredResult {
-    let schema = serde_json::from_value(json!({
-        "type": "object",
-        "properties": {property: {"type": kind}},
-        "required": [property],
-    }))
-    .unwrap();
-    InputRequiredResult::new()
-        .with_request(
-            key,
-            InputRequest::elicit(ElicitRequestFormParams::new(message, schema)),
-        )
-        .with_state(state)
 }
 
 fn state_only(state: String) -> InputRequiredResult {
@@ -108,7 +91,7 @@ async fn provision(
     let flag = |key: &str| arguments.get(key).and_then(Value::as_bool) == Some(true);
     let state = params.request_state.clone().unwrap_or_default();
     let ask_region = || {
-        Outcome::InputRequired(ask(
+        Outcome::InputRequired(form_question(
             "region",
             "Which region should the database live in?",
             "region",
@@ -137,7 +120,7 @@ async fn provision(
                 .ok_or_else(|| ErrorObject::invalid_params("no region"))?
                 .to_owned();
             if flag("confirm") {
-                Ok(Outcome::InputRequired(ask(
+                Ok(Outcome::InputRequired(form_question(
                     "confirm",
                     &format!("Provision '{name}' in {region}?"),
                     "ok",
@@ -189,7 +172,7 @@ async fn greeting(params: GetPromptRequestParams) -> Result<Outcome<GetPromptRes
                 ContentBlock::text(format!("Say hello to {who}.")),
             ),
         ]))),
-        _ => Ok(Outcome::InputRequired(ask(
+        _ => Ok(Outcome::InputRequired(form_question(
             "who",
             "Whom should I greet?",
             "who",
@@ -292,6 +275,7 @@ pub enum StoreSpec {
 }
 
 impl StoreSpec {
+    /// The spec as one environment-variable value.
     pub fn encode(&self) -> String {
         match self {
             Self::Sqlite(path) => format!("sqlite {}", path.display()),
@@ -299,6 +283,7 @@ impl StoreSpec {
         }
     }
 
+    /// The inverse of [`StoreSpec::encode`].
     pub fn decode(text: &str) -> Self {
         let parts: Vec<&str> = text.splitn(3, ' ').collect();
         match parts.as_slice() {
@@ -322,11 +307,13 @@ impl StoreSpec {
 /// What a child worker did (written as JSON to its report file).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ChildReport {
+    /// The worker's name.
     pub worker: String,
     /// Flows it claimed and resumed, with the status they ended in.
     pub resumed: BTreeMap<String, FlowStatus>,
     /// Flows it tried to claim.
     pub attempted: usize,
+    /// How long the worker ran.
     pub elapsed_ms: u64,
 }
 
@@ -377,7 +364,10 @@ pub fn spawn_child_with(
 
 /// Milliseconds since the Unix epoch.
 pub fn wall_ms() -> u64 {
-    u64::try_from(mcp_nanos() / 1_000_000).unwrap()
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    u64::try_from(since.as_millis()).unwrap()
 }
 
 /// A number from the environment, or `default`.
@@ -475,38 +465,6 @@ pub async fn child_main() {
     client.close().await.unwrap();
 }
 
-/// A temporary directory, removed when dropped.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "mcp-flows-{tag}-{}-{}",
-            std::process::id(),
-            mcp_nanos()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-fn mcp_nanos() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// A flow started and answered in this process is resumed by a child process that runs its
 /// own server instance (same key) against the same store; the result lands in the store.
 pub async fn resume_in_another_process(spec: &StoreSpec, scratch: &Path) {
@@ -593,8 +551,11 @@ pub async fn resume_in_another_process(spec: &StoreSpec, scratch: &Path) {
 /// Figures of a race between worker processes.
 #[derive(Debug)]
 pub struct RaceFigures {
+    /// Flows raced for.
     pub flows: usize,
+    /// What each worker reported.
     pub workers: Vec<ChildReport>,
+    /// Wall-clock time of the whole race.
     pub wall_ms: u64,
 }
 

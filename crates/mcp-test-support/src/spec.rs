@@ -1,7 +1,5 @@
-//! Helpers shared by the integration tests: where the official spec files are, and validators
-//! built from the official schemas.
-
-#![allow(dead_code, unreachable_pub)]
+//! For the wire model's tests: where the official spec files are, and validators built from the
+//! official schemas.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
