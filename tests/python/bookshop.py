@@ -53,7 +53,7 @@ from mcp.types import (  # noqa: E402
     SamplingMessage,
     TextContent,
 )
-from modelctx_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
 from pydantic import BaseModel, Field  # noqa: E402
 
 from _peer_common import parse_args, serve_mcpserver  # noqa: E402

@@ -27,7 +27,7 @@ import traceback
 from typing import Any
 
 import anyio
-import modelctx_types as types
+import mcp_types as types
 from mcp.client.client import Client
 from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters

@@ -44,7 +44,7 @@ from mcp.types import (  # noqa: E402
     TextContent,
     Tool,
 )
-from modelctx_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
 
 from _peer_common import parse_args, serve_lowlevel  # noqa: E402
 

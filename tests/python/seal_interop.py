@@ -45,7 +45,7 @@ from mcp.server.request_state import (
     compact_json,
 )
 from mcp.shared.exceptions import MCPError
-from modelctx_types import ElicitRequest, ElicitRequestFormParams, ListRootsRequest
+from mcp_types import ElicitRequest, ElicitRequestFormParams, ListRootsRequest
 
 
 class _Reasons(logging.Handler):
