@@ -365,7 +365,7 @@ fn example_binary() -> PathBuf {
                     "build",
                     "-q",
                     "-p",
-                    "mcp",
+                    "modelctx",
                     "--example",
                     "mcp_server_bookshop",
                     "--message-format=json",
