@@ -238,7 +238,7 @@ impl Listens {
     }
 }
 
-/// A live subscription from [`Client::listen`]: a stream of [`ListenEvent`]s.
+/// A live subscription from [`Client::listen`](super::Client::listen): a stream of [`ListenEvent`]s.
 ///
 /// [`Subscription::next`] returns `None` once the stream has ended — the server closed it
 /// gracefully ([`Subscription::error`] is `None`) or it failed (`Some`). Dropping the
