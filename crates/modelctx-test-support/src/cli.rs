@@ -24,7 +24,7 @@ pub fn mcp(args: &[&str], stdin: &str) -> Output {
     mcp_in(args, stdin, None)
 }
 
-/// [`mcp`] in `dir`.
+/// [`mcp()`] in `dir`.
 pub fn mcp_in(args: &[&str], stdin: &str, dir: Option<&Path>) -> Output {
     let mut command = Command::new(mcp_binary());
     command
