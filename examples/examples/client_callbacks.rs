@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo run -p modelctx-examples --example client_callbacks                    # the demo server, in process
-//! cargo run -p modelctx-examples --example client_callbacks -- legacy          # the same, 2025-11-25 handshake
+//! cargo run -p modelctx-examples --example client_callbacks -- handshake          # the same, 2025-11-25 handshake
 //! cargo run -p modelctx-examples --example client_callbacks -- http://127.0.0.1:8000/mcp
 //! ```
 //!

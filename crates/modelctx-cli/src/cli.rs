@@ -326,7 +326,7 @@ pub(crate) enum ModeArg {
     /// 2026-07-28 without probing.
     #[value(name = "2026-07-28")]
     Modern,
-    /// The 2025-11-25 initialize handshake (`legacy` is accepted as an alias, the name before).
+    /// The 2025-11-25 initialize handshake (`handshake` is accepted as an alias, the name before).
     #[value(alias = "legacy")]
     Handshake,
 }
@@ -345,7 +345,7 @@ mod tests {
         }
     }
 
-    /// The handshake era is `--mode handshake`; `--mode legacy`, its name before, still works
+    /// The handshake era is `--mode handshake`; `--mode handshake`, its name before, still works
     /// in users' scripts.
     #[test]
     fn the_handshake_mode_keeps_its_old_name_as_an_alias() {

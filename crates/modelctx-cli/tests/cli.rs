@@ -856,7 +856,7 @@ fn demo_servers_share_keys() {
 /// bridges it over the back-channel (with an `elicitationId`), and `long_report`'s synchronous
 /// run asks its format the same way.
 #[test]
-fn python_legacy_client_gets_bridged_questions() {
+fn python_handshake_client_gets_bridged_questions() {
     let ops = r#"[
         {"op": "call_tool", "name": "connect_account", "arguments": {"service": "github"}},
         {"op": "call_tool", "name": "long_report", "arguments": {"quarter": "2025-Q3"}}

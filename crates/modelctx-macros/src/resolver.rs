@@ -125,7 +125,7 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
 
                 fn resolve(
                     #resolution: &::modelctx::__private::Resolution,
-                ) -> ::modelctx::__private::ResolveFuture<
+                ) -> ::modelctx::__private::BoxFuture<
                     '_,
                     ::core::result::Result<
                         ::modelctx::__private::Elicitation<Self::Value>,

@@ -81,8 +81,8 @@ mod completion;
 mod content;
 mod discover;
 mod elicitation;
+mod handshake;
 pub mod jsonrpc;
-mod legacy;
 pub mod meta;
 pub mod methods;
 mod mrtr;
@@ -123,13 +123,13 @@ pub use elicitation::{
     TitledEnumItems, TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledEnumItems,
     UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
 };
+pub use handshake::{
+    ElicitationCompleteParams, EmptyResult, InitializeRequestParams, InitializeResult,
+    SetLevelRequestParams,
+};
 pub use jsonrpc::{
     DecodeError, DecodeErrorKind, ErrorCode, ErrorObject, Message, MessageRef, RequestId,
     RequestRef,
-};
-pub use legacy::{
-    ElicitationCompleteParams, EmptyResult, InitializeRequestParams, InitializeResult,
-    SetLevelRequestParams,
 };
 pub use meta::{Meta, ProgressToken, RequestMeta};
 pub use methods::{Method, NotificationMethod};

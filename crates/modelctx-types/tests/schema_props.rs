@@ -371,7 +371,7 @@ proptest! {
     // --- the handshake era (2025-11-25) ---
 
     #[test]
-    fn legacy_initialize(caps in client_capabilities(), client in name(), instructions in option::of(text())) {
+    fn handshake_initialize(caps in client_capabilities(), client in name(), instructions in option::of(text())) {
         let params = InitializeRequestParams::new(ProtocolVersion::V2025_11_25, caps, Implementation::new(client, "1.0"));
         let bytes = encode_request(&RequestId::Number(1), "initialize", &params).unwrap();
         validate("2025-11-25", "InitializeRequest", &bytes_value(&bytes))?;
@@ -381,7 +381,7 @@ proptest! {
     }
 
     #[test]
-    fn legacy_back_channel(id in any::<i64>(), elicit in elicit_params(), sampling in sampling_params()) {
+    fn handshake_back_channel(id in any::<i64>(), elicit in elicit_params(), sampling in sampling_params()) {
         // The 2025-11-25 URL mode requires an elicitationId.
         let elicit = match elicit {
             ElicitRequestParams::Url(mut url) => {
@@ -399,7 +399,7 @@ proptest! {
     }
 
     #[test]
-    fn legacy_results(content in vec(content_block(), 0..3), response in input_response()) {
+    fn handshake_results(content in vec(content_block(), 0..3), response in input_response()) {
         // Handshake-era results carry no resultType.
         let result = CallToolResult::new(content);
         validate("2025-11-25", "CallToolResult", &to_value(&result))?;

@@ -12,14 +12,14 @@ pub use modelctx_types::{
 
 pub use crate::server::mcp_server::{
     ArgumentUse, Context, Elicitation, FromElicitation, HandlerFuture, Interrupt, IntoPromptResult,
-    IntoResourceResult, IntoToolResult, PromptDefinition, Ready, Resolution, ResolveFuture,
-    Resolver, ResolverInfo, ResolverOutput, ResourceDefinition, ToolDefinition, body_outcome,
+    IntoResourceResult, IntoToolResult, PromptDefinition, Ready, Resolution, Resolver,
+    ResolverInfo, ResolverOutput, ResourceDefinition, ToolDefinition, body_outcome,
     check_resolvers, decode_arguments, gather, gathered, input_schema, pending,
 };
 
+pub use crate::server::BoxFuture;
+
 /// A `Box::pin` the generated code can name without importing anything.
-pub fn boxed<'a, T>(
-    future: impl Future<Output = T> + Send + 'a,
-) -> std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>> {
+pub fn boxed<'a, T>(future: impl Future<Output = T> + Send + 'a) -> BoxFuture<'a, T> {
     Box::pin(future)
 }

@@ -70,16 +70,16 @@ async fn signs_in_on_401_in_both_eras() {
 
     // The handshake era: `initialize` is refused first; the stored token is reused by a new
     // client without asking the user again.
-    let legacy = Client::builder()
+    let handshake = Client::builder()
         .mode(Mode::Handshake)
         .oauth(OAuthConfig::new(fetcher()).shared_token_store(store.clone()))
         .connect_http(&rs.url)
         .await
         .unwrap();
-    assert_eq!(legacy.protocol_version().as_ref(), "2025-11-25");
-    assert_eq!(whoami(&legacy).await, "alice mcp:tools,offline_access");
+    assert_eq!(handshake.protocol_version().as_ref(), "2025-11-25");
+    assert_eq!(whoami(&handshake).await, "alice mcp:tools,offline_access");
     assert_eq!(auth.stats().authorization_requests, 1);
-    legacy.close().await.unwrap();
+    handshake.close().await.unwrap();
 
     // A new store: a new sign-in, in the handshake era from the start.
     let fresh = Client::builder()

@@ -451,7 +451,7 @@ async fn connection_refused_is_a_transport_error() {
 /// A handshake-era request abandoned by its caller is cancelled with
 /// `notifications/cancelled`, sent in the session.
 #[tokio::test]
-async fn legacy_abandoned_request_is_cancelled() {
+async fn handshake_abandoned_request_is_cancelled() {
     let (url, fake) = serve(|m, _| match m["method"].as_str() {
         Some("initialize") => json_reply(
             m,
@@ -464,7 +464,7 @@ async fn legacy_abandoned_request_is_cancelled() {
     .await;
     let client = modelctx::client::Client::builder()
         .mode(modelctx::client::Mode::Handshake)
-        .legacy_get_stream(false)
+        .handshake_get_stream(false)
         .connect_http(&url)
         .await
         .unwrap();

@@ -29,7 +29,7 @@ enum Via {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Era {
     Modern,
-    Legacy,
+    Handshake,
 }
 
 /// A connected client and what the test can observe around it.
@@ -67,7 +67,7 @@ async fn rig(via: Via, era: Era) -> Rig {
     let mut builder = Client::builder().on_notification(move |n: &Notification| {
         let _ = note_tx.send(n.clone());
     });
-    if era == Era::Legacy {
+    if era == Era::Handshake {
         builder = builder.mode(Mode::Handshake);
     }
     match via {
@@ -227,13 +227,13 @@ async fn modern_http_acknowledged_then_tools_change() {
 }
 
 #[tokio::test]
-async fn legacy_memory_acknowledged_then_tools_change() {
-    acknowledged_then_tools_change(Via::Memory, Era::Legacy).await;
+async fn handshake_memory_acknowledged_then_tools_change() {
+    acknowledged_then_tools_change(Via::Memory, Era::Handshake).await;
 }
 
 #[tokio::test]
-async fn legacy_http_acknowledged_then_tools_change() {
-    acknowledged_then_tools_change(Via::Http, Era::Legacy).await;
+async fn handshake_http_acknowledged_then_tools_change() {
+    acknowledged_then_tools_change(Via::Http, Era::Handshake).await;
 }
 
 /// Updates of other URIs never reach the subscription; notifications it does not want still
@@ -251,7 +251,7 @@ async fn only_subscribed_resources(via: Via, era: Era) {
         .notify(Change::ResourceUpdated("file:///x".into()));
     rig.server.notify(Change::ToolsListChanged);
     assert_eq!(next(&mut subscription).await, updated("file:///x"));
-    if era == Era::Legacy {
+    if era == Era::Handshake {
         // Unsolicited and wanted by no subscription: on_notification, as before; the update
         // the subscription took (sent before it) is not there.
         let before = unclaimed_until(&mut rig, "notifications/tools/list_changed").await;
@@ -274,13 +274,13 @@ async fn modern_http_only_subscribed_resources() {
 }
 
 #[tokio::test]
-async fn legacy_memory_only_subscribed_resources() {
-    only_subscribed_resources(Via::Memory, Era::Legacy).await;
+async fn handshake_memory_only_subscribed_resources() {
+    only_subscribed_resources(Via::Memory, Era::Handshake).await;
 }
 
 #[tokio::test]
-async fn legacy_http_only_subscribed_resources() {
-    only_subscribed_resources(Via::Http, Era::Legacy).await;
+async fn handshake_http_only_subscribed_resources() {
+    only_subscribed_resources(Via::Http, Era::Handshake).await;
 }
 
 /// Two subscriptions at once each see their own notifications only.
@@ -334,13 +334,13 @@ async fn modern_http_two_subscriptions_isolated() {
 }
 
 #[tokio::test]
-async fn legacy_memory_two_subscriptions_isolated() {
-    two_subscriptions_isolated(Via::Memory, Era::Legacy).await;
+async fn handshake_memory_two_subscriptions_isolated() {
+    two_subscriptions_isolated(Via::Memory, Era::Handshake).await;
 }
 
 #[tokio::test]
-async fn legacy_http_two_subscriptions_isolated() {
-    two_subscriptions_isolated(Via::Http, Era::Legacy).await;
+async fn handshake_http_two_subscriptions_isolated() {
+    two_subscriptions_isolated(Via::Http, Era::Handshake).await;
 }
 
 /// The first sent message matching `pred`.
@@ -428,8 +428,8 @@ async fn modern_http_drop_closes_the_stream() {
 /// The handshake era: `resources/subscribe` per URI, shared between subscriptions, and
 /// `resources/unsubscribe` once the last one that wants it closes.
 #[tokio::test]
-async fn legacy_memory_subscribe_and_unsubscribe() {
-    let mut rig = rig(Via::Memory, Era::Legacy).await;
+async fn handshake_memory_subscribe_and_unsubscribe() {
+    let mut rig = rig(Via::Memory, Era::Handshake).await;
     let filter = SubscriptionFilter::new().with_resource("file:///x");
     let mut first = listen(&rig.client, filter.clone()).await;
     let subscribe = sent_until(&mut rig, |m| m["method"] == "resources/subscribe").await;
@@ -460,8 +460,8 @@ async fn legacy_memory_subscribe_and_unsubscribe() {
 
 /// Dropping (not closing) a handshake-era subscription unsubscribes in the background.
 #[tokio::test]
-async fn legacy_memory_drop_unsubscribes() {
-    let mut rig = rig(Via::Memory, Era::Legacy).await;
+async fn handshake_memory_drop_unsubscribes() {
+    let mut rig = rig(Via::Memory, Era::Handshake).await;
     let subscription = listen(
         &rig.client,
         SubscriptionFilter::new().with_resource("file:///x"),

@@ -298,7 +298,7 @@ async fn auto_falls_back_to_initialize_over_http_400_session() {
     handshake_fallback(Via::Http, &["--discover-http", "400-session"]).await;
 }
 
-async fn legacy_mode(via: Via) {
+async fn handshake_mode(via: Via) {
     let recorder = Recorder::default();
     let (client, _server) = connect(
         recording_builder(&recorder, answers()).mode(Mode::Handshake),
@@ -323,7 +323,7 @@ async fn legacy_mode(via: Via) {
         text(&result),
         "roots: file:///tmp/mcp-rust-root (rust-root)"
     );
-    // A hand-made InputRequiredResult is refused by the Python SDK on a legacy session.
+    // A hand-made InputRequiredResult is refused by the Python SDK on a handshake session.
     let error = client
         .call_tool("manual_irr", json!({"x": 1}))
         .await
@@ -341,19 +341,19 @@ async fn legacy_mode(via: Via) {
 }
 
 #[tokio::test]
-async fn legacy_mode_back_channel_stdio() {
-    legacy_mode(Via::Stdio).await;
+async fn handshake_mode_back_channel_stdio() {
+    handshake_mode(Via::Stdio).await;
 }
 
 #[tokio::test]
-async fn legacy_mode_back_channel_http() {
-    legacy_mode(Via::Http).await;
+async fn handshake_mode_back_channel_http() {
+    handshake_mode(Via::Http).await;
 }
 
-/// A refusing callback on the legacy back-channel becomes the JSON-RPC error response, which
+/// A refusing callback on the handshake back-channel becomes the JSON-RPC error response, which
 /// the handshake-only server turns into the tools/call error.
 #[tokio::test]
-async fn legacy_refusal_becomes_error_response() {
+async fn handshake_refusal_becomes_error_response() {
     let client = Client::builder()
         .mode(Mode::Handshake)
         .on_elicitation(|_, _| async {

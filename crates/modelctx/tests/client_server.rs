@@ -406,7 +406,7 @@ async fn modern_over_stdio() {
     modern(Via::Stdio).await;
 }
 
-async fn legacy(via: Via) {
+async fn handshake(via: Via) {
     let recorder = Recorder::default();
     let client = connect(
         recording_builder(&recorder, answers()).mode(Mode::Handshake),
@@ -440,18 +440,18 @@ async fn legacy(via: Via) {
 }
 
 #[tokio::test]
-async fn legacy_over_memory() {
-    legacy(Via::Memory).await;
+async fn handshake_over_memory() {
+    handshake(Via::Memory).await;
 }
 
 #[tokio::test]
-async fn legacy_over_http() {
-    legacy(Via::Http).await;
+async fn handshake_over_http() {
+    handshake(Via::Http).await;
 }
 
 #[tokio::test]
-async fn legacy_over_stdio() {
-    legacy(Via::Stdio).await;
+async fn handshake_over_stdio() {
+    handshake(Via::Stdio).await;
 }
 
 /// Many concurrent loops over one connection, each with its own sealed state.

@@ -316,7 +316,7 @@ async fn request_retries_once_on_unsupported_version() {
 }
 
 #[tokio::test]
-async fn legacy_refuses_a_modern_answer_to_initialize() {
+async fn handshake_refuses_a_modern_answer_to_initialize() {
     let server = FakeServer::start(|m| vec![initialize_ok(m, "2026-07-28")]);
     let error = ClientBuilder::new()
         .mode(Mode::Handshake)
@@ -344,7 +344,7 @@ async fn pinned_rejects_a_handshake_version() {
 /// callbacks (with the JSON-RPC id), `ping` is answered, a missing callback is an error
 /// response.
 #[tokio::test]
-async fn legacy_back_channel() {
+async fn handshake_back_channel() {
     let pending: Arc<Mutex<Option<Value>>> = Arc::default();
     let server = FakeServer::start(move |m| {
         let mut pending = pending.lock().unwrap();
@@ -487,7 +487,7 @@ async fn server_hangup_fails_pending_and_new_requests() {
 
 /// A refusing callback in the handshake era answers the server with the callback's error.
 #[tokio::test]
-async fn legacy_callback_error_is_sent_to_the_server() {
+async fn handshake_callback_error_is_sent_to_the_server() {
     let server = FakeServer::start(|m| match m.get("method").and_then(Value::as_str) {
         Some("initialize") => vec![initialize_ok(m, "2025-11-25")],
         Some("tools/call") => vec![json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"})],

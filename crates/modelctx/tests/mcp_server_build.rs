@@ -225,7 +225,7 @@ impl BackChannel for Immediate {
     fn ask(
         &self,
         request: InputRequest,
-    ) -> modelctx::server::BoxFuture<Result<Value, ErrorObject>> {
+    ) -> modelctx::server::BoxFuture<'static, Result<Value, ErrorObject>> {
         self.0.lock().unwrap().push(request);
         Box::pin(async { Ok(json!({"action": "accept", "content": {"ok": true}})) })
     }
@@ -235,14 +235,14 @@ impl BackChannel for Immediate {
 async fn a_back_channel_answers_the_same_resolvers_mid_call() {
     let channel = Arc::new(Immediate::default());
     let seen = Arc::clone(&channel);
-    let server = McpServer::builder("legacy-hook", "1")
+    let server = McpServer::builder("handshake-hook", "1")
         .tool_fn(
             "order",
             "Orders.",
             move |ctx: Context, args: BTreeMap<String, String>| {
                 let channel = Arc::clone(&channel);
                 async move {
-                    // What the legacy transport will do for a handshake-era request.
+                    // What the handshake transport will do for a handshake-era request.
                     let ctx = ctx.with_back_channel(channel);
                     let arguments: Extra =
                         args.into_iter().map(|(k, v)| (k, Value::from(v))).collect();

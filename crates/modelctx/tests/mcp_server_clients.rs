@@ -498,7 +498,7 @@ async fn python_client_over_http() {
 }
 
 #[tokio::test]
-async fn python_legacy_client_is_asked_through_the_back_channel() {
+async fn python_handshake_client_is_asked_through_the_back_channel() {
     let binary = example_binary();
     let ops = json!([
         {"op": "call_tool", "name": "order_book", "arguments": {"title": "Neuromancer"}},

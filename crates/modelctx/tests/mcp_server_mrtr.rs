@@ -698,7 +698,7 @@ async fn a_url_question_on_2026() {
 /// On a 2025-11-25 session the same URL question is an `elicitation/create`
 /// with an `elicitationId`, announced complete when the call completes.
 #[tokio::test]
-async fn a_url_question_on_a_legacy_session() {
+async fn a_url_question_on_a_handshake_session() {
     let mut peer = peer();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},

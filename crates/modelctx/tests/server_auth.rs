@@ -330,7 +330,7 @@ impl Endpoint {
     }
 
     /// A handshake-era request: no 2026 headers, the session when given.
-    async fn legacy(
+    async fn handshake(
         &self,
         method: reqwest::Method,
         body: &Value,
@@ -365,7 +365,7 @@ async fn a_handshake_era_session_belongs_to_the_user_who_opened_it() {
     let initialize = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"0"}}});
     let opened = endpoint
-        .legacy(Method::POST, &initialize, &alice, None)
+        .handshake(Method::POST, &initialize, &alice, None)
         .await;
     assert_eq!(opened.status(), 200);
     let session = opened.headers()["mcp-session-id"]
@@ -374,7 +374,7 @@ async fn a_handshake_era_session_belongs_to_the_user_who_opened_it() {
         .to_owned();
     let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list"});
     let as_bob = endpoint
-        .legacy(Method::POST, &list, &bob, Some(&session))
+        .handshake(Method::POST, &list, &bob, Some(&session))
         .await;
     assert_eq!(
         as_bob.status(),
@@ -382,15 +382,15 @@ async fn a_handshake_era_session_belongs_to_the_user_who_opened_it() {
         "another user's session does not exist"
     );
     let stream = endpoint
-        .legacy(Method::GET, &Value::Null, &bob, Some(&session))
+        .handshake(Method::GET, &Value::Null, &bob, Some(&session))
         .await;
     assert_eq!(stream.status(), 404);
     let delete = endpoint
-        .legacy(Method::DELETE, &Value::Null, &bob, Some(&session))
+        .handshake(Method::DELETE, &Value::Null, &bob, Some(&session))
         .await;
     assert_eq!(delete.status(), 404);
     let as_alice = endpoint
-        .legacy(Method::POST, &list, &alice, Some(&session))
+        .handshake(Method::POST, &list, &alice, Some(&session))
         .await;
     assert_eq!(as_alice.status(), 200);
     let listed: Value = as_alice.json().await.unwrap();
@@ -399,7 +399,7 @@ async fn a_handshake_era_session_belongs_to_the_user_who_opened_it() {
         "{listed}"
     );
     let delete = endpoint
-        .legacy(Method::DELETE, &Value::Null, &alice, Some(&session))
+        .handshake(Method::DELETE, &Value::Null, &alice, Some(&session))
         .await;
     assert_eq!(delete.status(), 200);
 }

@@ -157,7 +157,7 @@ async fn a_preflight_asks_before_the_task_and_old_clients_are_served_inline() {
     let result = plain.call_tool("ask_twice", Value::Null).await.unwrap();
     assert_eq!(result.first_text(), Some("Hello, Plain Plain!"));
     // The handshake era: the questions go over the back-channel.
-    let legacy = Client::builder()
+    let handshake = Client::builder()
         .mode(modelctx::client::Mode::Handshake)
         .on_elicitation(|_context, _params: ElicitRequestParams| async {
             let mut content = serde_json::Map::new();
@@ -167,9 +167,12 @@ async fn a_preflight_asks_before_the_task_and_old_clients_are_served_inline() {
         .connect_http(&server.url)
         .await
         .unwrap();
-    let result = legacy.call_tool("greet_later", Value::Null).await.unwrap();
+    let result = handshake
+        .call_tool("greet_later", Value::Null)
+        .await
+        .unwrap();
     assert_eq!(result.first_text(), Some("Hello later, Old!"));
-    let result = legacy.call_tool("ask_twice", Value::Null).await.unwrap();
+    let result = handshake.call_tool("ask_twice", Value::Null).await.unwrap();
     assert_eq!(result.first_text(), Some("Hello, Old Old!"));
 }
 

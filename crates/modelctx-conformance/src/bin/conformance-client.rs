@@ -289,7 +289,7 @@ async fn connect(
             )]))
         });
     if version.is_handshake() {
-        builder = builder.legacy_version(version);
+        builder = builder.handshake_version(version);
     }
     if let Some(oauth) = oauth {
         builder = builder.oauth(oauth);

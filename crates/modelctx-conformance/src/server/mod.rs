@@ -1,7 +1,7 @@
 //! The conformance fixture server: every tool, prompt and resource the suite's server scenarios
 //! call, with exactly the names, inputs and outputs the checks compare.
 
-mod legacy;
+mod handshake;
 mod mrtr;
 mod prompts;
 mod resources;
@@ -29,7 +29,7 @@ pub fn build(policy: Option<RequestStateSecurity>) -> Result<Server, Registratio
     let builder = mrtr::register(builder);
     let builder = prompts::register(builder);
     let builder = resources::register(builder);
-    let builder = legacy::register(builder);
+    let builder = handshake::register(builder);
     let builder = tasks::register(builder);
     builder.build()
 }

@@ -35,9 +35,18 @@ impl ErrorCode {
     pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32022);
     /// Resource not found in 2025-11-25 and earlier (`-32002`). 2026-07-28 servers must use
     /// [`Self::INVALID_PARAMS`] instead; clients still accept it from older servers.
-    pub const LEGACY_RESOURCE_NOT_FOUND: Self = Self(-32002);
+    pub const HANDSHAKE_RESOURCE_NOT_FOUND: Self = Self(-32002);
     /// URL elicitation required (`-32042`), 2025-11-25 only.
-    pub const LEGACY_URL_ELICITATION_REQUIRED: Self = Self(-32042);
+    pub const HANDSHAKE_URL_ELICITATION_REQUIRED: Self = Self(-32042);
+    /// The old name of [`Self::HANDSHAKE_RESOURCE_NOT_FOUND`].
+    #[deprecated(since = "0.1.0", note = "renamed to `HANDSHAKE_RESOURCE_NOT_FOUND`")]
+    pub const LEGACY_RESOURCE_NOT_FOUND: Self = Self::HANDSHAKE_RESOURCE_NOT_FOUND;
+    /// The old name of [`Self::HANDSHAKE_URL_ELICITATION_REQUIRED`].
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed to `HANDSHAKE_URL_ELICITATION_REQUIRED`"
+    )]
+    pub const LEGACY_URL_ELICITATION_REQUIRED: Self = Self::HANDSHAKE_URL_ELICITATION_REQUIRED;
 
     /// The spec's name for a known code.
     pub fn name(self) -> Option<&'static str> {
@@ -50,8 +59,8 @@ impl ErrorCode {
             Self::HEADER_MISMATCH => "Header mismatch",
             Self::MISSING_REQUIRED_CLIENT_CAPABILITY => "Missing required client capability",
             Self::UNSUPPORTED_PROTOCOL_VERSION => "Unsupported protocol version",
-            Self::LEGACY_RESOURCE_NOT_FOUND => "Resource not found",
-            Self::LEGACY_URL_ELICITATION_REQUIRED => "URL elicitation required",
+            Self::HANDSHAKE_RESOURCE_NOT_FOUND => "Resource not found",
+            Self::HANDSHAKE_URL_ELICITATION_REQUIRED => "URL elicitation required",
             _ => return None,
         })
     }

@@ -49,7 +49,7 @@ pub struct ClientBuilder {
     request_timeout: Option<Duration>,
     log_level: Option<LoggingLevel>,
     probe_timeout: Duration,
-    legacy_version: ProtocolVersion,
+    handshake_version: ProtocolVersion,
     max_message: usize,
     list_unseen_tools: bool,
     #[cfg(feature = "stdio")]
@@ -66,7 +66,7 @@ struct HttpOptions {
     client: Option<reqwest::Client>,
     headers: reqwest::header::HeaderMap,
     max_reissues: u32,
-    legacy_get_stream: bool,
+    handshake_get_stream: bool,
     #[cfg(feature = "auth-client")]
     oauth: Option<super::auth::OAuthConfig>,
 }
@@ -102,7 +102,7 @@ impl ClientBuilder {
             request_timeout: None,
             log_level: None,
             probe_timeout: Duration::from_secs(10),
-            legacy_version: ProtocolVersion::LATEST_HANDSHAKE,
+            handshake_version: ProtocolVersion::LATEST_HANDSHAKE,
             max_message: DEFAULT_MAX_LINE,
             list_unseen_tools: false,
             #[cfg(feature = "stdio")]
@@ -112,7 +112,7 @@ impl ClientBuilder {
                 client: None,
                 headers: reqwest::header::HeaderMap::new(),
                 max_reissues: 2,
-                legacy_get_stream: true,
+                handshake_get_stream: true,
                 #[cfg(feature = "auth-client")]
                 oauth: None,
             },
@@ -314,9 +314,16 @@ impl ClientBuilder {
 
     /// The version offered in `initialize` (default 2025-11-25).
     #[must_use]
-    pub fn legacy_version(mut self, version: ProtocolVersion) -> Self {
-        self.legacy_version = version;
+    pub fn handshake_version(mut self, version: ProtocolVersion) -> Self {
+        self.handshake_version = version;
         self
+    }
+
+    /// The old name of [`Self::handshake_version`].
+    #[deprecated(since = "0.1.0", note = "renamed to `handshake_version`")]
+    #[must_use]
+    pub fn legacy_version(self, version: ProtocolVersion) -> Self {
+        self.handshake_version(version)
     }
 
     /// The largest message accepted from the server (default 16 MiB).
@@ -387,9 +394,17 @@ impl ClientBuilder {
     /// servers without one answer 405, which is fine).
     #[cfg(feature = "http-client")]
     #[must_use]
-    pub fn legacy_get_stream(mut self, open: bool) -> Self {
-        self.http.legacy_get_stream = open;
+    pub fn handshake_get_stream(mut self, open: bool) -> Self {
+        self.http.handshake_get_stream = open;
         self
+    }
+
+    /// The old name of [`Self::handshake_get_stream`].
+    #[cfg(feature = "http-client")]
+    #[deprecated(since = "0.1.0", note = "renamed to `handshake_get_stream`")]
+    #[must_use]
+    pub fn legacy_get_stream(self, open: bool) -> Self {
+        self.handshake_get_stream(open)
     }
 
     /// Spawns `command` as the server and speaks over its stdin/stdout. Its stderr is left as
@@ -473,7 +488,7 @@ impl ClientBuilder {
             extra_headers: self.http.headers.clone(),
             max_reissues: self.http.max_reissues,
             max_message: self.max_message,
-            legacy_get_stream: self.http.legacy_get_stream,
+            handshake_get_stream: self.http.handshake_get_stream,
             auth,
         };
         let transport =
@@ -510,7 +525,7 @@ impl ClientBuilder {
         let session = Session::new(core.shared, transport, config);
         let negotiation = NegotiationConfig {
             mode: self.mode,
-            legacy_version: self.legacy_version,
+            handshake_version: self.handshake_version,
             probe_timeout: self.probe_timeout,
         };
         if let Err(error) = negotiate(&session, &negotiation).await {

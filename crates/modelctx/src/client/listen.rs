@@ -127,7 +127,7 @@ struct Slot {
 }
 
 /// A handshake-era subscription: the filter its unsolicited notifications are matched against.
-struct LegacyListener {
+struct HandshakeListener {
     filter: SubscriptionFilter,
     tx: mpsc::UnboundedSender<Msg>,
 }
@@ -142,8 +142,8 @@ pub(crate) struct Listens {
     /// The ids of the latest ended subscriptions: what the server still sends for them (the
     /// cancellation races its notifications) is dropped, not handed to `on_notification`.
     retired: Mutex<VecDeque<RequestId>>,
-    legacy: Mutex<HashMap<u64, LegacyListener>>,
-    next_legacy: AtomicU64,
+    handshake: Mutex<HashMap<u64, HandshakeListener>>,
+    next_handshake: AtomicU64,
     /// Handshake era: how many subscriptions want each URI `resources/subscribe`d. Held across
     /// the subscribe / unsubscribe requests so that they reach the server in count order.
     subscribed: tokio::sync::Mutex<HashMap<String, usize>>,
@@ -208,7 +208,7 @@ impl Route for Listens {
             return tx.send(message).is_ok();
         }
         // The handshake era: unsolicited notifications, matched against each filter.
-        let listeners = lock(&self.legacy);
+        let listeners = lock(&self.handshake);
         if listeners.is_empty() {
             return false;
         }
@@ -262,7 +262,7 @@ enum Kind {
         slot: Arc<Slot>,
         task: Option<tokio::task::JoinHandle<()>>,
     },
-    Legacy {
+    Handshake {
         key: u64,
         session: Session,
         /// The URIs this subscription `resources/subscribe`d; emptied once released.
@@ -329,7 +329,7 @@ impl Subscription {
                     let _ = task.await;
                 }
             }
-            Kind::Legacy { session, uris, .. } => {
+            Kind::Handshake { session, uris, .. } => {
                 release(session, std::mem::take(uris)).await;
             }
         }
@@ -416,8 +416,8 @@ impl Drop for Subscription {
                 }
                 self.listens.forget_modern(slot);
             }
-            Kind::Legacy { key, session, uris } => {
-                lock(&self.listens.legacy).remove(key);
+            Kind::Handshake { key, session, uris } => {
+                lock(&self.listens.handshake).remove(key);
                 let uris = std::mem::take(uris);
                 if !uris.is_empty()
                     && let Ok(handle) = tokio::runtime::Handle::try_current()
@@ -467,7 +467,7 @@ impl Session {
     /// [`Client::listen`]: super::Client::listen
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
         if self.era() == Some(Era::Handshake) {
-            self.listen_legacy(filter).await
+            self.listen_handshake(filter).await
         } else {
             self.listen_modern(filter).await
         }
@@ -521,7 +521,10 @@ impl Session {
         Ok(subscription)
     }
 
-    async fn listen_legacy(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+    async fn listen_handshake(
+        &self,
+        filter: SubscriptionFilter,
+    ) -> Result<Subscription, ClientError> {
         let listens = self.inner.shared.route::<Listens>();
         let capabilities = self.server_capabilities().unwrap_or_default();
         let declared = |wanted: bool, list_changed: Option<bool>| {
@@ -543,10 +546,10 @@ impl Session {
         // Listening before subscribing: an update right after the subscription is kept.
         honored.resource_subscriptions = filter.resource_subscriptions.clone();
         let (tx, rx) = mpsc::unbounded_channel();
-        let key = listens.next_legacy.fetch_add(1, Ordering::Relaxed);
-        lock(&listens.legacy).insert(
+        let key = listens.next_handshake.fetch_add(1, Ordering::Relaxed);
+        lock(&listens.handshake).insert(
             key,
-            LegacyListener {
+            HandshakeListener {
                 filter: honored.clone(),
                 tx,
             },
@@ -555,7 +558,7 @@ impl Session {
         let mut subscription = Subscription::new(
             rx,
             Arc::clone(&listens),
-            Kind::Legacy {
+            Kind::Handshake {
                 key,
                 session: self.clone(),
                 uris: Vec::new(),
@@ -583,11 +586,11 @@ impl Session {
                 }
             }
         }
-        if let Kind::Legacy { uris, .. } = &mut subscription.kind {
+        if let Kind::Handshake { uris, .. } = &mut subscription.kind {
             uris.clone_from(&accepted);
         }
         honored.resource_subscriptions = filter.resource_subscriptions.as_ref().map(|_| accepted);
-        if let Some(listener) = lock(&listens.legacy).get_mut(&key) {
+        if let Some(listener) = lock(&listens.handshake).get_mut(&key) {
             listener.filter = honored.clone();
         }
         subscription.acknowledged = honored;

@@ -36,7 +36,7 @@ pub enum Mode {
 #[derive(Debug, Clone)]
 pub(crate) struct NegotiationConfig {
     pub(crate) mode: Mode,
-    pub(crate) legacy_version: ProtocolVersion,
+    pub(crate) handshake_version: ProtocolVersion,
     pub(crate) probe_timeout: std::time::Duration,
 }
 
@@ -185,7 +185,7 @@ fn adopt(session: &Session, result: DiscoverResult, version: ProtocolVersion) {
 /// The handshake: `initialize`, then `notifications/initialized`.
 async fn initialize(session: &Session, config: &NegotiationConfig) -> Result<(), ClientError> {
     let mut params = InitializeRequestParams::new(
-        config.legacy_version.clone(),
+        config.handshake_version.clone(),
         session.inner.config.capabilities.clone(),
         session.inner.config.client_info.clone(),
     );

@@ -52,13 +52,13 @@ struct Inner {
     last_progress: Mutex<Option<f64>>,
     done: AtomicBool,
     principal: Option<Principal>,
-    legacy: Option<Box<LegacyRequest>>,
+    handshake: Option<Box<HandshakeRequest>>,
     #[cfg(feature = "http-server")]
     http: Option<Arc<http::request::Parts>>,
 }
 
 /// What a handshake-era request holds besides its session.
-struct LegacyRequest {
+struct HandshakeRequest {
     session: Arc<HandshakeSession>,
     /// The URL-mode elicitations the client accepted during the request, announced complete
     /// (`notifications/elicitation/complete`) when the request completes.
@@ -87,7 +87,7 @@ pub(crate) struct ContextParts {
     pub(crate) notifier: Option<Notifier>,
     pub(crate) cancel: CancellationToken,
     pub(crate) principal: Option<Principal>,
-    pub(crate) legacy: Option<Arc<HandshakeSession>>,
+    pub(crate) handshake: Option<Arc<HandshakeSession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
@@ -106,8 +106,8 @@ impl RequestContext {
                 last_progress: Mutex::new(None),
                 done: AtomicBool::new(false),
                 principal: parts.principal,
-                legacy: parts.legacy.map(|session| {
-                    Box::new(LegacyRequest {
+                handshake: parts.handshake.map(|session| {
+                    Box::new(HandshakeRequest {
                         session,
                         accepted_urls: Mutex::new(Vec::new()),
                     })
@@ -141,7 +141,7 @@ impl RequestContext {
     /// The era of the request: 2026-07-28 (ask by returning an `InputRequiredResult`) or the
     /// handshake era (ask through [`RequestContext::elicit`] and its siblings).
     pub fn era(&self) -> Era {
-        if self.inner.legacy.is_some() {
+        if self.inner.handshake.is_some() {
             Era::Handshake
         } else {
             Era::Modern
@@ -201,10 +201,10 @@ impl RequestContext {
             notifier: inner.notifier.clone(),
             cancel: inner.cancel.clone(),
             principal,
-            legacy: inner
-                .legacy
+            handshake: inner
+                .handshake
                 .as_ref()
-                .map(|legacy| Arc::clone(&legacy.session)),
+                .map(|handshake| Arc::clone(&handshake.session)),
             #[cfg(feature = "http-server")]
             http: inner.http.clone(),
         });
@@ -346,7 +346,7 @@ impl RequestContext {
     ) -> Result<ElicitResult, ErrorObject> {
         let required = params.required_capabilities();
         let url_id = match params {
-            ElicitRequestParams::Url(url) if self.inner.legacy.is_some() => {
+            ElicitRequestParams::Url(url) if self.inner.handshake.is_some() => {
                 let id = match &url.elicitation_id {
                     Some(id) => id.clone(),
                     None => url.elicitation_id.insert(elicitation_id()?).clone(),
@@ -356,10 +356,10 @@ impl RequestContext {
             _ => None,
         };
         let answer = self.back_channel::<Elicit, _>(&required, &*params).await?;
-        if let (Some(id), Some(legacy), ElicitAction::Accept) =
-            (url_id, &self.inner.legacy, &answer.action)
+        if let (Some(id), Some(handshake), ElicitAction::Accept) =
+            (url_id, &self.inner.handshake, &answer.action)
         {
-            lock(&legacy.accepted_urls).push(id);
+            lock(&handshake.accepted_urls).push(id);
         }
         Ok(answer)
     }
@@ -368,10 +368,10 @@ impl RequestContext {
     /// request as complete: the request is about to answer with a result, so the out-of-band
     /// step each one asked for is over as far as this server is concerned.
     pub(crate) async fn announce_elicitations_complete(&self) {
-        let Some(legacy) = &self.inner.legacy else {
+        let Some(handshake) = &self.inner.handshake else {
             return;
         };
-        let accepted = std::mem::take(&mut *lock(&legacy.accepted_urls));
+        let accepted = std::mem::take(&mut *lock(&handshake.accepted_urls));
         for elicitation_id in accepted {
             let params = ElicitationCompleteParams::new(elicitation_id);
             self.notify::<ElicitationComplete>(&params).await;
@@ -408,7 +408,7 @@ impl RequestContext {
         required: &ClientCapabilities,
         params: &P,
     ) -> Result<M::Result, ErrorObject> {
-        let (Some(legacy), Some(out)) = (&self.inner.legacy, &self.inner.notifier) else {
+        let (Some(handshake), Some(out)) = (&self.inner.handshake, &self.inner.notifier) else {
             return Err(ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!(
@@ -433,7 +433,7 @@ impl RequestContext {
                 M::NAME
             )));
         }
-        legacy
+        handshake
             .session
             .request::<M::Result>(out, M::NAME, params, &self.inner.cancel)
             .await

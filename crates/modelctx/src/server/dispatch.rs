@@ -46,7 +46,7 @@ pub(crate) struct Incoming<'a> {
     /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]).
     pub(crate) principal: Option<Principal>,
     /// The handshake-era session, when the request belongs to one.
-    pub(crate) legacy: Option<Arc<HandshakeSession>>,
+    pub(crate) handshake: Option<Arc<HandshakeSession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
@@ -164,7 +164,7 @@ fn params_error(incoming: &Incoming<'_>, error: &serde_json::Error) -> ErrorObje
 /// The `_meta` a handshake-era request is served with: version, capabilities, client info and
 /// log level come from the session (fixed by `initialize`), the rest from the request's own
 /// `_meta`.
-fn legacy_meta(session: &HandshakeSession, own: Option<RequestMeta>) -> Box<RequestMeta> {
+fn handshake_meta(session: &HandshakeSession, own: Option<RequestMeta>) -> Box<RequestMeta> {
     let mut meta = own.unwrap_or_default();
     meta.protocol_version = Some(session.version.clone());
     meta.client_capabilities = Some(session.client_capabilities.clone());
@@ -207,8 +207,8 @@ impl Server {
         cancel: CancellationToken,
     ) -> Result<Option<Vec<u8>>, ErrorObject> {
         let registry = self.registry();
-        if let Some(session) = incoming.legacy.clone()
-            && let Some(reply) = self.route_legacy(&incoming, &session, &registry)?
+        if let Some(session) = incoming.handshake.clone()
+            && let Some(reply) = self.route_handshake(&incoming, &session, &registry)?
         {
             return Ok(Some(reply));
         }
@@ -341,7 +341,7 @@ impl Server {
                     // Unknown (or removed: initialize, ping, logging/setLevel, …): on
                     // 2026-07-28 the ladder still comes first. A handshake-era session has no
                     // envelope to check; its version was fixed by `initialize`.
-                    if incoming.legacy.is_none() {
+                    if incoming.handshake.is_none() {
                         let meta = probe_meta(incoming.params)?;
                         self.ladder(&incoming, meta, None)?;
                     }
@@ -353,7 +353,7 @@ impl Server {
 
     /// The methods that exist only in the handshake era (and those that do not exist in it).
     /// `None` lets the shared routes answer.
-    fn route_legacy(
+    fn route_handshake(
         &self,
         incoming: &Incoming<'_>,
         session: &HandshakeSession,
@@ -419,12 +419,16 @@ impl Server {
         incoming: &Incoming<'_>,
         target: fn(&P) -> Option<&str>,
     ) -> Result<(P, Box<RequestMeta>, ProtocolVersion), ErrorObject> {
-        if let Some(session) = &incoming.legacy {
+        if let Some(session) = &incoming.handshake {
             // The handshake era: the session, not the request, carries version and capabilities.
             let mut params =
                 decode_params::<P>(incoming.params).map_err(|e| params_error(incoming, &e))?;
             let own = params.meta_mut().take().map(|own| *own);
-            return Ok((params, legacy_meta(session, own), session.version.clone()));
+            return Ok((
+                params,
+                handshake_meta(session, own),
+                session.version.clone(),
+            ));
         }
         match decode_params::<P>(incoming.params) {
             Ok(mut params) => {
@@ -503,7 +507,7 @@ impl Server {
             notifier,
             cancel,
             principal: incoming.principal.clone(),
-            legacy: incoming.legacy.clone(),
+            handshake: incoming.handshake.clone(),
             #[cfg(feature = "http-server")]
             http: incoming.http.clone(),
         });
@@ -513,7 +517,7 @@ impl Server {
 
     /// `resultType: "complete"` (unless the handler chose another) and the server stamp.
     fn stamp(&self, incoming: &Incoming<'_>, result: &mut dyn WireResult) {
-        if incoming.legacy.is_some() {
+        if incoming.handshake.is_some() {
             // Handshake-era results have neither `resultType` nor the server stamp.
             result.set_result_type(None);
             return;
@@ -543,7 +547,7 @@ impl Server {
         incoming: &Incoming<'_>,
         policy: &CachePolicy,
     ) -> (Option<u64>, Option<modelctx_types::CacheScope>) {
-        if incoming.legacy.is_some() {
+        if incoming.handshake.is_some() {
             (None, None)
         } else {
             (Some(policy.ttl_ms), Some(policy.scope.clone()))
@@ -592,9 +596,9 @@ impl Server {
             .map(serde_json::from_value::<Box<RequestMeta>>)
             .transpose()
             .map_err(|e| invalid_params(&e))?;
-        let (meta, version) = match &incoming.legacy {
+        let (meta, version) = match &incoming.handshake {
             Some(session) => (
-                legacy_meta(session, meta.map(|meta| *meta)),
+                handshake_meta(session, meta.map(|meta| *meta)),
                 session.version.clone(),
             ),
             None => self.ladder(incoming, meta, None)?,
@@ -613,7 +617,7 @@ impl Server {
                 );
                 return Err(internal("Handler returned an invalid result"));
             }
-            _ if incoming.legacy.is_some() => {
+            _ if incoming.handshake.is_some() => {
                 // Handshake-era results have neither `resultType` nor the server stamp.
                 result.remove("resultType");
                 return encode_result(&incoming.id, &result).map_err(|e| internal(&e.to_string()));

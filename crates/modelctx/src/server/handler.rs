@@ -2,7 +2,6 @@
 //! closure; the traits exist so that handlers can be stored type-erased in the registry.
 
 use std::future::Future;
-use std::pin::Pin;
 
 use modelctx_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, ErrorObject,
@@ -14,8 +13,9 @@ use serde_json::Value;
 use super::RequestContext;
 use super::uri_template::UriVariables;
 
-/// A boxed, sendable future.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// A boxed, sendable future: the one the handler traits return (`futures`' own, re-exported so
+/// implementations need no `futures` dependency).
+pub use futures::future::BoxFuture;
 
 /// What a multi-round-trip handler may return: its result, an [`InputRequiredResult`], an
 /// [`Outcome`], or a `Result` of any of these with an error convertible to [`ErrorObject`].
@@ -100,7 +100,7 @@ pub trait ToolHandler: Send + Sync + 'static {
         &self,
         ctx: RequestContext,
         params: CallToolRequestParams,
-    ) -> BoxFuture<Result<Outcome<CallToolResult>, ErrorObject>>;
+    ) -> BoxFuture<'static, Result<Outcome<CallToolResult>, ErrorObject>>;
 }
 
 impl<F, Fut, R> ToolHandler for F
@@ -113,7 +113,7 @@ where
         &self,
         ctx: RequestContext,
         params: CallToolRequestParams,
-    ) -> BoxFuture<Result<Outcome<CallToolResult>, ErrorObject>> {
+    ) -> BoxFuture<'static, Result<Outcome<CallToolResult>, ErrorObject>> {
         let future = self(ctx, params);
         Box::pin(async move { future.await.into_outcome() })
     }
@@ -126,7 +126,7 @@ pub trait PromptHandler: Send + Sync + 'static {
         &self,
         ctx: RequestContext,
         params: GetPromptRequestParams,
-    ) -> BoxFuture<Result<Outcome<GetPromptResult>, ErrorObject>>;
+    ) -> BoxFuture<'static, Result<Outcome<GetPromptResult>, ErrorObject>>;
 }
 
 impl<F, Fut, R> PromptHandler for F
@@ -139,7 +139,7 @@ where
         &self,
         ctx: RequestContext,
         params: GetPromptRequestParams,
-    ) -> BoxFuture<Result<Outcome<GetPromptResult>, ErrorObject>> {
+    ) -> BoxFuture<'static, Result<Outcome<GetPromptResult>, ErrorObject>> {
         let future = self(ctx, params);
         Box::pin(async move { future.await.into_outcome() })
     }
@@ -152,7 +152,7 @@ pub trait ResourceHandler: Send + Sync + 'static {
         &self,
         ctx: RequestContext,
         params: ReadResourceRequestParams,
-    ) -> BoxFuture<Result<ReadResourceResult, ErrorObject>>;
+    ) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>>;
 }
 
 impl<F, Fut, R> ResourceHandler for F
@@ -165,7 +165,7 @@ where
         &self,
         ctx: RequestContext,
         params: ReadResourceRequestParams,
-    ) -> BoxFuture<Result<ReadResourceResult, ErrorObject>> {
+    ) -> BoxFuture<'static, Result<ReadResourceResult, ErrorObject>> {
         let future = self(ctx, params);
         Box::pin(async move { future.await.into_result() })
     }
@@ -179,7 +179,7 @@ pub trait ResourceTemplateHandler: Send + Sync + 'static {
         ctx: RequestContext,
         params: ReadResourceRequestParams,
         variables: UriVariables,
-    ) -> BoxFuture<Result<Outcome<ReadResourceResult>, ErrorObject>>;
+    ) -> BoxFuture<'static, Result<Outcome<ReadResourceResult>, ErrorObject>>;
 }
 
 impl<F, Fut, R> ResourceTemplateHandler for F
@@ -193,7 +193,7 @@ where
         ctx: RequestContext,
         params: ReadResourceRequestParams,
         variables: UriVariables,
-    ) -> BoxFuture<Result<Outcome<ReadResourceResult>, ErrorObject>> {
+    ) -> BoxFuture<'static, Result<Outcome<ReadResourceResult>, ErrorObject>> {
         let future = self(ctx, params, variables);
         Box::pin(async move { future.await.into_outcome() })
     }
@@ -206,7 +206,7 @@ pub trait CompletionHandler: Send + Sync + 'static {
         &self,
         ctx: RequestContext,
         params: CompleteRequestParams,
-    ) -> BoxFuture<Result<CompleteResult, ErrorObject>>;
+    ) -> BoxFuture<'static, Result<CompleteResult, ErrorObject>>;
 }
 
 impl<F, Fut, R> CompletionHandler for F
@@ -219,7 +219,7 @@ where
         &self,
         ctx: RequestContext,
         params: CompleteRequestParams,
-    ) -> BoxFuture<Result<CompleteResult, ErrorObject>> {
+    ) -> BoxFuture<'static, Result<CompleteResult, ErrorObject>> {
         let future = self(ctx, params);
         Box::pin(async move { future.await.into_result() })
     }
@@ -229,7 +229,11 @@ where
 pub trait MethodHandler: Send + Sync + 'static {
     /// Answers the request. The result must be a JSON object; it gets `resultType` and the
     /// server stamp like any other, and may not be an `InputRequiredResult`.
-    fn handle(&self, ctx: RequestContext, params: Value) -> BoxFuture<Result<Value, ErrorObject>>;
+    fn handle(
+        &self,
+        ctx: RequestContext,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>>;
 }
 
 impl<F, Fut, R> MethodHandler for F
@@ -238,7 +242,11 @@ where
     Fut: Future<Output = R> + Send + 'static,
     R: IntoResult<Value>,
 {
-    fn handle(&self, ctx: RequestContext, params: Value) -> BoxFuture<Result<Value, ErrorObject>> {
+    fn handle(
+        &self,
+        ctx: RequestContext,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
         let future = self(ctx, params);
         Box::pin(async move { future.await.into_result() })
     }

@@ -215,7 +215,7 @@ impl Server {
 }
 
 /// The error for a request that mixes eras on one stdio connection.
-pub(crate) fn era_mismatch_legacy() -> ErrorObject {
+pub(crate) fn era_mismatch_handshake() -> ErrorObject {
     ErrorObject::new(
         ErrorCode::INVALID_REQUEST,
         "this connection serves the handshake protocol era; requests carrying the 2026-07-28 \

@@ -17,7 +17,6 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +26,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::any;
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use futures::stream::{self, Stream};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use modelctx_types::jsonrpc::MessageRef;
@@ -566,7 +566,7 @@ async fn authenticate(state: &HttpState, parts: &mut http::request::Parts) -> Re
     Ok(())
 }
 
-type Work = Pin<Box<dyn Future<Output = Reply> + Send>>;
+type Work = BoxFuture<'static, Reply>;
 
 /// Runs one request and answers it with JSON, or with SSE once it emits a notification (or, in
 /// the handshake era, a server→client request), or always with SSE when the configuration says
@@ -576,13 +576,13 @@ pub(crate) async fn respond(
     parts: Arc<http::request::Parts>,
     request: modelctx_types::jsonrpc::Request,
     config: &HttpConfig,
-    legacy: Option<Arc<super::handshake::HandshakeSession>>,
+    handshake: Option<Arc<super::handshake::HandshakeSession>>,
 ) -> Response {
     let keep_alive = config.keep_alive;
     // Error statuses (400, 404) are a 2026-07-28 rule: a handshake-era session gets its JSON-RPC
     // errors with 200, as the Python SDK and the 2025-11-25 clients (the TypeScript SDK among
     // them, which drops the body of a non-2xx answer) expect.
-    let error_statuses = legacy.is_none();
+    let error_statuses = handshake.is_none();
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
     // Dropping the response (the client went away) cancels the request.
@@ -593,13 +593,13 @@ pub(crate) async fn respond(
             method: &request.method,
             params: request.params.as_deref(),
             // Header/body agreement is a 2026-07-28 rule.
-            headers: if legacy.is_none() {
+            headers: if handshake.is_none() {
                 Some(&parts.headers as &dyn HeaderAccess)
             } else {
                 None
             },
             principal: server.principal_of(&parts),
-            legacy,
+            handshake,
             http: Some(Arc::clone(&parts)),
         };
         server.dispatch(incoming, Some(notifier), cancel).await

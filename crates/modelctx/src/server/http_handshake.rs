@@ -143,7 +143,7 @@ pub(crate) async fn post(
         }
         MessageRef::Request(request) => {
             if handshake::has_modern_envelope(request.params) {
-                return request_error(&request.id, &handshake::era_mismatch_legacy());
+                return request_error(&request.id, &handshake::era_mismatch_handshake());
             }
             let request = request.to_owned_request();
             respond(

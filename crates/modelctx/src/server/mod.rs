@@ -98,8 +98,8 @@ pub use mcp_server::{
     ArgumentUse, Ask, Asker, BackChannel, BuildError, Context, Elicit, ElicitUrl, Elicitation,
     ElicitationForm, FromElicitation, HandlerFuture, Interrupt, IntoPromptResult,
     IntoResourceResult, IntoToolResult, Json, ListRoots, McpServer, McpServerBuilder,
-    PromptDefinition, Question, Ready, Resolution, ResolveFuture, Resolver, ResolverInfo,
-    ResolverOutput, ResourceDefinition, Sample, ToolDefinition, input_schema, output_schema,
+    PromptDefinition, Question, Ready, Resolution, Resolver, ResolverInfo, ResolverOutput,
+    ResourceDefinition, Sample, ToolDefinition, input_schema, output_schema,
 };
 
 use registry::Registry;

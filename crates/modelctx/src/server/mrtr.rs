@@ -173,7 +173,7 @@ impl Server {
         mut irr: InputRequiredResult,
     ) -> Result<Vec<u8>, ErrorObject> {
         debug_assert!(
-            incoming.legacy.is_none(),
+            incoming.handshake.is_none(),
             "the bridge answers every InputRequiredResult of a handshake-era request"
         );
         self.check_input_required(ctx, target, &irr)?;
@@ -282,7 +282,7 @@ impl Server {
                 CallToolResult::error(format!("Input validation error: {problem}")),
             );
         }
-        let outcome = if incoming.legacy.is_some() {
+        let outcome = if incoming.handshake.is_some() {
             let handler = &entry.handler;
             Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
                 handler.call(ctx, params)
@@ -332,7 +332,7 @@ impl Server {
         let ctx = self.context(incoming, meta, version, notifier, cancel);
         self.open_state(incoming, &ctx, &target, None, &mut params.request_state)
             .await?;
-        let outcome = if incoming.legacy.is_some() {
+        let outcome = if incoming.handshake.is_some() {
             let handler = &entry.handler;
             Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
                 handler.get(ctx, params)
@@ -369,7 +369,7 @@ impl Server {
             result.map(Outcome::Complete)
         } else if let Some((entry, variables)) = registry.template_for(&uri) {
             let entry = Arc::clone(entry);
-            if incoming.legacy.is_some() {
+            if incoming.handshake.is_some() {
                 let handler = &entry.handler;
                 Box::pin(self.bridge(&ctx, &target, params, |ctx, params| {
                     handler.read(ctx, params, variables.clone())

@@ -152,7 +152,7 @@ impl Server {
                         .await;
                 }
                 Ok(MessageRef::Request(request)) => {
-                    let legacy =
+                    let handshake =
                         match self.era_for(&mut connection, &request, &out).await {
                             Route::Done => continue,
                             Route::Modern => None,
@@ -164,7 +164,7 @@ impl Server {
                                 }
                                 continue;
                             }
-                            Route::Legacy(session, fresh) => {
+                            Route::Handshake(session, fresh) => {
                                 if fresh {
                                     forwarder = Some(handshake::forward_changes(
                                         self,
@@ -205,7 +205,7 @@ impl Server {
                             params: request.params.as_deref(),
                             headers: None,
                             principal: None,
-                            legacy,
+                            handshake,
                             #[cfg(feature = "http-server")]
                             http: None,
                         };
@@ -230,7 +230,7 @@ impl Server {
                 }
                 Ok(MessageRef::Notification(notification)) => {
                     if notification.method == Initialized::NAME
-                        && let Connection::Legacy(session) = &connection
+                        && let Connection::Handshake(session) = &connection
                     {
                         session.mark_initialized();
                     } else if notification.method == Cancelled::NAME
@@ -243,7 +243,7 @@ impl Server {
                 Ok(MessageRef::Response(response)) => {
                     // A handshake-era client answering one of our back-channel requests.
                     let answered = match (&connection, &response.id) {
-                        (Connection::Legacy(session), Some(id)) => {
+                        (Connection::Handshake(session), Some(id)) => {
                             session.answer(id, response.payload.map(|raw| raw.to_owned()))
                         }
                         _ => false,
@@ -324,7 +324,7 @@ enum Connection {
     /// 2026-07-28: every request carries its own envelope.
     Modern,
     /// The handshake era: one session for the whole connection.
-    Legacy(Arc<HandshakeSession>),
+    Handshake(Arc<HandshakeSession>),
 }
 
 /// What to do with a request, era-wise.
@@ -334,7 +334,7 @@ enum Route {
     /// Dispatch on the stateless path.
     Modern,
     /// Dispatch in this session (`true` when the session was just opened).
-    Legacy(Arc<HandshakeSession>, bool),
+    Handshake(Arc<HandshakeSession>, bool),
     /// `initialize` opened this session and was answered.
     Opened(Arc<HandshakeSession>),
 }
@@ -367,16 +367,16 @@ impl Server {
                 Route::Done
             }
             Connection::Modern => Route::Modern,
-            Connection::Legacy(_) if initialize => {
+            Connection::Handshake(_) if initialize => {
                 self.open_session(connection, request, out).await
             }
-            Connection::Legacy(session) => {
+            Connection::Handshake(session) => {
                 if handshake::has_modern_envelope(request.params) {
-                    let error = handshake::era_mismatch_legacy();
+                    let error = handshake::era_mismatch_handshake();
                     let _ = out.send(encode_error(Some(&request.id), &error)).await;
                     return Route::Done;
                 }
-                Route::Legacy(Arc::clone(session), false)
+                Route::Handshake(Arc::clone(session), false)
             }
             Connection::Unset if initialize => self.open_session(connection, request, out).await,
             Connection::Unset if handshake::has_modern_envelope(request.params) => {
@@ -385,8 +385,8 @@ impl Server {
             }
             Connection::Unset => {
                 let session = Arc::new(HandshakeSession::uninitialized());
-                *connection = Connection::Legacy(Arc::clone(&session));
-                Route::Legacy(session, true)
+                *connection = Connection::Handshake(Arc::clone(&session));
+                Route::Handshake(session, true)
             }
         }
     }
@@ -401,7 +401,7 @@ impl Server {
         let reply = match request.params_as::<modelctx_types::InitializeRequestParams>() {
             Ok(params) => {
                 let (session, result) = self.initialize(params);
-                *connection = Connection::Legacy(Arc::clone(&session));
+                *connection = Connection::Handshake(Arc::clone(&session));
                 if let Ok(reply) = modelctx_types::jsonrpc::encode_result(&request.id, &result) {
                     let _ = out.send(reply).await;
                 }

@@ -8,7 +8,7 @@
 //!
 //! The handshake era adds a session (`Mcp-Session-Id`, minted by `initialize`), server requests
 //! on response streams (answered with a POST of the callback's response), an optional GET
-//! stream and resumption with `Last-Event-ID` (see `http_legacy`).
+//! stream and resumption with `Last-Event-ID` (see `http_handshake`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -22,7 +22,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use super::{HttpHeaders, Outgoing, Reply, http_legacy};
+use super::{HttpHeaders, Outgoing, Reply, http_handshake};
 use crate::client::error::{ClientError, TransportError};
 use crate::client::shared::Shared;
 use crate::http::body::{BodyError, read_limited};
@@ -63,7 +63,7 @@ pub(crate) struct HttpConfig {
     pub(crate) extra_headers: HeaderMap,
     pub(crate) max_reissues: u32,
     pub(crate) max_message: usize,
-    pub(crate) legacy_get_stream: bool,
+    pub(crate) handshake_get_stream: bool,
     /// Signs requests in when the server asks (OAuth 2.1: `client::auth` implements it).
     pub(crate) auth: Option<Arc<dyn RequestAuth>>,
 }
@@ -182,7 +182,7 @@ impl HttpTransport {
             .post(body, Some(outgoing.method), &outgoing.headers)
             .await?;
         if outgoing.method == modelctx_types::methods::Initialize::NAME {
-            http_legacy::capture_session_id(inner, &response);
+            http_handshake::capture_session_id(inner, &response);
         }
         let (last_event_id, retry_ms) = match inner
             .read_reply(response, id, &mut waiting.receiver)
@@ -197,7 +197,7 @@ impl HttpTransport {
         if inner.shared.era() == Some(Era::Handshake)
             && let Some(last) = last_event_id
         {
-            return http_legacy::resume(
+            return http_handshake::resume(
                 inner,
                 id,
                 &mut waiting.receiver,
@@ -241,11 +241,12 @@ impl HttpTransport {
     /// Opens the handshake-era GET stream, waiting until the server accepted (or refused) it
     /// so that server requests sent right after connecting are not lost.
     pub(crate) async fn on_negotiated(&self) {
-        if self.inner.shared.era() == Some(Era::Handshake) && self.inner.config.legacy_get_stream {
-            let Some(response) = http_legacy::open_get_stream(&self.inner).await else {
+        if self.inner.shared.era() == Some(Era::Handshake) && self.inner.config.handshake_get_stream
+        {
+            let Some(response) = http_handshake::open_get_stream(&self.inner).await else {
                 return;
             };
-            let task = tokio::spawn(http_legacy::read_get_stream(
+            let task = tokio::spawn(http_handshake::read_get_stream(
                 Arc::clone(&self.inner),
                 response,
             ));
@@ -259,7 +260,7 @@ impl HttpTransport {
         if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
-        http_legacy::end_session(&self.inner).await;
+        http_handshake::end_session(&self.inner).await;
         Ok(())
     }
 }
@@ -513,7 +514,7 @@ impl HttpInner {
                     // answer them to.
                     tracing::warn!(method = %request.method, "ignored a server request on a 2026-07-28 stream");
                 } else {
-                    http_legacy::answer_on_back_channel(Arc::clone(self), request);
+                    http_handshake::answer_on_back_channel(Arc::clone(self), request);
                 }
             }
             Err(error) => tracing::warn!(%error, "undecodable event from the server"),

@@ -9,7 +9,7 @@ pub(crate) mod engine;
 #[cfg(feature = "http-client")]
 pub(crate) mod http;
 #[cfg(feature = "http-client")]
-mod http_legacy;
+mod http_handshake;
 #[cfg(feature = "stdio")]
 pub(crate) mod stdio;
 
@@ -128,7 +128,7 @@ impl Transport {
         }
     }
 
-    /// Called once the era is known (HTTP opens the optional legacy GET stream).
+    /// Called once the era is known (HTTP opens the optional handshake GET stream).
     pub(crate) async fn on_negotiated(&self) {
         match self {
             Self::Lines(_) => {}
@@ -137,7 +137,7 @@ impl Transport {
         }
     }
 
-    /// Closes the connection (stdio: close stdin, wait, terminate; HTTP: end a legacy session).
+    /// Closes the connection (stdio: close stdin, wait, terminate; HTTP: end a handshake session).
     pub(crate) async fn close(&self) -> Result<(), ClientError> {
         match self {
             Self::Lines(t) => t.close().await,

@@ -137,7 +137,7 @@ fn handshake_back_channel(request: &RequestContext) -> Option<Arc<dyn BackChanne
 struct RequestBackChannel(RequestContext);
 
 impl BackChannel for RequestBackChannel {
-    fn ask(&self, request: InputRequest) -> BoxFuture<Result<Value, ErrorObject>> {
+    fn ask(&self, request: InputRequest) -> BoxFuture<'static, Result<Value, ErrorObject>> {
         let context = self.0.clone();
         Box::pin(async move {
             // The question checks its own answer (`Question::read_answer`), with the wording

@@ -30,8 +30,8 @@ pub use context::Context;
 pub use output::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use questions::{Ask, Elicit, ElicitUrl, ListRoots, Question, Ready, ResolverOutput, Sample};
 pub use resolve::{
-    ArgumentUse, Asker, BackChannel, Elicitation, FromElicitation, Interrupt, Resolution,
-    ResolveFuture, Resolver, ResolverInfo,
+    ArgumentUse, Asker, BackChannel, Elicitation, FromElicitation, Interrupt, Resolution, Resolver,
+    ResolverInfo,
 };
 pub use schema::{ElicitationForm, input_schema, output_schema};
 
@@ -40,7 +40,7 @@ pub use schema::{ElicitationForm, input_schema, output_schema};
 pub use resolve::{check_resolvers, gather, gathered};
 
 /// A handler's future, as definitions return it.
-pub type HandlerFuture<T> = BoxFuture<Result<Outcome<T>, Interrupt>>;
+pub type HandlerFuture<T> = BoxFuture<'static, Result<Outcome<T>, Interrupt>>;
 
 /// A tool, as `#[tool]` generates it.
 pub trait ToolDefinition: Send + Sync + 'static {

@@ -10,8 +10,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::resolve::{Elicitation, Interrupt, Resolution, ResolveFuture};
+use super::resolve::{Elicitation, Interrupt, Resolution};
 use super::schema::{ElicitationForm, form_check};
+use crate::server::BoxFuture;
 
 /// A question a resolver puts to the client. The SDK renders it, checks the client's
 /// capabilities, carries its answer across rounds and reads the answer back as `Value`.
@@ -320,7 +321,7 @@ pub trait ResolverOutput: Send + 'static {
         self,
         resolution: &'a Resolution,
         key: &'static str,
-    ) -> ResolveFuture<'a, Result<Elicitation<Self::Value>, Interrupt>>;
+    ) -> BoxFuture<'a, Result<Elicitation<Self::Value>, Interrupt>>;
 }
 
 /// A plain resolver value (the macro wraps non-question return types in it).
@@ -333,7 +334,7 @@ impl<T: Clone + Send + Sync + 'static> ResolverOutput for Ready<T> {
         self,
         _resolution: &'a Resolution,
         _key: &'static str,
-    ) -> ResolveFuture<'a, Result<Elicitation<T>, Interrupt>> {
+    ) -> BoxFuture<'a, Result<Elicitation<T>, Interrupt>> {
         Box::pin(std::future::ready(Ok(Elicitation::Accept(self.0))))
     }
 }
@@ -349,7 +350,7 @@ macro_rules! question_output {
                 self,
                 resolution: &'a Resolution,
                 key: &'static str,
-            ) -> ResolveFuture<'a, Result<Elicitation<Self::Value>, Interrupt>> {
+            ) -> BoxFuture<'a, Result<Elicitation<Self::Value>, Interrupt>> {
                 Box::pin(resolution.ask(key, self))
             }
         }
@@ -363,7 +364,7 @@ impl<Q: Question> ResolverOutput for Ask<Q> {
         self,
         resolution: &'a Resolution,
         key: &'static str,
-    ) -> ResolveFuture<'a, Result<Elicitation<Q::Value>, Interrupt>> {
+    ) -> BoxFuture<'a, Result<Elicitation<Q::Value>, Interrupt>> {
         match self {
             Self::Ready(value) => Box::pin(std::future::ready(Ok(Elicitation::Accept(value)))),
             Self::Question(question) => Box::pin(resolution.ask(key, question)),
@@ -377,7 +378,7 @@ impl<O: ResolverOutput, E: std::fmt::Display + Send + 'static> ResolverOutput fo
         self,
         resolution: &'a Resolution,
         key: &'static str,
-    ) -> ResolveFuture<'a, Result<Elicitation<O::Value>, Interrupt>> {
+    ) -> BoxFuture<'a, Result<Elicitation<O::Value>, Interrupt>> {
         match self {
             Ok(output) => output.into_outcome(resolution, key),
             Err(error) => Box::pin(std::future::ready(Err(Interrupt::Failed(

@@ -19,8 +19,6 @@
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use modelctx_types::{
@@ -37,9 +35,6 @@ use super::questions::Question;
 use super::questions::{Elicit, ElicitUrl, ListRoots, Sample};
 use crate::server::BoxFuture;
 use crate::sync::lock;
-
-/// A boxed future borrowing the resolution it runs in.
-pub type ResolveFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What registration knows about a resolver: its wire key, the arguments it takes by name and
 /// the resolvers it depends on. `#[resolver]` builds it as a constant, so the compiler checks
@@ -78,7 +73,7 @@ pub trait Resolver: Send + Sync + 'static {
     /// question if it returned one.
     fn resolve(
         resolution: &Resolution,
-    ) -> ResolveFuture<'_, Result<Elicitation<Self::Value>, Interrupt>>;
+    ) -> BoxFuture<'_, Result<Elicitation<Self::Value>, Interrupt>>;
 }
 
 /// The outcome of a question: accepted with a value, declined or cancelled. A resolved parameter
@@ -180,7 +175,7 @@ impl From<ErrorObject> for Interrupt {
 /// and every resolver asks through it, mid-call, instead of through an `InputRequiredResult`.
 pub trait BackChannel: Send + Sync + 'static {
     /// Sends `request` to the client and awaits its answer.
-    fn ask(&self, request: InputRequest) -> BoxFuture<Result<Value, ErrorObject>>;
+    fn ask(&self, request: InputRequest) -> BoxFuture<'static, Result<Value, ErrorObject>>;
 }
 
 /// Decides how a question reaches the client.

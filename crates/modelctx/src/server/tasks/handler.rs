@@ -157,7 +157,11 @@ impl TaskInput {
 /// IntoTaskStep>` implement it.
 pub trait TaskHandler: Send + Sync + 'static {
     /// One run: from `input` to the next step.
-    fn run(&self, ctx: TaskContext, input: TaskInput) -> BoxFuture<Result<TaskStep, ErrorObject>>;
+    fn run(
+        &self,
+        ctx: TaskContext,
+        input: TaskInput,
+    ) -> BoxFuture<'static, Result<TaskStep, ErrorObject>>;
 }
 
 impl<F, Fut, R> TaskHandler for F
@@ -166,7 +170,11 @@ where
     Fut: Future<Output = R> + Send + 'static,
     R: IntoTaskStep,
 {
-    fn run(&self, ctx: TaskContext, input: TaskInput) -> BoxFuture<Result<TaskStep, ErrorObject>> {
+    fn run(
+        &self,
+        ctx: TaskContext,
+        input: TaskInput,
+    ) -> BoxFuture<'static, Result<TaskStep, ErrorObject>> {
         let future = self(ctx, input);
         Box::pin(async move { future.await.into_step() })
     }
@@ -213,7 +221,7 @@ pub trait PreflightHandler: Send + Sync + 'static {
         &self,
         ctx: RequestContext,
         params: CallToolRequestParams,
-    ) -> BoxFuture<Result<Preflight, ErrorObject>>;
+    ) -> BoxFuture<'static, Result<Preflight, ErrorObject>>;
 }
 
 impl<F, Fut, R> PreflightHandler for F
@@ -226,7 +234,7 @@ where
         &self,
         ctx: RequestContext,
         params: CallToolRequestParams,
-    ) -> BoxFuture<Result<Preflight, ErrorObject>> {
+    ) -> BoxFuture<'static, Result<Preflight, ErrorObject>> {
         let future = self(ctx, params);
         Box::pin(async move { future.await.into_preflight() })
     }

@@ -49,7 +49,7 @@ impl ToolHandler for TaskToolHandler {
         &self,
         ctx: RequestContext,
         params: CallToolRequestParams,
-    ) -> BoxFuture<Result<Outcome<CallToolResult>, ErrorObject>> {
+    ) -> BoxFuture<'static, Result<Outcome<CallToolResult>, ErrorObject>> {
         let runtime = Arc::clone(&self.runtime);
         let name = self.name.clone();
         Box::pin(async move {
@@ -227,7 +227,11 @@ pub(crate) struct TaskMethodHandler {
 }
 
 impl MethodHandler for TaskMethodHandler {
-    fn handle(&self, ctx: RequestContext, params: Value) -> BoxFuture<Result<Value, ErrorObject>> {
+    fn handle(
+        &self,
+        ctx: RequestContext,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ErrorObject>> {
         let runtime = Arc::clone(&self.runtime);
         let method = self.method;
         Box::pin(async move { serve(&runtime, method, &ctx, params).await })

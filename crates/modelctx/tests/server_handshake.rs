@@ -1,6 +1,6 @@
 //! The handshake era on the server: the stdio era lock, the back-channel with the same handler
 //! code, results without `resultType`, methods without the 2026 envelope, and one HTTP endpoint
-//! serving a legacy session and modern requests at the same time.
+//! serving a handshake session and modern requests at the same time.
 
 use modelctx::server::http::HttpConfig;
 use modelctx::server::{RequestContext, Server};
@@ -40,7 +40,7 @@ fn asker() -> Server {
 }
 
 /// Opens a handshake-era session on the in-memory stdio pipe.
-async fn legacy_peer(server: Server, capabilities: &Value) -> StdioPeer {
+async fn handshake_peer(server: Server, capabilities: &Value) -> StdioPeer {
     let mut peer = StdioPeer::start(server);
     let (init, _) = peer.request(&initialize(1, capabilities)).await;
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
@@ -53,8 +53,8 @@ async fn legacy_peer(server: Server, capabilities: &Value) -> StdioPeer {
 /// method is `-32601` (not the envelope's `-32602`), and an extension method is served with the
 /// session's version.
 #[tokio::test]
-async fn unknown_and_extension_methods_on_a_legacy_session() {
-    let mut peer = legacy_peer(asker(), &json!({})).await;
+async fn unknown_and_extension_methods_on_a_handshake_session() {
+    let mut peer = handshake_peer(asker(), &json!({})).await;
     let (unknown, _) = peer
         .request(&json!({"jsonrpc":"2.0","id":2,"method":"x/nope","params":{}}))
         .await;
@@ -74,8 +74,8 @@ async fn unknown_and_extension_methods_on_a_legacy_session() {
 /// A `requestState` that is not a string gets the one uniform request-state
 /// error on a handshake-era session too, never serde's message.
 #[tokio::test]
-async fn non_string_request_state_on_a_legacy_session() {
-    let mut peer = legacy_peer(asker(), &json!({})).await;
+async fn non_string_request_state_on_a_handshake_session() {
+    let mut peer = handshake_peer(asker(), &json!({})).await;
     for (id, state) in [
         (2, json!(7)),
         (3, json!({"forged": true})),
@@ -100,12 +100,12 @@ fn initialize(id: i64, capabilities: &Value) -> Value {
         "protocolVersion":"2025-11-25","capabilities":capabilities,"clientInfo":{"name":"legacy","version":"0"}}})
 }
 
-fn legacy_call(id: i64, name: &str, arguments: &Value) -> Value {
+fn handshake_call(id: i64, name: &str, arguments: &Value) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":arguments}})
 }
 
 #[tokio::test]
-async fn stdio_legacy_session_uses_the_back_channel() {
+async fn stdio_handshake_session_uses_the_back_channel() {
     let mut peer = StdioPeer::start(asker());
     let (init, _) = peer
         .request(&initialize(1, &json!({"elicitation":{}})))
@@ -120,7 +120,7 @@ async fn stdio_legacy_session_uses_the_back_channel() {
         .await;
 
     // The tool asks through a server→client request on the same connection.
-    peer.send(&legacy_call(2, "provision", &json!({"name":"orders"})))
+    peer.send(&handshake_call(2, "provision", &json!({"name":"orders"})))
         .await;
     let ask = peer.next().await.unwrap();
     assert_eq!(ask["method"], "elicitation/create");
@@ -136,7 +136,7 @@ async fn stdio_legacy_session_uses_the_back_channel() {
     assert!(result["result"].get("resultType").is_none());
 
     // A refusal from the client becomes the call's error.
-    peer.send(&legacy_call(3, "provision", &json!({"name":"x"})))
+    peer.send(&handshake_call(3, "provision", &json!({"name":"x"})))
         .await;
     let ask = peer.next().await.unwrap();
     peer.send(
@@ -204,7 +204,7 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
         }
         builder.send()
     };
-    // A legacy client opens a session (no MCP-Protocol-Version header on initialize).
+    // A handshake client opens a session (no MCP-Protocol-Version header on initialize).
     let response = post(&initialize(1, &json!({"elicitation":{}})), None)
         .await
         .unwrap();
@@ -228,7 +228,7 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
 
     // Its call asks through the back-channel on the response stream...
     let mut call = post(
-        &legacy_call(2, "provision", &json!({"name":"orders"})),
+        &handshake_call(2, "provision", &json!({"name":"orders"})),
         Some(&session),
     )
     .await
@@ -258,7 +258,7 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
         "elicitation/create"
     );
 
-    // The legacy client answers with a POST (202) and gets its result on the first stream.
+    // The handshake client answers with a POST (202) and gets its result on the first stream.
     let answer = json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"region":"ap-south-1"}}});
     assert_eq!(post(&answer, Some(&session)).await.unwrap().status(), 202);
     let mut result = None;
@@ -281,16 +281,16 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
         "\"orders\" in ap-south-1 (2025-11-25)"
     );
 
-    // Without a session, or with an unknown one, legacy requests are refused; DELETE ends it.
+    // Without a session, or with an unknown one, handshake requests are refused; DELETE ends it.
     assert_eq!(
-        post(&legacy_call(3, "provision", &json!({})), None)
+        post(&handshake_call(3, "provision", &json!({})), None)
             .await
             .unwrap()
             .status(),
         400
     );
     assert_eq!(
-        post(&legacy_call(3, "provision", &json!({})), Some("nope"))
+        post(&handshake_call(3, "provision", &json!({})), Some("nope"))
             .await
             .unwrap()
             .status(),
@@ -316,7 +316,7 @@ async fn one_http_endpoint_serves_both_eras_at_once() {
 }
 
 /// POSTs raw bytes on the handshake-era path (no 2026 header), with a session when given.
-async fn legacy_post(peer: &HttpPeer, body: &[u8], session: Option<&str>) -> (u16, Value) {
+async fn handshake_post(peer: &HttpPeer, body: &[u8], session: Option<&str>) -> (u16, Value) {
     let mut builder = peer
         .client
         .post(&peer.url)
@@ -356,7 +356,7 @@ async fn handshake_era_errors_travel_with_200_and_transport_failures_keep_their_
     ];
     for (body, code) in cases {
         let (status, answer) =
-            legacy_post(&peer, &serde_json::to_vec(&body).unwrap(), session).await;
+            handshake_post(&peer, &serde_json::to_vec(&body).unwrap(), session).await;
         assert_eq!(
             (status, &answer["error"]["code"]),
             (200, &json!(code)),
@@ -366,13 +366,14 @@ async fn handshake_era_errors_travel_with_200_and_transport_failures_keep_their_
     }
     // (An unknown method is refused with some JSON-RPC error; which one is the dispatcher's.)
     let unknown = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":2,"method":"no/such"})).unwrap();
-    let (status, answer) = legacy_post(&peer, &unknown, session).await;
+    let (status, answer) = handshake_post(&peer, &unknown, session).await;
     assert_eq!((status, answer["id"].as_i64()), (200, Some(2)), "{answer}");
     assert!(answer["error"]["code"].is_i64(), "{answer}");
     // initialize with malformed params is answered the same way.
     let bad_init =
         json!({"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":5}});
-    let (status, answer) = legacy_post(&peer, &serde_json::to_vec(&bad_init).unwrap(), None).await;
+    let (status, answer) =
+        handshake_post(&peer, &serde_json::to_vec(&bad_init).unwrap(), None).await;
     assert_eq!(
         (status, answer["error"]["code"].as_i64()),
         (200, Some(-32602)),
@@ -382,21 +383,21 @@ async fn handshake_era_errors_travel_with_200_and_transport_failures_keep_their_
     // Failures of the transport keep the statuses of the 2025-11-25 transport.
     let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":7,"method":"ping"})).unwrap();
     assert_eq!(
-        legacy_post(&peer, &ping, None).await.0,
+        handshake_post(&peer, &ping, None).await.0,
         400,
         "no session id"
     );
     assert_eq!(
-        legacy_post(&peer, &ping, Some("nope")).await.0,
+        handshake_post(&peer, &ping, Some("nope")).await.0,
         404,
         "unknown session"
     );
-    let (status, answer) = legacy_post(&peer, b"{", session).await;
+    let (status, answer) = handshake_post(&peer, b"{", session).await;
     assert_eq!(
         (status, answer["error"]["code"].as_i64()),
         (400, Some(-32700))
     );
-    let (status, answer) = legacy_post(&peer, &ping, session).await;
+    let (status, answer) = handshake_post(&peer, &ping, session).await;
     assert_eq!(
         (status, &answer["result"]),
         (200, &json!({})),
@@ -422,7 +423,7 @@ async fn live_session(peer: &HttpPeer) -> String {
         .unwrap()
         .to_owned();
     let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":2,"method":"ping"})).unwrap();
-    assert_eq!(legacy_post(peer, &ping, Some(&session)).await.0, 200);
+    assert_eq!(handshake_post(peer, &ping, Some(&session)).await.0, 200);
     session
 }
 
@@ -496,7 +497,7 @@ async fn initialize_is_rate_limited_per_peer() {
         "{answers:?}"
     );
     let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":3,"method":"ping"})).unwrap();
-    assert_eq!(legacy_post(&peer, &ping, Some(&live)).await.0, 200);
+    assert_eq!(handshake_post(&peer, &ping, Some(&live)).await.0, 200);
 }
 
 /// Without the rate limit, 10 000 initializes fill the session table, and room is made from
@@ -508,7 +509,7 @@ async fn an_initialize_flood_does_not_evict_a_session_in_use() {
     let answers = initialize_flood(&peer.client, &peer.url, 10_010, 8).await;
     assert!(answers.iter().all(|(status, _)| *status == 200));
     let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":3,"method":"ping"})).unwrap();
-    let (status, answer) = legacy_post(&peer, &ping, Some(&live)).await;
+    let (status, answer) = handshake_post(&peer, &ping, Some(&live)).await;
     assert_eq!((status, &answer["result"]), (200, &json!({})), "{answer}");
 }
 
