@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -166,27 +166,18 @@ fn token_kid(token: &str) -> Option<String> {
     raw.get(..KID_LEN).map(hex)
 }
 
-/// `2026-11-30T12:00:00Z` for seconds since the epoch.
+/// `2026-11-30T12:00:00Z` for seconds since the epoch; "out of range" and the number when RFC 3339
+/// cannot write it (before 1970, after 9999, not a number: the token is the user's, its claims may be
+/// anything).
 fn utc(seconds: f64) -> String {
-    #[allow(clippy::cast_possible_truncation, reason = "whole seconds are enough")]
-    let total = seconds.floor() as i64;
-    let (days, secs) = (total.div_euclid(86_400), total.rem_euclid(86_400));
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
+    // 10000-01-01T00:00:00Z
+    const END: f64 = 253_402_300_800.0;
+    if (0.0..END).contains(&seconds) {
+        let time = UNIX_EPOCH + Duration::from_secs_f64(seconds.floor());
+        humantime::format_rfc3339_seconds(time).to_string()
+    } else {
+        format!("out of range ({seconds:e} s)")
+    }
 }
 
 fn relative(delta: f64) -> String {
@@ -209,6 +200,12 @@ mod tests {
         assert_eq!(utc(0.0), "1970-01-01T00:00:00Z");
         assert_eq!(utc(1_796_005_576.9), "2026-11-30T02:26:16Z");
         assert_eq!(utc(951_782_400.0), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(253_402_300_799.5), "9999-12-31T23:59:59Z");
+        // A token's claims are whatever its sealer wrote: out of range is a number, not a panic.
+        assert_eq!(utc(253_402_300_800.0), "out of range (2.534023008e11 s)");
+        assert_eq!(utc(-1.0), "out of range (-1e0 s)");
+        assert_eq!(utc(f64::NAN), "out of range (NaN s)");
+        assert_eq!(utc(1e300), "out of range (1e300 s)");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use modelctx::server::http::HttpConfig;
 use modelctx::server::{RequestContext, Server};
 use modelctx::store::contract::form_question;
 use modelctx::types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ElicitAction, ElicitResult, ErrorObject,
+    CallToolRequestParams, CallToolResult, ContentBlock, ElicitResult, ErrorObject,
     GetPromptRequestParams, GetPromptResult, InputRequiredResult, InputResponse, InputResponses,
     Outcome, Prompt, PromptMessage, Role, Tool,
 };
@@ -65,13 +65,7 @@ fn state_only(state: String) -> InputRequiredResult {
 
 /// The accepted content of the answer under `key`.
 fn accepted(params: &CallToolRequestParams, key: &str) -> Option<Map<String, Value>> {
-    let answer = params
-        .input_responses
-        .as_ref()?
-        .get(key)?
-        .as_elicit()
-        .ok()?;
-    (answer.action == ElicitAction::Accept).then(|| answer.content.unwrap_or_default())
+    params.input_responses.as_ref()?.get(key)?.accepted()
 }
 
 /// `provision {name, warmup?, confirm?, settle?}`: asks `region` (state `provision-v1`);

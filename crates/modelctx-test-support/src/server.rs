@@ -190,8 +190,18 @@ impl HttpPeer {
 
     /// Serves `server` with `config`.
     pub async fn start_with(server: Server, config: HttpConfig) -> Self {
+        Self::start_configured(server, |_| config).await
+    }
+
+    /// Serves `server` with the configuration `configure` builds once the port is known (an
+    /// authorization config names the resource's URL, port included).
+    pub async fn start_configured(
+        server: Server,
+        configure: impl FnOnce(SocketAddr) -> HttpConfig,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let config = configure(addr);
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
             server

@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use crate::methods::{self, Method as _};
 use crate::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ListRootsResult, Meta, ResultType, RootsListParams, result::impl_wire_result,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestParams, ElicitResult, Extra, ListRootsResult, Meta, ResultType, RootsListParams,
+    result::impl_wire_result,
 };
 
 wire_struct! {
@@ -58,7 +59,7 @@ impl InputRequest {
     pub fn elicit(params: impl Into<ElicitRequestParams>) -> Self {
         Self::Elicit(ElicitRequest {
             params: params.into(),
-            extra: crate::Extra::new(),
+            extra: Extra::new(),
         })
     }
 
@@ -66,7 +67,7 @@ impl InputRequest {
     pub fn create_message(params: CreateMessageRequestParams) -> Self {
         Self::CreateMessage(CreateMessageRequest {
             params,
-            extra: crate::Extra::new(),
+            extra: Extra::new(),
         })
     }
 
@@ -203,6 +204,13 @@ impl InputResponse {
             reason: e.to_string(),
         })
     }
+
+    /// The content of an accepted elicitation (empty when accepted without content); `None`
+    /// when the user declined or cancelled, or when this is not an elicitation answer.
+    pub fn accepted(&self) -> Option<Extra> {
+        let answer = self.as_elicit().ok()?;
+        (answer.action == ElicitAction::Accept).then(|| answer.content.unwrap_or_default())
+    }
 }
 
 /// `inputResponses`: answers keyed like the `inputRequests` they answer.
@@ -241,7 +249,7 @@ impl InputRequiredResult {
             request_state: None,
             result_type: Some(ResultType::INPUT_REQUIRED),
             meta: None,
-            extra: crate::Extra::new(),
+            extra: Extra::new(),
         }
     }
 

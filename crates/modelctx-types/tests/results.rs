@@ -145,6 +145,24 @@ fn input_responses_are_read_against_the_question() {
 }
 
 #[test]
+fn accepted_is_the_content_of_an_accepted_elicitation_only() {
+    let response = |text: &str| serde_json::from_str::<InputResponse>(text).unwrap();
+    let accepted = response(r#"{"action":"accept","content":{"region":"eu-west-1"}}"#);
+    assert_eq!(
+        accepted.accepted().unwrap().get("region"),
+        Some(&serde_json::json!("eu-west-1"))
+    );
+    assert_eq!(
+        response(r#"{"action":"accept"}"#).accepted(),
+        Some(Extra::new())
+    );
+    assert_eq!(response(r#"{"action":"decline"}"#).accepted(), None);
+    assert_eq!(response(r#"{"action":"cancel"}"#).accepted(), None);
+    assert_eq!(response(r#"{"roots":[]}"#).accepted(), None);
+    assert_eq!(response("12345").accepted(), None);
+}
+
+#[test]
 fn unknown_members_and_open_values_survive() {
     let text = r#"{"role":"moderator","content":{"type":"text","text":"x","future":true},
         "model":"m","stopReason":"contentFilter","vendor":{"a":1}}"#;

@@ -9,10 +9,10 @@ use modelctx::client::{Client, ClientBuilder, InputOrigin, Mode};
 use modelctx::server::{RequestContext, Server, UriVariables};
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, ContentBlock, CreateMessageRequestParams,
-    CreateMessageResult, ElicitAction, ElicitRequestFormParams, Era, ErrorObject,
-    GetPromptRequestParams, GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult,
-    Outcome, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult,
-    ResourceContents, Role, SamplingMessage, Tool,
+    CreateMessageResult, ElicitRequestFormParams, Era, ErrorObject, GetPromptRequestParams,
+    GetPromptResult, InputRequest, InputRequiredResult, ListRootsResult, Outcome, PromptMessage,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, ResourceContents, Role,
+    SamplingMessage, Tool,
 };
 use modelctx_test_support::client::{Recorder, answers, recording_builder};
 use serde_json::{Value, json};
@@ -32,15 +32,12 @@ fn arg<'a>(params: &'a CallToolRequestParams, name: &str) -> Option<&'a Value> {
 }
 
 fn elicited(params: &CallToolRequestParams, key: &str, field: &str) -> Option<Value> {
-    let answer = params
+    params
         .input_responses
         .as_ref()?
         .get(key)?
-        .as_elicit()
-        .ok()?;
-    (answer.action == ElicitAction::Accept)
-        .then(|| answer.content.as_ref()?.get(field).cloned())
-        .flatten()
+        .accepted()?
+        .remove(field)
 }
 
 /// `provision {name}`: asks the region (an input request on 2026-07-28, a back-channel

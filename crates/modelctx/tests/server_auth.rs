@@ -15,7 +15,7 @@ use modelctx::server::auth::{IntrospectionVerifier, JwksSource, JwtVerifier, Res
 use modelctx::server::http::HttpConfig;
 use modelctx::server::{Server, ServerBuilder};
 use modelctx::types::*;
-use modelctx_test_support::server::request;
+use modelctx_test_support::server::{HttpPeer, request};
 use serde_json::{Value, json};
 
 const ISSUER: &str = "https://auth.example.com";
@@ -95,7 +95,7 @@ struct Endpoint {
     url: String,
     resource: String,
     client: reqwest::Client,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _peer: HttpPeer,
 }
 
 impl Endpoint {
@@ -104,24 +104,16 @@ impl Endpoint {
     }
 
     async fn serve(server: Server, make: impl FnOnce(&str) -> ResourceServer) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let resource = format!("http://localhost:{port}/mcp");
-        let config = HttpConfig::default().auth(make(&resource));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            server
-                .serve_http_on(listener, config, async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
+        let peer = HttpPeer::start_configured(server, |addr| {
+            let resource = format!("http://localhost:{}/mcp", addr.port());
+            HttpConfig::default().auth(make(&resource))
+        })
+        .await;
         Self {
-            url: resource.clone(),
-            resource,
-            client: reqwest::Client::new(),
-            _stop: stop,
+            url: peer.url.clone(),
+            resource: peer.url.clone(),
+            client: peer.client.clone(),
+            _peer: peer,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The small rules of the runtime: time, what an input request needs, and the terminal
 //! transitions.
 
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 use modelctx_types::tasks::TaskStatus;
 use modelctx_types::{ClientCapabilities, ErrorObject, Extra, InputRequest, InputRequests};
@@ -14,28 +14,13 @@ pub(super) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// ISO 8601 (UTC, millisecond precision) of a Unix-milliseconds time.
+/// ISO 8601 (UTC, millisecond precision) of a Unix-milliseconds time; times past the year 9999
+/// (which RFC 3339 cannot write) are written as its last millisecond.
 pub(crate) fn iso8601(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
+    // 9999-12-31T23:59:59.999Z
+    const LAST: u64 = 253_402_300_799_999;
+    let time = UNIX_EPOCH + Duration::from_millis(ms.min(LAST));
+    humantime::format_rfc3339_millis(time).to_string()
 }
 
 /// The client capabilities an input request needs.
@@ -130,5 +115,6 @@ mod tests {
         assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(iso8601(1_785_233_400_000), "2026-07-28T10:10:00.000Z");
+        assert_eq!(iso8601(u64::MAX), "9999-12-31T23:59:59.999Z");
     }
 }
