@@ -2,7 +2,7 @@
 # Server instructions per `tools/call` under valgrind callgrind (issue 3, acceptance 5).
 #
 # For each server — the SDK echo server over stdio and over HTTP, the raw stdio floor and the raw
-# axum floor (crate benches/, package mcp-benches) — it runs the server under
+# axum floor (crate benches/, package modelctx-benches) — it runs the server under
 # `valgrind --tool=callgrind` twice, driven by `load` with N1 and then N2 sequential 2026-07-28
 # `tools/call echo` requests, and reports
 #
@@ -96,8 +96,8 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 
 if (( BUILD )); then
-  echo "== cargo build --release -p mcp-benches (target dir $CARGO_TARGET_DIR)" >&2
-  cargo build --release -p mcp-benches --bins >&2
+  echo "== cargo build --release -p modelctx-benches (target dir $CARGO_TARGET_DIR)" >&2
+  cargo build --release -p modelctx-benches --bins >&2
   if (( PEERS )); then
     echo "== cargo build --release (bench-peers/rmcp-echo, target dir bench-peers/target)" >&2
     (cd "$ROOT/bench-peers/rmcp-echo" && CARGO_TARGET_DIR="$ROOT/bench-peers/target" cargo build --release >&2)

@@ -3,7 +3,7 @@
 # echo-server of benches/, and the high-level McpServer of `mcp serve demo`), the official Rust
 # SDK rmcp 3.11 (bench-peers/rmcp-echo, its own workspace) and the Python SDK 2.3.0
 # (tests/python/provisioner.py). Every server answers `echo {text}`; each figure is what a client
-# sees: calls/s and latency percentiles through mcp::client, one connection.
+# sees: calls/s and latency percentiles through modelctx::client, one connection.
 #
 #   scripts/bench-peers.sh            # prints the Markdown table
 #   scripts/bench-peers.sh --write    # also replaces it in BENCHMARKS.md (between the markers)
@@ -29,7 +29,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 target="${CARGO_TARGET_DIR:-$root/target/bench-peers}"
 if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
   echo "bench-peers: building mcp and echo-server (release)" >&2
-  CARGO_TARGET_DIR="$target" cargo build --release --quiet -p mcp-cli -p mcp-benches
+  CARGO_TARGET_DIR="$target" cargo build --release --quiet -p modelctx-cli -p modelctx-benches
   echo "bench-peers: building rmcp-echo (rmcp 3.11, release)" >&2
   (cd bench-peers/rmcp-echo && CARGO_TARGET_DIR="$root/bench-peers/target" cargo build --release --quiet)
 fi

@@ -17,7 +17,7 @@
 #   (e) server RSS: idle, after the sequential stdio run, and under wrk (VmRSS / VmHWM from
 #       /proc), and while 100 000 flows are suspended (`load --suspend`);
 #   (f) the floors, measured the same way in every table;
-#   and seal + open through the whole boundary (criterion, `cargo bench -p mcp-seal`).
+#   and seal + open through the whole boundary (criterion, `cargo bench -p modelctx-seal`).
 #
 # It writes the tables between the `bench:begin` / `bench:end` markers of BENCHMARKS.md, and
 # regenerates the `bench-callgrind` and `bench-peers` sections through those scripts.
@@ -98,10 +98,10 @@ need wrk wrk
 need valgrind valgrind
 
 if (( BUILD )); then
-  log "cargo build --release -p mcp-benches -p mcp-cli (target dir $CARGO_TARGET_DIR)"
-  cargo build --release --quiet -p mcp-benches -p mcp-cli --bins
-  log "cargo bench --no-run -p mcp-seal (criterion, built before anything is measured)"
-  cargo bench --quiet --no-run -p mcp-seal --bench seal 2>/dev/null
+  log "cargo build --release -p modelctx-benches -p modelctx-cli (target dir $CARGO_TARGET_DIR)"
+  cargo build --release --quiet -p modelctx-benches -p modelctx-cli --bins
+  log "cargo bench --no-run -p modelctx-seal (criterion, built before anything is measured)"
+  cargo bench --quiet --no-run -p modelctx-seal --bench seal 2>/dev/null
   log "cargo build --release (bench-peers/rmcp-echo, rmcp 3.11)"
   (cd bench-peers/rmcp-echo && CARGO_TARGET_DIR="$ROOT/bench-peers/target" cargo build --release --quiet)
 fi
@@ -289,8 +289,8 @@ log "$SUSPEND suspended flows over HTTP (our server)"
 stop_server
 
 # Seal + open through the whole boundary (criterion).
-log "cargo bench -p mcp-seal (seal + open, one round)"
-cargo bench --quiet -p mcp-seal --bench seal -- 'seal\+open \(policy, small' "${CRITERION[@]}" --noplot \
+log "cargo bench -p modelctx-seal (seal + open, one round)"
+cargo bench --quiet -p modelctx-seal --bench seal -- 'seal\+open \(policy, small' "${CRITERION[@]}" --noplot \
   >"$OUT/criterion.txt" 2>&1
 # "time: [low µs estimate µs high µs]": the estimate.
 put seal.us "$(awk '/time:/ { v = $4; u = $5; if (u == "ns") v /= 1000; if (u == "ms") v *= 1000; print v; exit }' "$OUT/criterion.txt")"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance@0.2.0-alpha.12)
-# against our fixture binaries from the `mcp-conformance` crate:
+# against our fixture binaries from the `modelctx-conformance` crate:
 #   target/debug/conformance-server  (Streamable HTTP on 127.0.0.1:$PORT, path /mcp)
 #   target/debug/conformance-client  (spawned by the harness once per client scenario)
 #
@@ -10,7 +10,7 @@
 #
 # What it does:
 #   1. scripts/node-env.sh (Node 22 + the suite, cached in .cache/conformance/)
-#   2. cargo build -p mcp-conformance (skipped when both commands are overridden, or
+#   2. cargo build -p modelctx-conformance (skipped when both commands are overridden, or
 #      CONFORMANCE_SKIP_BUILD=1)
 #   3. for server suites: starts the server with PORT=<free port> in its own process group,
 #      polls the port (bounded), runs `server --url http://localhost:PORT/mcp --requirements R`,
@@ -76,8 +76,8 @@ conf=("$NODE22" "$CONFORMANCE_JS")
 if [ "${CONFORMANCE_SKIP_BUILD:-0}" != 1 ]; then
   if { [ "$need_server" = 1 ] && [ -z "${CONFORMANCE_SERVER_CMD:-}" ]; } \
     || { [ "$need_client" = 1 ] && [ -z "${CONFORMANCE_CLIENT_CMD:-}" ]; }; then
-    log "cargo build -p mcp-conformance"
-    cargo build -p mcp-conformance
+    log "cargo build -p modelctx-conformance"
+    cargo build -p modelctx-conformance
   fi
 else
   for bin in "$server_cmd" "$client_cmd"; do

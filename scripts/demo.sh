@@ -7,11 +7,11 @@
 #   scripts/demo.sh http            # the demo server on http://127.0.0.1:<free port>/mcp
 #   scripts/demo.sh [http] ARGS…    # extra `mcp call` flags, e.g. --answer region=eu-west-1
 #
-# Builds crates/mcp-cli once (debug profile), then runs target/debug/mcp.
+# Builds crates/modelctx-cli once (debug profile), then runs target/debug/mcp.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-cargo build --quiet -p mcp-cli
+cargo build --quiet -p modelctx-cli
 target_dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 mcp="${target_dir:-$root/target}/debug/mcp"
 

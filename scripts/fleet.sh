@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fleet: two reliability-server instances behind nginx (round-robin, 127.0.0.1 only) and
-# two-round multi-round-trip flows through it (crates/mcp-reliability/src/bin/mcp-fleet.rs):
+# two-round multi-round-trip flows through it (crates/modelctx-reliability/src/bin/mcp-fleet.rs):
 #
 #   1. shared keys (MCP_REQUEST_STATE_KEYS): FLEET_FLOWS flows whose rounds alternate between
 #      the instances, then FLEET_FLOWS concurrent flows: 0 failures;
@@ -47,8 +47,8 @@ if [ "${FLEET_SKIP_BUILD:-0}" = 1 ]; then
     [ -x "$bin_dir/$bin" ] || { echo "fleet: FLEET_SKIP_BUILD=1 but $bin_dir/$bin is not built" >&2; exit 2; }
   done
 else
-  echo "fleet: building mcp-reliability ($profile)" >&2
-  cargo build --quiet --profile "$profile" -p mcp-reliability --bins
+  echo "fleet: building modelctx-reliability ($profile)" >&2
+  cargo build --quiet --profile "$profile" -p modelctx-reliability --bins
 fi
 
 work="$root/.cache/fleet"

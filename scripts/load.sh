@@ -24,8 +24,8 @@ esac
 # One process serves many sockets: 200 client connections plus the server's side.
 ulimit -n "$(( $(ulimit -Hn) < 65536 ? $(ulimit -Hn) : 65536 ))" 2>/dev/null || true
 
-echo "load: building mcp-reliability ($profile)" >&2
-cargo build --quiet --profile "$profile" -p mcp-reliability --bins
+echo "load: building modelctx-reliability ($profile)" >&2
+cargo build --quiet --profile "$profile" -p modelctx-reliability --bins
 
 mkdir -p "$root/.cache/reliability"
 echo "load: $(nproc) CPUs, $(uname -sr)" >&2

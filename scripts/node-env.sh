@@ -39,7 +39,7 @@ _mcp_node_env() {
     command -v npm >/dev/null 2>&1 || { echo "node-env: npm is required (apt-get install npm)" >&2; return 1; }
     mkdir -p "$dir"
     # A private package.json keeps npm from walking up into some other project.
-    [ -f "$dir/package.json" ] || printf '{"name":"mcp-conformance-env","private":true}\n' >"$dir/package.json"
+    [ -f "$dir/package.json" ] || printf '{"name":"modelctx-conformance-env","private":true}\n' >"$dir/package.json"
     echo "node-env: installing $node_pkg and $conf_pkg into $dir" >&2
     # Node 22 first: the suite's dependencies declare engines node>=22 (warnings only under npm 11).
     npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$node_pkg" "$conf_pkg" >&2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A private Redis for the tests of the tasks extension's Redis store (crates/mcp/tests/tasks_redis.rs).
+# A private Redis for the tests of the tasks extension's Redis store (crates/modelctx/tests/tasks_redis.rs).
 #
 # Why: the shared-store tests need a real Redis; it comes from the distribution, installed by
 # scripts/system-packages.sh (which .ci/run runs once, before any test).

@@ -3,23 +3,23 @@
 //! handshake-era (2025-11-25) server's back-channel requests.
 //!
 //! ```sh
-//! cargo run -p mcp-examples --example client_callbacks                    # the demo server, in process
-//! cargo run -p mcp-examples --example client_callbacks -- legacy          # the same, 2025-11-25 handshake
-//! cargo run -p mcp-examples --example client_callbacks -- http://127.0.0.1:8000/mcp
+//! cargo run -p modelctx-examples --example client_callbacks                    # the demo server, in process
+//! cargo run -p modelctx-examples --example client_callbacks -- handshake          # the same, 2025-11-25 handshake
+//! cargo run -p modelctx-examples --example client_callbacks -- http://127.0.0.1:8000/mcp
 //! ```
 //!
-//! The server is `mcp serve demo` (`mcp_cli::demo`): `provision` asks a form, `summarize`
+//! The server is `mcp serve demo` (`modelctx_cli::demo`): `provision` asks a form, `summarize`
 //! samples the client's LLM, `where_am_i` lists its roots.
 
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
-use mcp::client::{Client, ClientBuilder, Mode, RequestOptions};
-use mcp::memory;
-use mcp::types::{
+use modelctx::client::{Client, ClientBuilder, Mode, RequestOptions};
+use modelctx::memory;
+use modelctx::types::{
     CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorObject, ListRootsResult, Root,
 };
-use mcp_cli::demo::server;
+use modelctx_cli::demo::server;
 use serde_json::{Map, Value, json};
 
 fn callbacks(mode: Mode) -> ClientBuilder {

@@ -4,11 +4,11 @@
 //! the audience — so a custom codec only decides how bytes are encrypted.
 //!
 //! ```sh
-//! cargo run -p mcp-examples --example custom_codec
+//! cargo run -p modelctx-examples --example custom_codec
 //! ```
 //!
 //! For a KMS (envelope encryption, the key unwrapped once per process) see
-//! `crates/mcp-seal/examples/envelope_codec.rs`.
+//! `crates/modelctx-seal/examples/envelope_codec.rs`.
 
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
@@ -19,11 +19,11 @@ use aws_lc_rs::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, Unb
 use aws_lc_rs::rand;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use mcp::client::{Client, RoundOutcome};
-use mcp::memory;
-use mcp::seal::{Codec, InvalidRequestState, Reason, RequestStateSecurity, SealError};
-use mcp::types::CallToolRequestParams;
-use mcp_examples::provision;
+use modelctx::client::{Client, RoundOutcome};
+use modelctx::memory;
+use modelctx::seal::{Codec, InvalidRequestState, Reason, RequestStateSecurity, SealError};
+use modelctx::types::CallToolRequestParams;
+use modelctx_examples::provision;
 use serde_json::json;
 
 /// Tokens: `cc1.` + base64url(nonce ‖ ciphertext ‖ tag). The prefix is the associated data, so

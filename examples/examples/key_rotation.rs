@@ -7,7 +7,7 @@
 //! 3. `[NEW]` — after one TTL, when no OLD token can still be alive.
 //!
 //! ```sh
-//! cargo run -p mcp-examples --example key_rotation
+//! cargo run -p modelctx-examples --example key_rotation
 //! ```
 //!
 //! Each step starts a flow (round 1) on an instance in one phase and finishes it (the retry) on
@@ -15,11 +15,11 @@
 
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
-use mcp::client::{Client, ClientError, PendingRequest, RoundOutcome};
-use mcp::memory;
-use mcp::seal::RequestStateSecurity;
-use mcp::types::CallToolRequestParams;
-use mcp_examples::provision;
+use modelctx::client::{Client, ClientError, PendingRequest, RoundOutcome};
+use modelctx::memory;
+use modelctx::seal::RequestStateSecurity;
+use modelctx::types::CallToolRequestParams;
+use modelctx_examples::provision;
 use serde_json::json;
 
 const OLD: &str = "old-secret-0123456789abcdef012345";

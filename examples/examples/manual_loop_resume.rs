@@ -5,25 +5,25 @@
 //! finishes the call. Nothing but the file and the shared key connects the two.
 //!
 //! ```sh
-//! export MCP_REQUEST_STATE_KEYS=$(cargo run -q -p mcp-cli -- keys generate)
-//! cargo run -p mcp-examples --example manual_loop_resume -- start  /tmp/pending.json
-//! cargo run -p mcp-examples --example manual_loop_resume -- resume /tmp/pending.json eu-west-1
-//! cargo run -p mcp-examples --example manual_loop_resume       # both, then a server with other keys
+//! export MCP_REQUEST_STATE_KEYS=$(cargo run -q -p modelctx-cli -- keys generate)
+//! cargo run -p modelctx-examples --example manual_loop_resume -- start  /tmp/pending.json
+//! cargo run -p modelctx-examples --example manual_loop_resume -- resume /tmp/pending.json eu-west-1
+//! cargo run -p modelctx-examples --example manual_loop_resume       # both, then a server with other keys
 //! ```
 //!
 //! Each process spawns its own server (this program with `serve`: the low-level `provision`
-//! server of `mcp_examples::provision`), sealed with the keys in `MCP_REQUEST_STATE_KEYS`.
-//! See also `crates/mcp/examples/manual_loop.rs` (the same over HTTP, against one server).
+//! server of `modelctx_examples::provision`), sealed with the keys in `MCP_REQUEST_STATE_KEYS`.
+//! See also `crates/modelctx/examples/manual_loop.rs` (the same over HTTP, against one server).
 
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
 use std::path::Path;
 use std::process::Command;
 
-use mcp::client::{Client, PendingRequest, RoundOutcome};
-use mcp::seal::RequestStateSecurity;
-use mcp::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject};
-use mcp_examples::provision;
+use modelctx::client::{Client, PendingRequest, RoundOutcome};
+use modelctx::seal::RequestStateSecurity;
+use modelctx::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ErrorObject};
+use modelctx_examples::provision;
 use serde_json::{Map, Value, json};
 
 /// This program, spawned as the stdio server.

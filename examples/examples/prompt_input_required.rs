@@ -3,19 +3,19 @@
 //! state back (sealed on the wire).
 //!
 //! ```sh
-//! cargo run -p mcp-examples --example prompt_input_required
+//! cargo run -p modelctx-examples --example prompt_input_required
 //! ```
 //!
 //! A prompt can also ask through resolvers (`#[resolve(..)]`): see the `briefing` prompt of
-//! `mcp serve demo` (`crates/mcp-cli/src/demo.rs`).
+//! `mcp serve demo` (`crates/modelctx-cli/src/demo.rs`).
 
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
-use mcp::client::{Client, RoundOutcome};
-use mcp::memory;
-use mcp::prompt;
-use mcp::server::{Context, McpServer};
-use mcp::types::{
+use modelctx::client::{Client, RoundOutcome};
+use modelctx::memory;
+use modelctx::prompt;
+use modelctx::server::{Context, McpServer};
+use modelctx::types::{
     ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorObject,
     GetPromptRequestParams, InputRequest, InputRequiredResult, Outcome,
 };

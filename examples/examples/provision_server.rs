@@ -1,11 +1,11 @@
 //! The guide's low-level server: a `provision` tool that asks the user which region the
 //! database should live in (`InputRequiredResult`), with its `requestState` sealed.
-//! The handler is `mcp_examples::provision` (`examples/src/lib.rs`).
+//! The handler is `modelctx_examples::provision` (`examples/src/lib.rs`).
 //!
 //! ```sh
-//! cargo run -p mcp-examples --example provision_server -- stdio          # serve stdio
-//! cargo run -p mcp-examples --example provision_server -- http 8000      # http://127.0.0.1:8000/mcp
-//! cargo run -p mcp-examples --example provision_server                   # spawn itself and call it
+//! cargo run -p modelctx-examples --example provision_server -- stdio          # serve stdio
+//! cargo run -p modelctx-examples --example provision_server -- http 8000      # http://127.0.0.1:8000/mcp
+//! cargo run -p modelctx-examples --example provision_server                   # spawn itself and call it
 //! ```
 //!
 //! Ask it from the terminal with the `mcp` command:
@@ -18,10 +18,10 @@
     reason = "an example shows what happens"
 )]
 
-use mcp::client::Client;
-use mcp::seal::RequestStateSecurity;
-use mcp::types::{ElicitRequestParams, ElicitResult, ErrorObject};
-use mcp_examples::provision;
+use modelctx::client::Client;
+use modelctx::seal::RequestStateSecurity;
+use modelctx::types::{ElicitRequestParams, ElicitResult, ErrorObject};
+use modelctx_examples::provision;
 use serde_json::{Map, Value, json};
 
 #[tokio::main]

@@ -4,7 +4,7 @@
 //! keys, refuses it with the one frozen error.
 //!
 //! ```sh
-//! cargo run -p mcp-examples --example shared_keys
+//! cargo run -p modelctx-examples --example shared_keys
 //! ```
 //!
 //! In production the keys come from a secret store, e.g. `MCP_REQUEST_STATE_KEYS` (see
@@ -12,11 +12,11 @@
 
 #![allow(clippy::print_stdout, reason = "an example shows what happens")]
 
-use mcp::client::{Client, PendingRequest, RoundOutcome};
-use mcp::seal::RequestStateSecurity;
-use mcp::server::http::HttpConfig;
-use mcp::types::CallToolRequestParams;
-use mcp_examples::provision;
+use modelctx::client::{Client, PendingRequest, RoundOutcome};
+use modelctx::seal::RequestStateSecurity;
+use modelctx::server::http::HttpConfig;
+use modelctx::types::CallToolRequestParams;
+use modelctx_examples::provision;
 use serde_json::json;
 
 /// One instance on 127.0.0.1, sealing with `policy`; returns its URL.
@@ -33,7 +33,7 @@ async fn instance(policy: RequestStateSecurity) -> Result<String, Box<dyn std::e
 }
 
 /// A client of the instance at `url` that answers the region.
-async fn client(url: &str) -> Result<Client, mcp::client::ClientError> {
+async fn client(url: &str) -> Result<Client, modelctx::client::ClientError> {
     Client::builder()
         .on_elicitation(provision::answer_region("eu-west-1"))
         .connect_http(url)
@@ -44,7 +44,7 @@ async fn client(url: &str) -> Result<Client, mcp::client::ClientError> {
 async fn resume_at(
     url: &str,
     pending: PendingRequest<CallToolRequestParams>,
-) -> Result<String, mcp::client::ClientError> {
+) -> Result<String, modelctx::client::ClientError> {
     let client = client(url).await?;
     let result = client.resume_call_tool(pending).await;
     client.close().await?;

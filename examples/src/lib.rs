@@ -14,10 +14,10 @@ pub mod provision {
 
     use std::future::Ready;
 
-    use mcp::client::CallbackContext;
-    use mcp::seal::RequestStateSecurity;
-    use mcp::server::{RegistrationError, RequestContext, Server};
-    use mcp::types::{
+    use modelctx::client::CallbackContext;
+    use modelctx::seal::RequestStateSecurity;
+    use modelctx::server::{RegistrationError, RequestContext, Server};
+    use modelctx::types::{
         CallToolRequestParams, CallToolResult, ElicitAction, ElicitRequestFormParams,
         ElicitRequestParams, ElicitResult, ErrorObject, InputRequest, InputRequiredResult, Outcome,
         Tool,
@@ -36,7 +36,7 @@ pub mod provision {
         });
         let schema = match schema {
             Value::Object(map) => map,
-            _ => mcp::types::Extra::new(),
+            _ => modelctx::types::Extra::new(),
         };
         Tool::new("provision", schema)
             .with_description("Provision a database; asks which region it should live in.")

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_seal::{arguments_digest, canonical_json, question_digest};
+use modelctx_seal::{arguments_digest, canonical_json, question_digest};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,9 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_types::jsonrpc::{MessageRef, encode_error, encode_request, encode_result};
-use mcp_types::methods::{CallTool, GetPrompt, ListTools, ReadResource};
-use mcp_types::{
+use modelctx_types::jsonrpc::{MessageRef, encode_error, encode_request, encode_result};
+use modelctx_types::methods::{CallTool, GetPrompt, ListTools, ReadResource};
+use modelctx_types::{
     CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams, InitializeRequestParams,
     ReadResourceRequestParams, ResultTypes, SubscriptionsListenRequestParams, decode_result,
 };
@@ -62,16 +62,16 @@ fuzz_target!(|data: &[u8]| {
                 for outcome in [
                     decode_result::<CallTool>(raw, &accepted)
                         .ok()
-                        .map(|o| encode_result(&mcp_types::RequestId::Number(1), &o)),
+                        .map(|o| encode_result(&modelctx_types::RequestId::Number(1), &o)),
                     decode_result::<GetPrompt>(raw, &accepted)
                         .ok()
-                        .map(|o| encode_result(&mcp_types::RequestId::Number(1), &o)),
+                        .map(|o| encode_result(&modelctx_types::RequestId::Number(1), &o)),
                     decode_result::<ReadResource>(raw, &accepted)
                         .ok()
-                        .map(|o| encode_result(&mcp_types::RequestId::Number(1), &o)),
+                        .map(|o| encode_result(&modelctx_types::RequestId::Number(1), &o)),
                     decode_result::<ListTools>(raw, &accepted)
                         .ok()
-                        .map(|o| encode_result(&mcp_types::RequestId::Number(1), &o)),
+                        .map(|o| encode_result(&modelctx_types::RequestId::Number(1), &o)),
                 ]
                 .into_iter()
                 .flatten()

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp::__fuzz::{decode_value, encode_value, needs_sentinel};
+use modelctx::__fuzz::{decode_value, encode_value, needs_sentinel};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

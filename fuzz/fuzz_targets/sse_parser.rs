@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp::__fuzz::SseParser as Parser;
+use modelctx::__fuzz::SseParser as Parser;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&split, stream)) = data.split_first() else {

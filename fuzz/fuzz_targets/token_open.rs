@@ -13,7 +13,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use libfuzzer_sys::fuzz_target;
-use mcp_seal::{
+use modelctx_seal::{
     Codec, InvalidRequestState, Reason, RequestBinding, RequestStateSecurity, SealError,
     arguments_digest,
 };

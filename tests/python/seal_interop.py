@@ -1,4 +1,4 @@
-"""Python side of the mcp-seal interop test (crates/mcp-seal/tests/python_interop.rs).
+"""Python side of the modelctx-seal interop test (crates/modelctx-seal/tests/python_interop.rs).
 
 Reads one JSON request on stdin, answers one JSON document on stdout. Everything is computed
 with the installed Python SDK 2.3.0's own classes and functions (`mcp.server.request_state`,

@@ -14,7 +14,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use bytes::Bytes;
-use mcp_benches::{Args, HTTP_PATH, bind_loopback, eprint_line, floor_response};
+use modelctx_benches::{Args, HTTP_PATH, bind_loopback, eprint_line, floor_response};
 
 const USAGE: &str = "usage: axum-floor --http 127.0.0.1:PORT [--addr-file PATH] [--current-thread]";
 
@@ -66,7 +66,7 @@ async fn run(options: Options) -> std::io::Result<()> {
     });
     let app = Router::new().route(HTTP_PATH, post(handle));
     axum::serve(listener, app)
-        .with_graceful_shutdown(mcp_benches::shutdown_signal())
+        .with_graceful_shutdown(modelctx_benches::shutdown_signal())
         .await
 }
 
@@ -79,7 +79,7 @@ fn main() -> ExitCode {
         }
     };
     let result =
-        mcp_benches::runtime(options.current_thread).and_then(|rt| rt.block_on(run(options)));
+        modelctx_benches::runtime(options.current_thread).and_then(|rt| rt.block_on(run(options)));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

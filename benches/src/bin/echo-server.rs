@@ -21,14 +21,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mcp::seal::RequestStateSecurity;
-use mcp::server::http::HttpConfig;
-use mcp::server::{RequestContext, Server};
-use mcp::types::{
+use modelctx::seal::RequestStateSecurity;
+use modelctx::server::http::HttpConfig;
+use modelctx::server::{RequestContext, Server};
+use modelctx::types::{
     CallToolRequestParams, CallToolResult, ElicitAction, ElicitRequestFormParams, ErrorObject,
     InputRequest, InputRequiredResult, Outcome, Tool,
 };
-use mcp_benches::{
+use modelctx_benches::{
     Args, FLOW_KEY, FLOW_STATE, FLOW_TOOL, SERVER_NAME, SERVER_VERSION, TOOL, bind_loopback,
     eprint_line,
 };
@@ -148,7 +148,7 @@ async fn provision(
 }
 
 /// `{type: object, properties: {PROPERTY: {type: string}}, required: [PROPERTY]}`.
-fn object_schema(property: &str) -> Result<mcp::types::Extra, ErrorObject> {
+fn object_schema(property: &str) -> Result<modelctx::types::Extra, ErrorObject> {
     match json!({
         "type": "object",
         "properties": {property: {"type": "string"}},
@@ -203,7 +203,7 @@ async fn run(mode: Mode, server: Server) -> std::io::Result<()> {
                 .serve_http_on(
                     listener,
                     HttpConfig::default().sse_responses(sse),
-                    mcp_benches::shutdown_signal(),
+                    modelctx_benches::shutdown_signal(),
                 )
                 .await
         }
@@ -225,7 +225,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = mcp_benches::runtime(options.current_thread)
+    let result = modelctx_benches::runtime(options.current_thread)
         .and_then(|rt| rt.block_on(run(options.mode, server)));
     match result {
         Ok(()) => ExitCode::SUCCESS,

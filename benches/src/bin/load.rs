@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_benches::{
+use modelctx_benches::{
     Args, DEFAULT_TEXT, FLOW_TOOL, HTTP_PATH, PROTOCOL_VERSION, TOOL, check_flow_result,
     check_input_required, check_response, eprint_line, flow_request, request_body,
 };

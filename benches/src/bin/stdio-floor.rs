@@ -5,7 +5,7 @@
 use std::io::{self, BufRead as _, BufWriter, Write as _};
 use std::process::ExitCode;
 
-use mcp_benches::{eprint_line, floor_response};
+use modelctx_benches::{eprint_line, floor_response};
 
 fn serve() -> io::Result<()> {
     let mut input = io::stdin().lock();

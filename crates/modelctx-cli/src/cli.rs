@@ -1,0 +1,362 @@
+//! The command line, as clap sees it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const TARGET_HELP: &str = "\
+TARGET is an http(s) URL of a streamable HTTP endpoint (e.g. http://127.0.0.1:8000/mcp), or the \
+command line of a stdio server after `--` (e.g. `-- python server.py`); with `--` the URL is left \
+out.";
+
+const ANSWER_HELP: &str = "\
+Input requests (elicitation, sampling, roots) are answered in the terminal: forms field by field \
+(type `!decline` or `!cancel` at any prompt), URLs after showing the full URL with its domain \
+highlighted and asking consent (the URL is never opened or fetched). Roots default to the \
+current directory; sampling runs --llm-cmd once you consent to the prompt shown (--yes: without \
+asking; --max-sampling: at most N per request), or is declined. Text from the server is shown \
+with control and invisible characters escaped (e.g. \\u{1b}).
+
+For scripts, --answer KEY=JSON (repeatable) and --answers FILE (a JSON object of KEY: JSON) answer \
+without asking. KEY names an input request (its full key, or the last segment of a key such as \
+`my_server::ask_region`) or a form field. For an input request the JSON is the form content \
+(an object), the value of a one-field form, `{\"action\": \"decline\"}`/`{\"action\": \"cancel\"}`, \
+`true`/`false` for a URL, the text of a sampling answer, or a list of root paths or URIs. For a \
+field it is that field's value. A value that is not valid JSON is taken as a string. A 2025-11-25 \
+server's questions carry no key: there an object named after a form field (`{\"action\": \"decline\"}` \
+or the form content) answers the whole form, as it does on 2026-07-28, and URL, sampling and roots \
+questions are asked. Questions the answers do not cover are asked on stdin (line by line when \
+stdin is not a terminal); when stdin is closed they are cancelled.";
+
+/// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of
+/// `Instant + Duration` (which panics).
+const MAX_TIMEOUT_SECS: f64 = 1e9;
+
+/// A positive, finite number of seconds up to [`MAX_TIMEOUT_SECS`] (not 0, negative, NaN, inf or
+/// `1e300`, which would panic or silently mean "no timeout"). Not modelctx-seal's TTL parser, which
+/// accepts all a `Duration` holds (about 1.8e19 s): a deadline must also fit an `Instant`.
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0 && *s <= MAX_TIMEOUT_SECS)
+        .map(Duration::from_secs_f64)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("expected a positive number of seconds up to {MAX_TIMEOUT_SECS}"))
+}
+
+/// `mcp`: talk to any MCP server from the terminal.
+#[derive(Debug, Parser)]
+#[command(name = "mcp", version, about, long_about = None, max_term_width = 100)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List a server's tools.
+    #[command(after_help = TARGET_HELP)]
+    Tools(ListArgs),
+    /// List a server's prompts.
+    #[command(after_help = TARGET_HELP)]
+    Prompts(ListArgs),
+    /// List a server's resources and resource templates.
+    #[command(after_help = TARGET_HELP)]
+    Resources(ListArgs),
+    /// Call a tool: `mcp call [TARGET] TOOL [ARGS_JSON | key=value | key:=JSON …] [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\nArguments: one JSON object, or key=value \
+        pairs (a string, unless the tool's input schema declares another type, then JSON) and \
+        key:=JSON pairs (always JSON).\n\n{ANSWER_HELP}"))]
+    Call(CallArgs),
+    /// Get a prompt: `mcp prompt [TARGET] NAME [key=value …] [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
+    Prompt(CallArgs),
+    /// Read a resource: `mcp read [TARGET] URI [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
+    Read(CallArgs),
+    /// Follow a task to its end: `mcp task [TARGET] TASK_ID [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\nThe task a `tools/call` became (the id \
+        `mcp call` shows as `task ID: …`), followed as `mcp call` follows it: status changes \
+        shown, its questions answered, its result printed; Ctrl-C or --timeout cancels it. For a \
+        call that was interrupted without cancelling, or a server that restarted with its tasks \
+        kept.\n\n{ANSWER_HELP}"))]
+    Task(CallArgs),
+    /// Run a server.
+    #[command(subcommand)]
+    Serve(ServeCommand),
+    /// Request-state keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Sealed request state.
+    #[command(subcommand)]
+    State(StateCommand),
+    /// Measure calls/s and latency of one tool against any MCP server.
+    #[command(after_help = format!("{TARGET_HELP}\n\nThe calls share one connection; \
+        --concurrency keeps that many in flight. A tool that asks for input is answered from \
+        --answer/--answers (never interactively), so a bench of it measures whole multi-round \
+        flows."))]
+    Bench(BenchArgs),
+}
+
+/// How to connect, and how the connection behaves.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct ConnectArgs {
+    /// Which era to speak: probe with server/discover and fall back to the handshake (auto),
+    /// 2026-07-28 only, or the 2025-11-25 handshake.
+    #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
+    pub(crate) mode: ModeArg,
+    /// Give up after this many seconds (connecting, every round and every question included).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub(crate) timeout: Option<Duration>,
+    /// The most InputRequiredResult rounds one request may take.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) max_rounds: u32,
+    /// An HTTP header sent with every request (`Name: value`), e.g. an Authorization header.
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    pub(crate) headers: Vec<String>,
+    /// Sign in with OAuth when an HTTP server asks (401): the authorization URL is printed and
+    /// opened in the browser, the redirect comes back to a listener on 127.0.0.1. Tokens are
+    /// kept in --token-store and reused (and refreshed) by later commands. The time spent
+    /// signing in does not count against --timeout.
+    #[arg(long)]
+    pub(crate) oauth: bool,
+    /// Sign in without a browser: follow the authorization URL here (implies --oauth). Only
+    /// for authorization servers that approve at once, e.g. a local test server. Redirects are
+    /// followed within the authorization server's origin only, up to the redirect URI.
+    #[arg(long)]
+    pub(crate) oauth_headless: bool,
+    /// Sign in with this authorization server only (its issuer identifier, exactly as its
+    /// metadata states it, e.g. https://auth.example.com). A server that names another one is
+    /// refused before anything is sent there. Also needed for an authorization server on a
+    /// private network: without it, authorization servers on another host than the MCP
+    /// server must have public addresses.
+    #[arg(long, value_name = "ISSUER")]
+    pub(crate) oauth_issuer: Option<String>,
+    /// Fetch the protected resource metadata URL a server's 401 names even when it is on
+    /// another origin than the server (https to a public address only). Without it such a
+    /// URL is ignored and the server's own well-known location is used.
+    #[arg(long)]
+    pub(crate) oauth_cross_origin_metadata: bool,
+    /// Where --oauth keeps tokens and client registrations (default: $MCP_TOKEN_STORE, else
+    /// $XDG_CONFIG_HOME/mcp/tokens.json, else ~/.config/mcp/tokens.json).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_store: Option<PathBuf>,
+    /// The time spent signing in (not counted by --timeout).
+    #[arg(skip)]
+    pub(crate) sign_in: crate::oauth::SignInClock,
+}
+
+/// How input requests are answered.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct AnswerArgs {
+    /// Answer an input request or a form field without asking: KEY=JSON (repeatable).
+    #[arg(long = "answer", value_name = "KEY=JSON")]
+    pub(crate) answers: Vec<String>,
+    /// Answers from a file: a JSON object of KEY: JSON.
+    #[arg(long = "answers", value_name = "FILE")]
+    pub(crate) answers_file: Option<PathBuf>,
+    /// Answer sampling requests by running this shell command: the prompt goes to its stdin,
+    /// its stdout is the model's text. Without it sampling requests are declined.
+    #[arg(long, value_name = "CMD")]
+    pub(crate) llm_cmd: Option<String>,
+    /// A root to offer when the server lists roots (repeatable; default: the current
+    /// directory).
+    #[arg(long = "root", value_name = "PATH")]
+    pub(crate) roots: Vec<PathBuf>,
+    /// Run --llm-cmd for sampling requests without asking first. Without it the prompt is
+    /// shown and each sampling request waits for a yes (declined when nobody can answer).
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// The most sampling requests one request may make (its rounds, its task and, with a
+    /// 2025-11-25 server, the requests that arrive while it runs); past it the request fails.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) max_sampling: u32,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    /// [TARGET]: the server's URL (leave it out with `-- CMD ARGS…`).
+    #[arg(value_name = "TARGET")]
+    pub(crate) positional: Vec<String>,
+    /// The stdio server's command line.
+    #[arg(last = true, value_name = "CMD")]
+    pub(crate) command: Vec<String>,
+    /// Print the raw JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) connect: ConnectArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// [TARGET] NAME [ARGUMENTS…].
+    #[arg(value_name = "ARGS", required = true)]
+    pub(crate) positional: Vec<String>,
+    /// The stdio server's command line.
+    #[arg(last = true, value_name = "CMD")]
+    pub(crate) command: Vec<String>,
+    /// Print the raw JSON result.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) connect: ConnectArgs,
+    #[command(flatten)]
+    pub(crate) answer: AnswerArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    /// [TARGET]: the server's URL (leave it out with `-- CMD ARGS…`).
+    #[arg(value_name = "TARGET")]
+    pub(crate) positional: Vec<String>,
+    /// The stdio server's command line.
+    #[arg(last = true, value_name = "CMD")]
+    pub(crate) command: Vec<String>,
+    /// The tool to call.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) tool: String,
+    /// The tool's arguments (a JSON object).
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    pub(crate) args: String,
+    /// How many measured calls.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub(crate) calls: u64,
+    /// How many calls are in flight at once.
+    #[arg(long, value_name = "C", default_value_t = 1)]
+    pub(crate) concurrency: u64,
+    /// Unmeasured calls made first (connection set-up, caches).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub(crate) warmup: u64,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) connect: ConnectArgs,
+    #[command(flatten)]
+    pub(crate) answer: AnswerArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ServeCommand {
+    /// The demo server: `provision` (asks for the region), `deploy` (two questions in one
+    /// round), `summarize` (sampling), `where_am_i` (roots), `connect_account` (a URL), `echo`,
+    /// `long_report` (runs as a task: status messages, then asks the format), the `briefing`
+    /// prompt and the `report://{quarter}` template (both ask).
+    ///
+    /// Request state is sealed: with MCP_REQUEST_STATE_KEYS (comma-separated secrets, each at
+    /// least 32 bytes; the first mints, all verify) every instance given the same keys accepts
+    /// the others' tokens; MCP_REQUEST_STATE_TTL sets their lifetime in seconds (default 600).
+    /// Without keys a random per-process key is used.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// Serve streamable HTTP on ADDR (`PORT` or `IP:PORT`, port 0 picks one) at /mcp instead of
+    /// stdio; the URL is printed to stderr as `listening on http://…/mcp`.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<String>,
+    /// Allow binding a non-loopback address, and accept any Host header (without it only
+    /// 127.0.0.1 / ::1 are served, under loopback host names). The Origin check stays on:
+    /// browsers may still call only from loopback pages and --allowed-origin.
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
+    /// Also accept requests a browser sends from ORIGIN (repeatable): `https://app.example.com`
+    /// exactly, or a bare host name with any scheme and port. Requests without an Origin header
+    /// (clients that are not browsers) are always accepted; by default only pages on loopback
+    /// names may call.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    pub(crate) allowed_origins: Vec<String>,
+    /// Keep `long_report`'s tasks in this SQLite file (they survive a restart) instead of in
+    /// memory.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tasks_db: Option<PathBuf>,
+    /// Require OAuth access tokens (JWTs) issued by ISSUER, the authorization server's issuer
+    /// identifier (HTTP only). The server then publishes its protected resource metadata and
+    /// answers requests without a valid token with 401.
+    #[arg(long, value_name = "ISSUER", requires = "http")]
+    pub(crate) auth_issuer: Option<String>,
+    /// The issuer's key set (default: the `jwks_uri` of its authorization server metadata).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub(crate) auth_jwks: Option<String>,
+    /// A scope every token must carry (repeatable).
+    #[arg(long = "auth-scope", value_name = "SCOPE", requires = "auth_issuer")]
+    pub(crate) auth_scopes: Vec<String>,
+    /// This server's canonical URI, the audience tokens must be issued for (default:
+    /// `http://ADDR/mcp` of the bound address).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub(crate) auth_resource: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Print a fresh random 32-byte key (64 hex digits), for MCP_REQUEST_STATE_KEYS.
+    Generate,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum StateCommand {
+    /// Open a sealed requestState token and print its claims (why was it rejected?).
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InspectArgs {
+    /// A secret of the server's key ring (repeatable, or comma-separated as in
+    /// MCP_REQUEST_STATE_KEYS, which is read when no --key is given).
+    #[arg(long = "key", value_name = "K")]
+    pub(crate) keys: Vec<String>,
+    /// Check the token's argument digest against these tool arguments (a JSON object).
+    #[arg(long, value_name = "JSON")]
+    pub(crate) args: Option<String>,
+    /// Print only the claims JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The token (`v1.…`).
+    pub(crate) token: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ModeArg {
+    /// Probe with server/discover, fall back to the handshake.
+    Auto,
+    /// 2026-07-28 without probing.
+    #[value(name = "2026-07-28")]
+    Modern,
+    /// The 2025-11-25 initialize handshake (`handshake` is accepted as an alias, the name before).
+    #[value(alias = "legacy")]
+    Handshake,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::{Cli, Command, ModeArg};
+
+    fn mode_of(args: &[&str]) -> ModeArg {
+        let cli = Cli::try_parse_from(args).expect("parses");
+        match cli.command {
+            Command::Tools(args) => args.connect.mode,
+            other => panic!("not `tools`: {other:?}"),
+        }
+    }
+
+    /// The handshake era is `--mode handshake`; `--mode handshake`, its name before, still works
+    /// in users' scripts.
+    #[test]
+    fn the_handshake_mode_keeps_its_old_name_as_an_alias() {
+        assert_eq!(
+            mode_of(&["mcp", "tools", "--mode", "handshake", "http://x"]),
+            ModeArg::Handshake
+        );
+        assert_eq!(
+            mode_of(&["mcp", "tools", "--mode", "legacy", "http://x"]),
+            ModeArg::Handshake
+        );
+        assert_eq!(mode_of(&["mcp", "tools", "http://x"]), ModeArg::Auto);
+    }
+}

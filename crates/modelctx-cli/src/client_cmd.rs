@@ -1,0 +1,424 @@
+//! `mcp tools|prompts|resources` and `mcp call|prompt|read`.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use modelctx::client::{Client, ClientError, RequestOptions, TaskSettings};
+use modelctx::types::Method as _;
+use modelctx::types::methods::{
+    CallTool, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools, ReadResource,
+};
+use modelctx::types::tasks::DetailedTask;
+use modelctx::types::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
+use serde_json::{Map, Value};
+
+use crate::answers::{Answers, lenient_json};
+use crate::ask::Asker;
+use crate::cli::{CallArgs, ConnectArgs, ListArgs};
+use crate::error::{CliError, Result};
+use crate::progress::ProgressView;
+use crate::render;
+use crate::safe_text::line;
+use crate::sync::lock;
+use crate::target::{Target, describe_server, explain, timeout};
+
+/// How long `tasks/cancel` may take when the command is interrupted.
+const CANCEL_WAIT: Duration = Duration::from_secs(5);
+
+/// What to list.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum List {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// What to get.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Get {
+    Tool,
+    Prompt,
+    Resource,
+    /// A task a `tools/call` became, followed to its end.
+    Task,
+}
+
+/// Runs `work` under `--timeout`.
+/// Runs `work` under `--timeout` (the time spent signing in is not counted).
+async fn bounded<T>(args: &ConnectArgs, work: impl Future<Output = Result<T>>) -> Result<T> {
+    let after = timeout(args);
+    crate::oauth::within(after, &args.sign_in, work)
+        .await
+        .unwrap_or_else(|| {
+            Err(CliError::failed(format!(
+                "timed out after {} s (--timeout)",
+                after.map_or(0.0, |a| a.as_secs_f64())
+            )))
+        })
+}
+
+fn failed(what: &str) -> impl FnOnce(ClientError) -> CliError + '_ {
+    move |error| CliError::failed(format!("{what}: {}", describe(&error)))
+}
+
+/// A client error in the CLI's terms: a limit names the flag that raises it, not the builder
+/// method.
+fn describe(error: &ClientError) -> String {
+    match error {
+        ClientError::SamplingBudgetExceeded { max } => format!(
+            "the server asked for more than {max} sampling requests in one request \
+             (--max-sampling)"
+        ),
+        ClientError::TooManyInputRequests { count, max } => {
+            format!("the server asked {count} questions in one round; at most {max} are answered")
+        }
+        other => explain(other, true),
+    }
+}
+
+/// The task a `tools/call` became, while it runs: for the messages of its end, and to cancel it
+/// when the command is interrupted (Ctrl-C) or runs out of time.
+#[derive(Debug, Clone, Default)]
+struct PendingTask(Arc<Mutex<PendingState>>);
+
+#[derive(Debug, Default)]
+struct PendingState {
+    client: Option<Client>,
+    /// The task's id, and whether it has ended.
+    task: Option<(String, bool)>,
+}
+
+impl PendingTask {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PendingState> {
+        lock(&self.0)
+    }
+
+    fn set_client(&self, client: &Client) {
+        self.lock().client = Some(client.clone());
+    }
+
+    fn seen(&self, task: &DetailedTask) {
+        self.lock().task = Some((task.task_id.clone(), task.status.is_terminal()));
+    }
+
+    /// Whether a task status has been seen.
+    fn has_task(&self) -> bool {
+        self.lock().task.is_some()
+    }
+
+    /// The error of a `tools/call`, saying which task failed or was cancelled.
+    fn explain(&self, error: ClientError) -> CliError {
+        let task = self.lock().task.as_ref().map(|(id, _)| id.clone());
+        match (task, &error) {
+            (_, ClientError::TaskCancelled { task_id }) => {
+                CliError::failed(format!("task {task_id} was cancelled before it finished"))
+            }
+            (Some(id), ClientError::Rpc(object)) => CliError::failed(format!(
+                "task {id} failed with error {}: {}",
+                object.code, object.message
+            )),
+            _ => failed(CallTool::NAME)(error),
+        }
+    }
+
+    /// Cancels the task if one is still running (waiting at most a few seconds for the server).
+    async fn cancel(&self) {
+        let (client, id) = {
+            let mut state = self.lock();
+            match (state.client.take(), state.task.take()) {
+                (Some(client), Some((id, false))) => (client, id),
+                _ => return,
+            }
+        };
+        let shown = line(&id);
+        eprintln!("cancelling task {shown}…");
+        match tokio::time::timeout(CANCEL_WAIT, client.cancel_task(&id)).await {
+            Ok(Ok(())) => eprintln!("task {shown} cancelled"),
+            Ok(Err(error)) => eprintln!("tasks/cancel {shown}: {}", line(&error.to_string())),
+            Err(_) => eprintln!("tasks/cancel {shown}: no answer within {CANCEL_WAIT:?}"),
+        }
+        let _ = client.close().await;
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// `mcp tools|prompts|resources TARGET`.
+pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
+    let (target, rest) = Target::split(&args.positional, &args.command)?;
+    if let Some(extra) = rest.first() {
+        return Err(CliError::usage(format!("unexpected argument {extra:?}")));
+    }
+    bounded(&args.connect, async {
+        let client = target.connect(Client::builder(), &args.connect).await?;
+        let (raw, human) = match what {
+            List::Tools => {
+                let tools = to_json(&client.list_tools().await.map_err(failed(ListTools::NAME))?);
+                let human = render::tools(tools.as_array().map_or(&[], Vec::as_slice));
+                (tools, human)
+            }
+            List::Prompts => {
+                let prompts = to_json(
+                    &client
+                        .list_prompts()
+                        .await
+                        .map_err(failed(ListPrompts::NAME))?,
+                );
+                let human = render::prompts(prompts.as_array().map_or(&[], Vec::as_slice));
+                (prompts, human)
+            }
+            List::Resources => {
+                let resources = to_json(
+                    &client
+                        .list_resources()
+                        .await
+                        .map_err(failed(ListResources::NAME))?,
+                );
+                let templates = to_json(
+                    &client
+                        .list_resource_templates()
+                        .await
+                        .map_err(failed(ListResourceTemplates::NAME))?,
+                );
+                let human = render::resources(
+                    resources.as_array().map_or(&[], Vec::as_slice),
+                    templates.as_array().map_or(&[], Vec::as_slice),
+                );
+                let mut both = Map::new();
+                both.insert("resources".to_owned(), resources);
+                both.insert("resourceTemplates".to_owned(), templates);
+                (Value::Object(both), human)
+            }
+        };
+        let _ = client.close().await;
+        if args.json {
+            println!("{}", render::json(&raw));
+        } else {
+            print!("{human}");
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+    .await
+}
+
+/// `mcp call|prompt|read [TARGET] NAME …`.
+pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
+    let (target, operands) = Target::split(&args.positional, &args.command)?;
+    let Some((name, rest)) = operands.split_first() else {
+        return Err(CliError::usage(match what {
+            Get::Tool => "which tool? `mcp call [TARGET] TOOL [ARGS…]`",
+            Get::Prompt => "which prompt? `mcp prompt [TARGET] NAME [key=value…]`",
+            Get::Resource => "which resource? `mcp read [TARGET] URI`",
+            Get::Task => "which task? `mcp task [TARGET] TASK_ID`",
+        }));
+    };
+    if matches!(what, Get::Resource | Get::Task)
+        && let Some(extra) = rest.first()
+    {
+        return Err(CliError::usage(format!("unexpected argument {extra:?}")));
+    }
+    let answers = Answers::from_args(&args.answer.answers, args.answer.answers_file.as_deref())?;
+    let progress = ProgressView::stderr();
+    let asker = Arc::new(Asker::new(answers, &args.answer, true, progress.clone())?);
+    // Tool calls the server runs as tasks are followed to their end; the builder does not
+    // cancel an abandoned task itself: `pending` does, awaited, before the process exits.
+    let builder = asker
+        .install(Client::builder())
+        .tasks(TaskSettings::new().cancel_on_drop(false));
+    let pending = PendingTask::default();
+    let call = bounded(&args.connect, async {
+        let client = target.connect(builder, &args.connect).await?;
+        asker.set_server(format!("{} ({target})", describe_server(&client)));
+        pending.set_client(&client);
+        let shown = progress.clone();
+        let tracked = pending.clone();
+        let options = RequestOptions::new()
+            .on_progress(move |p| shown.update(&p))
+            .on_task_status({
+                let shown = progress.clone();
+                move |task| {
+                    tracked.seen(task);
+                    shown.task(task);
+                }
+            });
+        let result = match what {
+            Get::Tool => {
+                let arguments = tool_arguments(&client, name, rest).await?;
+                let params = CallToolRequestParams::new(name.clone(), Some(arguments));
+                Box::pin(client.call_tool_with(params, options))
+                    .await
+                    .map(|r| to_json(&r))
+                    .map_err(|error| pending.explain(error))
+            }
+            Get::Prompt => {
+                let params = GetPromptRequestParams::new(name.clone())
+                    .with_arguments(prompt_arguments(rest)?);
+                Box::pin(client.get_prompt_with(params, options))
+                    .await
+                    .map(|r| to_json(&r))
+                    .map_err(failed(GetPrompt::NAME))
+            }
+            Get::Task => Box::pin(client.wait_task(name, &options))
+                .await
+                .map(|r| to_json(&r))
+                .map_err(|error| match error {
+                    // Before any status: the server does not know the id.
+                    ClientError::Rpc(object) if !pending.has_task() => {
+                        CliError::failed(format!("task {name}: {}", object.message))
+                    }
+                    error => pending.explain(error),
+                }),
+            Get::Resource => Box::pin(
+                client.read_resource_with(ReadResourceRequestParams::new(name.clone()), options),
+            )
+            .await
+            .map(|r| to_json(&r))
+            .map_err(failed(ReadResource::NAME)),
+        };
+        let _ = client.close().await;
+        result
+    });
+    let outcome = tokio::select! {
+        outcome = call => outcome,
+        _ = tokio::signal::ctrl_c() => Err(CliError::interrupted("interrupted")),
+    };
+    if outcome.is_err() {
+        // Interrupted or out of time while a task runs: cancel it rather than leave it behind.
+        progress.clear();
+        pending.cancel().await;
+    }
+    progress.clear();
+    let result = outcome?;
+    if args.json {
+        println!("{}", render::json(&result));
+    } else {
+        let text = match what {
+            Get::Tool | Get::Task => render::tool_result(&result),
+            Get::Prompt => render::prompt_result(&result),
+            Get::Resource => render::read_result(&result),
+        };
+        println!("{text}");
+    }
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        eprintln!("error: the tool reported an error (isError)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tool's arguments: one JSON object, or `key=value` / `key:=JSON` pairs. A `key=value`
+/// is a string unless the tool's input schema gives the property another type.
+async fn tool_arguments(
+    client: &Client,
+    tool: &str,
+    operands: &[String],
+) -> Result<Map<String, Value>> {
+    if let [single] = operands
+        && single.trim_start().starts_with('{')
+    {
+        return match serde_json::from_str(single) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(_) | Err(_) => Err(CliError::usage(format!(
+                "{single:?} is not a JSON object of arguments"
+            ))),
+        };
+    }
+    let pairs = operands
+        .iter()
+        .map(|operand| split_pair(operand))
+        .collect::<Result<Vec<_>>>()?;
+    let mut schema = None;
+    if pairs.iter().any(|(_, _, raw)| !raw) {
+        // Only `key=value` pairs need the schema to know their type.
+        schema = client
+            .list_tools()
+            .await
+            .ok()
+            .and_then(|tools| tools.into_iter().find(|t| t.name == tool))
+            .map(|t| to_json(&t.input_schema));
+    }
+    let mut arguments = Map::new();
+    for (key, value, raw_json) in pairs {
+        let value = if raw_json {
+            serde_json::from_str(&value)
+                .map_err(|e| CliError::usage(format!("{key}:={value}: not JSON: {e}")))?
+        } else {
+            let declared = schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(|p| p.get(&key))
+                .and_then(|p| p.get("type"))
+                .and_then(Value::as_str);
+            match declared {
+                Some("string") | None => Value::String(value),
+                Some(_) => lenient_json(&value),
+            }
+        };
+        arguments.insert(key, value);
+    }
+    Ok(arguments)
+}
+
+/// The prompt's arguments (strings): `key=value`, or `key:=JSON` (a JSON string is unquoted,
+/// anything else is its JSON text).
+fn prompt_arguments(operands: &[String]) -> Result<BTreeMap<String, String>> {
+    operands
+        .iter()
+        .map(|operand| {
+            let (key, value, raw_json) = split_pair(operand)?;
+            let value = if raw_json {
+                match lenient_json(&value) {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                }
+            } else {
+                value
+            };
+            Ok((key, value))
+        })
+        .collect()
+}
+
+/// `key=value` → (key, value, false); `key:=JSON` → (key, JSON, true).
+fn split_pair(operand: &str) -> Result<(String, String, bool)> {
+    let (key, value) = operand.split_once('=').ok_or_else(|| {
+        CliError::usage(format!(
+            "{operand:?}: expected key=value, key:=JSON or a single JSON object"
+        ))
+    })?;
+    match key.strip_suffix(':') {
+        Some(key) if !key.is_empty() => Ok((key.to_owned(), value.to_owned(), true)),
+        _ if !key.is_empty() => Ok((key.to_owned(), value.to_owned(), false)),
+        _ => Err(CliError::usage(format!("{operand:?}: the key is empty"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs() {
+        assert_eq!(
+            split_pair("name=orders").unwrap(),
+            ("name".into(), "orders".into(), false)
+        );
+        assert_eq!(split_pair("n:=3").unwrap(), ("n".into(), "3".into(), true));
+        assert_eq!(
+            split_pair("q=a=b").unwrap(),
+            ("q".into(), "a=b".into(), false)
+        );
+        assert!(split_pair("novalue").is_err());
+        assert!(split_pair("=x").is_err());
+        let args =
+            prompt_arguments(&["topic=Q3".into(), "n:=3".into(), "s:=\"x\"".into()]).unwrap();
+        assert_eq!(args["topic"], "Q3");
+        assert_eq!(args["n"], "3");
+        assert_eq!(args["s"], "x");
+    }
+}

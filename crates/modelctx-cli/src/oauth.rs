@@ -1,0 +1,228 @@
+//! `--oauth`: signing in to an HTTP server that asks (401), and `--timeout` that does not count
+//! the time the user spends signing in.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use modelctx::client::auth::{
+    AuthError, AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, FileTokenStore,
+    LoopbackRedirect, OAuthConfig, RedirectFetcher, open_in_browser,
+};
+
+use crate::cli::ConnectArgs;
+use crate::error::{CliError, Result};
+use crate::sync::lock;
+
+/// The redirect URI of a headless sign-in: nothing listens there, the redirect to it is read
+/// from the authorization server's answer (a loopback URI: any port is the same registration).
+const HEADLESS_REDIRECT: &str = "http://127.0.0.1/callback";
+
+/// The time spent waiting for the user to sign in, which `--timeout` does not count.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SignInClock(Arc<Mutex<Paused>>);
+
+#[derive(Debug, Default)]
+struct Paused {
+    since: Option<Instant>,
+    total: Duration,
+}
+
+impl SignInClock {
+    /// The time paused so far, the running pause included.
+    fn paused(&self) -> Duration {
+        let state = lock(&self.0);
+        state.total + state.since.map_or(Duration::ZERO, |since| since.elapsed())
+    }
+
+    /// Pauses the clock until the guard is dropped.
+    fn pause(&self) -> PauseGuard<'_> {
+        lock(&self.0).since.get_or_insert_with(Instant::now);
+        PauseGuard(self)
+    }
+}
+
+struct PauseGuard<'a>(&'a SignInClock);
+
+impl Drop for PauseGuard<'_> {
+    fn drop(&mut self) {
+        let mut state = lock(&self.0.0);
+        if let Some(since) = state.since.take() {
+            state.total += since.elapsed();
+        }
+    }
+}
+
+/// Runs `work` for at most `after` (`None`: unbounded), not counting the time `clock` was
+/// paused. `None` when the time ran out.
+pub(crate) async fn within<T>(
+    after: Option<Duration>,
+    clock: &SignInClock,
+    work: impl Future<Output = T>,
+) -> Option<T> {
+    let Some(after) = after else {
+        return Some(work.await);
+    };
+    let start = Instant::now();
+    let mut work = std::pin::pin!(work);
+    loop {
+        let deadline = start + after + clock.paused();
+        tokio::select! {
+            outcome = &mut work => return Some(outcome),
+            () = tokio::time::sleep_until(deadline) => {
+                if Instant::now() >= start + after + clock.paused() {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// The OAuth configuration of `--oauth` / `--oauth-headless`, or `None` without them.
+pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
+    if !args.oauth && !args.oauth_headless {
+        if args.oauth_issuer.is_some() || args.oauth_cross_origin_metadata {
+            return Err(CliError::usage(
+                "--oauth-issuer and --oauth-cross-origin-metadata need --oauth or --oauth-headless",
+            ));
+        }
+        return Ok(None);
+    }
+    let path = token_store_path(args)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
+            .map_err(|e| CliError::failed(format!("token store {}: {e}", dir.display())))?;
+    }
+    let inner: Box<dyn AuthorizationHandler> = if args.oauth_headless {
+        // Follows the authorization server's redirects within its own origin only, up to the
+        // redirect URI: a hostile server cannot bounce the request into the user's network.
+        Box::new(Headless(RedirectFetcher::new(HEADLESS_REDIRECT)))
+    } else {
+        Box::new(
+            LoopbackRedirect::bind(|url| {
+                eprintln!("Sign in to continue: {url}");
+                match open_in_browser(url) {
+                    Ok(()) => eprintln!("(opened in your browser; waiting for you to sign in)"),
+                    Err(error) => {
+                        eprintln!("(cannot open a browser: {error}; open the URL yourself)");
+                    }
+                }
+                Ok(())
+            })
+            .await?,
+        )
+    };
+    let handler = Timed {
+        inner,
+        clock: args.sign_in.clone(),
+    };
+    let mut config = OAuthConfig::new(handler)
+        .client_name("modelctx-cli")
+        .token_store(FileTokenStore::new(path))
+        .cross_origin_resource_metadata(args.oauth_cross_origin_metadata);
+    if let Some(issuer) = &args.oauth_issuer {
+        config = config.issuer(issuer);
+    }
+    Ok(Some(config))
+}
+
+/// `--oauth-headless`: says where it signs in, then follows the authorization URL.
+struct Headless(RedirectFetcher);
+
+impl AuthorizationHandler for Headless {
+    fn redirect_uri(&self) -> String {
+        self.0.redirect_uri()
+    }
+
+    fn authorize<'a>(&'a self, request: AuthorizationRequest) -> Authorizing<'a> {
+        eprintln!(
+            "signing in at {} without a browser (--oauth-headless)",
+            request.url.host_str().unwrap_or("?")
+        );
+        self.0.authorize(request)
+    }
+}
+
+/// `--token-store`, else `$MCP_TOKEN_STORE`, else `mcp/tokens.json` in the user's config
+/// directory.
+fn token_store_path(args: &ConnectArgs) -> Result<PathBuf> {
+    if let Some(path) = &args.token_store {
+        return Ok(path.clone());
+    }
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(path) = var("MCP_TOKEN_STORE") {
+        return Ok(PathBuf::from(path));
+    }
+    let config = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .or_else(|| var("APPDATA").map(PathBuf::from))
+        .ok_or_else(|| {
+            CliError::usage("no config directory (HOME is not set): pass --token-store FILE")
+        })?;
+    Ok(config.join("mcp").join("tokens.json"))
+}
+
+/// A handler that pauses the `--timeout` clock while the user signs in.
+struct Timed {
+    inner: Box<dyn AuthorizationHandler>,
+    clock: SignInClock,
+}
+
+type Authorizing<'a> = Pin<
+    Box<dyn Future<Output = std::result::Result<AuthorizationResponse, AuthError>> + Send + 'a>,
+>;
+
+impl AuthorizationHandler for Timed {
+    fn redirect_uri(&self) -> String {
+        self.inner.redirect_uri()
+    }
+
+    fn authorize<'a>(&'a self, request: AuthorizationRequest) -> Authorizing<'a> {
+        Box::pin(async move {
+            let _paused = self.clock.pause();
+            self.inner.authorize(request).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn paused_time_does_not_count() {
+        let clock = SignInClock::default();
+        // 3 s of work with a 2 s bound: out of time.
+        let slow = within(
+            Some(Duration::from_secs(2)),
+            &clock,
+            tokio::time::sleep(Duration::from_secs(3)),
+        )
+        .await;
+        assert!(slow.is_none());
+        // The same work, 2 s of it signing in: fits.
+        let signing_in = async {
+            {
+                let _paused = clock.pause();
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            7
+        };
+        assert_eq!(
+            within(Some(Duration::from_secs(2)), &clock, signing_in).await,
+            Some(7)
+        );
+        assert_eq!(within(None, &clock, async { 1 }).await, Some(1));
+    }
+}

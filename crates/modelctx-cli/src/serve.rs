@@ -1,0 +1,183 @@
+//! `mcp serve demo`.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use modelctx::seal::RequestStateSecurity;
+use modelctx::server::auth::{JwksSource, JwtVerifier, ResourceServer};
+use modelctx::server::http::HttpConfig;
+use modelctx::server::tasks::{MemoryStore, SqliteStore, TaskStore};
+use serde_json::Value;
+
+use crate::cli::DemoArgs;
+use crate::demo::server_with_tasks;
+use crate::error::{CliError, Result};
+
+/// Serves the demo server on stdio, or on HTTP with `--http ADDR` (behind OAuth with
+/// `--auth-issuer`).
+pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
+    // Unset means warn; set but unreadable is a mistake to report, not to ignore.
+    let filter = match std::env::var_os("MCP_LOG") {
+        None => tracing_subscriber::EnvFilter::new("warn"),
+        Some(_) => tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
+            .map_err(|e| CliError::usage(format!("MCP_LOG: {e}")))?,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+    // A configuration mistake, reported as such (exit 2), never a panic or a silent fallback
+    // to a per-process key.
+    let security = RequestStateSecurity::from_env()
+        .map_err(|e| CliError::usage(format!("MCP_REQUEST_STATE_KEYS / _TTL: {e}")))?;
+    let store: Arc<dyn TaskStore> = match &args.tasks_db {
+        Some(path) => Arc::new(
+            SqliteStore::open(path)
+                .map_err(|e| CliError::failed(format!("--tasks-db {}: {e}", path.display())))?,
+        ),
+        None => Arc::new(MemoryStore::new()),
+    };
+    let server = server_with_tasks(security, store).map_err(|e| CliError::failed(e.to_string()))?;
+    let Some(addr) = args.http else {
+        server.serve_stdio().await?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let addr = parse_addr(&addr)?;
+    if !addr.ip().is_loopback() && !args.allow_remote {
+        return Err(CliError::usage(format!(
+            "{addr} is not a loopback address; pass --allow-remote to serve other hosts"
+        )));
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    let mut config = if args.allow_remote {
+        HttpConfig::default().allow_any_host()
+    } else {
+        HttpConfig::default()
+    };
+    // In addition to the loopback pages, never instead of the check.
+    config
+        .allowed_origins
+        .get_or_insert_default()
+        .extend(args.allowed_origins.iter().cloned());
+    if let Some(issuer) = &args.auth_issuer {
+        let issuer = issuer.trim_end_matches('/').to_owned();
+        let resource = args
+            .auth_resource
+            .clone()
+            .unwrap_or_else(|| format!("http://{bound}/mcp"));
+        let jwks = match &args.auth_jwks {
+            Some(url) => url.clone(),
+            None => discover_jwks(&issuer).await?,
+        };
+        let verifier = JwtVerifier::new(&issuer, &resource, JwksSource::Url(jwks));
+        let resource_server = ResourceServer::new(&resource, verifier)
+            .authorization_server(&issuer)
+            .require_scopes(args.auth_scopes.iter().cloned())
+            .resource_name("mcp demo server");
+        eprintln!("tokens of {issuer} required for {resource}");
+        config = config.auth(resource_server);
+    }
+    eprintln!("listening on http://{bound}/mcp");
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    server.serve_http_on(listener, config, shutdown).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `jwks_uri` of `issuer`'s metadata: RFC 8414, then OpenID Connect discovery (path
+/// insertion, then appending for an issuer with a path). The document's `issuer` must be
+/// `issuer`.
+async fn discover_jwks(issuer: &str) -> Result<String> {
+    let (origin, path) = match issuer.find("://").map(|i| i + 3) {
+        Some(start) => match issuer[start..].find('/') {
+            Some(slash) => issuer.split_at(start + slash),
+            None => (issuer, ""),
+        },
+        None => {
+            return Err(CliError::usage(format!(
+                "--auth-issuer {issuer:?}: expected an http(s) URL"
+            )));
+        }
+    };
+    let mut candidates = vec![
+        format!("{origin}/.well-known/oauth-authorization-server{path}"),
+        format!("{origin}/.well-known/openid-configuration{path}"),
+    ];
+    if !path.is_empty() {
+        candidates.push(format!("{issuer}/.well-known/openid-configuration"));
+    }
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|e| CliError::failed(format!("HTTP client: {e}")))?;
+    let mut tried = Vec::new();
+    for url in candidates {
+        let document = match http.get(&url).send().await {
+            Ok(response) if response.status().is_success() => response
+                .bytes()
+                .await
+                .ok()
+                .and_then(|body| serde_json::from_slice::<Value>(&body).ok()),
+            Ok(response) => {
+                tried.push(format!("{url}: HTTP {}", response.status()));
+                continue;
+            }
+            Err(error) => {
+                tried.push(format!("{url}: {error}"));
+                continue;
+            }
+        };
+        let Some(document) = document else {
+            tried.push(format!("{url}: not a JSON document"));
+            continue;
+        };
+        if document["issuer"].as_str() != Some(issuer) {
+            return Err(CliError::failed(format!(
+                "{url} names issuer {} instead of {issuer}",
+                document["issuer"]
+            )));
+        }
+        return document["jwks_uri"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                CliError::failed(format!("{url} has no jwks_uri; pass --auth-jwks URL"))
+            });
+    }
+    Err(CliError::failed(format!(
+        "cannot discover the metadata of {issuer} ({}); pass --auth-jwks URL",
+        tried.join("; ")
+    )))
+}
+
+/// `PORT` (on 127.0.0.1) or `IP:PORT`.
+fn parse_addr(text: &str) -> Result<SocketAddr> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Some(port) = text.strip_prefix("localhost:").and_then(|p| p.parse().ok()) {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    text.parse()
+        .map_err(|_| CliError::usage(format!("--http {text:?}: expected PORT or IP:PORT")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        assert_eq!(parse_addr("0").unwrap().to_string(), "127.0.0.1:0");
+        assert_eq!(
+            parse_addr("localhost:8000").unwrap().to_string(),
+            "127.0.0.1:8000"
+        );
+        assert_eq!(parse_addr("[::1]:9").unwrap().to_string(), "[::1]:9");
+        assert!(parse_addr("nope").is_err());
+    }
+}

@@ -1,0 +1,209 @@
+//! Which server to talk to, and connecting to it.
+
+use std::fmt;
+use std::time::Duration;
+
+use modelctx::client::auth::{AuthError, UrlRefusal};
+use modelctx::client::{Client, ClientBuilder, ClientError, Mode};
+use modelctx::types::{Implementation, ProtocolVersion};
+
+use crate::cli::{ConnectArgs, ModeArg};
+use crate::error::{CliError, Result};
+
+/// A server: a streamable HTTP endpoint, or a command spawned as a stdio server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// `http://…` or `https://…`.
+    Http(String),
+    /// The command line of a stdio server.
+    Stdio(Vec<String>),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Http(url) => f.write_str(url),
+            Self::Stdio(command) => write!(f, "stdio: {}", command.join(" ")),
+        }
+    }
+}
+
+impl Target {
+    /// Splits the positional arguments: with a `-- CMD…` command line the target is that
+    /// command and every positional is an operand; otherwise the first positional must be a
+    /// URL. Returns the target and the remaining operands.
+    pub(crate) fn split(positional: &[String], command: &[String]) -> Result<(Self, Vec<String>)> {
+        if !command.is_empty() {
+            if let Some(first) = positional.first()
+                && is_url(first)
+            {
+                return Err(CliError::usage(format!(
+                    "give either a URL ({first}) or a command after `--`, not both"
+                )));
+            }
+            return Ok((Self::Stdio(command.to_vec()), positional.to_vec()));
+        }
+        match positional.split_first() {
+            Some((first, rest)) if is_url(first) => Ok((Self::Http(first.clone()), rest.to_vec())),
+            Some((first, _)) => Err(CliError::usage(format!(
+                "{first:?} is not an http(s) URL; give a URL, or a stdio server's command line \
+                 after `--` (e.g. `mcp tools -- python server.py`)"
+            ))),
+            None => Err(CliError::usage(
+                "no server given: pass a URL, or a stdio server's command line after `--`",
+            )),
+        }
+    }
+
+    /// Connects with `builder`, configured from `args`.
+    pub(crate) async fn connect(
+        &self,
+        builder: ClientBuilder,
+        args: &ConnectArgs,
+    ) -> Result<Client> {
+        let mut builder = builder
+            .mode(match args.mode {
+                ModeArg::Auto => Mode::Auto,
+                ModeArg::Modern => Mode::Pinned(ProtocolVersion::LATEST),
+                ModeArg::Handshake => Mode::Handshake,
+            })
+            .client_info(Implementation::new(
+                "modelctx-cli",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .input_required_max_rounds(args.max_rounds);
+        for header in &args.headers {
+            let (name, value) = header.split_once(':').ok_or_else(|| {
+                CliError::usage(format!("--header {header:?}: expected `Name: value`"))
+            })?;
+            let name = name
+                .trim()
+                .parse()
+                .map_err(|e| CliError::usage(format!("--header {header:?}: {e}")))?;
+            let value = value
+                .trim()
+                .parse()
+                .map_err(|e| CliError::usage(format!("--header {header:?}: {e}")))?;
+            builder = builder.http_header(name, value);
+        }
+        match (self, crate::oauth::config(args).await?) {
+            (_, None) => {}
+            (Self::Http(_), Some(oauth)) => builder = builder.oauth(oauth),
+            (Self::Stdio(_), Some(_)) => {
+                return Err(CliError::usage(
+                    "--oauth signs in to HTTP servers; a stdio server takes no sign-in",
+                ));
+            }
+        }
+        let connecting = async {
+            match self {
+                Self::Http(url) => Box::pin(builder.connect_http(url)).await,
+                Self::Stdio(command) => {
+                    let mut process = tokio::process::Command::new(&command[0]);
+                    process.args(&command[1..]);
+                    // Its own process group: Ctrl-C in the terminal reaches `mcp` alone, which
+                    // then cancels what runs (a task) through the server before closing it; the
+                    // server would otherwise die of the same SIGINT first.
+                    #[cfg(unix)]
+                    process.process_group(0);
+                    Box::pin(builder.connect_stdio(process)).await
+                }
+            }
+        };
+        let client = crate::oauth::within(timeout(args), &args.sign_in, connecting)
+            .await
+            .ok_or_else(|| CliError::failed(format!("connecting to {self} timed out")))?;
+        client.map_err(|e| {
+            CliError::failed(format!(
+                "cannot connect to {self}: {}",
+                explain(&e, args.oauth || args.oauth_headless)
+            ))
+        })
+    }
+}
+
+/// A client error for the user, with a hint when the server wants a sign-in.
+pub(crate) fn explain(error: &ClientError, oauth: bool) -> String {
+    match error {
+        ClientError::HttpStatus { status: 401, .. } if !oauth => {
+            format!("{error}: the server requires signing in; pass --oauth (or --oauth-headless)")
+        }
+        ClientError::HttpStatus { status: 403, .. } => {
+            format!("{error}: the signed-in user may not do this")
+        }
+        ClientError::Auth(auth) => format!("signing in failed: {}", sign_in_error(auth)),
+        other => other.to_string(),
+    }
+}
+
+/// An OAuth error in the CLI's terms: a refused URL names the flag that allows it, not the
+/// library setting.
+fn sign_in_error(error: &AuthError) -> String {
+    let AuthError::ForbiddenUrl { url, reason } = error else {
+        return error.to_string();
+    };
+    let why = match reason {
+        UrlRefusal::CrossOrigin => "the challenge's resource_metadata is not on the MCP \
+                                    server's origin (allow https URLs at public addresses with \
+                                    --oauth-cross-origin-metadata)"
+            .to_owned(),
+        UrlRefusal::NotPublic { host } => format!(
+            "{host} is not the MCP server's host and not a public address (loopback, private, \
+             link-local and other special addresses are refused); name a trusted \
+             authorization server with --oauth-issuer"
+        ),
+        other => other.to_string(),
+    };
+    format!("refusing to contact {url}: {why}")
+}
+
+/// `--timeout` as a duration.
+pub(crate) fn timeout(args: &ConnectArgs) -> Option<Duration> {
+    args.timeout
+}
+
+fn is_url(value: &str) -> bool {
+    value.starts_with("http://") || value.starts_with("https://")
+}
+
+/// `name version` of the server, for the user.
+pub(crate) fn describe_server(client: &Client) -> String {
+    match client.server_info() {
+        Some(info) => format!("{} {}", info.name, info.version),
+        None => "the server".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(values: &[&str]) -> Vec<String> {
+        values.iter().map(|v| (*v).to_owned()).collect()
+    }
+
+    #[test]
+    fn url_or_command() {
+        let (target, rest) = Target::split(
+            &strings(&["http://127.0.0.1:1/mcp", "echo", "text=hi"]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(target, Target::Http("http://127.0.0.1:1/mcp".into()));
+        assert_eq!(rest, strings(&["echo", "text=hi"]));
+
+        let (target, rest) = Target::split(
+            &strings(&["echo", "text=hi"]),
+            &strings(&["python", "s.py"]),
+        )
+        .unwrap();
+        assert_eq!(target, Target::Stdio(strings(&["python", "s.py"])));
+        assert_eq!(rest, strings(&["echo", "text=hi"]));
+
+        assert!(Target::split(&strings(&["echo"]), &[]).is_err());
+        assert!(Target::split(&[], &[]).is_err());
+        assert!(
+            Target::split(&strings(&["https://x/mcp", "echo"]), &strings(&["python"])).is_err()
+        );
+    }
+}

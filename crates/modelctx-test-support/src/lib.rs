@@ -1,0 +1,29 @@
+//! What the workspace's integration tests share, in one unpublished crate instead of
+//! `tests/*_support/mod.rs` files compiled into every test binary.
+//!
+//! The crate-agnostic helpers (`json`, `tempdir`, `process`, `redis`, `cli`) are always on;
+//! the fixtures built on the SDK need feature `mcp`, the hostile-input runner feature `hostile`,
+//! the official-schema validators feature `spec`.
+//! A test target takes it as a dev-dependency; for crate `modelctx` that is a dev-dependency cycle,
+//! which cargo resolves to the one `modelctx` library the test links, so the fixtures' types are the
+//! test's types.
+
+pub mod cli;
+pub mod json;
+pub mod process;
+pub mod redis;
+pub mod tempdir;
+
+#[cfg(feature = "mcp")]
+pub mod client;
+#[cfg(feature = "mcp")]
+pub mod flows;
+#[cfg(feature = "mcp")]
+pub mod server;
+#[cfg(feature = "mcp")]
+pub mod tasks;
+
+#[cfg(feature = "hostile")]
+pub mod hostile;
+#[cfg(feature = "spec")]
+pub mod spec;

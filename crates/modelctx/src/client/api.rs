@@ -1,0 +1,656 @@
+//! [`Client`]: the high-level client. Calls that may ask for input run the whole loop and
+//! return the final result.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use modelctx_types::methods::{Complete as CompleteMethod, GetPrompt, ReadResource};
+use modelctx_types::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Era,
+    GetPromptRequestParams, GetPromptResult, Implementation, InputRequests, InputRequiredResult,
+    InputResponseParams, InputResponses, Prompt, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, Tool,
+};
+use modelctx_types::{CreateTaskResult, DetailedTask, SubscriptionFilter};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::back_channel::BackChannelGate;
+use super::callbacks::Callbacks;
+use super::error::ClientError;
+use super::input_loop::{CallBudget, LoopLimits, answer_all, drive};
+use super::listen::Subscription;
+use super::session::{RequestOptions, RoundOutcome, Session};
+use super::tasks::{Follower, TaskSettings, ToolStart};
+
+/// A request that stopped at an `InputRequiredResult`: everything needed to resume it later,
+/// possibly in another process (it serializes to JSON).
+///
+/// `params` is the request as first sent (without answers); `input_required` is the server's
+/// last answer. Resume with [`Client::resume_call_tool`] (or the prompt / resource twins).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingRequest<P> {
+    /// The request params.
+    pub params: P,
+    /// The server's input-required result.
+    pub input_required: InputRequiredResult,
+}
+
+/// An MCP client connected to one server. Cheap to clone; clones share the connection and may
+/// be used concurrently.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), modelctx::client::ClientError> {
+/// use modelctx::client::Client;
+/// use modelctx::types::ElicitResult;
+/// use serde_json::json;
+///
+/// let client = Client::builder()
+///     .on_elicitation(|context, params| async move {
+///         println!("{:?} asks: {}", context.key(), params.message());
+///         let mut content = serde_json::Map::new();
+///         content.insert("region".into(), json!("eu-west-1"));
+///         Ok(ElicitResult::accept(content))
+///     })
+///     .connect_http("http://127.0.0.1:8000/mcp")
+///     .await?;
+/// println!("speaking {:?}", client.protocol_version());
+/// let result = client.call_tool("provision", json!({"name": "orders"})).await?;
+/// println!("{:?}", result.first_text());
+/// client.close().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Client {
+    session: Session,
+    /// The features above the session: they are configured here, not in the core.
+    callbacks: Callbacks,
+    limits: LoopLimits,
+    loop_timeout: Option<Duration>,
+    back_channel: Arc<BackChannelGate>,
+    tasks: TaskSettings,
+}
+
+/// What the builder hands a [`Client`] besides its session.
+pub(crate) struct ClientParts {
+    pub(crate) callbacks: Callbacks,
+    pub(crate) limits: LoopLimits,
+    pub(crate) loop_timeout: Option<Duration>,
+    pub(crate) back_channel: Arc<BackChannelGate>,
+    pub(crate) tasks: TaskSettings,
+}
+
+impl Client {
+    pub(crate) fn new(session: Session, parts: ClientParts) -> Self {
+        let ClientParts {
+            callbacks,
+            limits,
+            loop_timeout,
+            back_channel,
+            tasks,
+        } = parts;
+        Self {
+            session,
+            callbacks,
+            limits,
+            loop_timeout,
+            back_channel,
+            tasks,
+        }
+    }
+
+    /// The session: one round at a time, for the manual loop and raw requests.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The negotiated protocol version (`2026-07-28`, or the handshake version the server
+    /// chose).
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.session
+            .protocol_version()
+            .unwrap_or(ProtocolVersion::LATEST)
+    }
+
+    /// The negotiated era.
+    pub fn era(&self) -> Era {
+        self.session.era().unwrap_or(Era::Modern)
+    }
+
+    /// The server's name and version, when it sent them.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.session.server_info()
+    }
+
+    /// What the server declared.
+    pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
+        self.session.server_capabilities()
+    }
+
+    /// The server's instructions.
+    pub fn instructions(&self) -> Option<String> {
+        self.session.instructions()
+    }
+
+    /// Every tool, across pages (on 2026-07-28 without those whose `x-mcp-header` annotations
+    /// are invalid).
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        self.session.refresh_tools().await
+    }
+
+    /// Every prompt, across pages.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.session.list_prompts(cursor).await?;
+            all.extend(page.prompts);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// Every resource, across pages.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.session.list_resources(cursor).await?;
+            all.extend(page.resources);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// Every resource template, across pages.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.session.list_resource_templates(cursor).await?;
+            all.extend(page.resource_templates);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// Calls a tool and runs the input-required loop to the final result. `arguments` must be
+    /// a JSON object, or `null` for none. Once the tool has been seen in
+    /// [`Client::list_tools`], a successful result is checked against its `outputSchema`.
+    ///
+    /// # Errors
+    /// See [`ClientError`]; a failing tool is a result with `is_error: Some(true)`, not an
+    /// error; a result that breaks the tool's `outputSchema` is
+    /// [`ClientError::InvalidStructuredContent`].
+    pub async fn call_tool(
+        &self,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> Result<CallToolResult, ClientError> {
+        let arguments = tool_arguments(arguments)?;
+        self.call_tool_with(
+            CallToolRequestParams::new(name, arguments),
+            RequestOptions::new(),
+        )
+        .await
+    }
+
+    /// [`Client::call_tool`] with full params (answers and state to start from, `_meta`
+    /// entries) and options.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn call_tool_with(
+        &self,
+        params: CallToolRequestParams,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        self.run_tool(params, None, options).await
+    }
+
+    /// Resumes a tool call that stopped at an `InputRequiredResult` (possibly in another
+    /// process): answers its input requests with this client's callbacks, then continues the
+    /// loop.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn resume_call_tool(
+        &self,
+        pending: PendingRequest<CallToolRequestParams>,
+    ) -> Result<CallToolResult, ClientError> {
+        self.run_tool(
+            pending.params,
+            Some(pending.input_required),
+            RequestOptions::new(),
+        )
+        .await
+    }
+
+    async fn run_tool(
+        &self,
+        params: CallToolRequestParams,
+        first: Option<InputRequiredResult>,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        // One budget for the whole call: its input-required rounds and the task it may become.
+        let mut budget = CallBudget::default();
+        match self
+            .run_tool_loop(params, first, &options, &mut budget)
+            .await
+        {
+            // The tasks extension: the server runs the call as a task; follow it to its end
+            // (client/tasks.rs).
+            Err(ClientError::TaskCreated(task)) => {
+                Box::pin(self.follow_task(&task, &options, &mut budget)).await
+            }
+            other => other,
+        }
+    }
+
+    /// The input-required loop of `tools/call`; a task handle ends it as
+    /// [`ClientError::TaskCreated`].
+    pub(crate) async fn run_tool_loop(
+        &self,
+        params: CallToolRequestParams,
+        first: Option<InputRequiredResult>,
+        options: &RequestOptions,
+        budget: &mut CallBudget,
+    ) -> Result<CallToolResult, ClientError> {
+        let session = &self.session;
+        // A -32020 earns one tools/list refresh per call, not per round.
+        let refreshed = AtomicBool::new(false);
+        let lp = drive(
+            &self.callbacks,
+            session.protocol_version(),
+            self.limits,
+            budget,
+            params,
+            first,
+            |params| {
+                let refreshed = &refreshed;
+                async move {
+                    let mut spent = refreshed.load(Ordering::Relaxed);
+                    let outcome = session.call_tool_round(params, options, &mut spent).await;
+                    refreshed.store(spent, Ordering::Relaxed);
+                    outcome
+                }
+            },
+        );
+        self.bounded(lp).await
+    }
+
+    /// Gets a prompt and runs the input-required loop to the final result.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn get_prompt(
+        &self,
+        name: impl Into<String>,
+        arguments: Option<BTreeMap<String, String>>,
+    ) -> Result<GetPromptResult, ClientError> {
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments;
+        self.get_prompt_with(params, RequestOptions::new()).await
+    }
+
+    /// [`Client::get_prompt`] with full params and options.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn get_prompt_with(
+        &self,
+        params: GetPromptRequestParams,
+        options: RequestOptions,
+    ) -> Result<GetPromptResult, ClientError> {
+        self.run::<GetPrompt>(params, None, options).await
+    }
+
+    /// Resumes a `prompts/get` that stopped at an `InputRequiredResult`.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn resume_get_prompt(
+        &self,
+        pending: PendingRequest<GetPromptRequestParams>,
+    ) -> Result<GetPromptResult, ClientError> {
+        self.run::<GetPrompt>(
+            pending.params,
+            Some(pending.input_required),
+            RequestOptions::new(),
+        )
+        .await
+    }
+
+    /// Reads a resource and runs the input-required loop to the final result. Nothing is
+    /// cached.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn read_resource(
+        &self,
+        uri: impl Into<String>,
+    ) -> Result<ReadResourceResult, ClientError> {
+        let params = ReadResourceRequestParams::new(uri);
+        self.read_resource_with(params, RequestOptions::new()).await
+    }
+
+    /// [`Client::read_resource`] with full params and options.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn read_resource_with(
+        &self,
+        params: ReadResourceRequestParams,
+        options: RequestOptions,
+    ) -> Result<ReadResourceResult, ClientError> {
+        self.run::<ReadResource>(params, None, options).await
+    }
+
+    /// Resumes a `resources/read` that stopped at an `InputRequiredResult`.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn resume_read_resource(
+        &self,
+        pending: PendingRequest<ReadResourceRequestParams>,
+    ) -> Result<ReadResourceResult, ClientError> {
+        self.run::<ReadResource>(
+            pending.params,
+            Some(pending.input_required),
+            RequestOptions::new(),
+        )
+        .await
+    }
+
+    async fn run<M>(
+        &self,
+        params: M::Params,
+        first: Option<InputRequiredResult>,
+        options: RequestOptions,
+    ) -> Result<M::Result, ClientError>
+    where
+        M: modelctx_types::Method,
+        M::Params: modelctx_types::RequestParams + InputResponseParams + Clone,
+    {
+        let session = &self.session;
+        let mut budget = CallBudget::default();
+        let lp = drive(
+            &self.callbacks,
+            session.protocol_version(),
+            self.limits,
+            &mut budget,
+            params,
+            first,
+            |params| {
+                let options = &options;
+                async move { session.request::<M>(params, options).await }
+            },
+        );
+        self.bounded(lp).await
+    }
+
+    /// Runs a loop under the loop timeout and, in the handshake era, with a sampling budget
+    /// for the back-channel requests that arrive meanwhile (client/back_channel.rs).
+    async fn bounded<T>(
+        &self,
+        lp: impl Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        let shared = &self.session.inner.shared;
+        let lp = async {
+            if shared.era() != Some(Era::Handshake) {
+                return lp.await;
+            }
+            let guard = BackChannelGate::grant(&self.back_channel);
+            tokio::select! {
+                biased;
+                outcome = lp => outcome,
+                () = guard.grant.exceeded() => Err(ClientError::SamplingBudgetExceeded {
+                    max: self.limits.max_sampling,
+                }),
+            }
+        };
+        match self.loop_timeout {
+            None => lp.await,
+            Some(after) => {
+                tokio::time::timeout(after, lp)
+                    .await
+                    .map_err(|_| ClientError::Timeout {
+                        operation: "input-required loop",
+                        after,
+                    })?
+            }
+        }
+    }
+
+    /// Answers a round of input requests with this client's callbacks (concurrently, within
+    /// the builder's limits), for callers that drive the loop themselves. Each call is one round
+    /// with a budget of its own: the caller bounds how many rounds it answers.
+    ///
+    /// # Errors
+    /// A missing or refusing callback; a round that asks too much
+    /// ([`ClientError::TooManyInputRequests`], [`ClientError::SamplingBudgetExceeded`]).
+    pub async fn answer_input_requests(
+        &self,
+        requests: InputRequests,
+    ) -> Result<InputResponses, ClientError> {
+        answer_all(
+            &self.callbacks,
+            requests,
+            self.session.protocol_version(),
+            &self.limits,
+            &mut CallBudget::default(),
+        )
+        .await
+    }
+
+    /// The limits the builder set (the flows runner checks a saved round against them).
+    #[cfg(feature = "flows")]
+    pub(crate) fn limits(&self) -> &LoopLimits {
+        &self.limits
+    }
+
+    /// `completion/complete`.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn complete(
+        &self,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, ClientError> {
+        match self
+            .session
+            .request::<CompleteMethod>(params, &RequestOptions::new())
+            .await?
+        {
+            RoundOutcome::Complete(result) => Ok(result),
+            RoundOutcome::InputRequired(_) => Err(ClientError::Protocol(
+                "completion/complete answered input_required".to_owned(),
+            )),
+        }
+    }
+
+    /// Closes the connection (see [`Session::close`]).
+    ///
+    /// # Errors
+    /// Transport failures while shutting down.
+    pub async fn close(self) -> Result<(), ClientError> {
+        self.session.close().await
+    }
+}
+
+/// The tasks extension (client/tasks.rs).
+impl Client {
+    /// `tasks/get`: the task as it is now.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn get_task(&self, task_id: &str) -> Result<DetailedTask, ClientError> {
+        self.session().get_task(task_id).await
+    }
+
+    /// `tasks/update`: answers (some of) a task's input requests yourself.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn update_task(
+        &self,
+        task_id: &str,
+        responses: InputResponses,
+    ) -> Result<(), ClientError> {
+        self.session().update_task(task_id, responses).await
+    }
+
+    /// `tasks/cancel`.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn cancel_task(&self, task_id: &str) -> Result<(), ClientError> {
+        self.session().cancel_task(task_id).await
+    }
+
+    /// Calls a tool (running the input-required loop) but does not wait for a task: returns its
+    /// handle, to follow now or later — possibly from another process — with
+    /// [`Client::wait_task`].
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn start_tool(
+        &self,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> Result<ToolStart, ClientError> {
+        let arguments = tool_arguments(arguments)?;
+        match self
+            .run_tool_loop(
+                CallToolRequestParams::new(name, arguments),
+                None,
+                &RequestOptions::new(),
+                &mut CallBudget::default(),
+            )
+            .await
+        {
+            Ok(result) => Ok(ToolStart::Complete(result)),
+            Err(ClientError::TaskCreated(task)) => Ok(ToolStart::Task(*task)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Follows task `task_id` to its end, answering its input requests with this client's
+    /// callbacks: its `completed` result, `failed` as [`ClientError::Rpc`] with the task's
+    /// error, `cancelled` as [`ClientError::TaskCancelled`].
+    ///
+    /// # Errors
+    /// As above, and see [`ClientError`].
+    pub async fn wait_task(
+        &self,
+        task_id: &str,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        self.follower()
+            .follow(task_id, None, options, &mut CallBudget::default())
+            .await
+    }
+
+    /// Follows a task created by a `tools/call` (the hook of [`Client::call_tool`]); its
+    /// creation is the first status reported. The call's budget (rounds, sampling) goes on.
+    pub(crate) async fn follow_task(
+        &self,
+        created: &CreateTaskResult,
+        options: &RequestOptions,
+        budget: &mut CallBudget,
+    ) -> Result<CallToolResult, ClientError> {
+        let initial = DetailedTask::from_task(created.task());
+        self.follower()
+            .follow(&created.task_id, Some(initial), options, budget)
+            .await
+    }
+
+    /// The tasks layer's view of this client.
+    fn follower(&self) -> Follower<'_> {
+        Follower {
+            session: &self.session,
+            callbacks: &self.callbacks,
+            limits: &self.limits,
+            settings: &self.tasks,
+        }
+    }
+}
+
+/// Subscriptions (client/listen.rs).
+impl Client {
+    /// Subscribes to change notifications: the list changes and resource updates `filter`
+    /// opts into, as a [`Subscription`] stream. Several subscriptions may be open at once; each
+    /// sees only its own notifications, and those it takes no longer reach
+    /// [`ClientBuilder::on_notification`].
+    ///
+    /// [`ClientBuilder::on_notification`]: super::ClientBuilder::on_notification
+    ///
+    /// On 2026-07-28 this is `subscriptions/listen`: it returns once the server acknowledged
+    /// the stream, and [`Subscription::acknowledged`] is the subset the server honours. In the
+    /// handshake era (2025-11-25), where list changes arrive unsolicited, it matches them
+    /// against `filter` and `resources/subscribe`s each URI (unsubscribing when the last
+    /// subscription that wants it ends).
+    ///
+    /// ```no_run
+    /// use modelctx::client::{Client, ListenEvent};
+    /// use modelctx::types::SubscriptionFilter;
+    ///
+    /// # async fn demo(client: Client) -> Result<(), modelctx::client::ClientError> {
+    /// let filter = SubscriptionFilter::new()
+    ///     .with_tools_list_changed()
+    ///     .with_resource("file:///project/config.json");
+    /// let mut subscription = client.listen(filter).await?;
+    /// println!("the server honours {:?}", subscription.acknowledged());
+    /// while let Some(event) = subscription.next().await {
+    ///     match event {
+    ///         ListenEvent::ToolsListChanged => println!("tools: {:?}", client.list_tools().await?),
+    ///         ListenEvent::ResourceUpdated { uri } => println!("{uri} changed"),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// // Dropping `subscription` (or `subscription.close().await`) ends it.
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// On 2026-07-28, the server's refusal of `subscriptions/listen` (`-32601` from a server
+    /// without subscriptions) as [`ClientError::Rpc`], a stream that ends before its
+    /// acknowledgement, or no acknowledgement within the client's request timeout. In the
+    /// handshake era only a failed `resources/subscribe` — and that leaves the URI out of
+    /// [`Subscription::acknowledged`] instead of failing.
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+        self.session().listen(filter).await
+    }
+}
+
+/// A tool's arguments: an object, or nothing (`null`).
+fn tool_arguments(arguments: Value) -> Result<Option<serde_json::Map<String, Value>>, ClientError> {
+    match arguments {
+        Value::Object(map) => Ok(Some(map)),
+        Value::Null => Ok(None),
+        other => Err(ClientError::InvalidArgument(format!(
+            "tool arguments must be an object, not {other}"
+        ))),
+    }
+}

@@ -1,0 +1,215 @@
+//! Limits on the handshake era's back-channel: the server→client requests (`elicitation/create`,
+//! `sampling/createMessage`, `roots/list`) a 2025-11-25 server sends over the session.
+//!
+//! They arrive at any time, each answered in a task of its own, so without bounds a server
+//! could make the client run any number of callbacks at once and run the LLM (sampling) without
+//! end. The same limits as the input-required loop apply:
+//!
+//! * at most `max_input_requests` server requests are being answered at a time; a request
+//!   beyond that is refused at once with an error response (waiting would let a flood of
+//!   requests pile up in memory);
+//! * at most `max_concurrent_callbacks` callbacks run at once; the others wait their turn;
+//! * sampling is charged to the calls in flight: every `call_tool` / `get_prompt` /
+//!   `read_resource` of the client brings a budget of `max_sampling` sampling requests that
+//!   lasts while it runs. A sampling request finds no budget left — or no call in flight, as
+//!   SEP-2260 asks of servers — is refused with an error response, and the calls in flight then
+//!   fail locally with [`ClientError::SamplingBudgetExceeded`].
+//!
+//! The budget is per outstanding call rather than per connection because a handshake-era
+//! connection may live as long as the host does; a per-connection budget would end sampling for
+//! good after a few calls. Which call a request belongs to cannot be known on stdio, so a
+//! request draws on any call that has budget left.
+//!
+//! [`ClientError::SamplingBudgetExceeded`]: super::ClientError::SamplingBudgetExceeded
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use modelctx_types::jsonrpc::{Notification, Request, encode_error};
+use modelctx_types::methods::{CreateMessage, Ping};
+use modelctx_types::{Era, ErrorCode, ErrorObject, Method as _};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, SemaphorePermit};
+
+use super::callbacks::Callbacks;
+use super::input_loop::LoopLimits;
+use super::shared::{Inbound, Shared};
+use crate::sync::lock;
+
+/// The connection's [`Inbound`] handler: the server's requests go to the callbacks within the
+/// gate's limits, and the notifications no route took to the notification callback.
+pub(crate) struct BackChannel {
+    callbacks: Callbacks,
+    gate: Arc<BackChannelGate>,
+}
+
+impl BackChannel {
+    pub(crate) fn new(callbacks: Callbacks, gate: Arc<BackChannelGate>) -> Self {
+        Self { callbacks, gate }
+    }
+
+    /// Only the handshake era has server→client requests; on a 2026-07-28 connection they are
+    /// a protocol violation and get an error. The gate's limits apply; `ping` is answered
+    /// regardless.
+    async fn answer(&self, core: &Shared, request: Request) -> Vec<u8> {
+        if core.era() == Some(Era::Modern) {
+            let error =
+                ErrorObject::method_not_found(&request.method).with_data(serde_json::Value::from(
+                    "2026-07-28 has no server-to-client requests; ask with InputRequiredResult",
+                ));
+            return encode_error(Some(&request.id), &error);
+        }
+        let version = core.version();
+        if request.method == Ping::NAME {
+            return self.callbacks.answer_server_request(request, version).await;
+        }
+        let gate = &self.gate;
+        let admitted = match gate.admit() {
+            Ok(permit) => permit,
+            Err(error) => return encode_error(Some(&request.id), &error),
+        };
+        if request.method == CreateMessage::NAME
+            && self.callbacks.sampling.is_some()
+            && let Err(error) = gate.charge_sampling()
+        {
+            return encode_error(Some(&request.id), &error);
+        }
+        let _running = gate.run().await;
+        let response = self.callbacks.answer_server_request(request, version).await;
+        drop(admitted);
+        response
+    }
+}
+
+impl Inbound for BackChannel {
+    fn notification(&self, notification: &Notification) {
+        self.callbacks.notify(notification);
+    }
+
+    fn request<'a>(&'a self, core: &'a Shared, request: Request) -> BoxFuture<'a, Vec<u8>> {
+        Box::pin(self.answer(core, request))
+    }
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub(crate) struct BackChannelGate {
+    admitted: Arc<Semaphore>,
+    running: Semaphore,
+    max_requests: usize,
+    max_sampling: u32,
+    grants: Mutex<Vec<Arc<Grant>>>,
+}
+
+/// The sampling budget of one call in flight.
+#[derive(Debug)]
+pub(crate) struct Grant {
+    /// Changed only under the gate's lock.
+    left: AtomicU32,
+    exceeded: AtomicBool,
+    notify: Notify,
+}
+
+impl Grant {
+    /// Resolves once the server asked for more sampling than the calls in flight allow.
+    pub(crate) async fn exceeded(&self) {
+        while !self.exceeded.load(Ordering::Acquire) {
+            self.notify.notified().await;
+        }
+    }
+}
+
+/// A call's grant, withdrawn when the call ends.
+#[derive(Debug)]
+pub(crate) struct GrantGuard {
+    gate: Arc<BackChannelGate>,
+    pub(crate) grant: Arc<Grant>,
+}
+
+impl Drop for GrantGuard {
+    fn drop(&mut self) {
+        lock(&self.gate.grants).retain(|grant| !Arc::ptr_eq(grant, &self.grant));
+    }
+}
+
+impl BackChannelGate {
+    pub(crate) fn new(limits: &LoopLimits) -> Self {
+        let max_requests = limits.max_input_requests.max(1);
+        Self {
+            admitted: Arc::new(Semaphore::new(max_requests)),
+            running: Semaphore::new(limits.max_concurrent_callbacks.max(1)),
+            max_requests,
+            max_sampling: limits.max_sampling,
+            grants: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Registers a call in flight with its sampling budget.
+    pub(crate) fn grant(gate: &Arc<Self>) -> GrantGuard {
+        let grant = Arc::new(Grant {
+            left: AtomicU32::new(gate.max_sampling),
+            exceeded: AtomicBool::new(false),
+            notify: Notify::new(),
+        });
+        lock(&gate.grants).push(Arc::clone(&grant));
+        GrantGuard {
+            gate: Arc::clone(gate),
+            grant,
+        }
+    }
+
+    /// Admits one more server request, or refuses it when `max_requests` are being answered.
+    pub(crate) fn admit(&self) -> Result<OwnedSemaphorePermit, ErrorObject> {
+        Arc::clone(&self.admitted).try_acquire_owned().map_err(|_| {
+            tracing::warn!(
+                max = self.max_requests,
+                "refused a server request: too many are being answered"
+            );
+            ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Too many concurrent requests: this client answers at most {} at a time",
+                    self.max_requests
+                ),
+            )
+        })
+    }
+
+    /// Waits for a callback slot.
+    pub(crate) async fn run(&self) -> Option<SemaphorePermit<'_>> {
+        self.running.acquire().await.ok()
+    }
+
+    /// Charges one sampling request to a call in flight; when none has budget left, tells the
+    /// calls in flight and refuses the request.
+    pub(crate) fn charge_sampling(&self) -> Result<(), ErrorObject> {
+        let grants = lock(&self.grants);
+        for grant in grants.iter() {
+            let left = grant.left.load(Ordering::Relaxed);
+            if left > 0 {
+                grant.left.store(left - 1, Ordering::Relaxed);
+                return Ok(());
+            }
+        }
+        for grant in grants.iter() {
+            grant.exceeded.store(true, Ordering::Release);
+            grant.notify.notify_one();
+        }
+        tracing::warn!(
+            calls = grants.len(),
+            max = self.max_sampling,
+            "refused a sampling request: no call in flight has sampling budget left"
+        );
+        Err(ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            if grants.is_empty() {
+                "Sampling refused: no request of this client is in progress".to_owned()
+            } else {
+                format!(
+                    "Sampling budget exhausted: at most {} sampling requests per client request",
+                    self.max_sampling
+                )
+            },
+        ))
+    }
+}

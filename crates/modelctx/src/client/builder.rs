@@ -1,0 +1,591 @@
+//! Configuring and connecting a [`Client`].
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use modelctx_types::jsonrpc::Notification;
+use modelctx_types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, ErrorObject, Implementation, ListRootsResult, LoggingLevel,
+    ProtocolVersion, ResultTypes, SamplingCapability,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::api::{Client, ClientParts};
+use super::back_channel::{BackChannel, BackChannelGate};
+use super::callbacks::{
+    CallbackContext, Callbacks, ElicitationCallback, RootsCallback, SamplingCallback,
+};
+use super::error::ClientError;
+use super::input_loop::LoopLimits;
+use super::negotiate::{Mode, NegotiationConfig, negotiate};
+use super::session::{Session, SessionConfig};
+use super::shared::Shared;
+use super::tasks::TaskSettings;
+use super::transport::engine::LineTransport;
+use super::transport::{Transport, TransportKind};
+use crate::transport::lines::DEFAULT_MAX_LINE;
+
+/// Builds a [`Client`]: era mode, identity, callbacks, limits; then connects it.
+///
+/// ```
+/// use modelctx::client::{Client, Mode};
+/// use modelctx::types::{ElicitResult, Implementation};
+///
+/// let builder = Client::builder()
+///     .mode(Mode::Auto)
+///     .client_info(Implementation::new("my-app", "1.0.0"))
+///     .input_required_max_rounds(5)
+///     .on_elicitation(|_context, _params| async { Ok(ElicitResult::decline()) });
+/// # drop(builder);
+/// ```
+pub struct ClientBuilder {
+    mode: Mode,
+    client_info: Implementation,
+    callbacks: Callbacks,
+    limits: LoopLimits,
+    loop_timeout: Option<Duration>,
+    request_timeout: Option<Duration>,
+    log_level: Option<LoggingLevel>,
+    probe_timeout: Duration,
+    handshake_version: ProtocolVersion,
+    max_message: usize,
+    list_unseen_tools: bool,
+    #[cfg(feature = "stdio")]
+    shutdown_grace: Duration,
+    #[cfg(feature = "http-client")]
+    http: HttpOptions,
+    /// The tasks extension ([`ClientBuilder::tasks`]).
+    tasks: Option<TaskSettings>,
+}
+
+#[cfg(feature = "http-client")]
+#[derive(Debug, Clone)]
+struct HttpOptions {
+    client: Option<reqwest::Client>,
+    headers: reqwest::header::HeaderMap,
+    max_reissues: u32,
+    handshake_get_stream: bool,
+    #[cfg(feature = "auth-client")]
+    oauth: Option<super::auth::OAuthConfig>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("mode", &self.mode)
+            .field("client_info", &self.client_info)
+            .field("callbacks", &self.callbacks)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClientBuilder {
+    /// Defaults: [`Mode::Auto`], no callbacks (so no capabilities), at most 10 input rounds
+    /// of at most 16 questions, 4 callbacks at a time, 10 sampling requests per call, no time
+    /// bounds except a 10 s `server/discover` probe.
+    pub fn new() -> Self {
+        Self {
+            mode: Mode::Auto,
+            client_info: Implementation::new("mcp-rust", env!("CARGO_PKG_VERSION")),
+            callbacks: Callbacks::default(),
+            limits: LoopLimits::default(),
+            loop_timeout: None,
+            request_timeout: None,
+            log_level: None,
+            probe_timeout: Duration::from_secs(10),
+            handshake_version: ProtocolVersion::LATEST_HANDSHAKE,
+            max_message: DEFAULT_MAX_LINE,
+            list_unseen_tools: false,
+            #[cfg(feature = "stdio")]
+            shutdown_grace: Duration::from_secs(2),
+            #[cfg(feature = "http-client")]
+            http: HttpOptions {
+                client: None,
+                headers: reqwest::header::HeaderMap::new(),
+                max_reissues: 2,
+                handshake_get_stream: true,
+                #[cfg(feature = "auth-client")]
+                oauth: None,
+            },
+            tasks: None,
+        }
+    }
+
+    /// How to pick the era (default [`Mode::Auto`]).
+    #[must_use]
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The `clientInfo` sent with every request (2026-07-28) or in `initialize`.
+    #[must_use]
+    pub fn client_info(mut self, info: Implementation) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// Answers elicitations with an async closure; declares
+    /// `elicitation: {"form":{},"url":{}}` unless [`Self::elicitation_capability`] says
+    /// otherwise.
+    #[must_use]
+    pub fn on_elicitation<F, Fut>(self, callback: F) -> Self
+    where
+        F: Fn(CallbackContext, ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+    {
+        self.elicitation_handler(callback)
+    }
+
+    /// Answers elicitations with a handler object (see [`Self::on_elicitation`]).
+    #[must_use]
+    pub fn elicitation_handler(mut self, handler: impl ElicitationCallback) -> Self {
+        self.callbacks.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// The elicitation modes to declare (e.g. form only), when an elicitation callback is set.
+    #[must_use]
+    pub fn elicitation_capability(mut self, capability: ElicitationCapability) -> Self {
+        self.callbacks.elicitation_capability = Some(capability);
+        self
+    }
+
+    /// Answers sampling requests with an async closure; declares `sampling: {}` unless
+    /// [`Self::sampling_capability`] says otherwise.
+    #[must_use]
+    pub fn on_sampling<F, Fut>(self, callback: F) -> Self
+    where
+        F: Fn(CallbackContext, CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
+    {
+        self.sampling_handler(callback)
+    }
+
+    /// Answers sampling requests with a handler object (see [`Self::on_sampling`]).
+    #[must_use]
+    pub fn sampling_handler(mut self, handler: impl SamplingCallback) -> Self {
+        self.callbacks.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// The sampling capability to declare (e.g. with `tools`), when a sampling callback is set.
+    #[must_use]
+    pub fn sampling_capability(mut self, capability: SamplingCapability) -> Self {
+        self.callbacks.sampling_capability = Some(capability);
+        self
+    }
+
+    /// Answers roots requests with an async closure; declares `roots: {}`.
+    #[must_use]
+    pub fn on_list_roots<F, Fut>(self, callback: F) -> Self
+    where
+        F: Fn(CallbackContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ListRootsResult, ErrorObject>> + Send + 'static,
+    {
+        self.roots_handler(callback)
+    }
+
+    /// Answers roots requests with a handler object (see [`Self::on_list_roots`]).
+    #[must_use]
+    pub fn roots_handler(mut self, handler: impl RootsCallback) -> Self {
+        self.callbacks.roots = Some(Arc::new(handler));
+        self
+    }
+
+    /// Receives notifications no request claimed (log messages, list changes, …), on the
+    /// transport's reader task.
+    #[must_use]
+    pub fn on_notification(
+        mut self,
+        callback: impl Fn(&Notification) + Send + Sync + 'static,
+    ) -> Self {
+        self.callbacks.notification = Some(Arc::new(callback));
+        self
+    }
+
+    /// Whether the first successful result of a tool the client has not seen in `tools/list`
+    /// makes it read `tools/list` (every page, once per tool name) to learn the tool's
+    /// `outputSchema` and check the result against it, as the Python SDK does (default false:
+    /// results are checked against the listings the caller read, and a call never waits on a
+    /// listing it did not ask for).
+    #[must_use]
+    pub fn list_unseen_tools(mut self, list: bool) -> Self {
+        self.list_unseen_tools = list;
+        self
+    }
+
+    /// How many `InputRequiredResult`s one call may receive before failing with
+    /// [`ClientError::RoundsExceeded`] (default 10).
+    #[must_use]
+    pub fn input_required_max_rounds(mut self, rounds: u32) -> Self {
+        self.limits.max_rounds = rounds;
+        self
+    }
+
+    /// How many input requests one round may carry (default 16). A round with more fails
+    /// before any callback runs with [`ClientError::TooManyInputRequests`] — a server cannot
+    /// make the client ask the user, or build a retry, without bound. The same number bounds
+    /// the handshake-era server→client requests answered at a time: one beyond it gets an
+    /// error response at once. Servers ask a handful of questions per round; 16 leaves room.
+    #[must_use]
+    pub fn max_input_requests_per_round(mut self, requests: usize) -> Self {
+        self.limits.max_input_requests = requests;
+        self
+    }
+
+    /// How many callbacks run at once, within a round and on the handshake-era back-channel
+    /// (default 4; at least 1). The others wait their turn.
+    #[must_use]
+    pub fn max_concurrent_callbacks(mut self, callbacks: usize) -> Self {
+        self.limits.max_concurrent_callbacks = callbacks.max(1);
+        self
+    }
+
+    /// How many sampling requests one `call_tool` / `get_prompt` / `read_resource` may have
+    /// answered (default 10: one per round of the default round limit), counted over its
+    /// input-required rounds and the input requests of the task it may become. Each sampling
+    /// request runs the model, which costs money and time, so a server must not be able to
+    /// ask for it without bound. A round that would exceed it fails before any callback runs
+    /// with [`ClientError::SamplingBudgetExceeded`]; identical questions count once.
+    ///
+    /// In the handshake era each call in flight brings this budget for the back-channel
+    /// `sampling/createMessage` requests that arrive while it runs; a request when no call in
+    /// flight has budget left (or no call is in flight) gets an error response, and the calls
+    /// in flight fail with [`ClientError::SamplingBudgetExceeded`].
+    #[must_use]
+    pub fn max_sampling_per_call(mut self, requests: u32) -> Self {
+        self.limits.max_sampling = requests;
+        self
+    }
+
+    /// The backoff of state-only rounds: `initial`, doubling up to `max` (default 50 ms and
+    /// 250 ms).
+    #[must_use]
+    pub fn input_required_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.limits.backoff_initial = initial;
+        self.limits.backoff_max = max.max(initial);
+        self
+    }
+
+    /// A wall-clock bound on a whole input-required loop (every round, callback and backoff of
+    /// one `call_tool` / `get_prompt` / `read_resource`); past it the call fails with
+    /// [`ClientError::Timeout`]. Wrapping the call in `tokio::time::timeout` does the same
+    /// from the outside: dropping a call is safe (on stdio the in-flight request is cancelled
+    /// with `notifications/cancelled`).
+    #[must_use]
+    pub fn loop_timeout(mut self, timeout: Duration) -> Self {
+        self.loop_timeout = Some(timeout);
+        self
+    }
+
+    /// A bound on each single round trip (default none).
+    #[must_use]
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Opts every 2026-07-28 request in to log messages of at least `level`
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`); they reach
+    /// [`Self::on_notification`]. Without it a 2026 server sends none.
+    #[must_use]
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// How long [`Mode::Auto`] waits for `server/discover` before assuming a handshake-era
+    /// server (default 10 s).
+    #[must_use]
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// The version offered in `initialize` (default 2025-11-25).
+    #[must_use]
+    pub fn handshake_version(mut self, version: ProtocolVersion) -> Self {
+        self.handshake_version = version;
+        self
+    }
+
+    /// The old name of [`Self::handshake_version`].
+    #[deprecated(since = "0.1.0", note = "renamed to `handshake_version`")]
+    #[must_use]
+    pub fn legacy_version(self, version: ProtocolVersion) -> Self {
+        self.handshake_version(version)
+    }
+
+    /// The largest message accepted from the server (default 16 MiB).
+    #[must_use]
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
+    }
+
+    /// How long closing a stdio client waits for the server to exit after stdin closes, and
+    /// again after SIGTERM, before killing it (default 2 s).
+    #[cfg(feature = "stdio")]
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// The `reqwest` client to use (default: a new one with rustls that does not follow
+    /// redirects).
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http.client = Some(client);
+        self
+    }
+
+    /// A header sent with every HTTP request (e.g. `Authorization`).
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn http_header(
+        mut self,
+        name: reqwest::header::HeaderName,
+        value: reqwest::header::HeaderValue,
+    ) -> Self {
+        self.http.headers.insert(name, value);
+        self
+    }
+
+    /// Handles tasks: declares `io.modelcontextprotocol/tasks` on every request, accepts
+    /// `resultType: "task"`, and follows tasks to their end in [`Client::call_tool`].
+    #[must_use]
+    pub fn tasks(mut self, settings: TaskSettings) -> Self {
+        self.tasks = Some(settings);
+        self
+    }
+
+    /// Signs in to OAuth-protected HTTP servers (see [`super::auth`]): on a 401 the client
+    /// discovers the authorization server, registers, has the user authorize through the
+    /// configured handler, and retries with the access token; it refreshes expired tokens and
+    /// steps up scopes on a 403 `insufficient_scope`.
+    #[cfg(feature = "auth-client")]
+    #[must_use]
+    pub fn oauth(mut self, config: super::auth::OAuthConfig) -> Self {
+        self.http.oauth = Some(config);
+        self
+    }
+
+    /// How many times a request whose response stream broke is re-issued (default 2).
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn max_stream_reissues(mut self, reissues: u32) -> Self {
+        self.http.max_reissues = reissues;
+        self
+    }
+
+    /// Whether a handshake-era HTTP session opens the standalone GET stream (default true;
+    /// servers without one answer 405, which is fine).
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn handshake_get_stream(mut self, open: bool) -> Self {
+        self.http.handshake_get_stream = open;
+        self
+    }
+
+    /// The old name of [`Self::handshake_get_stream`].
+    #[cfg(feature = "http-client")]
+    #[deprecated(since = "0.1.0", note = "renamed to `handshake_get_stream`")]
+    #[must_use]
+    pub fn legacy_get_stream(self, open: bool) -> Self {
+        self.handshake_get_stream(open)
+    }
+
+    /// Spawns `command` as the server and speaks over its stdin/stdout. Its stderr is left as
+    /// configured on `command` (inherited by default).
+    ///
+    /// # Errors
+    /// The spawn or the negotiation failed.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(
+        self,
+        command: tokio::process::Command,
+    ) -> Result<Client, ClientError> {
+        let (process, stdout, stdin) =
+            super::transport::stdio::spawn(command, self.shutdown_grace)?;
+        let core = self.core();
+        let transport = LineTransport::start(
+            stdout,
+            stdin,
+            Arc::clone(&core.shared),
+            self.max_message,
+            TransportKind::Stdio,
+        )
+        .with_process(process);
+        self.finish(core, Transport::Lines(Box::new(transport)))
+            .await
+    }
+
+    /// Speaks newline-delimited JSON over `reader` / `writer` (an in-memory pipe from
+    /// [`crate::transport::memory::pipe`], a socket, …).
+    ///
+    /// # Errors
+    /// The negotiation failed.
+    pub async fn connect_io<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let core = self.core();
+        let transport = LineTransport::start(
+            reader,
+            writer,
+            Arc::clone(&core.shared),
+            self.max_message,
+            TransportKind::Io,
+        );
+        self.finish(core, Transport::Lines(Box::new(transport)))
+            .await
+    }
+
+    /// Connects to the streamable HTTP endpoint at `url` (e.g. `http://127.0.0.1:8000/mcp`).
+    ///
+    /// # Errors
+    /// An invalid URL, or the negotiation failed.
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
+        #[cfg(feature = "auth-client")]
+        let auth = match &self.http.oauth {
+            Some(config) => Some(
+                Arc::new(super::auth::OAuthClient::new(config.clone(), url)?)
+                    as Arc<dyn super::transport::http::RequestAuth>,
+            ),
+            None => None,
+        };
+        #[cfg(not(feature = "auth-client"))]
+        let auth = None;
+        let url = reqwest::Url::parse(url)
+            .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
+        let client = match &self.http.client {
+            Some(client) => client.clone(),
+            // Redirects are not followed: an MCP endpoint that moves is a configuration error,
+            // and a POST replayed to another origin could leak the request (it surfaces as
+            // `ClientError::HttpStatus`).
+            None => reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()?,
+        };
+        let core = self.core();
+        let config = super::transport::http::HttpConfig {
+            client,
+            url,
+            extra_headers: self.http.headers.clone(),
+            max_reissues: self.http.max_reissues,
+            max_message: self.max_message,
+            handshake_get_stream: self.http.handshake_get_stream,
+            auth,
+        };
+        let transport =
+            super::transport::http::HttpTransport::new(config, Arc::clone(&core.shared));
+        self.finish(core, Transport::Http(transport)).await
+    }
+
+    /// The core of a new connection, with the back-channel as its inbound handler.
+    fn core(&self) -> Core {
+        let back_channel = Arc::new(BackChannelGate::new(&self.limits));
+        let inbound = BackChannel::new(self.callbacks.clone(), Arc::clone(&back_channel));
+        Core {
+            shared: Shared::new(Arc::new(inbound)),
+            back_channel,
+        }
+    }
+
+    async fn finish(self, core: Core, transport: Transport) -> Result<Client, ClientError> {
+        let mut capabilities = self.callbacks.capabilities();
+        let mut result_types = ResultTypes::core();
+        // The tasks extension: declared on every request, and `resultType: "task"` accepted.
+        if self.tasks.is_some() {
+            capabilities = capabilities.with_extension(modelctx_types::TASKS_EXTENSION);
+            result_types = result_types.with(modelctx_types::ResultType::TASK);
+        }
+        let config = SessionConfig {
+            client_info: self.client_info,
+            capabilities,
+            request_timeout: self.request_timeout,
+            log_level: self.log_level,
+            result_types,
+            list_unseen_tools: self.list_unseen_tools,
+        };
+        let session = Session::new(core.shared, transport, config);
+        let negotiation = NegotiationConfig {
+            mode: self.mode,
+            handshake_version: self.handshake_version,
+            probe_timeout: self.probe_timeout,
+        };
+        if let Err(error) = negotiate(&session, &negotiation).await {
+            // Do not leave a spawned server behind.
+            let _ = session.close().await;
+            return Err(error);
+        }
+        Ok(Client::new(
+            session,
+            ClientParts {
+                callbacks: self.callbacks,
+                limits: self.limits,
+                loop_timeout: self.loop_timeout,
+                back_channel: core.back_channel,
+                tasks: self.tasks.unwrap_or_default(),
+            },
+        ))
+    }
+}
+
+/// A new connection's core and the back-channel gate its calls draw sampling grants from.
+struct Core {
+    shared: Arc<Shared>,
+    back_channel: Arc<BackChannelGate>,
+}
+
+/// Construction with the defaults: the builder is the layer above [`Client`].
+impl Client {
+    /// A builder with the defaults.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    /// Connects with the defaults over newline-delimited JSON on `reader` / `writer`.
+    ///
+    /// # Errors
+    /// The negotiation failed.
+    pub async fn connect_io<R, W>(reader: R, writer: W) -> Result<Self, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        ClientBuilder::new().connect_io(reader, writer).await
+    }
+
+    /// Spawns `command` as the server, with the defaults.
+    ///
+    /// # Errors
+    /// The spawn or the negotiation failed.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(command: tokio::process::Command) -> Result<Self, ClientError> {
+        ClientBuilder::new().connect_stdio(command).await
+    }
+
+    /// Connects to a streamable HTTP endpoint, with the defaults.
+    ///
+    /// # Errors
+    /// An invalid URL, or the negotiation failed.
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(url: &str) -> Result<Self, ClientError> {
+        ClientBuilder::new().connect_http(url).await
+    }
+}

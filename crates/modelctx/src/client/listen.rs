@@ -1,0 +1,599 @@
+//! Subscriptions: [`Client::listen`] opens a stream of change notifications (tool, prompt and
+//! resource list changes, updates of chosen resources) in either era.
+//!
+//! * **2026-07-28** sends `subscriptions/listen` with the filter, waits for
+//!   `notifications/subscriptions/acknowledged` (the honoured subset is
+//!   [`Subscription::acknowledged`]), and routes the notifications tagged with
+//!   `_meta["io.modelcontextprotocol/subscriptionId"]` equal to the listen request's id to this
+//!   subscription only. The stream ends with the server's closing result (or an error).
+//!   Dropping the [`Subscription`] abandons the request: HTTP closes the response stream, stdio
+//!   sends `notifications/cancelled` with the listen id.
+//! * **2025-11-25** (the handshake era) has no listen request: the server sends list changes
+//!   unsolicited and resource updates after `resources/subscribe`. The same call subscribes to
+//!   each requested URI (reference-counted across subscriptions), delivers the unsolicited
+//!   notifications that match the filter, and unsubscribes on close (best effort on drop).
+//!
+//! A notification a subscription takes does not reach [`ClientBuilder::on_notification`];
+//! everything else still does.
+//!
+//! [`Client::listen`]: super::Client::listen
+//! [`ClientBuilder::on_notification`]: super::ClientBuilder::on_notification
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
+
+use modelctx_types::jsonrpc::Notification;
+use modelctx_types::methods::{
+    PromptListChanged, ResourceListChanged, ResourceUpdated, Subscribe, SubscriptionsAcknowledged,
+    SubscriptionsListen, ToolListChanged, Unsubscribe,
+};
+use modelctx_types::{
+    Era, NotificationMethod, RequestId, ResourceUpdatedNotificationParams, SubscribeRequestParams,
+    SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenRequestParams,
+};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::error::ClientError;
+use super::session::{RequestOptions, RoundOutcome, Session};
+use super::shared::Route;
+use crate::sync::lock;
+
+/// One notification delivered to a [`Subscription`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ListenEvent {
+    /// `notifications/tools/list_changed`.
+    ToolsListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged,
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+    /// `notifications/resources/updated`: the contents of `uri` changed.
+    ResourceUpdated {
+        /// The resource.
+        uri: String,
+    },
+    /// Another notification on the stream (an extension's, e.g. `notifications/tasks`).
+    Other {
+        /// The method.
+        method: String,
+        /// The params, when there were any.
+        params: Option<Value>,
+    },
+}
+
+/// What the router hands a subscription.
+enum Msg {
+    Ack(SubscriptionsAcknowledgedParams),
+    Event(ListenEvent),
+    /// The listen request ended: with its closing result (`None`) or an error.
+    End(Option<ClientError>),
+}
+
+impl ListenEvent {
+    fn of(notification: &Notification) -> Self {
+        match notification.method.as_str() {
+            ToolListChanged::NAME => Self::ToolsListChanged,
+            PromptListChanged::NAME => Self::PromptsListChanged,
+            ResourceListChanged::NAME => Self::ResourcesListChanged,
+            ResourceUpdated::NAME => {
+                match notification.params_as::<ResourceUpdatedNotificationParams>() {
+                    Ok(params) => Self::ResourceUpdated { uri: params.uri },
+                    Err(_) => Self::other(notification),
+                }
+            }
+            _ => Self::other(notification),
+        }
+    }
+
+    fn other(notification: &Notification) -> Self {
+        Self::Other {
+            method: notification.method.clone(),
+            params: notification
+                .params
+                .as_deref()
+                .and_then(|raw| serde_json::from_str(raw.get()).ok()),
+        }
+    }
+
+    /// Whether a handshake-era subscription with `filter` takes this event.
+    fn wanted_by(&self, filter: &SubscriptionFilter) -> bool {
+        match self {
+            Self::ToolsListChanged => filter.wants_tools_list_changed(),
+            Self::PromptsListChanged => filter.wants_prompts_list_changed(),
+            Self::ResourcesListChanged => filter.wants_resources_list_changed(),
+            Self::ResourceUpdated { uri } => filter.wants_resource(uri),
+            Self::Other { .. } => false,
+        }
+    }
+}
+
+tokio::task_local! {
+    /// Set while a `Client::listen` request is being sent: the ids its transport draws
+    /// (`Shared::next_id`) are registered to this subscription before anything goes out.
+    static LISTEN: Arc<Slot>;
+}
+
+/// The routing entry of one 2026-07-28 subscription.
+struct Slot {
+    tx: mpsc::UnboundedSender<Msg>,
+    /// Every id the listen request was sent with (a re-sent request gets a new one).
+    ids: Mutex<Vec<RequestId>>,
+}
+
+/// A handshake-era subscription: the filter its unsolicited notifications are matched against.
+struct HandshakeListener {
+    filter: SubscriptionFilter,
+    tx: mpsc::UnboundedSender<Msg>,
+}
+
+/// The subscriptions of one connection: a route of the core, registered by the first
+/// subscription.
+#[derive(Default)]
+pub(crate) struct Listens {
+    /// Whether a subscription was ever opened: until then routing is skipped entirely.
+    used: AtomicBool,
+    modern: Mutex<HashMap<RequestId, mpsc::UnboundedSender<Msg>>>,
+    /// The ids of the latest ended subscriptions: what the server still sends for them (the
+    /// cancellation races its notifications) is dropped, not handed to `on_notification`.
+    retired: Mutex<VecDeque<RequestId>>,
+    handshake: Mutex<HashMap<u64, HandshakeListener>>,
+    next_handshake: AtomicU64,
+    /// Handshake era: how many subscriptions want each URI `resources/subscribe`d. Held across
+    /// the subscribe / unsubscribe requests so that they reach the server in count order.
+    subscribed: tokio::sync::Mutex<HashMap<String, usize>>,
+}
+
+/// How many ended subscriptions' ids are remembered.
+const RETIRED: usize = 64;
+
+#[derive(Deserialize)]
+struct MetaProbe {
+    #[serde(default, rename = "io.modelcontextprotocol/subscriptionId")]
+    subscription_id: Option<RequestId>,
+}
+
+#[derive(Deserialize)]
+struct ParamsProbe {
+    #[serde(default, rename = "_meta")]
+    meta: Option<MetaProbe>,
+}
+
+impl Route for Listens {
+    /// First: a subscription takes its own notifications before any other route.
+    fn order(&self) -> u8 {
+        0
+    }
+
+    /// Registers `id` to the listen request being sent on this task, if any.
+    fn claim(&self, id: &RequestId) {
+        let _ = LISTEN.try_with(|slot| {
+            lock(&self.modern).insert(id.clone(), slot.tx.clone());
+            lock(&slot.ids).push(id.clone());
+        });
+    }
+
+    /// Hands `notification` to the subscription it belongs to; `false` when none takes it.
+    fn route(&self, notification: &Notification) -> bool {
+        if !self.used.load(Ordering::Acquire) {
+            return false;
+        }
+        let tag = notification
+            .params_as::<ParamsProbe>()
+            .ok()
+            .and_then(|p| p.meta)
+            .and_then(|m| m.subscription_id);
+        if let Some(id) = tag {
+            // 2026-07-28: correlated by subscription id; others' ids (the tasks extension's
+            // own listen streams) fall through.
+            let Some(tx) = lock(&self.modern).get(&id).cloned() else {
+                return lock(&self.retired).contains(&id);
+            };
+            let message = if notification.method == SubscriptionsAcknowledged::NAME {
+                match notification.params_as::<SubscriptionsAcknowledgedParams>() {
+                    Ok(params) => Msg::Ack(params),
+                    Err(error) => {
+                        tracing::warn!(%error, "malformed subscription acknowledgement");
+                        Msg::Ack(SubscriptionsAcknowledgedParams::default())
+                    }
+                }
+            } else {
+                Msg::Event(ListenEvent::of(notification))
+            };
+            return tx.send(message).is_ok();
+        }
+        // The handshake era: unsolicited notifications, matched against each filter.
+        let listeners = lock(&self.handshake);
+        if listeners.is_empty() {
+            return false;
+        }
+        let event = ListenEvent::of(notification);
+        let mut taken = false;
+        for listener in listeners.values() {
+            if event.wanted_by(&listener.filter) {
+                taken |= listener.tx.send(Msg::Event(event.clone())).is_ok();
+            }
+        }
+        taken
+    }
+}
+
+impl Listens {
+    fn forget_modern(&self, slot: &Slot) {
+        let ids = std::mem::take(&mut *lock(&slot.ids));
+        let mut modern = lock(&self.modern);
+        let mut retired = lock(&self.retired);
+        for id in ids {
+            modern.remove(&id);
+            if retired.len() == RETIRED {
+                retired.pop_front();
+            }
+            retired.push_back(id);
+        }
+    }
+}
+
+/// A live subscription from [`Client::listen`](super::Client::listen): a stream of [`ListenEvent`]s.
+///
+/// [`Subscription::next`] returns `None` once the stream has ended — the server closed it
+/// gracefully ([`Subscription::error`] is `None`) or it failed (`Some`). Dropping the
+/// subscription ends it: on 2026-07-28 the listen request is abandoned (HTTP closes the
+/// response stream, stdio sends `notifications/cancelled`); in the handshake era its
+/// resources are unsubscribed in the background. [`Subscription::close`] does the same and
+/// waits for it. It also implements [`futures::Stream`].
+pub struct Subscription {
+    rx: mpsc::UnboundedReceiver<Msg>,
+    listens: Arc<Listens>,
+    acknowledged: SubscriptionFilter,
+    id: Option<RequestId>,
+    buffered: VecDeque<ListenEvent>,
+    ended: bool,
+    error: Option<ClientError>,
+    kind: Kind,
+}
+
+enum Kind {
+    Modern {
+        slot: Arc<Slot>,
+        task: Option<tokio::task::JoinHandle<()>>,
+    },
+    Handshake {
+        key: u64,
+        session: Session,
+        /// The URIs this subscription `resources/subscribe`d; emptied once released.
+        uris: Vec<String>,
+    },
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.id)
+            .field("acknowledged", &self.acknowledged)
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Subscription {
+    fn new(rx: mpsc::UnboundedReceiver<Msg>, listens: Arc<Listens>, kind: Kind) -> Self {
+        Self {
+            rx,
+            listens,
+            acknowledged: SubscriptionFilter::default(),
+            id: None,
+            buffered: VecDeque::new(),
+            ended: false,
+            error: None,
+            kind,
+        }
+    }
+
+    /// The next event; `None` once the stream has ended.
+    pub async fn next(&mut self) -> Option<ListenEvent> {
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
+    }
+
+    /// The part of the filter the server honours: its acknowledgement on 2026-07-28; in the
+    /// handshake era the list changes its capabilities declare (`listChanged`) and the URIs
+    /// `resources/subscribe` accepted.
+    pub fn acknowledged(&self) -> &SubscriptionFilter {
+        &self.acknowledged
+    }
+
+    /// The subscription id (the `subscriptions/listen` request id) on 2026-07-28; `None` in the
+    /// handshake era.
+    pub fn id(&self) -> Option<&RequestId> {
+        self.id.as_ref()
+    }
+
+    /// Why the stream ended, once [`Subscription::next`] returned `None`: `None` for the
+    /// server's graceful close.
+    pub fn error(&self) -> Option<&ClientError> {
+        self.error.as_ref()
+    }
+
+    /// Ends the subscription and waits until that is done: on 2026-07-28 the listen request
+    /// is abandoned (the cancellation is on its way when this returns); in the handshake era
+    /// its resources are unsubscribed (failures are logged, not returned).
+    pub async fn close(mut self) {
+        match &mut self.kind {
+            Kind::Modern { task, .. } => {
+                if let Some(task) = task.take() {
+                    task.abort();
+                    let _ = task.await;
+                }
+            }
+            Kind::Handshake { session, uris, .. } => {
+                release(session, std::mem::take(uris)).await;
+            }
+        }
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<ListenEvent>> {
+        if let Some(event) = self.buffered.pop_front() {
+            return Poll::Ready(Some(event));
+        }
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        loop {
+            match ready!(self.rx.poll_recv(cx)) {
+                Some(Msg::Event(event)) => return Poll::Ready(Some(event)),
+                // A re-issued request (HTTP, after a broken stream) is acknowledged again.
+                Some(Msg::Ack(ack)) => self.acknowledge(ack),
+                Some(Msg::End(error)) => {
+                    self.end(error);
+                    return Poll::Ready(None);
+                }
+                None => {
+                    self.end(None);
+                    return Poll::Ready(None);
+                }
+            }
+        }
+    }
+
+    fn end(&mut self, error: Option<ClientError>) {
+        self.ended = true;
+        self.error = error;
+        if let Kind::Modern { slot, .. } = &self.kind {
+            self.listens.forget_modern(slot);
+        }
+    }
+
+    fn acknowledge(&mut self, ack: SubscriptionsAcknowledgedParams) {
+        if let Some(id) = ack
+            .meta
+            .as_ref()
+            .and_then(modelctx_types::Meta::subscription_id)
+        {
+            self.id = Some(id);
+        }
+        self.acknowledged = ack.notifications;
+    }
+
+    /// Waits for the acknowledgement (2026-07-28), keeping anything that comes before it.
+    async fn acknowledgement(&mut self) -> Result<(), ClientError> {
+        loop {
+            match self.rx.recv().await {
+                Some(Msg::Ack(ack)) => {
+                    self.acknowledge(ack);
+                    return Ok(());
+                }
+                Some(Msg::Event(event)) => self.buffered.push_back(event),
+                Some(Msg::End(Some(error))) => return Err(error),
+                Some(Msg::End(None)) | None => {
+                    return Err(ClientError::Protocol(
+                        "the listen stream ended before its acknowledgement".to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl futures::Stream for Subscription {
+    type Item = ListenEvent;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ListenEvent>> {
+        self.get_mut().poll_event(cx)
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        match &mut self.kind {
+            Kind::Modern { slot, task } => {
+                if let Some(task) = task.take() {
+                    // Dropping the request future abandons it (see the type docs).
+                    task.abort();
+                }
+                self.listens.forget_modern(slot);
+            }
+            Kind::Handshake { key, session, uris } => {
+                lock(&self.listens.handshake).remove(key);
+                let uris = std::mem::take(uris);
+                if !uris.is_empty()
+                    && let Ok(handle) = tokio::runtime::Handle::try_current()
+                {
+                    let session = session.clone();
+                    handle.spawn(async move { release(&session, uris).await });
+                }
+            }
+        }
+    }
+}
+
+/// `resources/unsubscribe` for the URIs no other subscription still wants.
+async fn release(session: &Session, uris: Vec<String>) {
+    let listens = session.inner.shared.route::<Listens>();
+    let mut counts = listens.subscribed.lock().await;
+    for uri in uris {
+        let last = match counts.get_mut(&uri) {
+            Some(count) if *count > 1 => {
+                *count -= 1;
+                false
+            }
+            Some(_) => {
+                counts.remove(&uri);
+                true
+            }
+            None => false,
+        };
+        if last {
+            let params = SubscribeRequestParams::new(uri.clone());
+            if let Err(error) = session
+                .request::<Unsubscribe>(params, &RequestOptions::new())
+                .await
+            {
+                tracing::debug!(%uri, %error, "resources/unsubscribe failed");
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Opens a subscription to the notifications `filter` opts into; see [`Client::listen`].
+    ///
+    /// # Errors
+    /// See [`Client::listen`].
+    ///
+    /// [`Client::listen`]: super::Client::listen
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+        if self.era() == Some(Era::Handshake) {
+            self.listen_handshake(filter).await
+        } else {
+            self.listen_modern(filter).await
+        }
+    }
+
+    async fn listen_modern(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+        let listens = self.inner.shared.route::<Listens>();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let slot = Arc::new(Slot {
+            tx: tx.clone(),
+            ids: Mutex::new(Vec::new()),
+        });
+        listens.used.store(true, Ordering::Release);
+        let params = SubscriptionsListenRequestParams::new(filter);
+        let session = self.clone();
+        let request = LISTEN.scope(Arc::clone(&slot), async move {
+            let end = match session
+                .request::<SubscriptionsListen>(params, &RequestOptions::new())
+                .await
+            {
+                Ok(RoundOutcome::Complete(_)) => None,
+                Ok(RoundOutcome::InputRequired(_)) => Some(ClientError::Protocol(
+                    "subscriptions/listen answered input_required".to_owned(),
+                )),
+                Err(error) => Some(error),
+            };
+            let _ = tx.send(Msg::End(end));
+        });
+        let mut subscription = Subscription::new(
+            rx,
+            listens,
+            Kind::Modern {
+                slot,
+                task: Some(tokio::spawn(request)),
+            },
+        );
+        match self.inner.config.request_timeout {
+            None => subscription.acknowledgement().await?,
+            Some(after) => tokio::time::timeout(after, subscription.acknowledgement())
+                .await
+                .map_err(|_| ClientError::Timeout {
+                    operation: "subscriptions/listen acknowledgement",
+                    after,
+                })??,
+        }
+        if subscription.id.is_none()
+            && let Kind::Modern { slot, .. } = &subscription.kind
+        {
+            subscription.id = lock(&slot.ids).last().cloned();
+        }
+        Ok(subscription)
+    }
+
+    async fn listen_handshake(
+        &self,
+        filter: SubscriptionFilter,
+    ) -> Result<Subscription, ClientError> {
+        let listens = self.inner.shared.route::<Listens>();
+        let capabilities = self.server_capabilities().unwrap_or_default();
+        let declared = |wanted: bool, list_changed: Option<bool>| {
+            (wanted && list_changed == Some(true)).then_some(true)
+        };
+        let mut honored = SubscriptionFilter::new();
+        honored.tools_list_changed = declared(
+            filter.wants_tools_list_changed(),
+            capabilities.tools.as_ref().and_then(|c| c.list_changed),
+        );
+        honored.prompts_list_changed = declared(
+            filter.wants_prompts_list_changed(),
+            capabilities.prompts.as_ref().and_then(|c| c.list_changed),
+        );
+        honored.resources_list_changed = declared(
+            filter.wants_resources_list_changed(),
+            capabilities.resources.as_ref().and_then(|c| c.list_changed),
+        );
+        // Listening before subscribing: an update right after the subscription is kept.
+        honored.resource_subscriptions = filter.resource_subscriptions.clone();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let key = listens.next_handshake.fetch_add(1, Ordering::Relaxed);
+        lock(&listens.handshake).insert(
+            key,
+            HandshakeListener {
+                filter: honored.clone(),
+                tx,
+            },
+        );
+        listens.used.store(true, Ordering::Release);
+        let mut subscription = Subscription::new(
+            rx,
+            Arc::clone(&listens),
+            Kind::Handshake {
+                key,
+                session: self.clone(),
+                uris: Vec::new(),
+            },
+        );
+        let mut accepted = Vec::new();
+        {
+            let mut counts = listens.subscribed.lock().await;
+            for uri in filter.resources() {
+                if let Some(count) = counts.get_mut(uri) {
+                    *count += 1;
+                    accepted.push(uri.clone());
+                    continue;
+                }
+                let params = SubscribeRequestParams::new(uri.clone());
+                match self
+                    .request::<Subscribe>(params, &RequestOptions::new())
+                    .await
+                {
+                    Ok(_) => {
+                        counts.insert(uri.clone(), 1);
+                        accepted.push(uri.clone());
+                    }
+                    Err(error) => tracing::debug!(%uri, %error, "resources/subscribe failed"),
+                }
+            }
+        }
+        if let Kind::Handshake { uris, .. } = &mut subscription.kind {
+            uris.clone_from(&accepted);
+        }
+        honored.resource_subscriptions = filter.resource_subscriptions.as_ref().map(|_| accepted);
+        if let Some(listener) = lock(&listens.handshake).get_mut(&key) {
+            listener.filter = honored.clone();
+        }
+        subscription.acknowledged = honored;
+        Ok(subscription)
+    }
+}

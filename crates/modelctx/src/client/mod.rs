@@ -1,0 +1,122 @@
+//! The MCP client: 2026-07-28 with multi-round-trip requests, and the 2025-11-25 handshake era.
+//!
+//! # Connecting
+//!
+//! [`Client::builder`] configures the era [`Mode`], the client's identity, its callbacks and
+//! limits; then `connect_stdio` (spawn a server process), `connect_http` (streamable HTTP) or
+//! `connect_io` (any byte stream, e.g. [`crate::transport::memory::pipe`]) connects and
+//! negotiates:
+//!
+//! * [`Mode::Auto`] (default) probes `server/discover`; a handshake-era server is detected by
+//!   the probe failing in any way other than a transport failure, and the client falls back to
+//!   `initialize`. A `-32022` naming a mutual version retries with it.
+//! * [`Mode::Pinned`] speaks a 2026 version without probing.
+//! * [`Mode::Handshake`] always uses `initialize`.
+//!
+//! [`Client::protocol_version`] tells what was negotiated.
+//!
+//! On 2026-07-28 every request carries the `_meta` envelope: protocol version, client
+//! capabilities (derived from the callbacks given: elicitation → `{"form":{},"url":{}}`,
+//! sampling → `{}`, roots → `{}`) and client info. Over HTTP the request also carries
+//! `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` mirrors of
+//! `x-mcp-header` arguments.
+//!
+//! # Asking the user: callbacks and the input-required loop
+//!
+//! [`Client::call_tool`], [`Client::get_prompt`] and [`Client::read_resource`] run the loop:
+//! every input request of a round goes concurrently to its callback, the request is retried
+//! with the answers and the server's `requestState`, until the final result (at most
+//! [`ClientBuilder::input_required_max_rounds`] rounds). The same callbacks answer the
+//! handshake era's server→client requests. A question without a callback fails the call
+//! locally with [`ClientError::MissingCallback`].
+//!
+//! A server cannot make a call cost without bound: at most
+//! [`ClientBuilder::max_input_requests_per_round`] questions a round (16), at most
+//! [`ClientBuilder::max_concurrent_callbacks`] callbacks at once (4), identical questions answered
+//! once, and at most [`ClientBuilder::max_sampling_per_call`] sampling requests a call (10) —
+//! in the loop, in a task's input requests and on the handshake-era back-channel alike. Past a
+//! limit the call fails locally ([`ClientError::TooManyInputRequests`],
+//! [`ClientError::SamplingBudgetExceeded`]) before any callback of the round runs.
+//!
+//! To drive the loop yourself — e.g. to persist a pending request and resume it in another
+//! process — use the [`Session`] methods with `allow_input_required`, and
+//! [`Client::resume_call_tool`] / [`PendingRequest`].
+//!
+//! # Authorization
+//!
+//! With the `auth-client` feature, [`ClientBuilder::oauth`] makes an HTTP client sign in to
+//! OAuth-protected servers by itself: discovery, registration, authorization code with PKCE,
+//! token refresh and scope step-up (see [`auth`]).
+//!
+//! # Time bounds
+//!
+//! [`ClientBuilder::loop_timeout`] bounds a whole loop; equivalently wrap the call in
+//! [`tokio::time::timeout`]. Dropping a call is safe: on stdio the request in flight is
+//! cancelled with `notifications/cancelled`, on HTTP its response stream is closed.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use modelctx::client::{Client, Mode};
+//! use modelctx::types::{ElicitRequestParams, ElicitResult};
+//! use serde_json::json;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut command = tokio::process::Command::new("python3");
+//! command.arg("server.py");
+//! let client = Client::builder()
+//!     .mode(Mode::Auto)
+//!     .on_elicitation(|context, params: ElicitRequestParams| async move {
+//!         // `context.key()` is the server's key on 2026-07-28; `context.request_id()` the
+//!         // JSON-RPC id on the handshake-era back-channel.
+//!         println!("{:?}: {}", context.key(), params.message());
+//!         let mut content = serde_json::Map::new();
+//!         content.insert("region".to_owned(), json!("eu-west-1"));
+//!         Ok(ElicitResult::accept(content))
+//!     })
+//!     .connect_stdio(command)
+//!     .await?;
+//! let answer = tokio::time::timeout(
+//!     std::time::Duration::from_secs(30),
+//!     client.call_tool("provision", json!({"name": "orders"})),
+//! )
+//! .await??;
+//! println!("{}", answer.first_text().unwrap_or_default());
+//! client.close().await?;
+//! # Ok(()) }
+//! ```
+
+mod api;
+#[cfg(feature = "auth-client")]
+pub mod auth;
+mod back_channel;
+mod builder;
+mod callbacks;
+mod error;
+#[cfg(feature = "flows")]
+pub mod flows;
+mod input_loop;
+#[cfg(test)]
+pub(crate) mod layers;
+mod listen;
+mod negotiate;
+#[cfg(feature = "auth-client")]
+mod pause;
+mod session;
+mod shared;
+mod tasks;
+mod tool_index;
+mod transport;
+
+pub use api::{Client, PendingRequest};
+pub use builder::ClientBuilder;
+pub use callbacks::{
+    CallbackContext, ElicitationCallback, InputOrigin, NotificationCallback, ProgressCallback,
+    RootsCallback, SamplingCallback, TaskStatusCallback,
+};
+pub use error::{ClientError, TransportError};
+pub use listen::{ListenEvent, Subscription};
+pub use negotiate::Mode;
+pub use session::{RequestOptions, RoundOutcome, Session};
+pub use tasks::{TaskFollow, TaskSettings, ToolStart};
+pub use transport::TransportKind;

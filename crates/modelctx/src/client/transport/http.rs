@@ -1,0 +1,649 @@
+//! Streamable HTTP: one POST per message.
+//!
+//! Every POST accepts `application/json` and `text/event-stream`. On 2026-07-28 the request
+//! carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` mirrors of
+//! `x-mcp-header` arguments; the response is either one JSON-RPC message or a stream of events
+//! ending with the response (comments ignored, notifications routed on the way). A stream that
+//! breaks before the response re-issues the request with a new id.
+//!
+//! The handshake era adds a session (`Mcp-Session-Id`, minted by `initialize`), server requests
+//! on response streams (answered with a POST of the callback's response), an optional GET
+//! stream and resumption with `Last-Event-ID` (see `http_handshake`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use modelctx_types::jsonrpc::{Message, encode_notification};
+use modelctx_types::{Era, MessageRef, Method as _, NotificationMethod as _, RequestId};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+
+use super::{HttpHeaders, Outgoing, Reply, http_handshake};
+use crate::client::error::{ClientError, TransportError};
+use crate::client::shared::Shared;
+use crate::http::body::{BodyError, read_limited};
+use crate::http::headers;
+use crate::http::sse;
+use crate::sync::{lock, read};
+
+/// What `Accept` says on every POST.
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// How many times a POST refused with `503` + `Retry-After` is sent again.
+const UNAVAILABLE_RETRIES: u32 = 2;
+/// The longest `Retry-After` honoured by waiting; a longer one is the caller's decision.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// The delay of a `503 Service Unavailable` with `Retry-After: <seconds>` short enough to wait
+/// for (the HTTP-date form is not waited for).
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    if response.status() != reqwest::StatusCode::SERVICE_UNAVAILABLE {
+        return None;
+    }
+    let seconds: u64 = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds)).filter(|delay| *delay <= MAX_RETRY_AFTER)
+}
+
+/// How the HTTP transport is configured.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpConfig {
+    pub(crate) client: reqwest::Client,
+    pub(crate) url: reqwest::Url,
+    pub(crate) extra_headers: HeaderMap,
+    pub(crate) max_reissues: u32,
+    pub(crate) max_message: usize,
+    pub(crate) handshake_get_stream: bool,
+    /// Signs requests in when the server asks (OAuth 2.1: `client::auth` implements it).
+    pub(crate) auth: Option<Arc<dyn RequestAuth>>,
+}
+
+/// Builds one attempt of a request, given the `Authorization` value to send (if any).
+pub(crate) type BuildRequest<'a> =
+    dyn Fn(Option<&HeaderValue>) -> Result<reqwest::RequestBuilder, ClientError> + Send + Sync + 'a;
+
+/// What the transport asks of an authorization layer: to sign its requests in, and to answer
+/// a `401` / `403` challenge (sign in, refresh, step up) by sending the request again. It is
+/// injected (a trait object in [`HttpConfig`]) so that the transport knows no authorization
+/// scheme; `client::auth`'s OAuth client is the implementation.
+pub(crate) trait RequestAuth: Send + Sync + std::fmt::Debug {
+    /// Sends the request `build` makes, with the current credentials, and recovers from the
+    /// server's challenges by building and sending it again; the last response is returned.
+    fn send<'a>(
+        &'a self,
+        build: &'a BuildRequest<'a>,
+    ) -> BoxFuture<'a, Result<reqwest::Response, ClientError>>;
+
+    /// The `Authorization` value of requests that are not retried on a refusal (the handshake
+    /// era's GET stream and `DELETE`).
+    fn current_authorization(&self) -> BoxFuture<'_, Option<HeaderValue>>;
+
+    /// The clock whose paused time (the user signing in) request time bounds do not count.
+    #[cfg(feature = "auth-client")]
+    fn pause_clock(&self) -> &crate::client::pause::PauseClock;
+}
+
+/// The parts spawned tasks (back-channel answers, the GET stream) need too.
+#[derive(Debug)]
+pub(crate) struct HttpInner {
+    pub(crate) config: HttpConfig,
+    pub(crate) shared: Arc<Shared>,
+    /// `Mcp-Session-Id` of a handshake-era session.
+    pub(crate) session_id: RwLock<Option<String>>,
+    /// Requests waiting for a reply that may arrive on another stream than their own (a
+    /// handshake-era server may answer on the GET stream or a resumed stream).
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<Reply>>>,
+}
+
+/// The HTTP transport.
+#[derive(Debug)]
+pub(crate) struct HttpTransport {
+    inner: Arc<HttpInner>,
+    get_stream: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// What reading a response produced.
+pub(crate) enum Received {
+    /// The reply.
+    Reply(Reply),
+    /// The stream ended (or failed) before the reply; `last_event_id` / `retry` allow a
+    /// handshake-era resumption.
+    Broken {
+        last_event_id: Option<String>,
+        retry_ms: Option<u64>,
+    },
+}
+
+impl HttpTransport {
+    pub(crate) fn new(config: HttpConfig, shared: Arc<Shared>) -> Self {
+        Self {
+            inner: Arc::new(HttpInner {
+                config,
+                shared,
+                session_id: RwLock::new(None),
+                waiting: Mutex::new(HashMap::new()),
+            }),
+            get_stream: Mutex::new(None),
+        }
+    }
+
+    /// The authorization layer's clock, when one is configured.
+    #[cfg(feature = "auth-client")]
+    pub(crate) fn pause_clock(&self) -> Option<&crate::client::pause::PauseClock> {
+        self.inner
+            .config
+            .auth
+            .as_deref()
+            .map(RequestAuth::pause_clock)
+    }
+
+    pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
+        let inner = &self.inner;
+        let mut broken = 0u32;
+        loop {
+            // A re-issued request is a new request: it gets a new id.
+            let id = inner.shared.next_id();
+            let mut waiting = Waiting::register(inner, &id, outgoing.cancellable);
+            let attempt = self.attempt(outgoing, &id, &mut waiting).await;
+            // Finished one way or another: nothing to cancel any more.
+            waiting.settled = true;
+            if let Some(reply) = attempt? {
+                return Ok(reply);
+            }
+            broken += 1;
+            if broken > inner.config.max_reissues {
+                return Err(TransportError::StreamBroken { attempts: broken }.into());
+            }
+            tracing::debug!(method = outgoing.method, %id, "response stream broke; re-issuing");
+        }
+    }
+
+    /// One POST of the request as `id`; `Ok(None)` when its stream broke (and, in the
+    /// handshake era, resuming it did not bring the reply either).
+    async fn attempt(
+        &self,
+        outgoing: &Outgoing,
+        id: &RequestId,
+        waiting: &mut Waiting,
+    ) -> Result<Option<Reply>, ClientError> {
+        let inner = &self.inner;
+        let body = super::encode_request(id, outgoing.method, &outgoing.params);
+        let response = inner
+            .post(body, Some(outgoing.method), &outgoing.headers)
+            .await?;
+        if outgoing.method == modelctx_types::methods::Initialize::NAME {
+            http_handshake::capture_session_id(inner, &response);
+        }
+        let (last_event_id, retry_ms) = match inner
+            .read_reply(response, id, &mut waiting.receiver)
+            .await?
+        {
+            Received::Reply(reply) => return Ok(Some(reply)),
+            Received::Broken {
+                last_event_id,
+                retry_ms,
+            } => (last_event_id, retry_ms),
+        };
+        if inner.shared.era() == Some(Era::Handshake)
+            && let Some(last) = last_event_id
+        {
+            return http_handshake::resume(
+                inner,
+                id,
+                &mut waiting.receiver,
+                last,
+                retry_ms,
+                &outgoing.headers,
+            )
+            .await;
+        }
+        Ok(None)
+    }
+
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), ClientError> {
+        // 2026-07-28 defines no client notifications over HTTP: cancellation is closing the
+        // response stream.
+        if self.inner.shared.era() == Some(Era::Modern) {
+            return Ok(());
+        }
+        let body = encode_notification(method, params)
+            .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        let version = self.inner.shared.version().map(|v| v.to_string());
+        let headers = HttpHeaders {
+            protocol_version: version,
+            ..HttpHeaders::default()
+        };
+        let response = self.inner.post(body, None, &headers).await?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(ClientError::HttpStatus {
+                status: status.as_u16(),
+                body: body_snippet(response).await,
+            });
+        }
+        Ok(())
+    }
+
+    /// Opens the handshake-era GET stream, waiting until the server accepted (or refused) it
+    /// so that server requests sent right after connecting are not lost.
+    pub(crate) async fn on_negotiated(&self) {
+        if self.inner.shared.era() == Some(Era::Handshake) && self.inner.config.handshake_get_stream
+        {
+            let Some(response) = http_handshake::open_get_stream(&self.inner).await else {
+                return;
+            };
+            let task = tokio::spawn(http_handshake::read_get_stream(
+                Arc::clone(&self.inner),
+                response,
+            ));
+            if let Some(old) = lock(&self.get_stream).replace(task) {
+                old.abort();
+            }
+        }
+    }
+
+    pub(crate) async fn close(&self) -> Result<(), ClientError> {
+        if let Some(task) = lock(&self.get_stream).take() {
+            task.abort();
+        }
+        http_handshake::end_session(&self.inner).await;
+        Ok(())
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.get_stream).take() {
+            task.abort();
+        }
+    }
+}
+
+impl HttpInner {
+    /// POSTs one message with the standard headers (and, with OAuth configured, the access
+    /// token: a 401 or 403 `insufficient_scope` signs in and sends the message again).
+    ///
+    /// A `503` with a short `Retry-After` (the server shed the request before reading it, e.g.
+    /// its buffered-body budget was spent) is sent again after that delay, a bounded number of
+    /// times; any other answer, or a longer delay, is returned as it is.
+    pub(crate) async fn post(
+        &self,
+        body: Vec<u8>,
+        method: Option<&str>,
+        extra: &HttpHeaders,
+    ) -> Result<reqwest::Response, ClientError> {
+        let body = Bytes::from(body);
+        let mut retries = 0;
+        loop {
+            let response = self.post_once(body.clone(), method, extra).await?;
+            match retry_after(&response) {
+                Some(delay) if retries < UNAVAILABLE_RETRIES => {
+                    retries += 1;
+                    tracing::debug!(?method, ?delay, "server unavailable; sending again");
+                    tokio::time::sleep(delay).await;
+                }
+                _ => return Ok(response),
+            }
+        }
+    }
+
+    async fn post_once(
+        &self,
+        body: Bytes,
+        method: Option<&str>,
+        extra: &HttpHeaders,
+    ) -> Result<reqwest::Response, ClientError> {
+        if let Some(auth) = &self.config.auth {
+            let build = |authorization: Option<&HeaderValue>| {
+                self.post_request(body.clone(), method, extra, authorization)
+            };
+            return auth.send(&build).await;
+        }
+        Ok(self.post_request(body, method, extra, None)?.send().await?)
+    }
+
+    /// The `Authorization` header of requests that are not retried on a refusal (the
+    /// handshake era's GET stream and `DELETE`).
+    pub(crate) async fn authorize(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> reqwest::RequestBuilder {
+        if let Some(auth) = &self.config.auth
+            && let Some(value) = auth.current_authorization().await
+        {
+            return request.headers(authorization_header(&value));
+        }
+        request
+    }
+
+    /// Builds the POST of one message.
+    fn post_request(
+        &self,
+        body: impl Into<reqwest::Body>,
+        method: Option<&str>,
+        extra: &HttpHeaders,
+        authorization: Option<&HeaderValue>,
+    ) -> Result<reqwest::RequestBuilder, ClientError> {
+        let mut request = self
+            .config
+            .client
+            .post(self.config.url.clone())
+            .headers(self.config.extra_headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, ACCEPT_BOTH);
+        if let Some(value) = authorization {
+            // Replaces any configured Authorization header rather than adding a second one.
+            request = request.headers(authorization_header(value));
+        }
+        if let Some(version) = &extra.protocol_version {
+            request = request.header(headers::PROTOCOL_VERSION, header_value(version)?);
+        }
+        if extra.routing {
+            if let Some(method) = method {
+                request = request.header(headers::METHOD, header_value(method)?);
+            }
+            if let Some(name) = &extra.name {
+                request =
+                    request.header(headers::NAME, header_value(&headers::encode_value(name))?);
+            }
+            for (name, value) in &extra.params {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+                request = request.header(name, header_value(value)?);
+            }
+        }
+        if let Some(session) = self.session_id() {
+            request = request.header(headers::SESSION_ID, header_value(&session)?);
+        }
+        Ok(request.body(body))
+    }
+
+    pub(crate) fn session_id(&self) -> Option<String> {
+        read(&self.session_id).clone()
+    }
+
+    /// Reads the response to the request `id`: a JSON body or an event stream.
+    pub(crate) async fn read_reply(
+        self: &Arc<Self>,
+        mut response: reqwest::Response,
+        id: &RequestId,
+        elsewhere: &mut oneshot::Receiver<Reply>,
+    ) -> Result<Received, ClientError> {
+        let status = response.status();
+        let content_type = content_type(&response);
+        if status.as_u16() == 202 {
+            return Err(ClientError::Protocol(
+                "the server answered a request with 202 Accepted".to_owned(),
+            ));
+        }
+        if !status.is_success() {
+            // A JSON-RPC error body at an error status is the server's real answer.
+            if content_type.starts_with("application/json")
+                && let Ok(Some(body)) = read_body(&mut response, self.config.max_message).await
+            {
+                if let Ok(MessageRef::Response(reply)) = MessageRef::decode_slice(&body)
+                    && let Err(error) = reply.payload
+                {
+                    return Ok(Received::Reply(Err(error)));
+                }
+                return Err(ClientError::HttpStatus {
+                    status: status.as_u16(),
+                    body: snippet(&body),
+                });
+            }
+            return Err(ClientError::HttpStatus {
+                status: status.as_u16(),
+                body: body_snippet(response).await,
+            });
+        }
+        if content_type.starts_with("application/json") {
+            let Some(body) = read_body(&mut response, self.config.max_message).await? else {
+                return Ok(Received::Broken {
+                    last_event_id: None,
+                    retry_ms: None,
+                });
+            };
+            return match Message::decode_slice(&body) {
+                Ok(Message::Response(reply)) if reply.id.as_ref().is_none_or(|r| r == id) => {
+                    Ok(Received::Reply(reply.payload.into_reply()))
+                }
+                Ok(_) => Err(ClientError::Protocol(format!(
+                    "the JSON body is not the response to request {id}"
+                ))),
+                Err(error) => Err(ClientError::Protocol(format!(
+                    "undecodable response body: {error}"
+                ))),
+            };
+        }
+        if content_type.starts_with("text/event-stream") {
+            return self.read_stream(response, Some((id, elsewhere))).await;
+        }
+        Err(ClientError::Protocol(format!(
+            "unexpected content type {content_type:?} for a request"
+        )))
+    }
+
+    /// Reads an event stream until the response to the awaited request (or, with `None`, to
+    /// its end): routes notifications, other requests' responses and server requests on the
+    /// way. The awaited reply may also arrive on another stream (`elsewhere`).
+    pub(crate) async fn read_stream(
+        self: &Arc<Self>,
+        mut response: reqwest::Response,
+        mut awaited: Option<(&RequestId, &mut oneshot::Receiver<Reply>)>,
+    ) -> Result<Received, ClientError> {
+        let mut parser = sse::Parser::new(self.config.max_message);
+        let id = awaited.as_ref().map(|(id, _)| (*id).clone());
+        loop {
+            let next = match awaited.as_mut() {
+                Some((_, elsewhere)) => tokio::select! {
+                    chunk = response.chunk() => chunk,
+                    reply = &mut **elsewhere => match reply {
+                        Ok(reply) => return Ok(Received::Reply(reply)),
+                        Err(_) => return Err(TransportError::Closed.into()),
+                    },
+                },
+                None => response.chunk().await,
+            };
+            let chunk: Bytes = match next {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::debug!(%error, "response stream failed");
+                    break;
+                }
+            };
+            let events = parser
+                .feed(&chunk)
+                .map_err(|e| ClientError::Protocol(e.to_string()))?;
+            for event in events {
+                if let Some(reply) = self.handle_event(&event, id.as_ref()) {
+                    return Ok(Received::Reply(reply));
+                }
+            }
+        }
+        Ok(Received::Broken {
+            last_event_id: parser.last_event_id().map(ToOwned::to_owned),
+            retry_ms: parser.retry(),
+        })
+    }
+
+    /// Handles one event; returns the reply when it is the response to `id`.
+    fn handle_event(self: &Arc<Self>, event: &sse::Event, id: Option<&RequestId>) -> Option<Reply> {
+        if event.data.is_empty() {
+            return None;
+        }
+        match Message::decode(&event.data) {
+            Ok(Message::Response(reply)) => {
+                if id.is_some() && (reply.id.is_none() || reply.id.as_ref() == id) {
+                    return Some(reply.payload.into_reply());
+                }
+                // Another request's response (e.g. on the GET stream): hand it over.
+                let waiter = reply
+                    .id
+                    .as_ref()
+                    .and_then(|reply_id| lock(&self.waiting).remove(reply_id));
+                match waiter {
+                    Some(waiter) => {
+                        let _ = waiter.send(reply.payload.into_reply());
+                    }
+                    None => {
+                        tracing::debug!(id = ?reply.id, "response for a request nobody waits for");
+                    }
+                }
+            }
+            Ok(Message::Notification(notification)) => {
+                self.shared.route_notification(&notification);
+            }
+            Ok(Message::Request(request)) => {
+                if self.shared.era() == Some(Era::Modern) {
+                    // 2026-07-28 forbids requests on response streams; there is no one to
+                    // answer them to.
+                    tracing::warn!(method = %request.method, "ignored a server request on a 2026-07-28 stream");
+                } else {
+                    http_handshake::answer_on_back_channel(Arc::clone(self), request);
+                }
+            }
+            Err(error) => tracing::warn!(%error, "undecodable event from the server"),
+        }
+        None
+    }
+}
+
+/// A request's registration for replies arriving on other streams; unregisters on drop. A
+/// handshake-era request abandoned before it settled is cancelled with
+/// `notifications/cancelled` (2026-07-28 cancels by closing the stream, which dropping the
+/// response does by itself).
+struct Waiting {
+    inner: Arc<HttpInner>,
+    id: RequestId,
+    receiver: oneshot::Receiver<Reply>,
+    cancellable: bool,
+    settled: bool,
+}
+
+impl Waiting {
+    fn register(inner: &Arc<HttpInner>, id: &RequestId, cancellable: bool) -> Self {
+        let (sender, receiver) = oneshot::channel();
+        lock(&inner.waiting).insert(id.clone(), sender);
+        Self {
+            inner: Arc::clone(inner),
+            id: id.clone(),
+            receiver,
+            cancellable,
+            settled: false,
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        lock(&self.inner.waiting).remove(&self.id);
+        if self.settled || !self.cancellable || self.inner.shared.era() != Some(Era::Handshake) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let params = modelctx_types::CancelledNotificationParams::new(
+            self.id.clone(),
+            Some("the client abandoned the request".to_owned()),
+        );
+        let Ok(body) = encode_notification(modelctx_types::methods::Cancelled::NAME, Some(&params))
+        else {
+            return;
+        };
+        let inner = Arc::clone(&self.inner);
+        runtime.spawn(async move {
+            let headers = HttpHeaders {
+                protocol_version: inner.shared.version().map(|v| v.to_string()),
+                ..HttpHeaders::default()
+            };
+            if let Err(error) = inner.post(body, None, &headers).await {
+                tracing::debug!(%error, "could not send notifications/cancelled");
+            }
+        });
+    }
+}
+
+/// Converts an owned payload into a reply.
+trait IntoReply {
+    fn into_reply(self) -> Reply;
+}
+
+impl IntoReply for modelctx_types::jsonrpc::ResponsePayload {
+    fn into_reply(self) -> Reply {
+        match self {
+            Self::Result(raw) => Ok(raw),
+            Self::Error(error) => Err(error),
+        }
+    }
+}
+
+/// A map holding only `Authorization: value` (`RequestBuilder::headers` replaces).
+fn authorization_header(value: &HeaderValue) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    map.insert(reqwest::header::AUTHORIZATION, value.clone());
+    map
+}
+
+fn header_value(value: &str) -> Result<HeaderValue, ClientError> {
+    HeaderValue::from_str(value).map_err(|_| {
+        ClientError::InvalidArgument(format!("{value:?} cannot be an HTTP header value"))
+    })
+}
+
+pub(crate) fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// Reads a whole body of at most `max` bytes. `Ok(None)` when the body broke mid-way.
+async fn read_body(
+    response: &mut reqwest::Response,
+    max: usize,
+) -> Result<Option<Vec<u8>>, ClientError> {
+    match read_limited(response, max).await {
+        Ok(body) => Ok(Some(body)),
+        Err(BodyError::TooLarge(max)) => Err(ClientError::Protocol(format!(
+            "response body larger than {max} bytes"
+        ))),
+        Err(BodyError::Transport(error)) => {
+            tracing::debug!(%error, "response body broke");
+            Ok(None)
+        }
+    }
+}
+
+pub(crate) async fn body_snippet(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= 1024 {
+            break;
+        }
+    }
+    snippet(&body)
+}
+
+fn snippet(body: &[u8]) -> String {
+    let end = body.len().min(1024);
+    String::from_utf8_lossy(&body[..end]).into_owned()
+}

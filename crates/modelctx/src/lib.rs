@@ -1,0 +1,102 @@
+//! # modelctx — the Model Context Protocol for Rust
+//!
+//! Servers and clients for MCP revision 2026-07-28 — stateless requests, `server/discover`,
+//! multi-round-trip requests with sealed `requestState` — that also speak the 2025-11-25
+//! handshake era, over stdio, streamable HTTP and in-memory pipes.
+//!
+//! The wire model lives in [`types`] (the `modelctx-types` crate); request-state sealing in
+//! [`seal`] (the `modelctx-seal` crate).
+//!
+//! # Crate features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `server` | yes | the server runtime |
+//! | `client` | yes | the client runtime |
+//! | `stdio` | yes | stdio serving and spawning server processes |
+//! | `http-server` | yes | streamable HTTP server on axum/hyper |
+//! | `http-client` | yes | streamable HTTP client on reqwest + rustls |
+//! | `macros` | yes | the high-level [`server::McpServer`] and `#[tool]`, `#[prompt]`, `#[resource]`, `#[resolver]` |
+//! | `auth` | yes | OAuth 2.1 resource server: JWT/JWKS or introspection, protected resource metadata, 401/403 challenges; the principal binds sealed state |
+//! | `auth-client` | yes | OAuth 2.1 client: discovery, registration (pre-registered, CIMD, dynamic), PKCE, refresh, step-up, token stores |
+//! | `tasks` | no | the tasks extension on the server: durable task tools, `tasks/*` methods, in-memory store |
+//! | `tasks-sqlite`, `tasks-redis` | no | the SQLite (one host) and Redis (a fleet) task stores |
+//! | `flows` | no | durable client flows: `FlowStore`, `FlowRunner`, in-memory store |
+//! | `flows-sqlite`, `flows-redis` | no | the SQLite and Redis flow stores |
+//! | `single-use-redis` | no | the Redis replay guard of single-use sealed rounds (a fleet) |
+
+pub use modelctx_types as types;
+
+#[cfg(feature = "server")]
+pub use modelctx_seal as seal;
+
+// Plumbing shared by the server and the client; not public API (the fuzz targets reach the pieces
+// they fuzz through `__fuzz`).
+// The server and the client each use part of it.
+#[cfg(any(feature = "server", feature = "client"))]
+#[cfg_attr(
+    not(all(feature = "http-server", feature = "http-client")),
+    allow(dead_code, unreachable_pub)
+)]
+mod http;
+mod transport;
+
+pub use transport::memory;
+
+#[cfg(any(feature = "server", feature = "client"))]
+mod sync;
+
+#[cfg(any(feature = "server", feature = "client"))]
+mod schema_check;
+
+#[cfg(any(feature = "tasks-sqlite", feature = "flows-sqlite"))]
+mod sqlite;
+
+#[cfg(any(
+    feature = "tasks-redis",
+    feature = "flows-redis",
+    feature = "single-use-redis"
+))]
+mod redis_link;
+
+#[cfg(any(feature = "tasks", feature = "flows"))]
+pub mod store;
+
+// Wherever system randomness (getrandom) is compiled in for ids: the server and durable flows.
+#[cfg(any(feature = "server", feature = "flows"))]
+mod ids;
+
+#[cfg(feature = "server")]
+pub mod server;
+
+#[cfg(feature = "client")]
+pub mod client;
+
+// The crate-level layering test (DESIGN.md, "Layers"); it reuses the client's source scanner.
+#[cfg(all(test, feature = "server", feature = "client"))]
+mod layers;
+
+#[cfg(feature = "macros")]
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+#[cfg(feature = "macros")]
+pub use modelctx_macros::{prompt, resolver, resource, tool};
+
+/// The internals the fuzz targets (`fuzz/`) and this crate's integration tests exercise directly:
+/// the SSE parser, the `Mcp-*` header value encoding and the URI-template matcher. Not a public
+/// API: no semver promise, it changes with the internals.
+#[cfg(any(feature = "server", feature = "client"))]
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::http::headers::{decode_value, encode_value, needs_sentinel};
+    pub use crate::http::sse::Parser as SseParser;
+    #[cfg(feature = "server")]
+    pub use crate::server::uri_template::UriTemplate;
+}
+
+/// The README's code compiles: its examples are doc-tested here.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

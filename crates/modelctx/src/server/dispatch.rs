@@ -1,0 +1,644 @@
+//! The per-request pipeline shared by every transport: the validation ladder, routing, sealing,
+//! and the stamping of every result.
+//!
+//! Ladder order (as the reference peers and the conformance suite expect): `params._meta`
+//! present with `protocolVersion` and `clientCapabilities` (-32602) → HTTP headers agree with the
+//! body (-32020) → the version is supported (-32022) → the method exists and its capability is
+//! declared (-32601) → typed params (-32602) → the handler. On the happy path params are decoded
+//! once; only when typed decoding fails is `_meta` probed on its own, so that ladder errors keep
+//! their precedence over parameter errors.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use modelctx_seal::Principal;
+use modelctx_types::jsonrpc::{encode_error, encode_result};
+use modelctx_types::methods::{
+    CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
+    ListTools, Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
+};
+use modelctx_types::{
+    CompleteRequestParams, DiscoverResult, EmptyParams, ErrorObject, Extra, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Meta, Method,
+    PaginatedRequestParams, ProtocolVersion, RequestId, RequestMeta, RequestParams, ResultType,
+    WireResult,
+};
+use serde::Deserialize;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use super::context::{ContextParts, Notifier};
+use super::handshake::HandshakeSession;
+use super::headers::{HeaderAccess, check_headers};
+use super::registry::Registry;
+use super::{CachePolicy, RequestContext, Server};
+
+/// One request as a transport hands it over.
+pub(crate) struct Incoming<'a> {
+    pub(crate) id: RequestId,
+    pub(crate) method: &'a str,
+    pub(crate) params: Option<&'a RawValue>,
+    pub(crate) headers: Option<&'a dyn HeaderAccess>,
+    /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]).
+    pub(crate) principal: Option<Principal>,
+    /// The handshake-era session, when the request belongs to one.
+    pub(crate) handshake: Option<Arc<HandshakeSession>>,
+    #[cfg(feature = "http-server")]
+    pub(crate) http: Option<Arc<http::request::Parts>>,
+}
+
+/// What to send back.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// One JSON-RPC response and (over HTTP) the status that goes with it.
+    Message {
+        body: Vec<u8>,
+        #[cfg(feature = "http-server")]
+        status: u16,
+    },
+    /// Nothing (a cancelled subscription).
+    Nothing,
+}
+
+/// The HTTP status of an error response: 400 for malformed requests, 404 for unknown methods, 200
+/// otherwise (the JSON-RPC error body carries the detail).
+#[cfg(feature = "http-server")]
+pub(crate) fn http_status(code: modelctx_types::ErrorCode) -> u16 {
+    match code {
+        modelctx_types::ErrorCode::PARSE_ERROR
+        | modelctx_types::ErrorCode::INVALID_REQUEST
+        | modelctx_types::ErrorCode::INVALID_PARAMS
+        | modelctx_types::ErrorCode::HEADER_MISMATCH
+        | modelctx_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | modelctx_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
+        modelctx_types::ErrorCode::METHOD_NOT_FOUND => 404,
+        _ => 200,
+    }
+}
+
+pub(crate) fn error_reply(id: Option<&RequestId>, error: &ErrorObject) -> Reply {
+    Reply::Message {
+        body: encode_error(id, error),
+        #[cfg(feature = "http-server")]
+        status: http_status(error.code),
+    }
+}
+
+/// The single error every request-state failure answers, whatever the cause.
+pub(crate) fn invalid_request_state() -> ErrorObject {
+    ErrorObject::invalid_params(modelctx_seal::WIRE_MESSAGE)
+        .with_data(serde_json::json!({ "reason": modelctx_seal::WIRE_DATA_REASON }))
+}
+
+pub(crate) fn internal(message: &str) -> ErrorObject {
+    ErrorObject::internal(message)
+}
+
+fn invalid_params(error: &serde_json::Error) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid params: {error}"))
+}
+
+pub(crate) fn decode_params<P: DeserializeOwned>(
+    params: Option<&RawValue>,
+) -> Result<P, serde_json::Error> {
+    serde_json::from_str(params.map_or("{}", RawValue::get))
+}
+
+/// `_meta` alone, for the ladder when the typed params did not decode: `Ok(None)` when the
+/// params carry no `_meta` object, the precise `-32602` naming the member when `_meta` is there
+/// but one of its members has the wrong type.
+fn probe_meta(params: Option<&RawValue>) -> Result<Option<Box<RequestMeta>>, ErrorObject> {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<&'a RawValue>,
+    }
+    let text = params.map_or("{}", RawValue::get);
+    let Some(raw) = serde_json::from_str::<Probe<'_>>(text)
+        .ok()
+        .and_then(|p| p.meta)
+    else {
+        return Ok(None);
+    };
+    if !raw.get().starts_with('{') {
+        return Ok(None);
+    }
+    serde_json::from_str(raw.get())
+        .map(Some)
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: _meta: {e}")))
+}
+
+/// Whether `requestState` is present but neither a string nor null. Only its first byte is
+/// looked at: a state nested past serde's depth limit is still a malformed state.
+fn request_state_is_malformed(params: Option<&RawValue>) -> bool {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(rename = "requestState", borrow)]
+        request_state: Option<&'a RawValue>,
+    }
+    serde_json::from_str::<Probe<'_>>(params.map_or("{}", RawValue::get))
+        .ok()
+        .and_then(|p| p.request_state)
+        .is_some_and(|s| !s.get().starts_with('"') && s.get() != "null")
+}
+
+/// The `-32602` for params that did not decode: the one uniform request-state error when the
+/// cause is a `requestState` that is not a string (whatever else is wrong), serde's message
+/// otherwise.
+fn params_error(incoming: &Incoming<'_>, error: &serde_json::Error) -> ErrorObject {
+    if matches!(
+        incoming.method,
+        CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
+    ) && request_state_is_malformed(incoming.params)
+    {
+        super::mrtr::log_rejected_state(incoming.method, None, modelctx_seal::Reason::NonString);
+        return invalid_request_state();
+    }
+    invalid_params(error)
+}
+
+/// The `_meta` a handshake-era request is served with: version, capabilities, client info and
+/// log level come from the session (fixed by `initialize`), the rest from the request's own
+/// `_meta`.
+fn handshake_meta(session: &HandshakeSession, own: Option<RequestMeta>) -> Box<RequestMeta> {
+    let mut meta = own.unwrap_or_default();
+    meta.protocol_version = Some(session.version.clone());
+    meta.client_capabilities = Some(session.client_capabilities.clone());
+    meta.client_info = session.client_info.clone();
+    meta.log_level = session.log_level();
+    Box::new(meta)
+}
+
+impl Server {
+    /// Runs one request to its reply. Handler panics become `-32603` (the server keeps serving).
+    pub(crate) async fn dispatch(
+        &self,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Reply {
+        let id = incoming.id.clone();
+        let routed = AssertUnwindSafe(self.route(incoming, notifier, cancel))
+            .catch_unwind()
+            .await;
+        match routed {
+            Ok(Ok(Some(body))) => Reply::Message {
+                body,
+                #[cfg(feature = "http-server")]
+                status: 200,
+            },
+            Ok(Ok(None)) => Reply::Nothing,
+            Ok(Err(error)) => error_reply(Some(&id), &error),
+            Err(_) => {
+                tracing::error!(request = %id, "handler panicked");
+                error_reply(Some(&id), &internal("Internal error"))
+            }
+        }
+    }
+
+    async fn route(
+        &self,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<u8>>, ErrorObject> {
+        let registry = self.registry();
+        if let Some(session) = incoming.handshake.clone()
+            && let Some(reply) = self.route_handshake(&incoming, &session, &registry)?
+        {
+            return Ok(Some(reply));
+        }
+        match incoming.method {
+            CallTool::NAME => self
+                .call_tool(&incoming, &registry, notifier, cancel)
+                .await
+                .map(Some),
+            GetPrompt::NAME => self
+                .get_prompt(&incoming, &registry, notifier, cancel)
+                .await
+                .map(Some),
+            ReadResource::NAME => self
+                .read_resource(&incoming, &registry, notifier, cancel)
+                .await
+                .map(Some),
+            ListTools::NAME => {
+                let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
+                self.gate(&incoming, self.has_tools(&registry))?;
+                let (tools, next_cursor) = self.page(
+                    registry.tools.iter().map(|t| t.tool.clone()),
+                    registry.tools.len(),
+                    params.cursor.as_deref(),
+                )?;
+                let policy = &self.inner.caching.lists;
+                let mut result = ListToolsResult::new(tools);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
+                self.respond(&incoming, result).map(Some)
+            }
+            ListPrompts::NAME => {
+                let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
+                self.gate(&incoming, self.has_prompts(&registry))?;
+                let (prompts, next_cursor) = self.page(
+                    registry.prompts.iter().map(|p| p.prompt.clone()),
+                    registry.prompts.len(),
+                    params.cursor.as_deref(),
+                )?;
+                let policy = &self.inner.caching.lists;
+                let mut result = ListPromptsResult::new(prompts);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
+                self.respond(&incoming, result).map(Some)
+            }
+            ListResources::NAME => {
+                let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
+                self.gate(&incoming, self.has_resources(&registry))?;
+                let (resources, next_cursor) = self.page(
+                    registry.resources.iter().map(|r| r.resource.clone()),
+                    registry.resources.len(),
+                    params.cursor.as_deref(),
+                )?;
+                let policy = &self.inner.caching.lists;
+                let mut result = ListResourcesResult::new(resources);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
+                self.respond(&incoming, result).map(Some)
+            }
+            ListResourceTemplates::NAME => {
+                let (params, _, _) = self.prepare::<PaginatedRequestParams>(&incoming, |_| None)?;
+                self.gate(&incoming, self.has_resources(&registry))?;
+                let (resource_templates, next_cursor) = self.page(
+                    registry.templates.iter().map(|t| t.template.clone()),
+                    registry.templates.len(),
+                    params.cursor.as_deref(),
+                )?;
+                let policy = &self.inner.caching.lists;
+                let mut result = ListResourceTemplatesResult::new(resource_templates);
+                result.next_cursor = next_cursor;
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
+                self.respond(&incoming, result).map(Some)
+            }
+            Discover::NAME => {
+                self.prepare::<EmptyParams>(&incoming, |_| None)?;
+                let policy = &self.inner.caching.discover;
+                let mut result =
+                    DiscoverResult::new(self.inner.supported_versions.clone(), self.capabilities());
+                result.instructions = self.inner.instructions.clone();
+                (result.ttl_ms, result.cache_scope) = self.hints(&incoming, policy);
+                self.respond(&incoming, result).map(Some)
+            }
+            Complete::NAME => {
+                let (params, meta, version) =
+                    self.prepare::<CompleteRequestParams>(&incoming, |_| None)?;
+                let Some(handler) = self.inner.completion.clone() else {
+                    return Err(ErrorObject::method_not_found(incoming.method));
+                };
+                let ctx = self.context(&incoming, meta, version, notifier, cancel);
+                let result = handler.complete(ctx.clone(), params).await;
+                ctx.finish();
+                let mut result = result?;
+                let values = &mut result.completion.values;
+                if values.len() > 100 {
+                    // The spec caps a completion at 100 values.
+                    values.truncate(100);
+                    result.completion.has_more = Some(true);
+                }
+                self.respond(&incoming, result).map(Some)
+            }
+            SubscriptionsListen::NAME => {
+                let (params, meta, version) = self
+                    .prepare::<modelctx_types::SubscriptionsListenRequestParams>(
+                    &incoming,
+                    |_| None,
+                )?;
+                let ctx = self.context(&incoming, meta, version, notifier, cancel);
+                // Extensions may refuse the filter (tasks: `taskIds` need the extension, -32021).
+                self.check_listen(&ctx, &params)?;
+                match self.listen(&ctx, &params, &registry).await {
+                    Some(mut result) => {
+                        self.stamp(&incoming, &mut result);
+                        result
+                            .meta
+                            .get_or_insert_with(Meta::new)
+                            .set_subscription_id(ctx.id());
+                        Ok(Some(
+                            encode_result(&incoming.id, &result)
+                                .map_err(|e| internal(&e.to_string()))?,
+                        ))
+                    }
+                    None => Ok(None),
+                }
+            }
+            other => match self.inner.methods.get(other).cloned() {
+                Some(handler) => self
+                    .custom(&incoming, handler.as_ref(), notifier, cancel)
+                    .await
+                    .map(Some),
+                None => {
+                    // Unknown (or removed: initialize, ping, logging/setLevel, …): on
+                    // 2026-07-28 the ladder still comes first. A handshake-era session has no
+                    // envelope to check; its version was fixed by `initialize`.
+                    if incoming.handshake.is_none() {
+                        let meta = probe_meta(incoming.params)?;
+                        self.ladder(&incoming, meta, None)?;
+                    }
+                    Err(ErrorObject::method_not_found(other))
+                }
+            },
+        }
+    }
+
+    /// The methods that exist only in the handshake era (and those that do not exist in it).
+    /// `None` lets the shared routes answer.
+    fn route_handshake(
+        &self,
+        incoming: &Incoming<'_>,
+        session: &HandshakeSession,
+        registry: &Registry,
+    ) -> Result<Option<Vec<u8>>, ErrorObject> {
+        let empty = || {
+            self.respond(incoming, modelctx_types::EmptyResult::default())
+                .map(Some)
+        };
+        match incoming.method {
+            Ping::NAME => empty(),
+            SetLevel::NAME => {
+                let (params, _, _) =
+                    self.prepare::<modelctx_types::SetLevelRequestParams>(incoming, |_| None)?;
+                session.set_log_level(params.level);
+                empty()
+            }
+            Subscribe::NAME | Unsubscribe::NAME => {
+                let (params, _, _) =
+                    self.prepare::<modelctx_types::SubscribeRequestParams>(incoming, |_| None)?;
+                self.gate(incoming, self.has_resources(registry))?;
+                if incoming.method == Subscribe::NAME {
+                    session.subscribe(params.uri);
+                } else {
+                    session.unsubscribe(&params.uri);
+                }
+                empty()
+            }
+            // 2026-07-28 only.
+            Discover::NAME | SubscriptionsListen::NAME => {
+                Err(ErrorObject::method_not_found(incoming.method))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    pub(crate) fn has_tools(&self, registry: &Registry) -> bool {
+        self.inner.declare.tools || !registry.tools.is_empty()
+    }
+
+    pub(crate) fn has_prompts(&self, registry: &Registry) -> bool {
+        self.inner.declare.prompts || !registry.prompts.is_empty()
+    }
+
+    pub(crate) fn has_resources(&self, registry: &Registry) -> bool {
+        self.inner.declare.resources
+            || !registry.resources.is_empty()
+            || !registry.templates.is_empty()
+    }
+
+    /// `-32601` for a method whose capability is not declared.
+    pub(crate) fn gate(&self, incoming: &Incoming<'_>, available: bool) -> Result<(), ErrorObject> {
+        if available {
+            Ok(())
+        } else {
+            Err(ErrorObject::method_not_found(incoming.method))
+        }
+    }
+
+    /// Typed params, then the ladder (see the module docs for why in this order).
+    pub(crate) fn prepare<P: DeserializeOwned + RequestParams>(
+        &self,
+        incoming: &Incoming<'_>,
+        target: fn(&P) -> Option<&str>,
+    ) -> Result<(P, Box<RequestMeta>, ProtocolVersion), ErrorObject> {
+        if let Some(session) = &incoming.handshake {
+            // The handshake era: the session, not the request, carries version and capabilities.
+            let mut params =
+                decode_params::<P>(incoming.params).map_err(|e| params_error(incoming, &e))?;
+            let own = params.meta_mut().take().map(|own| *own);
+            return Ok((
+                params,
+                handshake_meta(session, own),
+                session.version.clone(),
+            ));
+        }
+        match decode_params::<P>(incoming.params) {
+            Ok(mut params) => {
+                let meta = params.meta_mut().take();
+                let (meta, version) = self.ladder(incoming, meta, target(&params))?;
+                Ok((params, meta, version))
+            }
+            Err(error) => {
+                self.ladder(incoming, probe_meta(incoming.params)?, None)?;
+                Err(params_error(incoming, &error))
+            }
+        }
+    }
+
+    fn ladder(
+        &self,
+        incoming: &Incoming<'_>,
+        meta: Option<Box<RequestMeta>>,
+        target: Option<&str>,
+    ) -> Result<(Box<RequestMeta>, ProtocolVersion), ErrorObject> {
+        let Some(meta) = meta else {
+            return Err(ErrorObject::invalid_params(
+                "params._meta must be an object carrying the required envelope keys \
+                 io.modelcontextprotocol/protocolVersion and \
+                 io.modelcontextprotocol/clientCapabilities",
+            ));
+        };
+        let mut missing = Vec::new();
+        if meta.protocol_version.is_none() {
+            missing.push(modelctx_types::meta::keys::PROTOCOL_VERSION);
+        }
+        if meta.client_capabilities.is_none() {
+            missing.push(modelctx_types::meta::keys::CLIENT_CAPABILITIES);
+        }
+        if !missing.is_empty() {
+            return Err(ErrorObject::invalid_params(format!(
+                "params._meta is missing the required envelope key(s): {}",
+                missing.join(", ")
+            )));
+        }
+        if let Some(headers) = incoming.headers {
+            check_headers(
+                headers,
+                incoming.method,
+                meta.protocol_version.as_ref(),
+                target,
+            )?;
+        }
+        let version = meta
+            .protocol_version
+            .clone()
+            .unwrap_or(ProtocolVersion::LATEST);
+        if !self.inner.supported_versions.contains(&version) {
+            return Err(ErrorObject::unsupported_protocol_version(
+                &self.inner.supported_versions,
+                version.as_str(),
+            ));
+        }
+        Ok((meta, version))
+    }
+
+    pub(crate) fn context(
+        &self,
+        incoming: &Incoming<'_>,
+        meta: Box<RequestMeta>,
+        protocol_version: ProtocolVersion,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> RequestContext {
+        let mut ctx = RequestContext::new(ContextParts {
+            server: self.clone(),
+            id: incoming.id.clone(),
+            method: incoming.method.into(),
+            meta,
+            protocol_version,
+            notifier,
+            cancel,
+            principal: incoming.principal.clone(),
+            handshake: incoming.handshake.clone(),
+            #[cfg(feature = "http-server")]
+            http: incoming.http.clone(),
+        });
+        self.bind_principal(&mut ctx);
+        ctx
+    }
+
+    /// `resultType: "complete"` (unless the handler chose another) and the server stamp.
+    fn stamp(&self, incoming: &Incoming<'_>, result: &mut dyn WireResult) {
+        if incoming.handshake.is_some() {
+            // Handshake-era results have neither `resultType` nor the server stamp.
+            result.set_result_type(None);
+            return;
+        }
+        if result.result_type().is_none() {
+            result.set_result_type(Some(ResultType::COMPLETE));
+        }
+        result
+            .meta_mut()
+            .get_or_insert_with(Meta::new)
+            .set_server_info_raw(Arc::clone(&self.inner.info_raw));
+    }
+
+    pub(crate) fn respond<R: Serialize + WireResult>(
+        &self,
+        incoming: &Incoming<'_>,
+        mut result: R,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        self.stamp(incoming, &mut result);
+        encode_result(&incoming.id, &result)
+            .map_err(|e| internal(&format!("result not encodable: {e}")))
+    }
+
+    /// The caching hints of a policy (none in the handshake era).
+    fn hints(
+        &self,
+        incoming: &Incoming<'_>,
+        policy: &CachePolicy,
+    ) -> (Option<u64>, Option<modelctx_types::CacheScope>) {
+        if incoming.handshake.is_some() {
+            (None, None)
+        } else {
+            (Some(policy.ttl_ms), Some(policy.scope.clone()))
+        }
+    }
+
+    /// One page of a list; the cursor is an opaque encoding of the offset.
+    fn page<T>(
+        &self,
+        items: impl Iterator<Item = T>,
+        len: usize,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => URL_SAFE_NO_PAD
+                .decode(cursor)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .and_then(|s| {
+                    s.strip_prefix("offset:")
+                        .and_then(|n| n.parse::<usize>().ok())
+                })
+                .filter(|&n| n <= len)
+                .ok_or_else(|| ErrorObject::invalid_params("Invalid cursor"))?,
+        };
+        let size = self.inner.page_size.unwrap_or(usize::MAX);
+        let page: Vec<T> = items.skip(start).take(size).collect();
+        let end = start + page.len();
+        let next = (end < len).then(|| URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
+        Ok((page, next))
+    }
+
+    async fn custom(
+        &self,
+        incoming: &Incoming<'_>,
+        handler: &dyn super::MethodHandler,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let mut params: Extra = decode_params(incoming.params).map_err(|e| invalid_params(&e))?;
+        let meta = params
+            .remove("_meta")
+            .map(serde_json::from_value::<Box<RequestMeta>>)
+            .transpose()
+            .map_err(|e| invalid_params(&e))?;
+        let (meta, version) = match &incoming.handshake {
+            Some(session) => (
+                handshake_meta(session, meta.map(|meta| *meta)),
+                session.version.clone(),
+            ),
+            None => self.ladder(incoming, meta, None)?,
+        };
+        let ctx = self.context(incoming, meta, version, notifier, cancel);
+        let result = handler.handle(ctx.clone(), Value::Object(params)).await;
+        ctx.finish();
+        let Value::Object(mut result) = result? else {
+            return Err(internal("Handler returned an invalid result"));
+        };
+        match result.get("resultType") {
+            Some(Value::String(kind)) if kind == ResultType::INPUT_REQUIRED.as_str() => {
+                tracing::error!(
+                    method = incoming.method,
+                    "only tools/call, prompts/get and resources/read may return an InputRequiredResult"
+                );
+                return Err(internal("Handler returned an invalid result"));
+            }
+            _ if incoming.handshake.is_some() => {
+                // Handshake-era results have neither `resultType` nor the server stamp.
+                result.remove("resultType");
+                return encode_result(&incoming.id, &result).map_err(|e| internal(&e.to_string()));
+            }
+            Some(_) => {}
+            None => {
+                result.insert(
+                    "resultType".to_owned(),
+                    Value::from(ResultType::COMPLETE.as_str()),
+                );
+            }
+        }
+        let mut meta = match result.remove("_meta") {
+            Some(Value::Object(map)) => Meta::from(map),
+            _ => Meta::new(),
+        };
+        meta.set_server_info_raw(Arc::clone(&self.inner.info_raw));
+        result.insert(
+            "_meta".to_owned(),
+            serde_json::to_value(&meta).unwrap_or_default(),
+        );
+        encode_result(&incoming.id, &result).map_err(|e| internal(&e.to_string()))
+    }
+}

@@ -1,0 +1,823 @@
+//! Streamable HTTP for 2026-07-28: one POST endpoint, stateless, no sessions.
+//!
+//! Each POST carries one message. A request is answered with `application/json`, or — as soon as
+//! its handler emits a notification (progress, logs, a listen stream) — with
+//! `text/event-stream`: the notifications, then the response, then the end of the stream.
+//! Closing the stream cancels the request. `GET` and `DELETE` get 405; `Mcp-Session-Id` is
+//! never minted nor honoured.
+//!
+//! Mount it in your own axum app with [`Server::http_router`], or run it alone with
+//! [`Server::serve_http`], which binds with `TCP_NODELAY` (no Nagle stalls on SSE).
+//! Host and Origin are checked against loopback names by default (DNS-rebinding protection).
+//! They are separate settings: serving beyond localhost widens [`HttpConfig::allowed_hosts`]
+//! (or [`HttpConfig::allow_any_host`]) and keeps the Origin allowlist, which the transport
+//! requires servers to validate; list the web origins that may call with
+//! [`HttpConfig::allowed_origins`].
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::routing::any;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::stream::{self, Stream};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use modelctx_types::jsonrpc::MessageRef;
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::Server;
+use super::dispatch::{Incoming, Reply, error_reply};
+use super::headers::{HeaderAccess, Repeated};
+use super::http_body::{BodyBudget, BodyError};
+pub use super::peer_rate::RateLimit;
+use crate::http::sse;
+
+/// Settings of the HTTP endpoint.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The endpoint path (default `/mcp`).
+    pub path: String,
+    /// The largest request body accepted (default 4 MiB); larger bodies get 413.
+    pub max_body_size: usize,
+    /// The request bytes all requests together may hold in memory (default 64 MiB), charged as
+    /// they arrive: a request whose next bytes do not fit gets 503 with `Retry-After` (see
+    /// [`HttpConfig::max_buffered_body_bytes`]).
+    pub max_buffered_body_bytes: usize,
+    /// How long one request body may take to arrive in all (default 30 s); then 408.
+    pub body_timeout: Duration,
+    /// How long a body may take to start arriving (default 10 s); then 408. Each byte that
+    /// arrives extends it by `1 / body_min_rate` seconds (see [`HttpConfig::body_min_rate`]).
+    pub body_first_byte_timeout: Duration,
+    /// The pace, in bytes per second, a body must keep once `body_first_byte_timeout` is spent
+    /// (default 8 KiB/s); 0 leaves only `body_timeout`.
+    pub body_min_rate: u64,
+    /// Accepted `Host` names (without port). `None` accepts any host. Default: loopback names.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Accepted `Origin`s, the pages a browser may call from (a request without `Origin`, i.e.
+    /// not from a browser, is always accepted). An entry with a scheme
+    /// (`https://app.example.com`, `http://localhost:5173`) must match the origin exactly; a
+    /// bare host name matches that host with any scheme and port. `None` accepts any origin,
+    /// which the transport forbids unless something in front checks it. Default: loopback
+    /// names. Independent of [`HttpConfig::allowed_hosts`].
+    pub allowed_origins: Option<Vec<String>>,
+    /// Interval of keep-alive comments on idle event streams (default 15 s; zero sends none).
+    pub keep_alive: Duration,
+    /// Answer every request with `text/event-stream`, even one that emits nothing before its
+    /// response (default `false`: JSON unless a notification or a server request comes first).
+    pub sse_responses: bool,
+    /// How fast one peer address may open handshake-era sessions (`initialize`); beyond it,
+    /// 429 with `Retry-After`. Default: 64 at once, then 10 per second. `None`: no limit. A peer
+    /// is an IPv4 address or an IPv6 /64; behind a reverse proxy every client is the proxy, so
+    /// raise the limit there ([`HttpConfig::session_rate`]) or turn it off and limit at the
+    /// proxy. The address is known under [`Server::serve_http_on`], or when a router from
+    /// [`Server::http_router`] is served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`; otherwise nothing is limited.
+    pub session_rate: Option<RateLimit>,
+    /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
+    #[cfg(feature = "auth")]
+    pub auth: Option<Arc<super::auth::ResourceServer>>,
+}
+
+const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        let loopback: Vec<String> = LOOPBACK.iter().map(|h| (*h).to_owned()).collect();
+        Self {
+            path: "/mcp".to_owned(),
+            max_body_size: 4 * 1024 * 1024,
+            max_buffered_body_bytes: 64 * 1024 * 1024,
+            body_timeout: Duration::from_secs(30),
+            body_first_byte_timeout: Duration::from_secs(10),
+            body_min_rate: 8 * 1024,
+            allowed_hosts: Some(loopback.clone()),
+            allowed_origins: Some(loopback),
+            keep_alive: Duration::from_secs(15),
+            sse_responses: false,
+            session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
+            #[cfg(feature = "auth")]
+            auth: None,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Serves at `path`.
+    #[must_use]
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Accepts these `Host` names (in addition to nothing else), e.g. your public hostname.
+    #[must_use]
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepts requests from these origins only (`https://app.example.com`, or a bare host
+    /// name for any scheme and port), instead of the loopback names.
+    #[must_use]
+    pub fn allowed_origins(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Requires a valid bearer token on every request (OAuth 2.1 resource server), and serves the
+    /// protected resource metadata unauthenticated at its well-known path.
+    #[cfg(feature = "auth")]
+    #[must_use]
+    pub fn auth(mut self, resource_server: super::auth::ResourceServer) -> Self {
+        self.auth = Some(Arc::new(resource_server));
+        self
+    }
+
+    /// Turns the Host check off (serving on names not listed, or behind a proxy that checks
+    /// them). The Origin check stays: browsers may still call only from
+    /// [`HttpConfig::allowed_origins`].
+    #[must_use]
+    pub fn allow_any_host(mut self) -> Self {
+        self.allowed_hosts = None;
+        self
+    }
+
+    /// Sets the body size limit.
+    #[must_use]
+    pub fn max_body_size(mut self, bytes: usize) -> Self {
+        self.max_body_size = bytes;
+        self
+    }
+
+    /// Bounds the request bytes held by all requests in flight together. Each request is
+    /// charged for its body's bytes as they arrive (never for a declared `Content-Length`) and
+    /// keeps the charge until its response is ready; one whose bytes do not fit is refused at
+    /// once with 503 and `Retry-After: 1` instead of being queued, so slow or hostile clients
+    /// cannot make the server's memory grow with their number. A quarter of the budget is
+    /// kept for the first 64 KiB of each body: large or stalled uploads can never take it, so
+    /// ordinary requests are served while they hold the rest.
+    #[must_use]
+    pub fn max_buffered_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_body_bytes = bytes;
+        self
+    }
+
+    /// How long one request body may take to arrive in all before the request gets 408.
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// How long a body may take to start arriving before the request gets 408 (headers alone
+    /// hold a connection, not the budget; this ends them).
+    #[must_use]
+    pub fn body_first_byte_timeout(mut self, timeout: Duration) -> Self {
+        self.body_first_byte_timeout = timeout;
+        self
+    }
+
+    /// The least pace of a body, in bytes per second: every byte that arrives gives the body
+    /// `1 / bytes_per_second` more time after its first-byte timeout, up to `body_timeout`, so
+    /// a trickling upload gets 408 as soon as it falls behind. 0 turns the check off.
+    #[must_use]
+    pub fn body_min_rate(mut self, bytes_per_second: u64) -> Self {
+        self.body_min_rate = bytes_per_second;
+        self
+    }
+
+    /// Answers every request with an event stream (`true`), or with JSON unless the handler
+    /// emits something first (`false`, the default). For clients or proxies that want streams.
+    #[must_use]
+    pub fn sse_responses(mut self, on: bool) -> Self {
+        self.sse_responses = on;
+        self
+    }
+
+    /// Limits how fast one peer address may open handshake-era sessions (`None`: no limit).
+    #[must_use]
+    pub fn session_rate(mut self, rate: Option<RateLimit>) -> Self {
+        self.session_rate = rate;
+        self
+    }
+}
+
+pub(crate) struct HttpState {
+    pub(crate) server: Server,
+    pub(crate) config: HttpConfig,
+    pub(crate) bodies: BodyBudget,
+    pub(crate) sessions: super::http_sessions::Sessions,
+}
+
+impl HeaderAccess for HeaderMap {
+    fn single(&self, name: &str) -> Result<Option<&[u8]>, Repeated> {
+        let mut values = self.get_all(name).iter();
+        match (values.next(), values.next()) {
+            (None, _) => Ok(None),
+            (Some(value), None) => Ok(Some(value.as_bytes())),
+            (Some(_), Some(_)) => Err(Repeated),
+        }
+    }
+}
+
+impl Server {
+    /// An axum router serving this server at `config.path` (a tower service; mount it in your
+    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`], as
+    /// [`Server::serve_http_on`] does, to give [`HttpConfig::session_rate`] and
+    /// [`RequestContext::peer_addr`](super::RequestContext::peer_addr) the peers' addresses.
+    pub fn http_router(&self, config: HttpConfig) -> Router {
+        let path = config.path.clone();
+        let state = Arc::new(HttpState {
+            server: self.clone(),
+            bodies: BodyBudget::new(&config),
+            sessions: super::http_sessions::Sessions::new(config.session_rate),
+            config,
+        });
+        let router = Router::new().route(&path, any(handle));
+        #[cfg(feature = "auth")]
+        let router = match &state.config.auth {
+            Some(auth) => {
+                let document =
+                    Bytes::from(serde_json::to_vec(&auth.metadata()).unwrap_or_default());
+                let serve = move || {
+                    let document = document.clone();
+                    async move { json(200, document.to_vec()) }
+                };
+                let root = "/.well-known/oauth-protected-resource";
+                let router = router.route(&auth.metadata_path(), axum::routing::get(serve.clone()));
+                // Clients also look at the root location (RFC 9728 §3.1 fallback).
+                if auth.metadata_path() == root {
+                    router
+                } else {
+                    router.route(root, axum::routing::get(serve))
+                }
+            }
+            None => router,
+        };
+        router.with_state(state)
+    }
+
+    /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
+    /// ends. Use a loopback address (`127.0.0.1:3000`) unless you also configure hosts.
+    ///
+    /// # Errors
+    /// Binding or accept errors.
+    pub async fn serve_http(&self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
+        let listener = TcpListener::bind(addr).await?;
+        self.serve_http_on(listener, HttpConfig::default(), std::future::pending())
+            .await
+    }
+
+    /// Serves the endpoint on an existing listener until `shutdown` completes.
+    ///
+    /// On shutdown the listener closes and the requests in flight finish; connections still
+    /// waiting in the kernel's accept backlog are reset, so a rolling restart behind a load
+    /// balancer should drain the instance at the balancer before triggering `shutdown`.
+    ///
+    /// # Errors
+    /// Accept errors.
+    pub async fn serve_http_on(
+        &self,
+        listener: TcpListener,
+        config: HttpConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        use axum::serve::ListenerExt as _;
+        let listener = listener.tap_io(|tcp| {
+            // Without it, an SSE response waits on Nagle + delayed ACK (~40 ms per request).
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!(%error, "could not set TCP_NODELAY");
+            }
+        });
+        // The peer's address rides in each request's extensions (`ConnectInfo`), as it does for
+        // a mounted router served the same way: one mechanism, visible to `bind_principal`.
+        let service = self
+            .http_router(config)
+            .into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(listener, service)
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+fn body_refused(error: &BodyError) -> Response {
+    match error {
+        BodyError::TooLarge => plain(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large"),
+        BodyError::TimedOut => plain(
+            StatusCode::REQUEST_TIMEOUT,
+            "The request body did not arrive in time",
+        ),
+        BodyError::Unreadable => plain(StatusCode::BAD_REQUEST, "Could not read the request body"),
+        BodyError::Busy => {
+            let mut response = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Too many request bytes in flight; retry shortly",
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    response
+}
+
+pub(crate) fn json(status: u16, body: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The host part of a `Host` header or an origin authority, without port (brackets kept for
+/// IPv6 literals). Borrowed: the checks run on every request and must not allocate.
+fn host_part(authority: &str) -> &str {
+    let authority = authority.trim();
+    if authority.starts_with('[') {
+        return authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
+    }
+    authority.split(':').next().unwrap_or_default()
+}
+
+fn allowed(list: Option<&Vec<String>>, host: &str) -> bool {
+    list.is_none_or(|list| list.iter().any(|h| h.eq_ignore_ascii_case(host)))
+}
+
+/// Whether an `Origin` is allowed: an entry with a scheme matches the whole origin, a bare host
+/// its host part. An origin that is not `scheme://authority` (`null`, garbage) never is.
+fn origin_allowed(list: Option<&Vec<String>>, origin: &HeaderValue) -> bool {
+    let Some((origin, authority)) = origin
+        .to_str()
+        .ok()
+        .and_then(|o| Some((o, o.split_once("://")?.1)))
+    else {
+        return false;
+    };
+    let host = host_part(authority.split('/').next().unwrap_or_default());
+    list.is_none_or(|list| {
+        list.iter().any(|entry| {
+            if entry.contains("://") {
+                entry.trim_end_matches('/').eq_ignore_ascii_case(origin)
+            } else {
+                entry.eq_ignore_ascii_case(host)
+            }
+        })
+    })
+}
+
+/// DNS-rebinding protection: `Host` must name an allowed host, and `Origin`, when present, an
+/// allowed origin.
+fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(), Box<Response>> {
+    if config.allowed_hosts.is_some() {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(host_part);
+        if !host.is_some_and(|h| allowed(config.allowed_hosts.as_ref(), h)) {
+            return Err(Box::new(plain(
+                StatusCode::MISDIRECTED_REQUEST,
+                "Invalid Host header",
+            )));
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN)
+        && !origin_allowed(config.allowed_origins.as_ref(), origin)
+    {
+        return Err(Box::new(plain(
+            StatusCode::FORBIDDEN,
+            "Invalid Origin header",
+        )));
+    }
+    Ok(())
+}
+
+/// The media types listed in a header (parameters dropped), without allocating.
+fn media_types(headers: &HeaderMap, name: header::HeaderName) -> impl Iterator<Item = &str> {
+    headers
+        .get_all(name)
+        .into_iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.split(';').next().unwrap_or_default().trim())
+}
+
+/// Whether `Content-Type` is JSON.
+fn is_json(headers: &HeaderMap) -> bool {
+    media_types(headers, header::CONTENT_TYPE).any(|t| t.eq_ignore_ascii_case("application/json"))
+}
+
+/// `Accept` must cover both JSON and event streams (an absent header is tolerated).
+fn accepts_both(headers: &HeaderMap) -> bool {
+    let (mut any, mut json, mut sse) = (false, false, false);
+    for media in media_types(headers, header::ACCEPT) {
+        any = true;
+        let (kind, sub) = media.split_once('/').unwrap_or((media, ""));
+        let wild = sub == "*";
+        let all = wild && kind == "*";
+        json |= all
+            || (kind.eq_ignore_ascii_case("application")
+                && (wild || sub.eq_ignore_ascii_case("json")));
+        sse |= all
+            || (kind.eq_ignore_ascii_case("text")
+                && (wild || sub.eq_ignore_ascii_case("event-stream")));
+    }
+    !any || (json && sse)
+}
+
+/// Whether a request takes the 2026-07-28 path: its `MCP-Protocol-Version` header names a
+/// version that is not a handshake-era one. Anything else (no header, `2025-11-25`, …) is served
+/// by the handshake-era transport on the same endpoint.
+fn is_modern(headers: &HeaderMap) -> bool {
+    headers
+        .get(crate::http::headers::PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| !modelctx_types::ProtocolVersion::new(v.trim().to_owned()).is_handshake())
+}
+
+async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+    let state = &*state;
+    let modern = is_modern(request.headers());
+    if request.method() != http::Method::POST {
+        if !modern && check_host_and_origin(request.headers(), &state.config).is_ok() {
+            let (mut parts, _) = request.into_parts();
+            if let Err(response) = authenticate(state, &mut parts).await {
+                return response;
+            }
+            if let Some(response) = super::http_handshake::get_or_delete(state, &parts) {
+                return response;
+            }
+        }
+        let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    if let Err(response) = check_host_and_origin(request.headers(), &state.config) {
+        return *response;
+    }
+    if !is_json(request.headers()) {
+        return plain(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    if !accepts_both(request.headers()) {
+        return plain(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must include application/json and text/event-stream",
+        );
+    }
+    let (mut parts, body) = request.into_parts();
+    // Every request is authenticated on its own: there is no handshake to do it once.
+    if let Err(response) = authenticate(state, &mut parts).await {
+        return response;
+    }
+    let body = match state.bodies.read(&parts.headers, body).await {
+        Ok(body) => body,
+        Err(error) => return body_refused(&error),
+    };
+    // Held until the response is ready (JSON complete, or a stream begun): the decoded request
+    // owns a copy of the body until then.
+    let _reservation = body.reservation;
+    if !modern {
+        let peer = peer_addr(&parts).map(|addr| addr.ip());
+        return super::http_handshake::post(state, peer, parts, body.bytes).await;
+    }
+    // Classify first: only requests get a response stream.
+    let request = match MessageRef::decode_slice(&body.bytes) {
+        Err(error) => {
+            return match error_reply(error.id(), &error.to_error_object()) {
+                Reply::Message { body, status } => json(status, body),
+                Reply::Nothing => plain(StatusCode::BAD_REQUEST, "bad request"),
+            };
+        }
+        Ok(MessageRef::Notification(_) | MessageRef::Response(_)) => {
+            // 2026-07-28 defines no client notification over HTTP (closing a stream is the
+            // cancellation); accept and drop.
+            let mut response = Response::new(Body::empty());
+            *response.status_mut() = StatusCode::ACCEPTED;
+            return response;
+        }
+        // Decoded once: the owned request moves into the response future.
+        Ok(MessageRef::Request(request)) => request.to_owned_request(),
+    };
+    drop(body.bytes);
+    respond(
+        state.server.clone(),
+        Arc::new(parts),
+        request,
+        &state.config,
+        None,
+    )
+    .await
+}
+
+/// The peer's address, when the service was made with
+/// `into_make_service_with_connect_info::<SocketAddr>()` (as [`Server::serve_http_on`] does).
+pub(crate) fn peer_addr(parts: &http::request::Parts) -> Option<SocketAddr> {
+    let connected = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<SocketAddr>>();
+    connected.map(|info| info.0)
+}
+
+/// Checks the bearer token when the endpoint is protected, and puts the token and its principal
+/// in the request extensions (sealed state is bound to the principal).
+#[allow(
+    clippy::unused_async,
+    reason = "without the auth feature there is nothing to await"
+)]
+async fn authenticate(state: &HttpState, parts: &mut http::request::Parts) -> Result<(), Response> {
+    #[cfg(feature = "auth")]
+    if let Some(auth) = &state.config.auth {
+        let token = auth
+            .authenticate(&parts.headers)
+            .await
+            .map_err(super::auth::AuthRejection::into_response)?;
+        parts.extensions.insert(token.principal());
+        parts.extensions.insert(token);
+    }
+    #[cfg(not(feature = "auth"))]
+    let _ = (state, parts);
+    Ok(())
+}
+
+type Work = BoxFuture<'static, Reply>;
+
+/// Runs one request and answers it with JSON, or with SSE once it emits a notification (or, in
+/// the handshake era, a server→client request), or always with SSE when the configuration says
+/// so.
+pub(crate) async fn respond(
+    server: Server,
+    parts: Arc<http::request::Parts>,
+    request: modelctx_types::jsonrpc::Request,
+    config: &HttpConfig,
+    handshake: Option<Arc<super::handshake::HandshakeSession>>,
+) -> Response {
+    let keep_alive = config.keep_alive;
+    // Error statuses (400, 404) are a 2026-07-28 rule: a handshake-era session gets its JSON-RPC
+    // errors with 200, as the Python SDK and the 2025-11-25 clients (the TypeScript SDK among
+    // them, which drops the body of a non-2xx answer) expect.
+    let error_statuses = handshake.is_none();
+    let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
+    let cancel = CancellationToken::new();
+    // Dropping the response (the client went away) cancels the request.
+    let guard = cancel.clone().drop_guard();
+    let work: Work = Box::pin(async move {
+        let incoming = Incoming {
+            id: request.id.clone(),
+            method: &request.method,
+            params: request.params.as_deref(),
+            // Header/body agreement is a 2026-07-28 rule.
+            headers: if handshake.is_none() {
+                Some(&parts.headers as &dyn HeaderAccess)
+            } else {
+                None
+            },
+            principal: server.principal_of(&parts),
+            handshake,
+            http: Some(Arc::clone(&parts)),
+        };
+        server.dispatch(incoming, Some(notifier), cancel).await
+    });
+    let mut work = work;
+    tokio::select! {
+        reply = &mut work => {
+            match notifications.try_recv() {
+                // Notifications were queued before the reply: they travel on a stream too. The
+                // handler is done, so the whole stream is known: one complete body.
+                Ok(first) => {
+                    guard.disarm();
+                    complete_event_stream(Some(&first), notifications, reply)
+                }
+                Err(_) if config.sse_responses => {
+                    guard.disarm();
+                    complete_event_stream(None, notifications, reply)
+                }
+                Err(_) => {
+                    guard.disarm();
+                    match reply {
+                        Reply::Message { body, status } => {
+                            json(if error_statuses { status } else { 200 }, body)
+                        }
+                        Reply::Nothing => {
+                            let mut response = Response::new(Body::empty());
+                            *response.status_mut() = StatusCode::NO_CONTENT;
+                            response
+                        }
+                    }
+                }
+            }
+        }
+        Some(first) = notifications.recv() => {
+            event_stream(Some(&first), notifications, Some(work), None, guard, keep_alive)
+        }
+    }
+}
+
+struct StreamState {
+    queued: Vec<Bytes>,
+    notifications: mpsc::Receiver<Vec<u8>>,
+    work: Option<Work>,
+    reply: Option<Reply>,
+    finished: bool,
+    keep_alive: tokio::time::Interval,
+    _guard: DropGuard,
+}
+
+fn event_stream(
+    first: Option<&[u8]>,
+    notifications: mpsc::Receiver<Vec<u8>>,
+    work: Option<Work>,
+    reply: Option<Reply>,
+    guard: DropGuard,
+    keep_alive: Duration,
+) -> Response {
+    let state = StreamState {
+        queued: first.map(sse::encode_message).into_iter().collect(),
+        notifications,
+        work,
+        reply,
+        finished: false,
+        keep_alive: keep_alive_timer(keep_alive),
+        _guard: guard,
+    };
+    event_stream_response(Body::from_stream(events(state)))
+}
+
+/// The keep-alive comments of a stream, the first one `period` from now (checked: a huge
+/// `HttpConfig::keep_alive` means none, not a panic; so does zero, which tokio refuses as a
+/// period).
+fn keep_alive_timer(period: Duration) -> tokio::time::Interval {
+    let period = if period.is_zero() {
+        Duration::MAX
+    } else {
+        period
+    };
+    let first = super::deadline::after_tokio(tokio::time::Instant::now(), period);
+    tokio::time::interval_at(first, period)
+}
+
+/// A response carrying an event stream: the content type, and no caching or proxy buffering.
+fn event_stream_response(body: Body) -> Response {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// An event stream whose every event is already known (the handler finished): `first`, what
+/// else it queued, then the reply, as one body with a length, like a JSON answer. No stream
+/// state, keep-alive timer or chunked encoding, which made the SSE path dearer than JSON
+/// (BENCHMARKS.md, "Where the instructions go").
+fn complete_event_stream(
+    first: Option<&[u8]>,
+    mut notifications: mpsc::Receiver<Vec<u8>>,
+    reply: Reply,
+) -> Response {
+    let mut body = Vec::new();
+    if let Some(first) = first {
+        sse::append_message(&mut body, first);
+    }
+    while let Ok(message) = notifications.try_recv() {
+        sse::append_message(&mut body, &message);
+    }
+    if let Reply::Message { body: message, .. } = reply {
+        sse::append_message(&mut body, &message);
+    }
+    event_stream_response(Body::from(body))
+}
+
+/// A stream of notifications only (the handshake-era `GET` stream), kept alive until the client
+/// closes it; the forwarding task ends with it.
+pub(crate) fn event_stream_only(
+    notifications: mpsc::Receiver<Vec<u8>>,
+    forwarder: tokio::task::JoinHandle<()>,
+    keep_alive: Duration,
+) -> Response {
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        stop.cancelled().await;
+        forwarder.abort();
+    });
+    let state = StreamState {
+        queued: Vec::new(),
+        notifications,
+        work: Some(Box::pin(std::future::pending())),
+        reply: None,
+        finished: false,
+        keep_alive: keep_alive_timer(keep_alive),
+        _guard: cancel.drop_guard(),
+    };
+    let mut response = Response::new(Body::from_stream(events(state)));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
+    stream::unfold(state, |mut state| async move {
+        loop {
+            if !state.queued.is_empty() {
+                // One write for whatever is queued (most often a single event: no copy).
+                let chunk = if state.queued.len() == 1 {
+                    state.queued.pop().unwrap_or_default()
+                } else {
+                    Bytes::from(
+                        state
+                            .queued
+                            .drain(..)
+                            .flat_map(|b| b.to_vec())
+                            .collect::<Vec<u8>>(),
+                    )
+                };
+                return Some((Ok(chunk), state));
+            }
+            if state.finished {
+                return None;
+            }
+            if let Some(reply) = state.reply.take() {
+                // The handler finished: flush what it queued, then the response, then end.
+                while let Ok(message) = state.notifications.try_recv() {
+                    state.queued.push(sse::encode_message(&message));
+                }
+                if let Reply::Message { body, .. } = reply {
+                    state.queued.push(sse::encode_message(&body));
+                }
+                state.finished = true;
+                continue;
+            }
+            let Some(work) = state.work.as_mut() else {
+                state.finished = true;
+                continue;
+            };
+            tokio::select! {
+                biased;
+                Some(message) = state.notifications.recv() => {
+                    state.queued.push(sse::encode_message(&message));
+                }
+                reply = work => {
+                    state.work = None;
+                    state.reply = Some(reply);
+                }
+                _ = state.keep_alive.tick() => state.queued.push(sse::keep_alive()),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Zero and huge keep-alive periods mean no keep-alive comments, not a panic (tokio's
+    /// `interval_at` refuses a zero period; a huge one overflowed `Instant`).
+    #[tokio::test(start_paused = true)]
+    async fn a_zero_or_huge_keep_alive_sends_none() {
+        for period in [Duration::ZERO, Duration::MAX] {
+            let mut timer = keep_alive_timer(period);
+            let tick = tokio::time::timeout(Duration::from_secs(365 * 24 * 3600), timer.tick());
+            assert!(
+                tick.await.is_err(),
+                "{period:?}: no keep-alive within a year"
+            );
+        }
+        let mut timer = keep_alive_timer(Duration::from_secs(15));
+        let tick = tokio::time::timeout(Duration::from_secs(16), timer.tick());
+        assert!(tick.await.is_ok(), "15 s: a keep-alive within 16 s");
+    }
+}

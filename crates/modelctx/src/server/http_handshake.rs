@@ -1,0 +1,181 @@
+//! The handshake-era streamable HTTP transport (2025-11-25), served on the same endpoint as
+//! 2026-07-28: requests without a modern `MCP-Protocol-Version` header land here.
+//!
+//! `initialize` opens a session named by an unguessable `Mcp-Session-Id`; later requests name
+//! it; `GET` opens the session's stream of list changes and resource updates; `DELETE` ends it.
+//! Responses are JSON or SSE exactly as on the modern path, and server→client requests of a
+//! handler (elicitation, sampling, roots) travel on the response stream of the request that
+//! needs them; the client POSTs its answers back (202). The session table is bounded and
+//! guarded against `initialize` floods (`http_sessions`).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use modelctx_types::jsonrpc::{MessageRef, encode_result};
+use modelctx_types::methods::{Initialize, Initialized};
+use modelctx_types::{
+    ErrorCode, ErrorObject, InitializeRequestParams, Method as _, NotificationMethod as _,
+};
+use tokio::sync::mpsc;
+
+use super::dispatch::{Reply, error_reply};
+use super::handshake;
+use super::http::{HttpState, event_stream_only, json, respond};
+use crate::http::headers::SESSION_ID;
+
+fn session_id(parts: &http::request::Parts) -> Option<&str> {
+    parts.headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
+}
+
+/// The principal the authentication put on the request, which a session is bound to.
+fn principal(parts: &http::request::Parts) -> Option<&modelctx_seal::Principal> {
+    parts.extensions.get::<modelctx_seal::Principal>()
+}
+
+fn session_not_found() -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        ErrorCode::INVALID_REQUEST,
+        "Session not found",
+    )
+}
+
+fn rpc_error(status: StatusCode, code: ErrorCode, message: &str) -> Response {
+    let body = modelctx_types::jsonrpc::encode_error(None, &ErrorObject::new(code, message));
+    json(status.as_u16(), body)
+}
+
+/// The JSON-RPC error of a request the handshake era answers: always with 200 (the status
+/// mapping of errors is a 2026-07-28 rule; 2025-11-25 clients read the body of a 2xx only).
+/// Failures of the transport itself (no session, an unknown one, a body that is not JSON-RPC)
+/// keep their 4xx.
+fn request_error(id: &modelctx_types::RequestId, error: &ErrorObject) -> Response {
+    json(200, modelctx_types::jsonrpc::encode_error(Some(id), error))
+}
+
+fn accepted() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// A POST on the handshake-era path, from `peer` when the address is known.
+pub(crate) async fn post(
+    state: &HttpState,
+    peer: Option<IpAddr>,
+    parts: http::request::Parts,
+    bytes: Bytes,
+) -> Response {
+    let message = match MessageRef::decode_slice(&bytes) {
+        Ok(message) => message,
+        Err(error) => {
+            return match error_reply(error.id(), &error.to_error_object()) {
+                Reply::Message { body, status } => json(status, body),
+                Reply::Nothing => accepted(),
+            };
+        }
+    };
+    if let MessageRef::Request(request) = &message
+        && request.method == Initialize::NAME
+    {
+        if let Err(wait) = state.sessions.admit(peer) {
+            let mut response = rpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::INVALID_REQUEST,
+                "Too many sessions opened from this address; retry later",
+            );
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+            return response;
+        }
+        let params = match request.params_as::<InitializeRequestParams>() {
+            Ok(params) => params,
+            Err(error) => {
+                let error = ErrorObject::invalid_params(format!("Invalid params: {error}"));
+                return request_error(&request.id, &error);
+            }
+        };
+        let (session, result) = state.server.initialize(params);
+        let principal = principal(&parts).cloned();
+        let Some(id) = state.sessions.insert(session, principal) else {
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::INTERNAL_ERROR,
+                "no randomness for a session id",
+            );
+        };
+        let mut response = json(200, encode_result(&request.id, &result).unwrap_or_default());
+        if let Ok(value) = HeaderValue::from_str(&id) {
+            response.headers_mut().insert(SESSION_ID, value);
+        }
+        return response;
+    }
+    let Some(id) = session_id(&parts) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::INVALID_REQUEST,
+            "Bad Request: Missing session ID",
+        );
+    };
+    let serving = matches!(message, MessageRef::Request(_));
+    let Some(session) = state.sessions.get(id, principal(&parts), serving) else {
+        return session_not_found();
+    };
+    match message {
+        MessageRef::Notification(notification) => {
+            if notification.method == Initialized::NAME {
+                session.mark_initialized();
+            }
+            accepted()
+        }
+        MessageRef::Response(response) => {
+            // The client answering a back-channel request of one of its calls.
+            if let Some(id) = &response.id {
+                session.answer(id, response.payload.map(|raw| raw.to_owned()));
+            }
+            accepted()
+        }
+        MessageRef::Request(request) => {
+            if handshake::has_modern_envelope(request.params) {
+                return request_error(&request.id, &handshake::era_mismatch_handshake());
+            }
+            let request = request.to_owned_request();
+            respond(
+                state.server.clone(),
+                Arc::new(parts),
+                request,
+                &state.config,
+                Some(session),
+            )
+            .await
+        }
+    }
+}
+
+/// `GET` (the session's notification stream) and `DELETE` (end the session).
+pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> Option<Response> {
+    let id = session_id(parts)?;
+    if parts.method == http::Method::DELETE {
+        return Some(if state.sessions.remove(id, principal(parts)) {
+            Response::new(Body::empty())
+        } else {
+            session_not_found()
+        });
+    }
+    let Some(session) = state.sessions.get(id, principal(parts), true) else {
+        return Some(session_not_found());
+    };
+    let (sender, receiver) = mpsc::channel(64);
+    let forwarder = handshake::forward_changes(&state.server, session, sender);
+    let mut response = event_stream_only(receiver, forwarder, state.config.keep_alive);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Some(response)
+}

@@ -1,0 +1,295 @@
+//! The table of handshake-era HTTP sessions, bounded against `initialize` floods.
+//!
+//! A session id is unguessable, but opening sessions costs nothing, so the table has three
+//! defenses: `initialize` is rate-limited per peer address (see `peer_rate`); a session opened
+//! by an authenticated principal is usable by that principal only (to anyone else it does not
+//! exist); and when the table is full, room is made from sessions that never served a call —
+//! oldest first — before any session in use is touched.
+//!
+//! So a flood of bare `initialize`s evicts its own sessions. A flood that also sends one request
+//! on each session makes them in use, and once no unused session is left each new one evicts
+//! the session in use least recently (those idle for over an hour all go first): a session
+//! survives while it is used more often than the table turns over, every `capacity / rate`
+//! seconds at the flood's rate — which the per-address limit caps at 10 sessions a second per
+//! IPv4 address or IPv6 /64 by default, so 1 000 s for one address, 10 s for a hundred. The
+//! idlest are found by a scan that lists a sixteenth of the table at a time, so a full table
+//! costs `O(n / 16)` per `initialize` (amortized), not `O(n)`.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use modelctx_seal::Principal;
+
+use super::handshake::HandshakeSession;
+use super::peer_rate::{PeerRate, RateLimit};
+use crate::sync::lock;
+
+/// At most this many sessions are kept.
+const MAX_SESSIONS: usize = 10_000;
+/// Sessions in use but idle for longer than this go first when no unused one is left.
+const IDLE: Duration = Duration::from_secs(3600);
+
+/// The live handshake-era sessions of one endpoint.
+pub(crate) struct Sessions {
+    table: Mutex<Table>,
+    /// `initialize` per peer address, when limited.
+    opening: Option<PeerRate>,
+}
+
+struct Table {
+    entries: HashMap<String, Entry>,
+    /// Ids in the order their sessions were opened, for evicting unused ones oldest first. An id
+    /// may have been used or removed since; it is skipped then (and dropped on compaction).
+    unused: VecDeque<String>,
+    /// The idlest sessions in use at the last scan, idlest last, each with the use it was idle
+    /// since: evicted in that order, skipping any used since (a session not listed was used
+    /// later than all of them, so this is exactly least-recently-used order).
+    idlest: Vec<(Instant, String)>,
+    capacity: usize,
+}
+
+struct Entry {
+    session: Arc<HandshakeSession>,
+    /// Who opened it, when the request was authenticated: nobody else may use it.
+    principal: Option<Principal>,
+    /// Whether it has served a request or a stream.
+    used: bool,
+}
+
+impl Sessions {
+    pub(crate) fn new(rate: Option<RateLimit>) -> Self {
+        Self::with_capacity(rate, MAX_SESSIONS)
+    }
+
+    fn with_capacity(rate: Option<RateLimit>, capacity: usize) -> Self {
+        Self {
+            table: Mutex::new(Table {
+                entries: HashMap::new(),
+                unused: VecDeque::new(),
+                idlest: Vec::new(),
+                capacity,
+            }),
+            opening: rate.map(PeerRate::new),
+        }
+    }
+
+    /// Whether `peer` may open a session now (the attempt counts); `Err(wait)` when it opens
+    /// them too fast and may try again after `wait`.
+    pub(crate) fn admit(&self, peer: Option<IpAddr>) -> Result<(), Duration> {
+        match (&self.opening, peer) {
+            (Some(rate), Some(peer)) => rate.check(peer),
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds a session opened by `principal` and returns its new id (`None`: no randomness).
+    pub(crate) fn insert(
+        &self,
+        session: Arc<HandshakeSession>,
+        principal: Option<Principal>,
+    ) -> Option<String> {
+        let id = crate::ids::random_hex().ok()?;
+        let mut table = lock(&self.table);
+        if table.entries.len() >= table.capacity {
+            table.evict_one();
+        }
+        table.entries.insert(
+            id.clone(),
+            Entry {
+                session,
+                principal,
+                used: false,
+            },
+        );
+        table.unused.push_back(id.clone());
+        if table.unused.len() > 2 * table.capacity {
+            let Table {
+                entries, unused, ..
+            } = &mut *table;
+            unused.retain(|id| entries.get(id).is_some_and(|e| !e.used));
+        }
+        Some(id)
+    }
+
+    /// The session `id` as `principal` sees it (another principal's does not exist), marked in
+    /// use when `serving` a request or a stream.
+    pub(crate) fn get(
+        &self,
+        id: &str,
+        principal: Option<&Principal>,
+        serving: bool,
+    ) -> Option<Arc<HandshakeSession>> {
+        let session = {
+            let mut table = lock(&self.table);
+            let entry = table
+                .entries
+                .get_mut(id)
+                .filter(|e| e.principal.as_ref() == principal)?;
+            entry.used |= serving;
+            Arc::clone(&entry.session)
+        };
+        session.touch();
+        Some(session)
+    }
+
+    /// Ends the session `id`, if `principal` may see it.
+    pub(crate) fn remove(&self, id: &str, principal: Option<&Principal>) -> bool {
+        let mut table = lock(&self.table);
+        let owned = table
+            .entries
+            .get(id)
+            .is_some_and(|e| e.principal.as_ref() == principal);
+        owned && table.entries.remove(id).is_some()
+    }
+}
+
+impl Table {
+    /// Makes room for one session: the oldest never used, else the least recently used (every
+    /// session idle for over an hour first).
+    fn evict_one(&mut self) {
+        while let Some(id) = self.unused.pop_front() {
+            if self.entries.get(&id).is_some_and(|e| !e.used) {
+                self.entries.remove(&id);
+                return;
+            }
+        }
+        while let Some((since, id)) = self.idlest.pop() {
+            if self
+                .entries
+                .get(&id)
+                .is_some_and(|e| e.session.last_used() == since)
+            {
+                self.entries.remove(&id);
+                return;
+            }
+        }
+        if self.scan_idlest()
+            && let Some((_, id)) = self.idlest.pop()
+        {
+            // Just listed as the idlest: evicted without a second look, so that a session
+            // touched between the scan and here cannot make this loop.
+            self.entries.remove(&id);
+        }
+    }
+
+    /// Drops the sessions idle for over an hour and, if the table is still full, lists its
+    /// idlest sixteenth in `idlest`. Returns whether one must still go.
+    fn scan_idlest(&mut self) -> bool {
+        self.entries.retain(|_, e| e.session.idle_for() < IDLE);
+        if self.entries.len() < self.capacity {
+            return false;
+        }
+        let batch = (self.capacity / 16).max(1);
+        // Compare the instants, not `elapsed()`: elapsed times read one after another drift by
+        // the time the scan takes, which can exceed the gap between two sessions' uses.
+        let mut by_use: Vec<(Instant, &String)> = self
+            .entries
+            .iter()
+            .map(|(id, e)| (e.session.last_used(), id))
+            .collect();
+        if by_use.len() > batch {
+            by_use.select_nth_unstable(batch - 1);
+            by_use.truncate(batch);
+        }
+        by_use.sort_unstable_by(|a, b| b.cmp(a));
+        self.idlest = by_use
+            .into_iter()
+            .map(|(since, id)| (since, id.clone()))
+            .collect();
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(sessions: &Sessions, principal: Option<&str>) -> String {
+        sessions
+            .insert(
+                Arc::new(HandshakeSession::uninitialized()),
+                principal.map(Principal::new),
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn a_flood_of_unused_sessions_evicts_its_own_oldest_first() {
+        let sessions = Sessions::with_capacity(None, 8);
+        let live = open(&sessions, None);
+        assert!(sessions.get(&live, None, true).is_some());
+        let idle_but_used = open(&sessions, None);
+        assert!(sessions.get(&idle_but_used, None, true).is_some());
+        let first_unused = open(&sessions, None);
+        for _ in 0..1000 {
+            open(&sessions, None);
+        }
+        assert!(sessions.get(&live, None, false).is_some());
+        assert!(sessions.get(&idle_but_used, None, false).is_some());
+        assert!(sessions.get(&first_unused, None, false).is_none());
+        let table = lock(&sessions.table);
+        assert_eq!(table.entries.len(), 8);
+        assert!(table.unused.len() <= 16, "the queue is compacted");
+    }
+
+    #[test]
+    fn when_every_session_is_in_use_the_idlest_goes() {
+        let sessions = Sessions::with_capacity(None, 3);
+        let ids: Vec<String> = (0..3).map(|_| open(&sessions, None)).collect();
+        for id in &ids {
+            assert!(sessions.get(id, None, true).is_some());
+        }
+        // The first is touched again: the second is now the idlest.
+        assert!(sessions.get(&ids[0], None, true).is_some());
+        let newest = open(&sessions, None);
+        assert!(sessions.get(&ids[1], None, false).is_none());
+        for id in [&ids[0], &ids[2], &newest] {
+            assert!(sessions.get(id, None, false).is_some());
+        }
+    }
+
+    /// Sessions in use go in least-recently-used order, one scan listing several: a listed
+    /// session used again before its turn is skipped, and the next scan finds the next idlest.
+    #[test]
+    fn sessions_in_use_go_least_recently_used_first() {
+        let sessions = Sessions::with_capacity(None, 32);
+        let open_used = || {
+            let id = open(&sessions, None);
+            assert!(sessions.get(&id, None, true).is_some());
+            id
+        };
+        let ids: Vec<String> = (0..32).map(|_| open_used()).collect();
+        let present = |id: &String| lock(&sessions.table).entries.contains_key(id);
+        let first = open_used();
+        assert!(!present(&ids[0]));
+        assert_eq!(lock(&sessions.table).idlest.len(), 1, "one scan listed two");
+        // The second idlest, listed, is used again: the next eviction skips it.
+        assert!(sessions.get(&ids[1], None, true).is_some());
+        let second = open_used();
+        assert!(!present(&ids[2]), "rescanned: the next idlest");
+        let third = open_used();
+        assert!(!present(&ids[3]));
+        for id in ids[4..].iter().chain([&ids[1], &first, &second, &third]) {
+            assert!(present(id));
+        }
+        assert_eq!(lock(&sessions.table).entries.len(), 32);
+    }
+
+    #[test]
+    fn a_session_belongs_to_the_principal_that_opened_it() {
+        let sessions = Sessions::new(None);
+        let alice = Principal::new("alice");
+        let bob = Principal::new("bob");
+        let id = open(&sessions, Some("alice"));
+        assert!(sessions.get(&id, Some(&bob), true).is_none());
+        assert!(sessions.get(&id, None, true).is_none());
+        assert!(!sessions.remove(&id, Some(&bob)));
+        assert!(sessions.get(&id, Some(&alice), true).is_some());
+        let anonymous = open(&sessions, None);
+        assert!(sessions.get(&anonymous, Some(&alice), true).is_none());
+        assert!(sessions.remove(&id, Some(&alice)));
+        assert!(sessions.get(&id, Some(&alice), false).is_none());
+    }
+}

@@ -1,0 +1,519 @@
+//! Serving over a byte stream of newline-delimited JSON: stdio, or any reader/writer pair (the
+//! in-memory pipe of tests and embedding).
+//!
+//! Requests run concurrently (a slow tool does not block the others, and `notifications/cancelled`
+//! is read while it runs). One writer task owns the output and coalesces queued messages into
+//! few writes. A malformed line gets `-32700` / `-32600` and the server keeps serving; end of
+//! input ends the server once the requests in flight have answered.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use modelctx_types::Method as _;
+use modelctx_types::jsonrpc::{MessageRef, Request, encode_error};
+use modelctx_types::methods::{Cancelled, Initialize, Initialized};
+use modelctx_types::{
+    CancelledNotificationParams, ErrorCode, ErrorObject, NotificationMethod, RequestId,
+};
+use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
+
+use super::Server;
+use super::dispatch::{Incoming, Reply};
+use super::handshake::{self, HandshakeSession};
+use crate::sync::lock;
+use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
+
+/// Limits of a stream connection.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StdioConfig {
+    /// The largest message accepted, in bytes; longer lines get `-32600` and are skipped.
+    pub max_message_size: usize,
+    /// How many requests may run at once; reading pauses beyond it.
+    pub max_concurrent_requests: usize,
+}
+
+impl Default for StdioConfig {
+    fn default() -> Self {
+        Self {
+            max_message_size: DEFAULT_MAX_LINE,
+            max_concurrent_requests: 512,
+        }
+    }
+}
+
+type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+
+impl Server {
+    /// Serves on this process's stdin and stdout until stdin closes. Logs must go to stderr.
+    ///
+    /// # Errors
+    /// I/O errors reading stdin.
+    #[cfg(feature = "stdio")]
+    pub async fn serve_stdio(&self) -> io::Result<()> {
+        #[cfg(unix)]
+        if let Some((stdin, stdout)) = pipes::stdio_pipes() {
+            return self.serve_io(stdin, stdout).await;
+        }
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves on any reader / writer pair (see the module docs).
+    ///
+    /// # Errors
+    /// I/O errors reading `reader`. Write errors (the peer went away) end the output quietly.
+    pub async fn serve_io<R, W>(&self, reader: R, writer: W) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        self.serve_io_with(reader, writer, StdioConfig::default())
+            .await
+    }
+
+    /// [`Server::serve_io`] with explicit limits.
+    ///
+    /// # Errors
+    /// As [`Server::serve_io`].
+    pub async fn serve_io_with<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        config: StdioConfig,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        // The loop runs as a task of its own, so that on a multi-thread runtime it is on a
+        // worker thread, beside the writer task and the reactor, rather than on the thread that
+        // awaits `serve_io` (often `block_on`'s, outside the workers): each request then costs
+        // no hop between threads (BENCHMARKS.md, "Measured design choices").
+        // Dropping this future stops the loop, as before.
+        let server = self.clone();
+        let task = AbortOnDropHandle::new(tokio::spawn(async move {
+            server.serve_io_loop(reader, writer, config).await
+        }));
+        match task.await {
+            Ok(result) => result,
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(_) => Ok(()),
+        }
+    }
+
+    async fn serve_io_loop<R, W>(&self, reader: R, writer: W, config: StdioConfig) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, outbox) = mpsc::channel::<Vec<u8>>(1024);
+        let writer_task = tokio::spawn(write_lines(writer, outbox));
+        let in_flight: InFlight = Arc::default();
+        let permits = Arc::new(Semaphore::new(config.max_concurrent_requests.max(1)));
+        let mut tasks = JoinSet::new();
+        let mut lines = LineReader::new(reader, config.max_message_size);
+        // The first request fixes the era of the connection (see `Connection`).
+        let mut connection = Connection::Unset;
+        let mut forwarder = None;
+        let result = loop {
+            while tasks.try_join_next().is_some() {}
+            let frame = match lines.next_frame().await {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break Ok(()),
+                Err(error) => break Err(error),
+            };
+            let bytes = match frame {
+                Frame::Line(bytes) => bytes,
+                Frame::TooLong(size) => {
+                    let error = ErrorObject::new(
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "Invalid request: message of {size} bytes exceeds the limit of {} bytes",
+                            config.max_message_size
+                        ),
+                    );
+                    let _ = out.send(encode_error(None, &error)).await;
+                    continue;
+                }
+            };
+            match MessageRef::decode_slice(bytes) {
+                Err(error) => {
+                    let _ = out
+                        .send(encode_error(error.id(), &error.to_error_object()))
+                        .await;
+                }
+                Ok(MessageRef::Request(request)) => {
+                    let handshake =
+                        match self.era_for(&mut connection, &request, &out).await {
+                            Route::Done => continue,
+                            Route::Modern => None,
+                            Route::Opened(session) => {
+                                if let Some(previous) = forwarder
+                                    .replace(handshake::forward_changes(self, session, out.clone()))
+                                {
+                                    previous.abort();
+                                }
+                                continue;
+                            }
+                            Route::Handshake(session, fresh) => {
+                                if fresh {
+                                    forwarder = Some(handshake::forward_changes(
+                                        self,
+                                        Arc::clone(&session),
+                                        out.clone(),
+                                    ));
+                                }
+                                Some(session)
+                            }
+                        };
+                    let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+                        break Ok(());
+                    };
+                    let request = if bytes.len() > KEEP_LINE_CAPACITY {
+                        let span = request.params.map(|raw| span_in(bytes, raw));
+                        let (id, method) = (request.id, request.method.into_owned());
+                        match request_in_place(id, method, span, &mut lines) {
+                            Ok(request) => request,
+                            Err((id, error)) => {
+                                let _ = out.send(encode_error(Some(&id), &error)).await;
+                                continue;
+                            }
+                        }
+                    } else {
+                        request.to_owned_request()
+                    };
+                    let cancel = CancellationToken::new();
+                    let key = request.id.clone();
+                    let token = cancel.clone();
+                    let server = self.clone();
+                    let out = out.clone();
+                    let in_flight_for_task = Arc::clone(&in_flight);
+                    let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
+                        let in_flight = in_flight_for_task;
+                        let incoming = Incoming {
+                            id: request.id.clone(),
+                            method: &request.method,
+                            params: request.params.as_deref(),
+                            headers: None,
+                            principal: None,
+                            handshake,
+                            #[cfg(feature = "http-server")]
+                            http: None,
+                        };
+                        let reply = server
+                            .dispatch(incoming, Some(out.clone()), cancel.clone())
+                            .await;
+                        lock(&in_flight).remove(&request.id);
+                        // After a cancellation nothing more is sent for the request.
+                        if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
+                        {
+                            let _ = out.send(body).await;
+                        }
+                        drop(permit);
+                    });
+                    // Most requests finish without waiting on anything: run them right here
+                    // and spawn a task only for those that wait (a slow tool, a back-channel
+                    // question). Nothing is read meanwhile, so no cancellation can be missed.
+                    if futures::poll!(task.as_mut()).is_pending() {
+                        lock(&in_flight).insert(key, token);
+                        tasks.spawn(task);
+                    }
+                }
+                Ok(MessageRef::Notification(notification)) => {
+                    if notification.method == Initialized::NAME
+                        && let Connection::Handshake(session) = &connection
+                    {
+                        session.mark_initialized();
+                    } else if notification.method == Cancelled::NAME
+                        && let Ok(params) = notification.params_as::<CancelledNotificationParams>()
+                        && let Some(token) = lock(&in_flight).get(&params.request_id)
+                    {
+                        token.cancel();
+                    }
+                }
+                Ok(MessageRef::Response(response)) => {
+                    // A handshake-era client answering one of our back-channel requests.
+                    let answered = match (&connection, &response.id) {
+                        (Connection::Handshake(session), Some(id)) => {
+                            session.answer(id, response.payload.map(|raw| raw.to_owned()))
+                        }
+                        _ => false,
+                    };
+                    if !answered {
+                        tracing::debug!("ignoring a response to no pending request");
+                    }
+                }
+            }
+        };
+        // End of input: listen streams close, requests in flight still answer.
+        self.inner.shutdown.cancel();
+        if let Some(forwarder) = forwarder {
+            forwarder.abort();
+        }
+        while tasks.join_next().await.is_some() {}
+        drop(out);
+        let _ = writer_task.await;
+        result
+    }
+}
+
+/// Where `raw`, borrowed from `line`, lies in it.
+fn span_in(line: &[u8], raw: &RawValue) -> Range<usize> {
+    let start = (raw.get().as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+    start..start + raw.get().len()
+}
+
+/// A huge request, owned without a second copy of its params: they stay in the bytes already
+/// read, shifted to the front of the line's own buffer, so serving it holds one copy of the
+/// message fewer. A request without params gives the buffer up before it is served. `Err`
+/// (unreachable: the decoder read these bytes as JSON text) carries the error to answer.
+fn request_in_place<R: AsyncRead + Unpin>(
+    id: RequestId,
+    method: String,
+    span: Option<Range<usize>>,
+    lines: &mut LineReader<R>,
+) -> Result<Request, (RequestId, ErrorObject)> {
+    let Some(span) = span else {
+        lines.release_large_buffer();
+        return Ok(Request {
+            id,
+            method,
+            params: None,
+        });
+    };
+    match params_in_place(lines.take_line(), span) {
+        Some(params) => Ok(Request {
+            id,
+            method,
+            params: Some(params),
+        }),
+        None => Err((
+            id,
+            ErrorObject::new(
+                ErrorCode::PARSE_ERROR,
+                "Parse error: params are not JSON text",
+            ),
+        )),
+    }
+}
+
+/// The params at `span` of `line`, moved to the front of the line's buffer (no allocation).
+/// `None` if those bytes are not JSON text.
+fn params_in_place(mut line: Vec<u8>, span: Range<usize>) -> Option<Box<RawValue>> {
+    if span.end > line.len() {
+        return None;
+    }
+    line.truncate(span.end);
+    line.drain(..span.start);
+    RawValue::from_string(String::from_utf8(line).ok()?).ok()
+}
+
+/// The era of a stream connection, fixed by its first request.
+enum Connection {
+    /// No request yet.
+    Unset,
+    /// 2026-07-28: every request carries its own envelope.
+    Modern,
+    /// The handshake era: one session for the whole connection.
+    Handshake(Arc<HandshakeSession>),
+}
+
+/// What to do with a request, era-wise.
+enum Route {
+    /// Already answered (an era error, or `initialize`).
+    Done,
+    /// Dispatch on the stateless path.
+    Modern,
+    /// Dispatch in this session (`true` when the session was just opened).
+    Handshake(Arc<HandshakeSession>, bool),
+    /// `initialize` opened this session and was answered.
+    Opened(Arc<HandshakeSession>),
+}
+
+impl Server {
+    /// Applies the era rules of a stream connection: a first request carrying the 2026-07-28
+    /// envelope makes it modern, anything else (normally `initialize`) makes it a handshake-era
+    /// session; afterwards `initialize` on a modern connection gets `-32022`, and an enveloped
+    /// request on a handshake-era one gets `-32600`.
+    async fn era_for(
+        &self,
+        connection: &mut Connection,
+        request: &modelctx_types::RequestRef<'_>,
+        out: &mpsc::Sender<Vec<u8>>,
+    ) -> Route {
+        let initialize = request.method == Initialize::NAME;
+        match connection {
+            Connection::Modern if initialize => {
+                let requested = request
+                    .params_as::<modelctx_types::Extra>()
+                    .ok()
+                    .and_then(|p| {
+                        p.get("protocolVersion")
+                            .and_then(|v| v.as_str())
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_default();
+                let error = handshake::initialize_on_modern(&requested, self.supported_versions());
+                let _ = out.send(encode_error(Some(&request.id), &error)).await;
+                Route::Done
+            }
+            Connection::Modern => Route::Modern,
+            Connection::Handshake(_) if initialize => {
+                self.open_session(connection, request, out).await
+            }
+            Connection::Handshake(session) => {
+                if handshake::has_modern_envelope(request.params) {
+                    let error = handshake::era_mismatch_handshake();
+                    let _ = out.send(encode_error(Some(&request.id), &error)).await;
+                    return Route::Done;
+                }
+                Route::Handshake(Arc::clone(session), false)
+            }
+            Connection::Unset if initialize => self.open_session(connection, request, out).await,
+            Connection::Unset if handshake::has_modern_envelope(request.params) => {
+                *connection = Connection::Modern;
+                Route::Modern
+            }
+            Connection::Unset => {
+                let session = Arc::new(HandshakeSession::uninitialized());
+                *connection = Connection::Handshake(Arc::clone(&session));
+                Route::Handshake(session, true)
+            }
+        }
+    }
+
+    /// Answers `initialize` and makes the connection a handshake-era session.
+    async fn open_session(
+        &self,
+        connection: &mut Connection,
+        request: &modelctx_types::RequestRef<'_>,
+        out: &mpsc::Sender<Vec<u8>>,
+    ) -> Route {
+        let reply = match request.params_as::<modelctx_types::InitializeRequestParams>() {
+            Ok(params) => {
+                let (session, result) = self.initialize(params);
+                *connection = Connection::Handshake(Arc::clone(&session));
+                if let Ok(reply) = modelctx_types::jsonrpc::encode_result(&request.id, &result) {
+                    let _ = out.send(reply).await;
+                }
+                return Route::Opened(session);
+            }
+            Err(error) => encode_error(
+                Some(&request.id),
+                &ErrorObject::invalid_params(format!("Invalid params: {error}")),
+            ),
+        };
+        let _ = out.send(reply).await;
+        Route::Done
+    }
+}
+
+/// Drains the outbox, writing whatever is queued before each flush.
+async fn write_lines<W: AsyncWrite + Unpin>(writer: W, mut outbox: mpsc::Receiver<Vec<u8>>) {
+    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
+    while let Some(message) = outbox.recv().await {
+        if write_line(&mut writer, &message).await.is_err() {
+            return;
+        }
+        while let Ok(message) = outbox.try_recv() {
+            if write_line(&mut writer, &message).await.is_err() {
+                return;
+            }
+        }
+        if writer.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &mut BufWriter<W>,
+    message: &[u8],
+) -> io::Result<()> {
+    writer.write_all(message).await?;
+    writer.write_all(b"\n").await
+}
+
+/// Stdin and stdout as non-blocking pipes on the reactor, instead of tokio's `Stdin`/`Stdout`,
+/// which run every read and write as a job on the blocking thread pool (BENCHMARKS.md,
+/// "Measured design choices").
+#[cfg(all(unix, feature = "stdio"))]
+mod pipes {
+    use std::fs::File;
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+
+    use tokio::net::unix::pipe::{OpenOptions, Receiver, Sender};
+
+    fn metadata(fd: &OwnedFd) -> Option<std::fs::Metadata> {
+        let file = File::from(fd.try_clone().ok()?);
+        file.metadata().ok()
+    }
+
+    /// Both ends as non-blocking pipes, when both are pipes (the reactor then reads and writes
+    /// them without a blocking thread).
+    ///
+    /// Non-blocking mode belongs to the open file description, which a plain `dup` shares with
+    /// everyone holding it: the process's own fds 0 and 1, its children (a tool spawning a
+    /// command), sometimes the parent. So the pipes are first reopened through `/proc/self/fd`
+    /// (Linux): a new description of the same pipe, whose mode is ours alone. Where that is not
+    /// possible the shared description is used, except when stdout is the same file as stderr
+    /// (logs written there could then fail with `EAGAIN`).
+    pub(super) fn stdio_pipes() -> Option<(Receiver, Sender)> {
+        let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+        let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        let (input, output) = (metadata(&stdin)?, metadata(&stdout)?);
+        if !input.file_type().is_fifo() || !output.file_type().is_fifo() {
+            return None;
+        }
+        if let (Ok(receiver), Ok(sender)) = (
+            OpenOptions::new().open_receiver("/proc/self/fd/0"),
+            OpenOptions::new().open_sender("/proc/self/fd/1"),
+        ) {
+            return Some((receiver, sender));
+        }
+        let stderr = std::io::stderr().as_fd().try_clone_to_owned().ok()?;
+        if let Some(err) = metadata(&stderr)
+            && err.dev() == output.dev()
+            && err.ino() == output.ino()
+        {
+            return None;
+        }
+        let receiver = Receiver::from_owned_fd(stdin).ok()?;
+        let sender = Sender::from_owned_fd(stdout).ok()?;
+        Some((receiver, sender))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use modelctx_types::jsonrpc::MessageRef;
+
+    use super::{params_in_place, span_in};
+
+    #[test]
+    fn params_are_taken_from_the_line_in_place() {
+        let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"caf\u00e9 \"x\""}}}"#.to_vec();
+        let MessageRef::Request(request) = MessageRef::decode_slice(&line).unwrap() else {
+            panic!("a request")
+        };
+        let raw = request.params.unwrap();
+        let expected = raw.get().to_owned();
+        let span = span_in(&line, raw);
+        let params = params_in_place(line, span).unwrap();
+        assert_eq!(params.get(), expected);
+        // Bytes that are not JSON text are refused, not passed on.
+        assert!(params_in_place(b"{\"a\":".to_vec(), 0..5).is_none());
+        assert!(params_in_place(b"{}".to_vec(), 0..9).is_none());
+    }
+}
