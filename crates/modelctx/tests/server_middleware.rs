@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use modelctx::client::{Client, ClientError, Mode};
-use modelctx::memory;
 use modelctx::server::middleware::{Middleware, Next, Reply, Request};
 use modelctx::server::{BoxFuture, Server, ServerBuilder};
 use modelctx::types::*;
+use modelctx_test_support::client::connect_in_memory;
 use modelctx_test_support::server::{HttpPeer, StdioPeer, request};
 use serde_json::{Value, json};
 
@@ -268,20 +268,9 @@ async fn check_handshake_session(
 async fn stdio_handshake_session_passes_the_chain() {
     let (calls, audit, limit) = (Arc::default(), AuditLog::default(), RateLimit::new(3));
     let server = builder(&calls, &audit, &limit).build().unwrap();
-    let pipe = memory::pipe();
-    let serving = tokio::spawn(async move {
-        server
-            .serve_io(pipe.server.reader, pipe.server.writer)
-            .await
-    });
-    let client = Client::builder()
-        .mode(Mode::Handshake)
-        .connect_io(pipe.client.reader, pipe.client.writer)
-        .await
-        .unwrap();
+    let client = connect_in_memory(server, Client::builder().mode(Mode::Handshake)).await;
     check_handshake_session(&client, &calls, &audit, &limit, "anonymous").await;
     client.close().await.unwrap();
-    serving.await.unwrap().unwrap();
 }
 
 /// 2026-07-28 on HTTP: the limiter keys on the peer address, and a notification (which the
