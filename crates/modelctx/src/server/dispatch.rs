@@ -179,9 +179,42 @@ pub(crate) fn handshake_meta(
 }
 
 impl Server {
-    /// Runs one request to its reply, through the middleware chain when there is one. Handler
-    /// panics become `-32603` (the server keeps serving).
+    /// Runs one request to its reply, in its `tracing` span when a subscriber wants it
+    /// (`server::trace`) and through the middleware chain when there is one. Handler panics
+    /// become `-32603` (the server keeps serving).
     pub(crate) async fn dispatch(
+        &self,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Reply {
+        let span = super::trace::request_span(&incoming);
+        if !span.is_disabled() {
+            // Boxed like the chain: the traced path's state stays out of the plain one.
+            return Box::pin(self.dispatch_traced(span, incoming, notifier, cancel)).await;
+        }
+        self.answer(incoming, notifier, cancel).await
+    }
+
+    async fn dispatch_traced(
+        &self,
+        span: tracing::Span,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Reply {
+        use tracing::Instrument as _;
+        super::trace::record_request(&span, &incoming);
+        let reply = self
+            .answer(incoming, notifier, cancel)
+            .instrument(span.clone())
+            .await;
+        super::trace::record_reply(&span, &reply);
+        reply
+    }
+
+    /// The reply to one request: through the middleware chain when there is one.
+    async fn answer(
         &self,
         incoming: Incoming<'_>,
         notifier: Option<Notifier>,

@@ -422,7 +422,7 @@ pub(crate) struct Message<'a> {
 }
 
 /// The tool or prompt name, or the resource URI, of the methods that have one.
-fn target_of<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
+pub(crate) fn target_of<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
     #[derive(Deserialize)]
     struct Named<'a> {
         #[serde(borrow)]

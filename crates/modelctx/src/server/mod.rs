@@ -66,6 +66,8 @@ mod peer_rate;
 mod registry;
 pub mod single_use;
 mod stdio;
+// The `tracing` span of each request (OpenTelemetry's MCP conventions).
+mod trace;
 // The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;
