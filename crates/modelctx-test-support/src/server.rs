@@ -388,7 +388,7 @@ impl Drop for CaptureGuard {
 /// Captures what the server logs at `level` and above while the guard lives. The test runtime
 /// has one thread, so the server's tasks log on the test's thread.
 ///
-/// One global subscriber (installed on first use, see [`global_subscriber`]) writes to the
+/// One global subscriber (installed on first use) writes to the
 /// capture of the current thread's test. Not a scoped `set_default` per test: tracing caches
 /// each call site's interest process-wide, and with tests creating and dropping scoped
 /// subscribers on parallel threads a call site could be left disabled for a test that wants it
