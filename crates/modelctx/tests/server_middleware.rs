@@ -379,3 +379,29 @@ async fn a_middleware_answers_alone_and_its_panic_is_contained() {
     assert_eq!(modern["result"]["content"][0]["text"], "counted");
     handshake.close().await.unwrap();
 }
+
+/// The principal hook runs for the middleware's context too: a hook that panics there costs its
+/// request a -32603, and the connection keeps serving.
+#[tokio::test]
+async fn a_panicking_principal_hook_is_contained_with_middleware() {
+    let (calls, audit, limit) = (Arc::default(), AuditLog::default(), RateLimit::new(100));
+    let server = builder(&calls, &audit, &limit)
+        .bind_principal(|ctx| {
+            assert!(ctx.client_info().is_some(), "a client without clientInfo");
+            None
+        })
+        .build()
+        .unwrap();
+    let mut peer = StdioPeer::start(server);
+    let mut anonymous = call(1, "count");
+    anonymous["params"]["_meta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientInfo");
+    let (panicked, _) = peer.request(&anonymous).await;
+    assert_eq!(error_code(&panicked), Some(-32603));
+    let (counted, _) = peer.request(&call(2, "count")).await;
+    assert_eq!(counted["result"]["content"][0]["text"], "counted");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    peer.close().await.unwrap();
+}

@@ -479,13 +479,21 @@ impl Server {
                 .unwrap_or(ProtocolVersion::LATEST),
             (None, None) => ProtocolVersion::LATEST,
         };
-        let context = self.context(
-            &incoming,
-            meta.clone().unwrap_or_default(),
-            version,
-            notifier.clone(),
-            cancel.clone(),
-        );
+        // The principal hook runs here, outside the handler's panic guard: a hook that panics
+        // costs its request a -32603, as it does when it runs for the handler.
+        let context = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.context(
+                &incoming,
+                meta.clone().unwrap_or_default(),
+                version,
+                notifier.clone(),
+                cancel.clone(),
+            )
+        }));
+        let Ok(context) = context else {
+            tracing::error!(request = %id, "the principal hook panicked");
+            return Reply::error(internal("Internal error")).encode(Some(&id));
+        };
         let request = Request {
             id: Some(id.clone()),
             method: incoming.method,
