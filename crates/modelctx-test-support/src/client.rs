@@ -305,3 +305,20 @@ pub fn pinned() -> ClientBuilder {
         modelctx::types::ProtocolVersion::V2026_07_28,
     ))
 }
+
+/// Serves `server` on a fresh in-memory pipe (the stdio code path) and connects `builder` to it.
+pub async fn connect_in_memory(
+    server: modelctx::server::Server,
+    builder: ClientBuilder,
+) -> modelctx::client::Client {
+    let pipe = modelctx::memory::pipe();
+    tokio::spawn(async move {
+        server
+            .serve_io(pipe.server.reader, pipe.server.writer)
+            .await
+    });
+    builder
+        .connect_io(pipe.client.reader, pipe.client.writer)
+        .await
+        .unwrap()
+}

@@ -388,23 +388,160 @@ impl Drop for CaptureGuard {
 /// Captures what the server logs at `level` and above while the guard lives. The test runtime
 /// has one thread, so the server's tasks log on the test's thread.
 ///
-/// One global subscriber (installed on first use) writes to the capture of the current thread's
-/// test. Not a scoped `set_default` per test: tracing caches each call site's interest
-/// process-wide, and with tests creating and dropping scoped subscribers on parallel threads a
-/// call site could be left disabled for a test that wants it (a WARN line went missing under
-/// load, 2 runs in ~10).
+/// One global subscriber (installed on first use) writes to the
+/// capture of the current thread's test. Not a scoped `set_default` per test: tracing caches
+/// each call site's interest process-wide, and with tests creating and dropping scoped
+/// subscribers on parallel threads a call site could be left disabled for a test that wants it
+/// (a WARN line went missing under load, 2 runs in ~10).
 pub fn capture_logs(level: tracing::Level) -> (Captured, CaptureGuard) {
-    static GLOBAL: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    GLOBAL.get_or_init(|| {
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(ThreadSink)
-            .finish();
-        tracing::subscriber::set_global_default(subscriber)
-            .expect("capture_logs owns the test binary's global subscriber");
-    });
+    global_subscriber();
     let captured = Captured::default();
     SINK.with(|sink| *sink.borrow_mut() = Some((captured.clone(), level)));
     (captured, CaptureGuard(()))
+}
+
+/// The test binary's one global subscriber: the log lines of [`capture_logs`] (events only: the
+/// lines are about what the event says, not the spans it happens in) and the spans of
+/// [`capture_spans`].
+fn global_subscriber() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::{Layer as _, filter};
+    static GLOBAL: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    GLOBAL.get_or_init(|| {
+        let lines = tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(ThreadSink)
+            .with_filter(filter::filter_fn(|meta| meta.is_event()));
+        let subscriber = tracing_subscriber::registry().with(lines).with(SpanSink);
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("the test-support subscriber owns the test binary's global subscriber");
+    });
+}
+
+/// One span, as it was when it closed: its name and its fields (strings as they are, other
+/// values in their `Debug` form).
+#[derive(Debug, Clone, Default)]
+pub struct SpanRecord {
+    /// The span's name (its call site's).
+    pub name: String,
+    /// Field name → value.
+    pub fields: std::collections::BTreeMap<String, String>,
+}
+
+impl SpanRecord {
+    /// The value of `field`, if it was recorded.
+    pub fn field(&self, field: &str) -> Option<&str> {
+        self.fields.get(field).map(String::as_str)
+    }
+}
+
+/// The spans closed on the test's thread while its [`SpanGuard`] lives.
+#[derive(Debug, Clone, Default)]
+pub struct CapturedSpans(Arc<Mutex<Vec<SpanRecord>>>);
+
+impl CapturedSpans {
+    /// The spans closed so far, in closing order.
+    pub fn spans(&self) -> Vec<SpanRecord> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// The closed spans named `name`.
+    pub fn named(&self, name: &str) -> Vec<SpanRecord> {
+        self.spans()
+            .into_iter()
+            .filter(|span| span.name == name)
+            .collect()
+    }
+}
+
+thread_local! {
+    static SPANS: std::cell::RefCell<Option<CapturedSpans>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Ends a span capture when dropped.
+#[derive(Debug)]
+pub struct SpanGuard(());
+
+impl Drop for SpanGuard {
+    fn drop(&mut self) {
+        SPANS.with(|spans| spans.borrow_mut().take());
+    }
+}
+
+/// Captures the spans created and closed on this thread while the guard lives (a current-thread
+/// test runtime: the server's tasks run on the test's thread). Shares [`capture_logs`]'s global
+/// subscriber.
+pub fn capture_spans() -> (CapturedSpans, SpanGuard) {
+    global_subscriber();
+    let captured = CapturedSpans::default();
+    SPANS.with(|spans| *spans.borrow_mut() = Some(captured.clone()));
+    (captured, SpanGuard(()))
+}
+
+/// Writes a span's fields into its [`SpanRecord`].
+struct Fields<'a>(&'a mut std::collections::BTreeMap<String, String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+/// The layer behind [`capture_spans`]: a record per span made while a capture is on, kept in
+/// the span's extensions until it closes.
+struct SpanSink;
+
+impl<S> tracing_subscriber::Layer<S> for SpanSink
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attributes: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        context: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if SPANS.with(|spans| spans.borrow().is_none()) {
+            return;
+        }
+        let mut record = SpanRecord {
+            name: attributes.metadata().name().to_owned(),
+            fields: std::collections::BTreeMap::new(),
+        };
+        attributes.record(&mut Fields(&mut record.fields));
+        if let Some(span) = context.span(id) {
+            span.extensions_mut().insert(record);
+        }
+    }
+
+    fn on_record(
+        &self,
+        id: &tracing::span::Id,
+        values: &tracing::span::Record<'_>,
+        context: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if let Some(span) = context.span(id)
+            && let Some(record) = span.extensions_mut().get_mut::<SpanRecord>()
+        {
+            values.record(&mut Fields(&mut record.fields));
+        }
+    }
+
+    fn on_close(&self, id: tracing::span::Id, context: tracing_subscriber::layer::Context<'_, S>) {
+        let Some(record) = context
+            .span(&id)
+            .and_then(|span| span.extensions_mut().remove::<SpanRecord>())
+        else {
+            return;
+        };
+        SPANS.with(|spans| {
+            if let Some(captured) = &*spans.borrow() {
+                captured.0.lock().unwrap().push(record);
+            }
+        });
+    }
 }

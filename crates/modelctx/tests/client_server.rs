@@ -14,7 +14,7 @@ use modelctx::types::{
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, ResourceContents, Role,
     SamplingMessage, Tool,
 };
-use modelctx_test_support::client::{Recorder, answers, recording_builder};
+use modelctx_test_support::client::{Recorder, answers, connect_in_memory, recording_builder};
 use serde_json::{Value, json};
 
 fn schema(value: Value) -> modelctx::types::Extra {
@@ -276,19 +276,7 @@ enum Via {
 /// Connects `builder` to a fresh server over `via`.
 async fn connect(builder: ClientBuilder, via: Via) -> Client {
     match via {
-        Via::Memory => {
-            let pipe = modelctx::memory::pipe();
-            let server = build_server();
-            tokio::spawn(async move {
-                server
-                    .serve_io(pipe.server.reader, pipe.server.writer)
-                    .await
-            });
-            builder
-                .connect_io(pipe.client.reader, pipe.client.writer)
-                .await
-                .unwrap()
-        }
+        Via::Memory => connect_in_memory(build_server(), builder).await,
         Via::Http => {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let url = format!("http://{}/mcp", listener.local_addr().unwrap());

@@ -33,6 +33,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 use super::callbacks::Callbacks;
 use super::input_loop::LoopLimits;
+use super::middleware::{self, Chain};
 use super::shared::{Inbound, Shared};
 use crate::sync::lock;
 
@@ -41,11 +42,42 @@ use crate::sync::lock;
 pub(crate) struct BackChannel {
     callbacks: Callbacks,
     gate: Arc<BackChannelGate>,
+    /// Around every answer (`ClientBuilder::middleware`).
+    middleware: Chain,
 }
 
 impl BackChannel {
-    pub(crate) fn new(callbacks: Callbacks, gate: Arc<BackChannelGate>) -> Self {
-        Self { callbacks, gate }
+    pub(crate) fn new(callbacks: Callbacks, gate: Arc<BackChannelGate>, middleware: Chain) -> Self {
+        Self {
+            callbacks,
+            gate,
+            middleware,
+        }
+    }
+
+    /// [`Self::answer`] through the middleware chain.
+    async fn answer_through_middleware(&self, core: &Shared, request: Request) -> Vec<u8> {
+        let (id, method, params) = (
+            request.id.clone(),
+            request.method.clone(),
+            request.params.clone(),
+        );
+        let head = middleware::Request::new(
+            middleware::Kind::Answer,
+            &method,
+            Some(&id),
+            params.as_deref().map(serde_json::value::RawValue::get),
+            core.era(),
+        );
+        let send: middleware::Endpoint<'_> = Box::new(move || {
+            Box::pin(
+                async move { Ok(middleware::Reply::encoded(self.answer(core, request).await)) },
+            )
+        });
+        match self.middleware.run(head, send).await {
+            Ok(reply) => reply.into_answer(&id),
+            Err(error) => encode_error(Some(&id), &ErrorObject::internal(error.to_string())),
+        }
     }
 
     /// Only the handshake era has server→client requests; on a 2026-07-28 connection they are
@@ -87,7 +119,11 @@ impl Inbound for BackChannel {
     }
 
     fn request<'a>(&'a self, core: &'a Shared, request: Request) -> BoxFuture<'a, Vec<u8>> {
-        Box::pin(self.answer(core, request))
+        if self.middleware.is_empty() {
+            Box::pin(self.answer(core, request))
+        } else {
+            Box::pin(self.answer_through_middleware(core, request))
+        }
     }
 }
 

@@ -19,6 +19,7 @@ use super::callbacks::{
 };
 use super::error::ClientError;
 use super::input_loop::LoopLimits;
+use super::middleware::{Chain, Middleware};
 use super::negotiate::{Mode, NegotiationConfig, negotiate};
 use super::session::{Session, SessionConfig};
 use super::shared::Shared;
@@ -58,6 +59,8 @@ pub struct ClientBuilder {
     http: HttpOptions,
     /// The tasks extension ([`ClientBuilder::tasks`]).
     tasks: Option<TaskSettings>,
+    /// Around every message sent ([`ClientBuilder::middleware`]).
+    middleware: Chain,
 }
 
 #[cfg(feature = "http-client")]
@@ -117,7 +120,18 @@ impl ClientBuilder {
                 oauth: None,
             },
             tasks: None,
+            middleware: Chain::default(),
         }
+    }
+
+    /// Adds a middleware around every message this client sends: each request (every round of
+    /// a multi-round call, negotiation, listen streams), each notification, and each answer to
+    /// a handshake-era server's request (see [`middleware`](super::middleware)). Middlewares run
+    /// in registration order: the first added is the outermost.
+    #[must_use]
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware = self.middleware.with(Arc::new(middleware));
+        self
     }
 
     /// How to pick the era (default [`Mode::Auto`]).
@@ -499,7 +513,11 @@ impl ClientBuilder {
     /// The core of a new connection, with the back-channel as its inbound handler.
     fn core(&self) -> Core {
         let back_channel = Arc::new(BackChannelGate::new(&self.limits));
-        let inbound = BackChannel::new(self.callbacks.clone(), Arc::clone(&back_channel));
+        let inbound = BackChannel::new(
+            self.callbacks.clone(),
+            Arc::clone(&back_channel),
+            self.middleware.clone(),
+        );
         Core {
             shared: Shared::new(Arc::new(inbound)),
             back_channel,
@@ -521,6 +539,7 @@ impl ClientBuilder {
             log_level: self.log_level,
             result_types,
             list_unseen_tools: self.list_unseen_tools,
+            middleware: self.middleware,
         };
         let session = Session::new(core.shared, transport, config);
         let negotiation = NegotiationConfig {

@@ -165,6 +165,11 @@ pub enum ClientError {
         result: Box<modelctx_types::CallToolResult>,
     },
 
+    /// A client middleware refused to send the request (see
+    /// [`client::middleware`](super::middleware)); nothing went to the server.
+    #[error("refused by a client middleware: {0}")]
+    Refused(String),
+
     /// The caller passed something this client cannot send (e.g. tool arguments that are not an
     /// object, a pinned version that is not a 2026 revision).
     #[error("invalid argument: {0}")]

@@ -19,6 +19,8 @@ const LAYERS: &[(&str, u8)] = &[
     // The core: ids, negotiated state, progress tokens, routes; knows no feature.
     ("shared", 3),
     ("transport", 4),
+    // Around every message sent: above the core, below the session that runs it.
+    ("middleware", 4),
     ("session", 5),
     ("input_loop", 6),
     ("negotiate", 6),

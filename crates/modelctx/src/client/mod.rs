@@ -99,6 +99,7 @@ mod input_loop;
 #[cfg(test)]
 pub(crate) mod layers;
 mod listen;
+pub mod middleware;
 mod negotiate;
 #[cfg(feature = "auth-client")]
 mod pause;

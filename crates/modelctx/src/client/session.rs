@@ -29,6 +29,7 @@ use serde_json::value::{RawValue, to_raw_value};
 
 use super::callbacks::{ProgressCallback, TaskStatusCallback};
 use super::error::ClientError;
+use super::middleware::{self, Chain};
 use super::shared::Shared;
 use super::tool_index::ToolIndex;
 use super::transport::{HttpHeaders, Outgoing, Transport, TransportKind};
@@ -116,6 +117,8 @@ pub(crate) struct SessionConfig {
     pub(crate) result_types: ResultTypes,
     /// Read `tools/list` to check the first result of a tool not seen there yet.
     pub(crate) list_unseen_tools: bool,
+    /// Around every request and notification sent (`ClientBuilder::middleware`).
+    pub(crate) middleware: Chain,
 }
 
 /// Overrides used while the era is still being negotiated.
@@ -376,7 +379,12 @@ impl Session {
         });
         // Boxed: transport futures (reqwest's above all) are large, and this one is nested in
         // every call and every round of the input-required loop.
-        let request = Box::pin(self.inner.transport.request(&outgoing));
+        let request: futures::future::BoxFuture<'_, _> = if self.inner.config.middleware.is_empty()
+        {
+            Box::pin(self.inner.transport.request(&outgoing))
+        } else {
+            Box::pin(self.through_middleware(&outgoing, era))
+        };
         let reply = match timeout {
             None => request.await,
             Some(after) => {
@@ -394,6 +402,36 @@ impl Session {
         };
         drop(progress);
         reply
+    }
+
+    /// A request through the middleware chain, sent at its end.
+    async fn through_middleware(
+        &self,
+        outgoing: &Outgoing,
+        era: Option<Era>,
+    ) -> Result<Result<Box<RawValue>, modelctx_types::ErrorObject>, ClientError> {
+        let request = middleware::Request::new(
+            middleware::Kind::Request,
+            outgoing.method,
+            None,
+            Some(&outgoing.params),
+            era,
+        );
+        let send: middleware::Endpoint<'_> = Box::new(move || {
+            Box::pin(async move {
+                self.inner
+                    .transport
+                    .request(outgoing)
+                    .await
+                    .map(middleware::Reply::response)
+            })
+        });
+        self.inner
+            .config
+            .middleware
+            .run(request, send)
+            .await?
+            .into_response()
     }
 
     /// The serialized 2026 `_meta` envelope for `version` (cached; rebuilt when the version
@@ -457,7 +495,27 @@ impl Session {
             .map(to_raw_value)
             .transpose()
             .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
-        self.inner.transport.notify(N::NAME, raw.as_deref()).await
+        let chain = &self.inner.config.middleware;
+        if chain.is_empty() {
+            return self.inner.transport.notify(N::NAME, raw.as_deref()).await;
+        }
+        let request = middleware::Request::new(
+            middleware::Kind::Notification,
+            N::NAME,
+            None,
+            raw.as_deref().map(RawValue::get),
+            self.era(),
+        );
+        let send: middleware::Endpoint<'_> = Box::new(|| {
+            Box::pin(async {
+                self.inner
+                    .transport
+                    .notify(N::NAME, raw.as_deref())
+                    .await
+                    .map(|()| middleware::Reply::sent())
+            })
+        });
+        chain.run(request, send).await.map(drop)
     }
 
     /// `server/discover` (2026-07-28).

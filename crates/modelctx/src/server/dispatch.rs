@@ -111,7 +111,9 @@ pub(crate) fn decode_params<P: DeserializeOwned>(
 /// `_meta` alone, for the ladder when the typed params did not decode: `Ok(None)` when the
 /// params carry no `_meta` object, the precise `-32602` naming the member when `_meta` is there
 /// but one of its members has the wrong type.
-fn probe_meta(params: Option<&RawValue>) -> Result<Option<Box<RequestMeta>>, ErrorObject> {
+pub(crate) fn probe_meta(
+    params: Option<&RawValue>,
+) -> Result<Option<Box<RequestMeta>>, ErrorObject> {
     #[derive(Deserialize)]
     struct Probe<'a> {
         #[serde(rename = "_meta", borrow)]
@@ -164,7 +166,10 @@ fn params_error(incoming: &Incoming<'_>, error: &serde_json::Error) -> ErrorObje
 /// The `_meta` a handshake-era request is served with: version, capabilities, client info and
 /// log level come from the session (fixed by `initialize`), the rest from the request's own
 /// `_meta`.
-fn handshake_meta(session: &HandshakeSession, own: Option<RequestMeta>) -> Box<RequestMeta> {
+pub(crate) fn handshake_meta(
+    session: &HandshakeSession,
+    own: Option<RequestMeta>,
+) -> Box<RequestMeta> {
     let mut meta = own.unwrap_or_default();
     meta.protocol_version = Some(session.version.clone());
     meta.client_capabilities = Some(session.client_capabilities.clone());
@@ -174,28 +179,80 @@ fn handshake_meta(session: &HandshakeSession, own: Option<RequestMeta>) -> Box<R
 }
 
 impl Server {
-    /// Runs one request to its reply. Handler panics become `-32603` (the server keeps serving).
+    /// Runs one request to its reply, in its `tracing` span when a subscriber wants it
+    /// (`server::trace`) and through the middleware chain when there is one. Handler panics
+    /// become `-32603` (the server keeps serving).
     pub(crate) async fn dispatch(
         &self,
         incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Reply {
-        let id = incoming.id.clone();
-        let routed = AssertUnwindSafe(self.route(incoming, notifier, cancel))
-            .catch_unwind()
+        let span = super::trace::request_span(&incoming);
+        if !span.is_disabled() {
+            // Boxed like the chain: the traced path's state stays out of the plain one.
+            return Box::pin(self.dispatch_traced(span, incoming, notifier, cancel)).await;
+        }
+        self.answer(incoming, notifier, cancel).await
+    }
+
+    async fn dispatch_traced(
+        &self,
+        span: tracing::Span,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Reply {
+        use tracing::Instrument as _;
+        super::trace::record_request(&span, &incoming);
+        let reply = self
+            .answer(incoming, notifier, cancel)
+            .instrument(span.clone())
             .await;
-        match routed {
-            Ok(Ok(Some(body))) => Reply::Message {
+        super::trace::record_reply(&span, &reply);
+        reply
+    }
+
+    /// The reply to one request: through the middleware chain when there is one.
+    async fn answer(
+        &self,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Reply {
+        if self.has_middleware() {
+            // Boxed, so that the chain's state does not grow the future of every request
+            // served without middleware.
+            return Box::pin(self.dispatch_chained(incoming, notifier, cancel)).await;
+        }
+        let id = incoming.id.clone();
+        match self.run(&id, incoming, notifier, cancel).await {
+            Ok(Some(body)) => Reply::Message {
                 body,
                 #[cfg(feature = "http-server")]
                 status: 200,
             },
-            Ok(Ok(None)) => Reply::Nothing,
-            Ok(Err(error)) => error_reply(Some(&id), &error),
+            Ok(None) => Reply::Nothing,
+            Err(error) => error_reply(Some(&id), &error),
+        }
+    }
+
+    /// Routes one request, a handler panic made `-32603`.
+    pub(crate) async fn run(
+        &self,
+        id: &RequestId,
+        incoming: Incoming<'_>,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<u8>>, ErrorObject> {
+        match AssertUnwindSafe(self.route(incoming, notifier, cancel))
+            .catch_unwind()
+            .await
+        {
+            Ok(routed) => routed,
             Err(_) => {
                 tracing::error!(request = %id, "handler panicked");
-                error_reply(Some(&id), &internal("Internal error"))
+                Err(internal("Internal error"))
             }
         }
     }

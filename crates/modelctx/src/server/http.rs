@@ -38,6 +38,7 @@ use super::Server;
 use super::dispatch::{Incoming, Reply, error_reply};
 use super::headers::{HeaderAccess, Repeated};
 use super::http_body::{BodyBudget, BodyError};
+use super::middleware::Message;
 pub use super::peer_rate::RateLimit;
 use crate::http::sse;
 
@@ -515,13 +516,27 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
                 Reply::Nothing => plain(StatusCode::BAD_REQUEST, "bad request"),
             };
         }
-        Ok(MessageRef::Notification(_) | MessageRef::Response(_)) => {
+        Ok(MessageRef::Notification(notification)) => {
             // 2026-07-28 defines no client notification over HTTP (closing a stream is the
-            // cancellation); accept and drop.
-            let mut response = Response::new(Body::empty());
-            *response.status_mut() = StatusCode::ACCEPTED;
-            return response;
+            // cancellation): the middleware sees it, then it is dropped.
+            if state.server.has_middleware() {
+                let message = Message {
+                    id: None,
+                    method: &notification.method,
+                    params: notification.params,
+                    era: modelctx_types::Era::Modern,
+                    handshake: None,
+                    principal: state.server.principal_of(&parts),
+                    http: Some(Arc::new(parts)),
+                };
+                state
+                    .server
+                    .through_middleware(message, &super::middleware::Reply::nothing)
+                    .await;
+            }
+            return accepted();
         }
+        Ok(MessageRef::Response(_)) => return accepted(),
         // Decoded once: the owned request moves into the response future.
         Ok(MessageRef::Request(request)) => request.to_owned_request(),
     };
@@ -534,6 +549,13 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         None,
     )
     .await
+}
+
+/// `202 Accepted` with no body: a notification or a response taken.
+pub(crate) fn accepted() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
 }
 
 /// The peer's address, when the service was made with

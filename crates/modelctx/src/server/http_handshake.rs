@@ -15,7 +15,7 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use modelctx_types::jsonrpc::{MessageRef, encode_result};
+use modelctx_types::jsonrpc::MessageRef;
 use modelctx_types::methods::{Initialize, Initialized};
 use modelctx_types::{
     ErrorCode, ErrorObject, InitializeRequestParams, Method as _, NotificationMethod as _,
@@ -24,8 +24,10 @@ use tokio::sync::mpsc;
 
 use super::dispatch::{Reply, error_reply};
 use super::handshake;
-use super::http::{HttpState, event_stream_only, json, respond};
+use super::http::{HttpState, accepted, event_stream_only, json, respond};
+use super::middleware::{self, Message};
 use crate::http::headers::SESSION_ID;
+use crate::sync::lock;
 
 fn session_id(parts: &http::request::Parts) -> Option<&str> {
     parts.headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
@@ -55,12 +57,6 @@ fn rpc_error(status: StatusCode, code: ErrorCode, message: &str) -> Response {
 /// keep their 4xx.
 fn request_error(id: &modelctx_types::RequestId, error: &ErrorObject) -> Response {
     json(200, modelctx_types::jsonrpc::encode_error(Some(id), error))
-}
-
-fn accepted() -> Response {
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = StatusCode::ACCEPTED;
-    response
 }
 
 /// A POST on the handshake-era path, from `peer` when the address is known.
@@ -94,25 +90,52 @@ pub(crate) async fn post(
                 .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
             return response;
         }
-        let params = match request.params_as::<InitializeRequestParams>() {
-            Ok(params) => params,
-            Err(error) => {
-                let error = ErrorObject::invalid_params(format!("Invalid params: {error}"));
-                return request_error(&request.id, &error);
+        let opened = std::sync::Mutex::new(None);
+        let serve = || match request.params_as::<InitializeRequestParams>() {
+            Ok(params) => {
+                let (session, result) = state.server.initialize(params);
+                *lock(&opened) = Some(session);
+                middleware::Reply::result(&result)
             }
+            Err(error) => middleware::Reply::error(ErrorObject::invalid_params(format!(
+                "Invalid params: {error}"
+            ))),
         };
-        let (session, result) = state.server.initialize(params);
-        let principal = principal(&parts).cloned();
-        let Some(id) = state.sessions.insert(session, principal) else {
-            return rpc_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::INTERNAL_ERROR,
-                "no randomness for a session id",
-            );
+        let reply = if state.server.has_middleware() {
+            let message = Message {
+                id: Some(&request.id),
+                method: &request.method,
+                params: request.params,
+                era: modelctx_types::Era::Handshake,
+                handshake: None,
+                principal: principal(&parts).cloned(),
+                http: Some(Arc::new(parts.clone())),
+            };
+            state.server.through_middleware(message, &serve).await
+        } else {
+            serve()
         };
-        let mut response = json(200, encode_result(&request.id, &result).unwrap_or_default());
-        if let Ok(value) = HeaderValue::from_str(&id) {
-            response.headers_mut().insert(SESSION_ID, value);
+        // A middleware that refused `initialize` after the server answered it opens no session.
+        let session = match opened.into_inner() {
+            Ok(Some(session)) if reply.as_error().is_none() => Some(session),
+            _ => None,
+        };
+        let body = match reply.encode(Some(&request.id)) {
+            Reply::Message { body, .. } => body,
+            Reply::Nothing => return accepted(),
+        };
+        let mut response = json(200, body);
+        if let Some(session) = session {
+            let Some(id) = state.sessions.insert(session, principal(&parts).cloned()) else {
+                return rpc_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::INTERNAL_ERROR,
+                    "no randomness for a session id",
+                );
+            };
+            if let Ok(value) = HeaderValue::from_str(&id) {
+                response.headers_mut().insert(SESSION_ID, value);
+            }
         }
         return response;
     }
@@ -129,8 +152,25 @@ pub(crate) async fn post(
     };
     match message {
         MessageRef::Notification(notification) => {
-            if notification.method == Initialized::NAME {
-                session.mark_initialized();
+            let serve = || {
+                if notification.method == Initialized::NAME {
+                    session.mark_initialized();
+                }
+                middleware::Reply::nothing()
+            };
+            if state.server.has_middleware() {
+                let message = Message {
+                    id: None,
+                    method: &notification.method,
+                    params: notification.params,
+                    era: modelctx_types::Era::Handshake,
+                    handshake: Some(&session),
+                    principal: principal(&parts).cloned(),
+                    http: Some(Arc::new(parts)),
+                };
+                state.server.through_middleware(message, &serve).await;
+            } else {
+                serve();
             }
             accepted()
         }

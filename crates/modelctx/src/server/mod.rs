@@ -59,12 +59,15 @@ mod listen;
 // `crate::__private`.
 #[cfg(feature = "macros")]
 pub(crate) mod mcp_server;
+pub mod middleware;
 mod mrtr;
 #[cfg(feature = "http-server")]
 mod peer_rate;
 mod registry;
 pub mod single_use;
 mod stdio;
+// The `tracing` span of each request (OpenTelemetry's MCP conventions).
+mod trace;
 // The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;
@@ -89,6 +92,7 @@ pub use handler::{
     ResourceHandler, ResourceTemplateHandler, ToolHandler,
 };
 pub use listen::Change;
+pub use middleware::{Middleware, Next};
 pub use registry::RegistrationError;
 pub use stdio::StdioConfig;
 pub use uri_template::{InvalidTemplate, UriVariables};
@@ -177,6 +181,8 @@ struct Inner {
     changes: broadcast::Sender<Change>,
     shutdown: CancellationToken,
     principal: Option<PrincipalHook>,
+    /// The middleware chain, outermost first (`ServerBuilder::middleware`).
+    middleware: Vec<Arc<dyn Middleware>>,
     /// The tasks extension's runtime (`ServerBuilder::tasks`).
     #[cfg(feature = "tasks")]
     tasks: Option<tasks::Tasks>,
@@ -412,6 +418,7 @@ pub struct ServerBuilder {
     logging: bool,
     page_size: Option<usize>,
     principal: Option<PrincipalHook>,
+    middleware: Vec<Arc<dyn Middleware>>,
     #[cfg(feature = "tasks")]
     tasks: Option<tasks::Tasks>,
 }
@@ -440,6 +447,7 @@ impl ServerBuilder {
             logging: true,
             page_size: None,
             principal: None,
+            middleware: Vec::new(),
             #[cfg(feature = "tasks")]
             tasks: None,
         }
@@ -622,6 +630,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a middleware around every request and notification, on every transport and in both
+    /// eras (see [`middleware`]). Middlewares run in registration order: the first added is the
+    /// outermost, the first to see a request and the last to see its reply.
+    #[must_use]
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
     /// Seals `requestState` under a process-local random key (single process, e.g. stdio).
     #[must_use]
     pub fn seal_request_state_ephemeral(self) -> Self {
@@ -678,6 +695,7 @@ impl ServerBuilder {
                 changes,
                 shutdown: CancellationToken::new(),
                 principal: self.principal,
+                middleware: self.middleware,
                 #[cfg(feature = "tasks")]
                 tasks: self.tasks,
             }),

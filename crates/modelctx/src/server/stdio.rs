@@ -17,7 +17,7 @@ use modelctx_types::Method as _;
 use modelctx_types::jsonrpc::{MessageRef, Request, encode_error};
 use modelctx_types::methods::{Cancelled, Initialize, Initialized};
 use modelctx_types::{
-    CancelledNotificationParams, ErrorCode, ErrorObject, NotificationMethod, RequestId,
+    CancelledNotificationParams, Era, ErrorCode, ErrorObject, NotificationMethod, RequestId,
 };
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
@@ -29,6 +29,7 @@ use tokio_util::task::AbortOnDropHandle;
 use super::Server;
 use super::dispatch::{Incoming, Reply};
 use super::handshake::{self, HandshakeSession};
+use super::middleware::{self, Message};
 use crate::sync::lock;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
@@ -229,15 +230,42 @@ impl Server {
                     }
                 }
                 Ok(MessageRef::Notification(notification)) => {
-                    if notification.method == Initialized::NAME
-                        && let Connection::Handshake(session) = &connection
-                    {
-                        session.mark_initialized();
-                    } else if notification.method == Cancelled::NAME
-                        && let Ok(params) = notification.params_as::<CancelledNotificationParams>()
-                        && let Some(token) = lock(&in_flight).get(&params.request_id)
-                    {
-                        token.cancel();
+                    let serve = || {
+                        if notification.method == Initialized::NAME
+                            && let Connection::Handshake(session) = &connection
+                        {
+                            session.mark_initialized();
+                        } else if notification.method == Cancelled::NAME
+                            && let Ok(params) =
+                                notification.params_as::<CancelledNotificationParams>()
+                            && let Some(token) = lock(&in_flight).get(&params.request_id)
+                        {
+                            token.cancel();
+                        }
+                        middleware::Reply::nothing()
+                    };
+                    if self.has_middleware() {
+                        let session = match &connection {
+                            Connection::Handshake(session) => Some(&**session),
+                            _ => None,
+                        };
+                        let message = Message {
+                            id: None,
+                            method: &notification.method,
+                            params: notification.params,
+                            era: if session.is_some() {
+                                Era::Handshake
+                            } else {
+                                Era::Modern
+                            },
+                            handshake: session,
+                            principal: None,
+                            #[cfg(feature = "http-server")]
+                            http: None,
+                        };
+                        self.through_middleware(message, &serve).await;
+                    } else {
+                        serve();
                     }
                 }
                 Ok(MessageRef::Response(response)) => {
@@ -391,29 +419,52 @@ impl Server {
         }
     }
 
-    /// Answers `initialize` and makes the connection a handshake-era session.
+    /// Answers `initialize` (through the middleware chain) and makes the connection a
+    /// handshake-era session.
     async fn open_session(
         &self,
         connection: &mut Connection,
         request: &modelctx_types::RequestRef<'_>,
         out: &mpsc::Sender<Vec<u8>>,
     ) -> Route {
-        let reply = match request.params_as::<modelctx_types::InitializeRequestParams>() {
+        let opened = Mutex::new(None);
+        let serve = || match request.params_as::<modelctx_types::InitializeRequestParams>() {
             Ok(params) => {
                 let (session, result) = self.initialize(params);
-                *connection = Connection::Handshake(Arc::clone(&session));
-                if let Ok(reply) = modelctx_types::jsonrpc::encode_result(&request.id, &result) {
-                    let _ = out.send(reply).await;
-                }
-                return Route::Opened(session);
+                *lock(&opened) = Some(session);
+                middleware::Reply::result(&result)
             }
-            Err(error) => encode_error(
-                Some(&request.id),
-                &ErrorObject::invalid_params(format!("Invalid params: {error}")),
-            ),
+            Err(error) => middleware::Reply::error(ErrorObject::invalid_params(format!(
+                "Invalid params: {error}"
+            ))),
         };
-        let _ = out.send(reply).await;
-        Route::Done
+        let message = Message {
+            id: Some(&request.id),
+            method: &request.method,
+            params: request.params,
+            era: Era::Handshake,
+            handshake: None,
+            principal: None,
+            #[cfg(feature = "http-server")]
+            http: None,
+        };
+        let reply = if self.has_middleware() {
+            self.through_middleware(message, &serve).await
+        } else {
+            serve()
+        };
+        // A middleware that refused `initialize` after the server answered it opens no session.
+        let refused = reply.as_error().is_some();
+        if let Reply::Message { body, .. } = reply.encode(Some(&request.id)) {
+            let _ = out.send(body).await;
+        }
+        match opened.into_inner() {
+            Ok(Some(session)) if !refused => {
+                *connection = Connection::Handshake(Arc::clone(&session));
+                Route::Opened(session)
+            }
+            _ => Route::Done,
+        }
     }
 }
 

@@ -322,6 +322,13 @@ impl McpServerBuilder {
         self.low_level(move |b| b.single_use(guard, scope))
     }
 
+    /// Adds a middleware around every request and notification; see
+    /// [`ServerBuilder::middleware`].
+    #[must_use]
+    pub fn middleware(self, middleware: impl crate::server::Middleware) -> Self {
+        self.low_level(move |b| b.middleware(middleware))
+    }
+
     /// Adjusts the underlying low-level builder (instructions, caching, page size, principal
     /// binding, extension methods…).
     #[must_use]

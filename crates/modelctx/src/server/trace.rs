@@ -1,0 +1,156 @@
+//! One `tracing` span per request the server serves, named and attributed after the
+//! OpenTelemetry semantic conventions for MCP (gen-ai `mcp.md`, status Development), so that
+//! `tracing-opentelemetry` exports it as the conventions' server span.
+//!
+//! The span's name in OpenTelemetry is `otel.name`: `{mcp.method.name} {target}` where the target
+//! is the tool or prompt name; a resource URI goes into `mcp.resource.uri` but not into the name
+//! (the conventions advise against high-cardinality names). `otel.kind` is `server`. On a JSON-RPC
+//! error `error.type` and `rpc.response.status_code` carry the code and `otel.status_code` is
+//! `ERROR`; a tool result with `isError: true` sets `error.type = "tool_error"` and the error status.
+//!
+//! Every value the peer chose (method, id, names, URI, version, error message) is recorded
+//! through `mrtr::logged`: cut to 128 bytes and recorded as a string, which subscribers escape,
+//! so a peer can neither make the span (and every log line printed in its context) long nor forge
+//! a line with a newline.
+//!
+//! Cost: the span is created through `tracing`'s macro, which without a subscriber interested
+//! in the `modelctx::server` target yields a disabled span after checking the call site's
+//! cached interest. Only an enabled span probes the params (target, `_meta`) and the reply.
+
+use std::borrow::Cow;
+
+use modelctx_types::methods::{CallTool, GetPrompt};
+use modelctx_types::{Method as _, ProtocolVersion, RequestId};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tracing::Span;
+use tracing::field::Empty;
+
+use super::dispatch::{Incoming, Reply, probe_meta};
+use super::middleware::target_of;
+use super::mrtr::logged;
+
+/// The span of one request: disabled (and free) when no subscriber wants it.
+pub(crate) fn request_span(incoming: &Incoming<'_>) -> Span {
+    tracing::info_span!(
+        target: "modelctx::server",
+        "mcp.server.request",
+        otel.name = Empty,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        otel.status_message = Empty,
+        mcp.method.name = logged(incoming.method),
+        mcp.protocol.version = Empty,
+        jsonrpc.request.id = logged(&id_text(&incoming.id)),
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        gen_ai.operation.name = Empty,
+        mcp.resource.uri = Empty,
+        network.transport = network_transport(incoming),
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+    )
+}
+
+/// The id as the conventions write it: a string id as it is (no quotes), a number in decimal.
+fn id_text(id: &RequestId) -> Cow<'_, str> {
+    match id.as_str() {
+        Some(text) => Cow::Borrowed(text),
+        None => Cow::Owned(id.to_string()),
+    }
+}
+
+/// `pipe` for stdio and the in-memory pipe, `tcp` for streamable HTTP.
+fn network_transport(incoming: &Incoming<'_>) -> &'static str {
+    #[cfg(feature = "http-server")]
+    if incoming.http.is_some() {
+        return "tcp";
+    }
+    let _ = incoming;
+    "pipe"
+}
+
+/// Records what the request says about itself (an enabled span only).
+pub(crate) fn record_request(span: &Span, incoming: &Incoming<'_>) {
+    let method = logged(incoming.method);
+    let version = match &incoming.handshake {
+        Some(session) => Some(session.version.clone()),
+        None => probe_meta(incoming.params)
+            .ok()
+            .flatten()
+            .and_then(|meta| meta.protocol_version),
+    };
+    if let Some(version) = version.as_ref().map(ProtocolVersion::as_str) {
+        span.record("mcp.protocol.version", logged(version));
+    }
+    if incoming.method == CallTool::NAME {
+        span.record("gen_ai.operation.name", "execute_tool");
+    }
+    let target = target_of(incoming.method, incoming.params);
+    let target = target.as_deref().map(logged);
+    let named = match (incoming.method, target) {
+        (CallTool::NAME, Some(tool)) => {
+            span.record("gen_ai.tool.name", tool);
+            Some(tool)
+        }
+        (GetPrompt::NAME, Some(prompt)) => {
+            span.record("gen_ai.prompt.name", prompt);
+            Some(prompt)
+        }
+        (_, Some(uri)) => {
+            span.record("mcp.resource.uri", uri);
+            None
+        }
+        (_, None) => None,
+    };
+    match named {
+        Some(target) => span.record("otel.name", format!("{method} {target}")),
+        None => span.record("otel.name", method),
+    };
+}
+
+/// Records how the request ended, read back from the encoded reply (an enabled span only).
+pub(crate) fn record_reply(span: &Span, reply: &Reply) {
+    #[derive(Deserialize)]
+    struct Response<'a> {
+        #[serde(borrow)]
+        error: Option<Error<'a>>,
+        #[serde(borrow)]
+        result: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Error<'a> {
+        code: i64,
+        #[serde(borrow)]
+        message: Option<Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct ToolResult {
+        #[serde(rename = "isError", default)]
+        is_error: bool,
+    }
+    let Reply::Message { body, .. } = reply else {
+        return;
+    };
+    let Ok(response) = serde_json::from_slice::<Response<'_>>(body) else {
+        return;
+    };
+    if let Some(error) = response.error {
+        let code = error.code.to_string();
+        span.record("error.type", code.as_str());
+        span.record("rpc.response.status_code", code.as_str());
+        span.record("otel.status_code", "ERROR");
+        if let Some(message) = error.message.as_deref() {
+            span.record("otel.status_message", logged(message));
+        }
+        return;
+    }
+    let tool_error = response
+        .result
+        .and_then(|result| serde_json::from_str::<ToolResult>(result.get()).ok())
+        .is_some_and(|result| result.is_error);
+    if tool_error {
+        span.record("error.type", "tool_error");
+        span.record("otel.status_code", "ERROR");
+    }
+}
