@@ -43,6 +43,7 @@ use super::context::Notifier;
 use super::dispatch::{self, Incoming, error_reply, handshake_meta, internal, probe_meta};
 use super::handshake::HandshakeSession;
 use super::{BoxFuture, RequestContext, Server};
+use crate::span_fields::target_of;
 
 /// Code that wraps every request and notification the server receives (see the
 /// [module docs](self) for what reaches it and in which order).
@@ -421,28 +422,6 @@ pub(crate) struct Message<'a> {
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
 
-/// The tool or prompt name, or the resource URI, of the methods that have one.
-pub(crate) fn target_of<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
-    #[derive(Deserialize)]
-    struct Named<'a> {
-        #[serde(borrow)]
-        name: Option<Cow<'a, str>>,
-    }
-    #[derive(Deserialize)]
-    struct Addressed<'a> {
-        #[serde(borrow)]
-        uri: Option<Cow<'a, str>>,
-    }
-    let params = params?.get();
-    match method {
-        "tools/call" | "prompts/get" => serde_json::from_str::<Named<'a>>(params).ok()?.name,
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            serde_json::from_str::<Addressed<'a>>(params).ok()?.uri
-        }
-        _ => None,
-    }
-}
-
 /// The `_meta` a middleware sees: the request's own, completed from the session in the
 /// handshake era.
 fn meta_of(
@@ -498,7 +477,7 @@ impl Server {
             id: Some(id.clone()),
             method: incoming.method,
             params: incoming.params,
-            target: target_of(incoming.method, incoming.params),
+            target: target_of(incoming.method, incoming.params.map(RawValue::get)),
             meta,
             context: Some(context.clone()),
             principal: incoming.principal.clone(),
@@ -532,7 +511,7 @@ impl Server {
             id: message.id.cloned(),
             method: message.method,
             params: message.params,
-            target: target_of(message.method, message.params),
+            target: target_of(message.method, message.params.map(RawValue::get)),
             meta: meta_of(message.params, message.handshake),
             context: None,
             principal: message.principal,

@@ -59,20 +59,8 @@ pub(crate) struct Target<'a> {
     pub(crate) name: &'a str,
 }
 
-/// The most bytes of peer-chosen text (a resource URI, a problem quoting an answer) that a log
-/// line carries.
-const LOGGED_TEXT_MAX: usize = 128;
-
-/// `text` cut to [`LOGGED_TEXT_MAX`] bytes (at a character boundary), for a log line. Record
-/// it as a string field (`field = logged(text)`, not `%text`): subscribers escape string
-/// fields, so a newline in it cannot forge a second line.
-pub(crate) fn logged(text: &str) -> &str {
-    let mut end = text.len().min(LOGGED_TEXT_MAX);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
+// Peer-chosen text in a log line or span field is cut to 128 bytes (shared with the client).
+pub(crate) use crate::span_fields::logged;
 
 /// Logs why a `requestState` was refused, at WARN: tampering must be visible at the default
 /// level (Python logs it at WARNING). One bounded line per refusal: the reason is one of the

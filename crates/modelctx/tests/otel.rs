@@ -1,0 +1,433 @@
+//! OpenTelemetry (feature `otel`), every assertion on the SDK's in-memory exporter: the server's
+//! span after the conventions with the parent it reads from `params._meta` (SEP-414), the
+//! client's span tree of a two-round call (one call span, one client span per round), and the
+//! server's spans as the children of the client's round spans, over the in-memory pipe and HTTP,
+//! in both eras.
+//!
+//! One global subscriber (a `tracing-opentelemetry` layer over a tracer provider with the
+//! in-memory exporter) serves every test of this binary, as test-support's `capture_spans`
+//! does and for the same reason (tracing caches call-site interest process-wide); each test
+//! finds its own spans by their trace id.
+
+use std::pin::Pin;
+use std::sync::OnceLock;
+
+use modelctx::client::Client;
+use modelctx::server::{RequestContext, Server};
+use modelctx::types::*;
+use modelctx_test_support::client::{Recorder, answers, connect_in_memory, recording_builder};
+use modelctx_test_support::server::{
+    HttpPeer, StdioPeer, fixture, fixture_with_failing_tool, request,
+};
+use opentelemetry::trace::{
+    SpanId, SpanKind, Status, TraceContextExt as _, TraceId, TracerProvider as _,
+};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::{Value, json};
+use tracing::Instrument as _;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+/// The exporter every span of this test binary ends in.
+fn exporter() -> &'static InMemorySpanExporter {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    static EXPORTER: OnceLock<(InMemorySpanExporter, SdkTracerProvider)> = OnceLock::new();
+    let (exporter, _) = EXPORTER.get_or_init(|| {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("otel-test"));
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .expect("this test binary has one global subscriber");
+        (exporter, provider)
+    });
+    exporter
+}
+
+/// The finished spans of one trace.
+fn spans_of(trace: TraceId) -> Vec<SpanData> {
+    exporter()
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|span| span.span_context.trace_id() == trace)
+        .collect()
+}
+
+fn attribute(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|attribute| attribute.key.as_str() == key)
+        .map(|attribute| attribute.value.to_string())
+}
+
+fn assert_attributes(span: &SpanData, expected: &[(&str, &str)]) {
+    for (key, value) in expected {
+        assert_eq!(
+            attribute(span, key).as_deref(),
+            Some(*value),
+            "{key} of {span:#?}"
+        );
+    }
+}
+
+/// A fresh trace id and span id for a remote parent (unique per call: a counter in the low
+/// bits, the test's tag in the high ones).
+fn remote_parent(tag: u64) -> (TraceId, SpanId) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    (
+        TraceId::from(u128::from(tag) << 64 | u128::from(n)),
+        SpanId::from(0x00f0_0000_0000_0000 | n),
+    )
+}
+
+/// A request with the standard 2026 envelope plus `entries` in its `_meta`.
+fn request_with_meta(id: i64, method: &str, params: Value, entries: &[(&str, &str)]) -> Value {
+    let mut message = request(id, method, params);
+    let meta = message["params"]["_meta"].as_object_mut().unwrap();
+    for (key, value) in entries {
+        meta.insert((*key).to_owned(), json!(value));
+    }
+    message
+}
+
+fn traceparent(trace: TraceId, span: SpanId) -> String {
+    format!("00-{trace}-{span}-01")
+}
+
+/// The one span of `trace` (a server span under a remote parent).
+fn only_span(trace: TraceId) -> SpanData {
+    let mut spans = spans_of(trace);
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    spans.remove(0)
+}
+
+/// Over the stdio path: the server span of a tool call is named `{method} {tool}`, kind SERVER,
+/// with the conventions' attributes, and its parent is the `traceparent` in `_meta` (remote);
+/// a JSON-RPC error and a tool error set the error status; a malformed `traceparent` is no
+/// parent (the span starts a trace of its own).
+#[tokio::test]
+async fn server_spans_take_their_parent_from_meta() {
+    exporter();
+    let mut peer = StdioPeer::start(fixture_with_failing_tool());
+
+    let (trace, parent) = remote_parent(1);
+    let (reply, _) = peer
+        .request(&request_with_meta(
+            1,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "hi"}}),
+            &[
+                ("traceparent", &traceparent(trace, parent)),
+                ("tracestate", "vendor=opaque"),
+            ],
+        ))
+        .await;
+    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    let span = only_span(trace);
+    assert_eq!(span.name, "tools/call echo");
+    assert_eq!(span.span_kind, SpanKind::Server);
+    assert_eq!(span.parent_span_id, parent);
+    assert!(span.parent_span_is_remote);
+    assert_eq!(span.span_context.trace_state().header(), "vendor=opaque");
+    assert_eq!(span.status, Status::Unset);
+    assert_attributes(
+        &span,
+        &[
+            ("mcp.method.name", "tools/call"),
+            ("gen_ai.tool.name", "echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("mcp.protocol.version", "2026-07-28"),
+            ("jsonrpc.request.id", "1"),
+            ("network.transport", "pipe"),
+        ],
+    );
+
+    let (trace, parent) = remote_parent(1);
+    let (reply, _) = peer
+        .request(&request_with_meta(
+            2,
+            "x/nope",
+            json!({}),
+            &[("traceparent", &traceparent(trace, parent))],
+        ))
+        .await;
+    assert_eq!(reply["error"]["code"], -32601);
+    let span = only_span(trace);
+    assert_eq!(span.name, "x/nope");
+    assert!(matches!(span.status, Status::Error { .. }), "{span:#?}");
+    assert_attributes(
+        &span,
+        &[
+            ("error.type", "-32601"),
+            ("rpc.response.status_code", "-32601"),
+        ],
+    );
+
+    let (trace, parent) = remote_parent(1);
+    peer.request(&request_with_meta(
+        3,
+        "tools/call",
+        json!({"name": "fail"}),
+        &[("traceparent", &traceparent(trace, parent))],
+    ))
+    .await;
+    let span = only_span(trace);
+    assert!(matches!(span.status, Status::Error { .. }), "{span:#?}");
+    assert_attributes(&span, &[("error.type", "tool_error")]);
+
+    // A traceparent that is not W3C's (an upper-case id) is ignored: a root span.
+    let (trace, parent) = remote_parent(1);
+    let forged = traceparent(trace, parent).to_uppercase();
+    peer.request(&request_with_meta(
+        4,
+        "prompts/get",
+        json!({"name": "greet", "arguments": {"who": "Ada"}}),
+        &[("traceparent", &forged)],
+    ))
+    .await;
+    assert!(spans_of(trace).is_empty());
+    let orphan = exporter()
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .find(|span| span.name == "prompts/get greet")
+        .expect("the prompt's span");
+    assert_eq!(orphan.parent_span_id, SpanId::INVALID);
+    peer.close().await.unwrap();
+}
+
+/// Over HTTP the same: the parent from `_meta`, `network.transport` `tcp`.
+#[tokio::test]
+async fn an_http_server_span_takes_its_parent_from_meta() {
+    exporter();
+    let peer = HttpPeer::start(fixture()).await;
+    let (trace, parent) = remote_parent(2);
+    let (status, reply) = peer
+        .call(&request_with_meta(
+            7,
+            "resources/read",
+            json!({"uri": "test://doc"}),
+            &[("traceparent", &traceparent(trace, parent))],
+        ))
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    let span = only_span(trace);
+    assert_eq!(span.name, "resources/read");
+    assert_eq!(span.span_kind, SpanKind::Server);
+    assert_eq!(span.parent_span_id, parent);
+    assert_attributes(
+        &span,
+        &[
+            ("mcp.resource.uri", "test://doc"),
+            ("network.transport", "tcp"),
+            ("jsonrpc.request.id", "7"),
+        ],
+    );
+}
+
+/// A tool that asks for a region once (a second round) on 2026-07-28.
+fn asker() -> Server {
+    Server::builder("otel-test", "1.0.0")
+        .tool(
+            Tool::new("provision", Tool::empty_input_schema()),
+            |_ctx: RequestContext, params: CallToolRequestParams| async move {
+                let Some(answer) = params
+                    .input_responses
+                    .as_ref()
+                    .and_then(|responses| responses.get("region"))
+                else {
+                    let schema: ElicitationSchema = serde_json::from_value(json!({
+                        "type": "object",
+                        "properties": {"region": {"type": "string"}},
+                        "required": ["region"],
+                    }))
+                    .unwrap();
+                    let question = ElicitRequestFormParams::new("Which region?", schema);
+                    return Ok(Outcome::InputRequired(
+                        InputRequiredResult::new()
+                            .with_request("region", InputRequest::elicit(question)),
+                    ));
+                };
+                let answer = answer
+                    .as_elicit()
+                    .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+                let region = answer.content.unwrap_or_default()["region"].clone();
+                Ok::<_, ErrorObject>(Outcome::Complete(CallToolResult::text(format!(
+                    "in {region}"
+                ))))
+            },
+        )
+        .build()
+        .unwrap()
+}
+
+/// Runs `call` under a root span of the test's own and returns its trace id.
+async fn in_root<T>(call: Pin<Box<impl Future<Output = T>>>) -> (TraceId, T) {
+    let root = tracing::info_span!("test root");
+    let trace = root.context().span().span_context().trace_id();
+    assert_ne!(
+        trace,
+        TraceId::INVALID,
+        "the OpenTelemetry layer is installed"
+    );
+    let output = call.instrument(root).await;
+    (trace, output)
+}
+
+/// The spans of a two-round call: one call span (INTERNAL) under the test's root, two CLIENT
+/// spans (one per round) under it, and each round's SERVER span under its client span.
+fn assert_two_round_tree(trace: TraceId, transport: &str) {
+    let spans = spans_of(trace);
+    let of_kind = |kind: SpanKind| -> Vec<&SpanData> {
+        spans.iter().filter(|span| span.span_kind == kind).collect()
+    };
+    let root = spans
+        .iter()
+        .find(|span| span.name == "test root")
+        .expect("the root span");
+    let calls = of_kind(SpanKind::Internal)
+        .into_iter()
+        .filter(|span| span.name != "test root")
+        .collect::<Vec<_>>();
+    assert_eq!(calls.len(), 1, "one call span: {spans:#?}");
+    let call = calls[0];
+    assert_eq!(call.name, "tools/call provision");
+    assert_eq!(call.parent_span_id, root.span_context.span_id());
+    assert_attributes(
+        call,
+        &[
+            ("mcp.method.name", "tools/call"),
+            ("gen_ai.tool.name", "provision"),
+        ],
+    );
+
+    let mut rounds = of_kind(SpanKind::Client);
+    rounds.sort_by_key(|span| span.start_time);
+    assert_eq!(rounds.len(), 2, "one client span per round: {spans:#?}");
+    for round in &rounds {
+        assert_eq!(round.name, "tools/call provision");
+        assert_eq!(round.parent_span_id, call.span_context.span_id());
+        assert_attributes(
+            round,
+            &[
+                ("mcp.method.name", "tools/call"),
+                ("gen_ai.tool.name", "provision"),
+                ("mcp.protocol.version", "2026-07-28"),
+                ("network.transport", transport),
+            ],
+        );
+        assert!(
+            attribute(round, "jsonrpc.request.id").is_some(),
+            "{round:#?}"
+        );
+    }
+    assert_ne!(
+        attribute(rounds[0], "jsonrpc.request.id"),
+        attribute(rounds[1], "jsonrpc.request.id")
+    );
+
+    let servers = of_kind(SpanKind::Server);
+    assert_eq!(servers.len(), 2, "one server span per round: {spans:#?}");
+    for round in &rounds {
+        let served: Vec<_> = servers
+            .iter()
+            .filter(|span| span.parent_span_id == round.span_context.span_id())
+            .collect();
+        assert_eq!(
+            served.len(),
+            1,
+            "the server span of {round:#?} in {spans:#?}"
+        );
+        assert!(served[0].parent_span_is_remote);
+        assert_eq!(served[0].name, "tools/call provision");
+        assert_attributes(
+            served[0],
+            &[
+                ("network.transport", transport),
+                (
+                    "jsonrpc.request.id",
+                    &attribute(round, "jsonrpc.request.id").unwrap(),
+                ),
+            ],
+        );
+    }
+}
+
+async fn two_round_call(client: &Client) {
+    let result = client.call_tool("provision", json!({})).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("in \"eu-west-1\""));
+}
+
+/// In memory (the stdio path): the client's span tree of a two-round call and the server's spans
+/// as the children of its rounds, joined through `params._meta`.
+#[tokio::test]
+async fn a_two_round_call_is_one_trace_in_memory() {
+    exporter();
+    let client =
+        connect_in_memory(asker(), recording_builder(&Recorder::default(), answers())).await;
+    let (trace, ()) = in_root(Box::pin(two_round_call(&client))).await;
+    assert_two_round_tree(trace, "pipe");
+    client.close().await.unwrap();
+}
+
+/// Over HTTP the same tree.
+#[tokio::test]
+async fn a_two_round_call_is_one_trace_over_http() {
+    exporter();
+    let peer = HttpPeer::start(asker()).await;
+    let client = recording_builder(&Recorder::default(), answers())
+        .connect_http(&peer.url)
+        .await
+        .unwrap();
+    let (trace, ()) = in_root(Box::pin(two_round_call(&client))).await;
+    assert_two_round_tree(trace, "tcp");
+    client.close().await.unwrap();
+}
+
+/// The handshake era: the request's own `_meta` carries the context too, and the server span
+/// of the call is the child of the client's; a tool error marks both the client span and the
+/// call span.
+#[tokio::test]
+async fn handshake_era_requests_carry_the_context() {
+    exporter();
+    let client = connect_in_memory(
+        fixture_with_failing_tool(),
+        recording_builder(&Recorder::default(), answers()).mode(modelctx::client::Mode::Handshake),
+    )
+    .await;
+    let (trace, result) = in_root(Box::pin(client.call_tool("fail", json!({})))).await;
+    assert_eq!(result.unwrap().is_error, Some(true));
+    let spans = spans_of(trace);
+    let client_span = spans
+        .iter()
+        .find(|span| span.span_kind == SpanKind::Client)
+        .expect("the client span");
+    let server_span = spans
+        .iter()
+        .find(|span| span.span_kind == SpanKind::Server)
+        .expect("the server span");
+    assert_eq!(
+        server_span.parent_span_id,
+        client_span.span_context.span_id()
+    );
+    assert_eq!(server_span.name, "tools/call fail");
+    for span in [client_span, server_span] {
+        assert!(matches!(span.status, Status::Error { .. }), "{span:#?}");
+        assert_attributes(
+            span,
+            &[
+                ("error.type", "tool_error"),
+                ("mcp.protocol.version", "2025-11-25"),
+            ],
+        );
+    }
+    let call = spans
+        .iter()
+        .find(|span| span.name == "tools/call fail" && span.span_kind == SpanKind::Internal)
+        .expect("the call span");
+    assert!(matches!(call.status, Status::Error { .. }), "{call:#?}");
+    client.close().await.unwrap();
+}
