@@ -24,7 +24,7 @@
 //! | `flows` | no | durable client flows: `FlowStore`, `FlowRunner`, in-memory store |
 //! | `flows-sqlite`, `flows-redis` | no | the SQLite and Redis flow stores |
 //! | `single-use-redis` | no | the Redis replay guard of single-use sealed rounds (a fleet) |
-//! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent |
+//! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms |
 
 pub use modelctx_types as types;
 
@@ -51,9 +51,9 @@ mod sync;
 #[cfg(any(feature = "server", feature = "client"))]
 mod span_fields;
 
-// W3C trace-context propagation through `params._meta` (SEP-414).
+// W3C trace-context propagation through `params._meta` (SEP-414), the operation-duration metrics.
 #[cfg(all(feature = "otel", any(feature = "server", feature = "client")))]
-mod otel;
+pub mod otel;
 
 #[cfg(any(feature = "server", feature = "client"))]
 mod schema_check;

@@ -13,35 +13,61 @@ use std::pin::Pin;
 use std::sync::OnceLock;
 
 use modelctx::client::Client;
+use modelctx::otel::OperationMetrics;
 use modelctx::server::{RequestContext, Server};
 use modelctx::types::*;
 use modelctx_test_support::client::{Recorder, answers, connect_in_memory, recording_builder};
 use modelctx_test_support::server::{
     HttpPeer, StdioPeer, fixture, fixture_with_failing_tool, request,
 };
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{
     SpanId, SpanKind, Status, TraceContextExt as _, TraceId, TracerProvider as _,
 };
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, HistogramDataPoint, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
+/// What every span and every operation-duration data point of this test binary ends in.
+struct Exporters {
+    spans: InMemorySpanExporter,
+    metrics: InMemoryMetricExporter,
+    meters: SdkMeterProvider,
+    _tracers: SdkTracerProvider,
+}
+
+fn exporters() -> &'static Exporters {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    static EXPORTERS: OnceLock<Exporters> = OnceLock::new();
+    EXPORTERS.get_or_init(|| {
+        let spans = InMemorySpanExporter::default();
+        let tracers = SdkTracerProvider::builder()
+            .with_simple_exporter(spans.clone())
+            .build();
+        let metrics = InMemoryMetricExporter::default();
+        let meters = SdkMeterProvider::builder()
+            .with_periodic_exporter(metrics.clone())
+            .build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(tracers.tracer("otel-test")))
+            .with(OperationMetrics::new(&meters.meter("otel-test")));
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("this test binary has one global subscriber");
+        Exporters {
+            spans,
+            metrics,
+            meters,
+            _tracers: tracers,
+        }
+    })
+}
+
 /// The exporter every span of this test binary ends in.
 fn exporter() -> &'static InMemorySpanExporter {
-    use tracing_subscriber::layer::SubscriberExt as _;
-    static EXPORTER: OnceLock<(InMemorySpanExporter, SdkTracerProvider)> = OnceLock::new();
-    let (exporter, _) = EXPORTER.get_or_init(|| {
-        let exporter = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder()
-            .with_simple_exporter(exporter.clone())
-            .build();
-        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("otel-test"));
-        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
-            .expect("this test binary has one global subscriber");
-        (exporter, provider)
-    });
-    exporter
+    &exporters().spans
 }
 
 /// The finished spans of one trace.
@@ -230,9 +256,14 @@ async fn an_http_server_span_takes_its_parent_from_meta() {
 
 /// A tool that asks for a region once (a second round) on 2026-07-28.
 fn asker() -> Server {
+    asker_named("provision")
+}
+
+/// [`asker`] with another name for the tool.
+fn asker_named(tool: &str) -> Server {
     Server::builder("otel-test", "1.0.0")
         .tool(
-            Tool::new("provision", Tool::empty_input_schema()),
+            Tool::new(tool, Tool::empty_input_schema()),
             |_ctx: RequestContext, params: CallToolRequestParams| async move {
                 let Some(answer) = params
                     .input_responses
@@ -430,4 +461,119 @@ async fn handshake_era_requests_carry_the_context() {
         .expect("the call span");
     assert!(matches!(call.status, Status::Error { .. }), "{call:#?}");
     client.close().await.unwrap();
+}
+
+/// The data points of the histogram `name` so far (cumulative), after a flush.
+fn histogram_points(name: &str) -> Vec<HistogramDataPoint<f64>> {
+    let exporters = exporters();
+    exporters.meters.force_flush().unwrap();
+    let exported = exporters.metrics.get_finished_metrics().unwrap();
+    let last = exported.last().expect("an export");
+    let mut points = Vec::new();
+    for scope in last.scope_metrics() {
+        for metric in scope.metrics().filter(|metric| metric.name() == name) {
+            assert_eq!(metric.unit(), "s");
+            let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+                panic!("{name} is no f64 histogram: {metric:?}");
+            };
+            points.extend(histogram.data_points().cloned());
+        }
+    }
+    points
+}
+
+fn point_attribute(point: &HistogramDataPoint<f64>, key: &str) -> Option<String> {
+    point
+        .attributes()
+        .find(|attribute| attribute.key.as_str() == key)
+        .map(|attribute| attribute.value.to_string())
+}
+
+/// The one data point whose `key` is `value`.
+fn point_with<'a>(
+    points: &'a [HistogramDataPoint<f64>],
+    key: &str,
+    value: &str,
+) -> &'a HistogramDataPoint<f64> {
+    let matching: Vec<_> = points
+        .iter()
+        .filter(|point| point_attribute(point, key).as_deref() == Some(value))
+        .collect();
+    assert_eq!(matching.len(), 1, "{key} = {value} in {points:#?}");
+    matching[0]
+}
+
+const BOUNDARIES: [f64; 14] = [
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// `mcp.server.operation.duration` and `mcp.client.operation.duration`: one measurement per
+/// round on each side, with the conventions' boundaries and attributes; an unknown tool and an
+/// unknown method add no series named after them.
+#[tokio::test]
+async fn operation_durations_are_histograms_after_the_conventions() {
+    exporters();
+    let client = connect_in_memory(
+        asker_named("metered"),
+        recording_builder(&Recorder::default(), answers()),
+    )
+    .await;
+    let result = client.call_tool("metered", json!({})).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("in \"eu-west-1\""));
+    let unknown = client.call_tool("metered-unknown", json!({})).await;
+    let code = unknown
+        .unwrap_err()
+        .rpc_error()
+        .expect("a JSON-RPC error")
+        .code
+        .0;
+    client.close().await.unwrap();
+    let mut peer = StdioPeer::start(fixture());
+    let (reply, _) = peer.request(&request(1, "x/metered-nope", json!({}))).await;
+    assert_eq!(reply["error"]["code"], -32601);
+    peer.close().await.unwrap();
+
+    for (name, side) in [
+        ("mcp.server.operation.duration", "server"),
+        ("mcp.client.operation.duration", "client"),
+    ] {
+        let points = histogram_points(name);
+        let rounds = point_with(&points, "gen_ai.tool.name", "metered");
+        assert_eq!(rounds.count(), 2, "two rounds on the {side}: {rounds:#?}");
+        assert_eq!(rounds.bounds().collect::<Vec<_>>(), BOUNDARIES);
+        for (key, value) in [
+            ("mcp.method.name", "tools/call"),
+            ("mcp.protocol.version", "2026-07-28"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("network.transport", "pipe"),
+        ] {
+            assert_eq!(
+                point_attribute(rounds, key).as_deref(),
+                Some(value),
+                "{key} on the {side}"
+            );
+        }
+        assert_eq!(point_attribute(rounds, "error.type"), None);
+        assert_eq!(point_attribute(rounds, "jsonrpc.request.id"), None);
+    }
+    let server = histogram_points("mcp.server.operation.duration");
+    assert!(
+        server.iter().all(
+            |point| point_attribute(point, "gen_ai.tool.name").as_deref()
+                != Some("metered-unknown")
+                && point_attribute(point, "mcp.method.name").as_deref() != Some("x/metered-nope")
+        ),
+        "{server:#?}"
+    );
+    assert!(server.iter().any(|point| {
+        point_attribute(point, "mcp.method.name").as_deref() == Some("_OTHER")
+            && point_attribute(point, "error.type").as_deref() == Some("-32601")
+    }));
+    // The client keeps the name it chose itself, with the server's code.
+    let client_points = histogram_points("mcp.client.operation.duration");
+    let failed = point_with(&client_points, "gen_ai.tool.name", "metered-unknown");
+    assert_eq!(
+        point_attribute(failed, "error.type"),
+        Some(code.to_string())
+    );
 }

@@ -1,4 +1,4 @@
-//! W3C trace-context propagation through `params._meta` (SEP-414; feature `otel`).
+//! W3C trace-context propagation through `params._meta` (SEP-414).
 //!
 //! The client writes the context of each request's span into `_meta` as `traceparent`,
 //! `tracestate` and `baggage`; the server makes the context it reads there the parent of its
