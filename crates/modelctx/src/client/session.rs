@@ -324,7 +324,8 @@ impl Session {
         let progress_token = progress.as_ref().map(|p| &p.token);
         #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
         let mut json = self.encode_params(&mut *params, era, version.as_ref(), progress_token)?;
-        let span = super::trace::request_span(M::NAME, self.inner.transport.kind());
+        let http = self.inner.transport.kind() == TransportKind::Http;
+        let span = super::trace::request_span(M::NAME, http);
         if !span.is_disabled() {
             // Name and attributes first: an OpenTelemetry span takes its name when it starts,
             // which taking its context for `_meta` does.
@@ -336,7 +337,6 @@ impl Session {
             }
         }
         // Only HTTP mirrors anything into headers: the line transports skip the work.
-        let http = self.inner.transport.kind() == TransportKind::Http;
         let name = if http && modern && M::INPUT_REQUIRED {
             serde_json::from_str::<RoutingProbe>(&json)
                 .ok()

@@ -29,13 +29,14 @@ use tracing::Span;
 use tracing::field::Empty;
 
 use super::error::ClientError;
-use super::transport::TransportKind;
 use crate::span_fields::{
     logged, record_failure, record_rpc_error, record_target, record_tool_result, target_of,
 };
 
 /// The span of one request on the wire: disabled (and free) when no subscriber wants it.
-pub(crate) fn request_span(method: &'static str, transport: TransportKind) -> Span {
+/// `http`: streamable HTTP (`network.transport` `tcp`), else a process's pipes or caller streams
+/// (`pipe`).
+pub(crate) fn request_span(method: &'static str, http: bool) -> Span {
     tracing::info_span!(
         target: "modelctx::client",
         "mcp.client.request",
@@ -50,7 +51,7 @@ pub(crate) fn request_span(method: &'static str, transport: TransportKind) -> Sp
         gen_ai.prompt.name = Empty,
         gen_ai.operation.name = Empty,
         mcp.resource.uri = Empty,
-        network.transport = network_transport(transport),
+        network.transport = if http { "tcp" } else { "pipe" },
         error.type = Empty,
         rpc.response.status_code = Empty,
     )
@@ -78,14 +79,6 @@ pub(crate) fn call_span(method: &'static str, target: impl FnOnce() -> Option<St
         record_target(&span, method, target().as_deref());
     }
     span
-}
-
-/// `tcp` for streamable HTTP, `pipe` for a spawned process and caller streams.
-fn network_transport(transport: TransportKind) -> &'static str {
-    match transport {
-        TransportKind::Http => "tcp",
-        TransportKind::Stdio | TransportKind::Io => "pipe",
-    }
 }
 
 /// Records the name and target of a request or call from its serialized params (an enabled
