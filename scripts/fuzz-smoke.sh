@@ -3,33 +3,23 @@
 # on the stable toolchain without sanitizer (`cargo fuzz run -s none`). Fails on any crash,
 # panic, leak or timeout reported by libFuzzer.
 #
-# cargo-fuzz 0.13.2 is installed once into .cache/cargo-bin (git-ignored) with
-# `cargo install --root`; later runs reuse it. Targets are discovered from the files, so new
+# cargo-fuzz is installed once by scripts/cargo-tools.sh (pinned, into .cache/cargo-tools);
+# later runs reuse it. Targets are discovered from the files, so new
 # targets are picked up without editing this script (each still needs its [[bin]] entry in
 # fuzz/Cargo.toml).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${FUZZ_SECONDS:-10}"
-cargo_fuzz_version="0.13.2"
-bin_root="$root/.cache/cargo-bin"
-cargo_fuzz="$bin_root/bin/cargo-fuzz"
 
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz-smoke: FUZZ_SECONDS must be a positive integer, got '$seconds'" >&2
   exit 2
 fi
 
-installed_version() {
-  [ -x "$cargo_fuzz" ] && "$cargo_fuzz" --version 2>/dev/null | awk '{print $2}'
-}
-
-if [ "$(installed_version || true)" != "$cargo_fuzz_version" ]; then
-  echo "fuzz-smoke: installing cargo-fuzz $cargo_fuzz_version into $bin_root" >&2
-  cargo install --locked --quiet --root "$bin_root" --version "$cargo_fuzz_version" cargo-fuzz
-fi
-# `cargo fuzz` resolves the cargo-fuzz binary through PATH.
-export PATH="$bin_root/bin:$PATH"
+# cargo-fuzz (pinned) comes from scripts/cargo-tools.sh; `cargo fuzz` resolves it through PATH.
+PATH="$("$root/scripts/cargo-tools.sh"):$PATH"
+export PATH
 
 cd "$root/fuzz"
 shopt -s nullglob
