@@ -43,8 +43,12 @@ pub(crate) struct Incoming<'a> {
     pub(crate) method: &'a str,
     pub(crate) params: Option<&'a RawValue>,
     pub(crate) headers: Option<&'a dyn HeaderAccess>,
-    /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]).
+    /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]),
+    /// or, once `principal_bound`, the hook's answer.
     pub(crate) principal: Option<Principal>,
+    /// The principal hook already ran for this request (for the middleware chain's context):
+    /// the handler's context takes `principal` as it is rather than running the hook again.
+    pub(crate) principal_bound: bool,
     /// The handshake-era session, when the request belongs to one.
     pub(crate) handshake: Option<Arc<HandshakeSession>>,
     #[cfg(feature = "http-server")]
@@ -568,7 +572,9 @@ impl Server {
             #[cfg(feature = "http-server")]
             http: incoming.http.clone(),
         });
-        self.bind_principal(&mut ctx);
+        if !incoming.principal_bound {
+            self.bind_principal(&mut ctx);
+        }
         ctx
     }
 

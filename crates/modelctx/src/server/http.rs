@@ -621,6 +621,7 @@ pub(crate) async fn respond(
                 None
             },
             principal: server.principal_of(&parts),
+            principal_bound: false,
             handshake,
             http: Some(Arc::clone(&parts)),
         };

@@ -444,7 +444,7 @@ impl Server {
     /// A request through the chain, then dispatch.
     pub(crate) async fn dispatch_chained(
         &self,
-        incoming: Incoming<'_>,
+        mut incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> dispatch::Reply {
@@ -473,6 +473,10 @@ impl Server {
             tracing::error!(request = %id, "the principal hook panicked");
             return Reply::error(internal("Internal error")).encode(Some(&id));
         };
+        // The hook ran: the handler's context takes its answer instead of running it again.
+        let transport_principal =
+            std::mem::replace(&mut incoming.principal, context.principal().cloned());
+        incoming.principal_bound = true;
         let request = Request {
             id: Some(id.clone()),
             method: incoming.method,
@@ -480,7 +484,7 @@ impl Server {
             target: target_of(incoming.method, incoming.params.map(RawValue::get)),
             meta,
             context: Some(context.clone()),
-            principal: incoming.principal.clone(),
+            principal: transport_principal,
             era: if incoming.handshake.is_some() {
                 Era::Handshake
             } else {
