@@ -7,13 +7,16 @@
 //! same reason (tracing caches call-site interest process-wide); each test finds its own spans
 //! by their trace id.
 
+use std::pin::Pin;
 use std::sync::OnceLock;
 
 use modelctx::otel::OperationMetrics;
 use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry::trace::{TraceId, TracerProvider as _};
+use opentelemetry::trace::{TraceContextExt as _, TraceId, TracerProvider as _};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use tracing::Instrument as _;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 /// What every span and every operation-duration data point of a test binary ends in.
 #[derive(Debug)]
@@ -86,4 +89,17 @@ pub fn assert_attributes(span: &SpanData, expected: &[(&str, &str)]) {
             "{key} of {span:#?}"
         );
     }
+}
+
+/// Runs `call` under a root span of the test's own (`test root`) and returns its trace id.
+pub async fn in_root<T>(call: Pin<Box<impl Future<Output = T>>>) -> (TraceId, T) {
+    let root = tracing::info_span!("test root");
+    let trace = root.context().span().span_context().trace_id();
+    assert_ne!(
+        trace,
+        TraceId::INVALID,
+        "the OpenTelemetry layer is installed"
+    );
+    let output = call.instrument(root).await;
+    (trace, output)
 }

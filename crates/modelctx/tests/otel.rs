@@ -7,22 +7,20 @@
 //! One global subscriber (test-support's `otel::exporters`) serves every test of this binary;
 //! each test finds its own spans by their trace id.
 
-use std::pin::Pin;
-
 use modelctx::client::Client;
 use modelctx::server::{RequestContext, Server};
 use modelctx::types::*;
 use modelctx_test_support::client::{Recorder, answers, connect_in_memory, recording_builder};
-use modelctx_test_support::otel::{assert_attributes, attribute, exporter, exporters, spans_of};
+use modelctx_test_support::otel::{
+    assert_attributes, attribute, exporter, exporters, in_root, spans_of,
+};
 use modelctx_test_support::server::{
     HttpPeer, StdioPeer, fixture, fixture_with_failing_tool, request,
 };
-use opentelemetry::trace::{SpanId, SpanKind, Status, TraceContextExt as _, TraceId};
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, HistogramDataPoint, MetricData};
 use opentelemetry_sdk::trace::SpanData;
 use serde_json::{Value, json};
-use tracing::Instrument as _;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 /// A fresh trace id and span id for a remote parent (unique per call: a counter in the low
 /// bits, the test's tag in the high ones).
@@ -220,19 +218,6 @@ fn asker_named(tool: &str) -> Server {
         )
         .build()
         .unwrap()
-}
-
-/// Runs `call` under a root span of the test's own and returns its trace id.
-async fn in_root<T>(call: Pin<Box<impl Future<Output = T>>>) -> (TraceId, T) {
-    let root = tracing::info_span!("test root");
-    let trace = root.context().span().span_context().trace_id();
-    assert_ne!(
-        trace,
-        TraceId::INVALID,
-        "the OpenTelemetry layer is installed"
-    );
-    let output = call.instrument(root).await;
-    (trace, output)
 }
 
 /// The spans of a two-round call: one call span (INTERNAL) under the test's root, two CLIENT
