@@ -223,6 +223,7 @@ fn assert_served_under_python(run: &PyRun, via: Via, protocol: &str, ask_rounds:
                     client.attribute("jsonrpc.request.id").unwrap(),
                 ),
                 ("network.transport", via.transport()),
+                ("mcp.protocol.version", protocol),
             ],
         );
     }
@@ -260,6 +261,19 @@ async fn a_python_client_is_the_parent_of_our_server_spans_over_http() {
     assert_served_under_python(&run, Via::Http, "2026-07-28", 2);
 }
 
+/// The handshake era (Python's `mode="legacy"`): `initialize` and every request after it.
+#[tokio::test]
+async fn a_python_handshake_client_is_the_parent_of_our_server_spans_over_stdio() {
+    let run = run_python_client(Via::Stdio, "legacy", &[]).await;
+    assert_served_under_python(&run, Via::Stdio, "2025-11-25", 1);
+}
+
+#[tokio::test]
+async fn a_python_handshake_client_is_the_parent_of_our_server_spans_over_http() {
+    let run = run_python_client(Via::Http, "legacy", &[]).await;
+    assert_served_under_python(&run, Via::Http, "2025-11-25", 1);
+}
+
 /// Control: a Python client that propagates nothing (`OTEL_PROPAGATORS=none`) leaves our server
 /// spans outside its trace, so the parent checks above hold only through `_meta.traceparent`.
 #[tokio::test]
@@ -281,9 +295,10 @@ async fn without_python_propagation_our_server_spans_have_no_python_parent() {
 // ---------------------------------------------------------------------------------------------
 // Our client calls a Python server.
 
-/// Our client's calls: `provision` (an elicitation round, then the retry) and `state_only`
-/// with three rounds, and a plain `echo`.
-async fn our_calls(client: &Client) {
+/// Our client's calls: `provision` (on 2026-07-28 an elicitation round, then the retry; in the
+/// handshake era one request, the question coming through the back-channel), `state_only`
+/// with three rounds (2026-07-28 only), and a plain `echo`.
+async fn our_calls(client: &Client, modern: bool) {
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
         .await
@@ -295,14 +310,16 @@ async fn our_calls(client: &Client) {
             .starts_with("Provisioned 'orders' in eu-west-1"),
         "{result:?}"
     );
-    let result = client
-        .call_tool("state_only", json!({"n": 2}))
-        .await
-        .unwrap();
-    assert_eq!(
-        result.first_text(),
-        Some("state_only completed after 2 state-only round(s)")
-    );
+    if modern {
+        let result = client
+            .call_tool("state_only", json!({"n": 2}))
+            .await
+            .unwrap();
+        assert_eq!(
+            result.first_text(),
+            Some("state_only completed after 2 state-only round(s)")
+        );
+    }
     let result = client
         .call_tool("echo", json!({"text": "hi"}))
         .await
@@ -319,6 +336,7 @@ async fn run_against_python_server(
     env: &[(&str, &str)],
 ) -> (TraceId, Vec<PySpan>) {
     exporter();
+    let modern = mode != Mode::Handshake;
     let builder = recording_builder(&Recorder::default(), answers()).mode(mode);
     match via {
         Via::Stdio => {
@@ -333,7 +351,7 @@ async fn run_against_python_server(
                 .connect_stdio(command)
                 .await
                 .expect("connect over stdio");
-            let (trace, ()) = in_root(Box::pin(our_calls(&client))).await;
+            let (trace, ()) = in_root(Box::pin(our_calls(&client, modern))).await;
             // Closing ends the server's stdin and waits for it to exit: it writes its spans first.
             client.close().await.unwrap();
             let spans: Value = read_json(&out);
@@ -348,7 +366,7 @@ async fn run_against_python_server(
                 .connect_http(&server.url)
                 .await
                 .expect("connect over HTTP");
-            let (trace, ()) = in_root(Box::pin(our_calls(&client))).await;
+            let (trace, ()) = in_root(Box::pin(our_calls(&client, modern))).await;
             client.close().await.unwrap();
             let spans_url = server.url.replace("/mcp", "/otel/spans");
             let spans: Value = reqwest::get(&spans_url)
@@ -416,14 +434,34 @@ fn assert_python_served_under_us(trace: TraceId, python: &[PySpan], via: Via, pr
         assert_eq!(server.status, "UNSET", "{server:#?}");
     }
     let count = |name: &str| servers.iter().filter(|span| span.name == name).count();
-    let provision_rounds = if protocol == "2026-07-28" { 2 } else { 1 };
+    let modern = protocol == "2026-07-28";
     assert_eq!(
         count("tools/call provision"),
-        provision_rounds,
+        if modern { 2 } else { 1 },
         "{python:#?}"
     );
-    assert_eq!(count("tools/call state_only"), 3, "{python:#?}");
+    assert_eq!(
+        count("tools/call state_only"),
+        if modern { 3 } else { 0 },
+        "{python:#?}"
+    );
     assert_eq!(count("tools/call echo"), 1, "{python:#?}");
+    if !modern {
+        // The back-channel question is Python's client span under its server span: the whole
+        // handshake-era call is one trace too.
+        let provision = servers
+            .iter()
+            .find(|span| span.name == "tools/call provision")
+            .unwrap();
+        let asked: Vec<&PySpan> = python
+            .iter()
+            .filter(|span| span.name == "MCP send elicitation/create")
+            .collect();
+        assert_eq!(asked.len(), 1, "{python:#?}");
+        assert_eq!(asked[0].kind, "CLIENT");
+        assert_eq!(asked[0].trace_id, hex(trace));
+        assert_eq!(asked[0].parent_span_id.as_ref(), Some(&provision.span_id));
+    }
 }
 
 #[tokio::test]
@@ -436,6 +474,20 @@ async fn our_client_is_the_parent_of_python_server_spans_over_stdio() {
 async fn our_client_is_the_parent_of_python_server_spans_over_http() {
     let (trace, python) = run_against_python_server(Via::Http, Mode::Auto, &[]).await;
     assert_python_served_under_us(trace, &python, Via::Http, "2026-07-28");
+}
+
+/// The handshake era (our `Mode::Handshake`): the question of `provision` comes through the
+/// back-channel, inside the same trace.
+#[tokio::test]
+async fn our_handshake_client_is_the_parent_of_python_server_spans_over_stdio() {
+    let (trace, python) = run_against_python_server(Via::Stdio, Mode::Handshake, &[]).await;
+    assert_python_served_under_us(trace, &python, Via::Stdio, "2025-11-25");
+}
+
+#[tokio::test]
+async fn our_handshake_client_is_the_parent_of_python_server_spans_over_http() {
+    let (trace, python) = run_against_python_server(Via::Http, Mode::Handshake, &[]).await;
+    assert_python_served_under_us(trace, &python, Via::Http, "2025-11-25");
 }
 
 /// Control: a Python server that extracts nothing (`OTEL_PROPAGATORS=none`) starts traces of
