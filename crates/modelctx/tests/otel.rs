@@ -4,98 +4,23 @@
 //! server's spans as the children of the client's round spans, over the in-memory pipe and HTTP,
 //! in both eras.
 //!
-//! One global subscriber (a `tracing-opentelemetry` layer over a tracer provider with the
-//! in-memory exporter) serves every test of this binary, as test-support's `capture_spans`
-//! does and for the same reason (tracing caches call-site interest process-wide); each test
-//! finds its own spans by their trace id.
-
-use std::pin::Pin;
-use std::sync::OnceLock;
+//! One global subscriber (test-support's `otel::exporters`) serves every test of this binary;
+//! each test finds its own spans by their trace id.
 
 use modelctx::client::Client;
-use modelctx::otel::OperationMetrics;
 use modelctx::server::{RequestContext, Server};
 use modelctx::types::*;
 use modelctx_test_support::client::{Recorder, answers, connect_in_memory, recording_builder};
+use modelctx_test_support::otel::{
+    assert_attributes, attribute, exporter, exporters, in_root, spans_of,
+};
 use modelctx_test_support::server::{
     HttpPeer, StdioPeer, fixture, fixture_with_failing_tool, request,
 };
-use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry::trace::{
-    SpanId, SpanKind, Status, TraceContextExt as _, TraceId, TracerProvider as _,
-};
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, HistogramDataPoint, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use serde_json::{Value, json};
-use tracing::Instrument as _;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-
-/// What every span and every operation-duration data point of this test binary ends in.
-struct Exporters {
-    spans: InMemorySpanExporter,
-    metrics: InMemoryMetricExporter,
-    meters: SdkMeterProvider,
-    _tracers: SdkTracerProvider,
-}
-
-fn exporters() -> &'static Exporters {
-    use tracing_subscriber::layer::SubscriberExt as _;
-    static EXPORTERS: OnceLock<Exporters> = OnceLock::new();
-    EXPORTERS.get_or_init(|| {
-        let spans = InMemorySpanExporter::default();
-        let tracers = SdkTracerProvider::builder()
-            .with_simple_exporter(spans.clone())
-            .build();
-        let metrics = InMemoryMetricExporter::default();
-        let meters = SdkMeterProvider::builder()
-            .with_periodic_exporter(metrics.clone())
-            .build();
-        let subscriber = tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(tracers.tracer("otel-test")))
-            .with(OperationMetrics::new(&meters.meter("otel-test")));
-        tracing::subscriber::set_global_default(subscriber)
-            .expect("this test binary has one global subscriber");
-        Exporters {
-            spans,
-            metrics,
-            meters,
-            _tracers: tracers,
-        }
-    })
-}
-
-/// The exporter every span of this test binary ends in.
-fn exporter() -> &'static InMemorySpanExporter {
-    &exporters().spans
-}
-
-/// The finished spans of one trace.
-fn spans_of(trace: TraceId) -> Vec<SpanData> {
-    exporter()
-        .get_finished_spans()
-        .unwrap()
-        .into_iter()
-        .filter(|span| span.span_context.trace_id() == trace)
-        .collect()
-}
-
-fn attribute(span: &SpanData, key: &str) -> Option<String> {
-    span.attributes
-        .iter()
-        .find(|attribute| attribute.key.as_str() == key)
-        .map(|attribute| attribute.value.to_string())
-}
-
-fn assert_attributes(span: &SpanData, expected: &[(&str, &str)]) {
-    for (key, value) in expected {
-        assert_eq!(
-            attribute(span, key).as_deref(),
-            Some(*value),
-            "{key} of {span:#?}"
-        );
-    }
-}
 
 /// A fresh trace id and span id for a remote parent (unique per call: a counter in the low
 /// bits, the test's tag in the high ones).
@@ -293,19 +218,6 @@ fn asker_named(tool: &str) -> Server {
         )
         .build()
         .unwrap()
-}
-
-/// Runs `call` under a root span of the test's own and returns its trace id.
-async fn in_root<T>(call: Pin<Box<impl Future<Output = T>>>) -> (TraceId, T) {
-    let root = tracing::info_span!("test root");
-    let trace = root.context().span().span_context().trace_id();
-    assert_ne!(
-        trace,
-        TraceId::INVALID,
-        "the OpenTelemetry layer is installed"
-    );
-    let output = call.instrument(root).await;
-    (trace, output)
 }
 
 /// The spans of a two-round call: one call span (INTERNAL) under the test's root, two CLIENT

@@ -25,6 +25,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
+use tracing::Instrument as _;
 
 use super::Server;
 use super::dispatch::{Incoming, Reply};
@@ -495,14 +496,27 @@ impl Server {
             #[cfg(feature = "http-server")]
             http: None,
         };
-        let reply = if self.has_middleware() {
-            self.through_middleware(message, &serve).await
-        } else {
-            serve()
-        };
+        let span =
+            super::trace::initialize_span(&request.id, &request.method, request.params, false);
+        let reply = async {
+            if self.has_middleware() {
+                self.through_middleware(message, &serve).await
+            } else {
+                serve()
+            }
+        }
+        .instrument(span.clone())
+        .await;
         // A middleware that refused `initialize` after the server answered it opens no session.
         let refused = reply.as_error().is_some();
-        if let Reply::Message { body, .. } = reply.encode(Some(&request.id)) {
+        let reply = reply.encode(Some(&request.id));
+        let version = lock(&opened)
+            .as_ref()
+            .map(|session| session.version.clone());
+        super::trace::record_initialize(&span, &reply, version.as_ref().filter(|_| !refused));
+        // Ended before the reply goes out, like the span of every other request.
+        drop(span);
+        if let Reply::Message { body, .. } = reply {
             let _ = out.send(body).await;
         }
         match opened.into_inner() {

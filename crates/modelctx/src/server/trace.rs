@@ -30,6 +30,11 @@ use crate::span_fields::{logged, record_rpc_error, record_target, record_tool_re
 
 /// The span of one request: disabled (and free) when no subscriber wants it.
 pub(crate) fn request_span(incoming: &Incoming<'_>) -> Span {
+    span_on(incoming, network_transport(incoming))
+}
+
+/// [`request_span`] with the `network.transport` given.
+fn span_on(incoming: &Incoming<'_>, transport: &'static str) -> Span {
     tracing::info_span!(
         target: "modelctx::server",
         "mcp.server.request",
@@ -44,7 +49,7 @@ pub(crate) fn request_span(incoming: &Incoming<'_>) -> Span {
         gen_ai.prompt.name = Empty,
         gen_ai.operation.name = Empty,
         mcp.resource.uri = Empty,
-        network.transport = network_transport(incoming),
+        network.transport = transport,
         error.type = Empty,
         rpc.response.status_code = Empty,
     )
@@ -116,4 +121,43 @@ pub(crate) fn record_reply(span: &Span, reply: &Reply) {
     if let Some(result) = response.result {
         record_tool_result(span, result);
     }
+}
+
+/// The span of an `initialize`, which the transports answer themselves (it opens the session,
+/// so it never reaches [`Server::dispatch`](super::Server)): made and recorded like every other
+/// request's, its parent from `_meta` included, so a handshake-era client's trace shows it as
+/// the Python SDK's does. `over_http`: it came over streamable HTTP (`network.transport` `tcp`).
+pub(crate) fn initialize_span(
+    id: &RequestId,
+    method: &str,
+    params: Option<&RawValue>,
+    over_http: bool,
+) -> Span {
+    let incoming = Incoming {
+        id: id.clone(),
+        method,
+        params,
+        headers: None,
+        principal: None,
+        handshake: None,
+        #[cfg(feature = "http-server")]
+        http: None,
+    };
+    let span = span_on(&incoming, if over_http { "tcp" } else { "pipe" });
+    if !span.is_disabled() {
+        record_request(&span, &incoming);
+    }
+    span
+}
+
+/// Records how an `initialize` ended: its reply and the version it opened the session with
+/// (nothing when `span` is disabled).
+pub(crate) fn record_initialize(span: &Span, reply: &Reply, version: Option<&ProtocolVersion>) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(version) = version {
+        span.record("mcp.protocol.version", logged(version.as_str()));
+    }
+    record_reply(span, reply);
 }
