@@ -139,6 +139,7 @@ pub(crate) fn initialize_span(
         params,
         headers: None,
         principal: None,
+        principal_bound: false,
         handshake: None,
         #[cfg(feature = "http-server")]
         http: None,
