@@ -577,3 +577,201 @@ async fn operation_durations_are_histograms_after_the_conventions() {
         Some(code.to_string())
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// One trace per logical multi-round call on the server: `mcp.request_state.round` and the link
+// from every later round to the first round's span, carried in the sealed `requestState`.
+
+/// The keys two instances of [`wizard`] share.
+const WIZARD_KEY: &[u8; 32] = b"otel-rounds-shared-key-012345678";
+
+/// A tool `wizard` that asks one question in each of its first two rounds and answers in the
+/// third, counting its rounds in its own (sealed) state.
+fn wizard() -> Server {
+    use modelctx::seal::RequestStateSecurity;
+    Server::builder("otel-wizard", "1.0.0")
+        .tool(
+            Tool::new("wizard", Tool::empty_input_schema()),
+            |_ctx: RequestContext, params: CallToolRequestParams| async move {
+                let step: u32 = params
+                    .request_state
+                    .as_deref()
+                    .and_then(|state| state.strip_prefix("step:"))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                if step == 2 {
+                    return Ok(Outcome::Complete(CallToolResult::text("done")));
+                }
+                let schema: ElicitationSchema = serde_json::from_value(json!({
+                    "type": "object",
+                    "properties": {"region": {"type": "string"}},
+                    "required": ["region"],
+                }))
+                .unwrap();
+                let question = ElicitRequestFormParams::new("Which region?", schema);
+                Ok::<_, ErrorObject>(Outcome::InputRequired(
+                    InputRequiredResult::new()
+                        .with_request(format!("q{}", step + 1), InputRequest::elicit(question))
+                        .with_state(format!("step:{}", step + 1)),
+                ))
+            },
+        )
+        .seal_request_state(RequestStateSecurity::with_keys([WIZARD_KEY]).unwrap())
+        .build()
+        .unwrap()
+}
+
+/// The server spans of the `wizard` in `spans`, in the order they started.
+fn wizard_rounds(spans: &[SpanData]) -> Vec<&SpanData> {
+    let mut rounds: Vec<_> = spans
+        .iter()
+        .filter(|span| span.span_kind == SpanKind::Server && span.name == "tools/call wizard")
+        .collect();
+    rounds.sort_by_key(|span| span.start_time);
+    rounds
+}
+
+/// The spans `span` links to.
+fn links_of(span: &SpanData) -> Vec<(TraceId, SpanId)> {
+    span.links
+        .iter()
+        .map(|link| (link.span_context.trace_id(), link.span_context.span_id()))
+        .collect()
+}
+
+/// The trace and span id of `span`.
+fn ids_of(span: &SpanData) -> (TraceId, SpanId) {
+    (span.span_context.trace_id(), span.span_context.span_id())
+}
+
+/// A three-round call over the in-memory pipe: each server round records its number, and the
+/// second and third link to the first round's span (the third through the state the second
+/// sealed, which carries the first round's context on); all three stay children of the
+/// client's round spans.
+#[tokio::test]
+async fn later_rounds_link_to_the_first_round_in_memory() {
+    exporter();
+    let client =
+        connect_in_memory(wizard(), recording_builder(&Recorder::default(), answers())).await;
+    let (trace, result) = in_root(Box::pin(client.call_tool("wizard", json!({})))).await;
+    assert_eq!(result.unwrap().content[0].as_text(), Some("done"));
+    let spans = spans_of(trace);
+    let rounds = wizard_rounds(&spans);
+    assert_eq!(rounds.len(), 3, "{spans:#?}");
+    for (n, round) in rounds.iter().enumerate() {
+        assert_attributes(round, &[("mcp.request_state.round", &(n + 1).to_string())]);
+        assert!(round.parent_span_is_remote, "{round:#?}");
+    }
+    assert!(links_of(rounds[0]).is_empty(), "{:#?}", rounds[0]);
+    for later in &rounds[1..] {
+        assert_eq!(links_of(later), vec![ids_of(rounds[0])]);
+    }
+    client.close().await.unwrap();
+}
+
+/// A `tools/call` of the wizard with `state` and an answer to `question`, traced under
+/// `parent` when there is one.
+fn wizard_call(id: i64, round: Option<(&str, &str)>, parent: Option<&str>) -> Value {
+    let mut params = json!({"name": "wizard", "arguments": {}});
+    if let Some((state, question)) = round {
+        params["requestState"] = json!(state);
+        params["inputResponses"] =
+            json!({question: {"action": "accept", "content": {"region": "eu"}}});
+    }
+    let entries: Vec<(&str, &str)> = parent.map(|p| ("traceparent", p)).into_iter().collect();
+    let mut message = request_with_meta(id, "tools/call", params, &entries);
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    message
+}
+
+/// The `requestState` of an input-required reply.
+fn sealed_state(reply: &Value) -> String {
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
+    reply["result"]["requestState"]
+        .as_str()
+        .expect("a sealed state")
+        .to_owned()
+}
+
+/// Two instances sharing the keys over HTTP: round 1 on A, round 2 on B, round 3 on A again.
+/// B's span records round 2 and links to A's first-round span although B never saw round 1,
+/// and round 3 links to it too. A round whose own request carries no `traceparent` (a client
+/// without tracing) starts a trace of its own and still links to the first round.
+#[tokio::test]
+async fn the_link_holds_across_instances_sharing_the_keys() {
+    exporter();
+    let a = HttpPeer::start(wizard()).await;
+    let b = HttpPeer::start(wizard()).await;
+
+    let (trace, parent) = remote_parent(3);
+    let (status, reply) = a
+        .call(&wizard_call(1, None, Some(&traceparent(trace, parent))))
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    let state = sealed_state(&reply);
+    let (_, parent_2) = remote_parent(3);
+    let (status, reply) = b
+        .call(&wizard_call(
+            2,
+            Some((&state, "q1")),
+            Some(&traceparent(trace, parent_2)),
+        ))
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    let state = sealed_state(&reply);
+    let (_, parent_3) = remote_parent(3);
+    let (status, reply) = a
+        .call(&wizard_call(
+            3,
+            Some((&state, "q2")),
+            Some(&traceparent(trace, parent_3)),
+        ))
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["result"]["content"][0]["text"], "done");
+
+    let spans = spans_of(trace);
+    let rounds = wizard_rounds(&spans);
+    assert_eq!(rounds.len(), 3, "{spans:#?}");
+    for (n, (round, parent)) in rounds.iter().zip([parent, parent_2, parent_3]).enumerate() {
+        assert_eq!(round.parent_span_id, parent);
+        assert_attributes(
+            round,
+            &[
+                ("mcp.request_state.round", &(n + 1).to_string()),
+                ("network.transport", "tcp"),
+            ],
+        );
+    }
+    let first = ids_of(rounds[0]);
+    assert!(links_of(rounds[0]).is_empty());
+    assert_eq!(links_of(rounds[1]), vec![first]);
+    assert_eq!(links_of(rounds[2]), vec![first]);
+
+    // Round 2 again (the state of round 1 may be redeemed until it expires), on B, without a
+    // traceparent of its own: a root span in a trace of its own, linked to the first round.
+    let state = sealed_state(
+        &a.call(&wizard_call(4, None, Some(&traceparent(trace, parent))))
+            .await
+            .1,
+    );
+    let (status, reply) = b.call(&wizard_call(5, Some((&state, "q1")), None)).await;
+    assert_eq!(status, 200, "{reply}");
+    let first = wizard_rounds(&spans_of(trace))
+        .into_iter()
+        .find(|span| span.parent_span_id == parent && ids_of(span) != first)
+        .map(ids_of)
+        .expect("the second first round");
+    let untraced: Vec<_> = exporter()
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|span| links_of(span).contains(&first))
+        .collect();
+    assert_eq!(untraced.len(), 1, "{untraced:#?}");
+    let untraced = &untraced[0];
+    assert_ne!(untraced.span_context.trace_id(), trace);
+    assert_eq!(untraced.parent_span_id, SpanId::INVALID);
+    assert_attributes(untraced, &[("mcp.request_state.round", "2")]);
+}

@@ -24,9 +24,13 @@
 
 mod metrics;
 mod propagation;
+#[cfg(feature = "server")]
+mod rounds;
 
 pub use metrics::OperationMetrics;
 #[cfg(feature = "server")]
 pub(crate) use propagation::adopt_parent;
 #[cfg(feature = "client")]
 pub(crate) use propagation::inject;
+#[cfg(feature = "server")]
+pub(crate) use rounds::{link_first_round, traceparent_of};

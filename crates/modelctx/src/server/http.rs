@@ -623,6 +623,7 @@ pub(crate) async fn respond(
             principal: server.principal_of(&parts),
             handshake,
             http: Some(Arc::clone(&parts)),
+            span: tracing::Span::none(),
         };
         server.dispatch(incoming, Some(notifier), cancel).await
     });
