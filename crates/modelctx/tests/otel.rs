@@ -775,3 +775,90 @@ async fn the_link_holds_across_instances_sharing_the_keys() {
     assert_eq!(untraced.parent_span_id, SpanId::INVALID);
     assert_attributes(untraced, &[("mcp.request_state.round", "2")]);
 }
+
+/// A durable flow (SQLite store) started under the application's span by one worker and
+/// resumed by another (its own store connection, client and server instance, under a span of
+/// its own): the record keeps the `traceparent` of the starting call span, and the resuming
+/// call span is its child, so the rounds on both instances are one trace.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_flow_continues_the_trace_that_started_it() {
+    use modelctx::client::flows::{FlowRunner, FlowStart, FlowStatus, SqliteFlowStore};
+    use modelctx_test_support::flows as flow;
+    exporter();
+    let dir = modelctx_test_support::tempdir::TempDir::new("otel-flows");
+    let path = dir.path().join("flows.db");
+    let completions = flow::Completions::default();
+    let (url_a, url_b) = (
+        flow::serve(flow::KEY, &completions, None).await,
+        flow::serve(flow::KEY, &completions, None).await,
+    );
+
+    let starter = FlowRunner::new(SqliteFlowStore::open(&path).unwrap());
+    let client_a = flow::flow_client(&url_a).await;
+    let params = flow::provision_params(json!({"name": "orders"}));
+    let (trace, started) = in_root(Box::pin(starter.start(
+        &client_a,
+        flow::SERVER,
+        None,
+        params,
+    )))
+    .await;
+    let Ok(FlowStart::Pending(record)) = started else {
+        panic!("the flow waits for the user: {started:?}");
+    };
+    starter
+        .answer(
+            &record.id,
+            flow::answers("region", "region", json!("eu-west-1")),
+        )
+        .await
+        .unwrap();
+
+    let worker = FlowRunner::new(SqliteFlowStore::open(&path).unwrap()).worker_id("other");
+    let client_b = flow::flow_client(&url_b).await;
+    let (elsewhere, resumed) = in_root(Box::pin(worker.resume(&client_b, &record.id))).await;
+    let resumed = resumed.unwrap().expect("claimed");
+    assert_eq!(resumed.status, FlowStatus::Done, "{resumed:#?}");
+    assert_ne!(elsewhere, trace);
+
+    let spans = spans_of(trace);
+    let mut calls: Vec<_> = spans
+        .iter()
+        .filter(|span| span.span_kind == SpanKind::Internal && span.name == "tools/call provision")
+        .collect();
+    calls.sort_by_key(|span| span.start_time);
+    assert_eq!(
+        calls.len(),
+        2,
+        "the start's and the resumption's: {spans:#?}"
+    );
+    let (start, resumption) = (calls[0], calls[1]);
+    assert_eq!(
+        record.trace_context.as_deref(),
+        Some(traceparent(trace, start.span_context.span_id()).as_str())
+    );
+    assert_eq!(resumption.parent_span_id, start.span_context.span_id());
+    // Each call's round went out under it and was served (on A, then B) in the same trace.
+    for call in [start, resumption] {
+        let round = spans
+            .iter()
+            .find(|span| {
+                span.span_kind == SpanKind::Client
+                    && span.parent_span_id == call.span_context.span_id()
+            })
+            .expect("the call's round");
+        assert!(
+            spans.iter().any(|span| span.span_kind == SpanKind::Server
+                && span.parent_span_id == round.span_context.span_id()),
+            "{spans:#?}"
+        );
+    }
+    assert!(
+        spans_of(elsewhere)
+            .iter()
+            .all(|span| span.name == "test root"),
+        "nothing of the flow in the worker's own trace"
+    );
+    client_a.close().await.unwrap();
+    client_b.close().await.unwrap();
+}

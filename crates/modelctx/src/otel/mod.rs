@@ -24,7 +24,7 @@
 
 mod metrics;
 mod propagation;
-#[cfg(feature = "server")]
+#[cfg(any(feature = "server", feature = "flows"))]
 mod rounds;
 
 pub use metrics::OperationMetrics;
@@ -32,5 +32,9 @@ pub use metrics::OperationMetrics;
 pub(crate) use propagation::adopt_parent;
 #[cfg(feature = "client")]
 pub(crate) use propagation::inject;
+#[cfg(feature = "flows")]
+pub(crate) use rounds::continue_trace;
 #[cfg(feature = "server")]
-pub(crate) use rounds::{link_first_round, traceparent_of};
+pub(crate) use rounds::link_first_round;
+#[cfg(any(feature = "server", feature = "flows"))]
+pub(crate) use rounds::traceparent_of;

@@ -1,5 +1,6 @@
-//! One trace per logical multi-round call on the server: every later round's span links to the
-//! first round's span, whichever instance serves it.
+//! One trace per logical multi-round call: on the server every later round's span links to the
+//! first round's span, whichever instance serves it; a durable client flow resumed by another
+//! worker continues the trace of the call that started it.
 //!
 //! In round 1 the server seals the W3C `traceparent` of its own span into the `requestState`
 //! it returns (the `tc` claim, `modelctx_seal::RoundLineage`); every sealed round carries it on
@@ -7,6 +8,14 @@
 //! the AEAD, so a client can neither forge nor redirect the link; it is still parsed strictly
 //! (W3C's `traceparent` grammar, through the SDK's propagator) and its length is bounded by the
 //! seal crate, because a key holder of another implementation could have written it.
+//!
+//! A flow (`client::flows`) stores the `traceparent` of the call span that started it in its
+//! record; the call span of each resumption takes it as its *parent* (`set_parent`), so the
+//! resumption sits in the starting call's trace, under its call span, however long after and in
+//! whichever process. A parent is possible (the resumption's span has not started when the
+//! context is set, and nothing else claims to be its parent), and it keeps the whole logical
+//! call one subtree, which a link would not. The stored value came from a store other processes
+//! write, so it is parsed as strictly as the server's claim.
 
 use opentelemetry::propagation::{Extractor, TextMapPropagator as _};
 use opentelemetry::trace::{SpanContext, TraceContextExt as _};
@@ -14,8 +23,8 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
-/// The `traceparent` of `span` (an enabled, entered span), or `None` without an OpenTelemetry
-/// layer (whose spans have no context).
+/// The `traceparent` of `span` (an enabled span), or `None` without an OpenTelemetry layer
+/// (whose spans have no context).
 pub(crate) fn traceparent_of(span: &Span) -> Option<String> {
     let context = span.context();
     let span_context = context.span().span_context().clone();
@@ -31,9 +40,21 @@ pub(crate) fn traceparent_of(span: &Span) -> Option<String> {
 
 /// Links `span` to the first round's span named by `traceparent`; a `traceparent` that is not
 /// W3C's links nothing.
+#[cfg(feature = "server")]
 pub(crate) fn link_first_round(span: &Span, traceparent: &str) {
     if let Some(first) = parse_traceparent(traceparent) {
         span.add_link(first);
+    }
+}
+
+/// Makes the span named by `traceparent` the parent of `span` (an enabled span not started
+/// yet); a `traceparent` that is not W3C's changes nothing.
+#[cfg(feature = "flows")]
+pub(crate) fn continue_trace(span: &Span, traceparent: &str) {
+    if let Some(parent) = parse_traceparent(traceparent) {
+        let context = opentelemetry::Context::new().with_remote_span_context(parent);
+        // Fails only without an OpenTelemetry layer, where there is nothing to parent.
+        let _ = span.set_parent(context);
     }
 }
 
