@@ -704,38 +704,31 @@ async fn the_link_holds_across_instances_sharing_the_keys() {
     let a = HttpPeer::start(wizard()).await;
     let b = HttpPeer::start(wizard()).await;
 
-    let (trace, parent) = remote_parent(3);
-    let (status, reply) = a
-        .call(&wizard_call(1, None, Some(&traceparent(trace, parent))))
-        .await;
-    assert_eq!(status, 200, "{reply}");
-    let state = sealed_state(&reply);
-    let (_, parent_2) = remote_parent(3);
-    let (status, reply) = b
-        .call(&wizard_call(
-            2,
-            Some((&state, "q1")),
-            Some(&traceparent(trace, parent_2)),
-        ))
-        .await;
-    assert_eq!(status, 200, "{reply}");
-    let state = sealed_state(&reply);
-    let (_, parent_3) = remote_parent(3);
-    let (status, reply) = a
-        .call(&wizard_call(
-            3,
-            Some((&state, "q2")),
-            Some(&traceparent(trace, parent_3)),
-        ))
-        .await;
-    assert_eq!(status, 200, "{reply}");
-    assert_eq!(reply["result"]["content"][0]["text"], "done");
+    let (trace, _) = remote_parent(3);
+    let mut parents = Vec::new();
+    let mut answering: Option<(String, String)> = None;
+    for (n, peer) in [&a, &b, &a].into_iter().enumerate() {
+        let (_, parent) = remote_parent(3);
+        parents.push(parent);
+        let round = answering.as_ref().map(|(s, q)| (s.as_str(), q.as_str()));
+        let id = i64::try_from(n).unwrap() + 1;
+        let (status, reply) = peer
+            .call(&wizard_call(id, round, Some(&traceparent(trace, parent))))
+            .await;
+        assert_eq!(status, 200, "{reply}");
+        answering = if n < 2 {
+            Some((sealed_state(&reply), format!("q{}", n + 1)))
+        } else {
+            assert_eq!(reply["result"]["content"][0]["text"], "done");
+            None
+        };
+    }
 
     let spans = spans_of(trace);
     let rounds = wizard_rounds(&spans);
     assert_eq!(rounds.len(), 3, "{spans:#?}");
-    for (n, (round, parent)) in rounds.iter().zip([parent, parent_2, parent_3]).enumerate() {
-        assert_eq!(round.parent_span_id, parent);
+    for (n, (round, parent)) in rounds.iter().zip(&parents).enumerate() {
+        assert_eq!(round.parent_span_id, *parent);
         assert_attributes(
             round,
             &[
@@ -749,10 +742,10 @@ async fn the_link_holds_across_instances_sharing_the_keys() {
     assert_eq!(links_of(rounds[1]), vec![first]);
     assert_eq!(links_of(rounds[2]), vec![first]);
 
-    // Round 2 again (the state of round 1 may be redeemed until it expires), on B, without a
-    // traceparent of its own: a root span in a trace of its own, linked to the first round.
+    // Another call: round 1 on A, round 2 on B without a traceparent of its own (a client
+    // without tracing): a root span in a trace of its own, linked to that call's first round.
     let state = sealed_state(
-        &a.call(&wizard_call(4, None, Some(&traceparent(trace, parent))))
+        &a.call(&wizard_call(4, None, Some(&traceparent(trace, parents[0]))))
             .await
             .1,
     );
@@ -760,7 +753,7 @@ async fn the_link_holds_across_instances_sharing_the_keys() {
     assert_eq!(status, 200, "{reply}");
     let first = wizard_rounds(&spans_of(trace))
         .into_iter()
-        .find(|span| span.parent_span_id == parent && ids_of(span) != first)
+        .find(|span| span.parent_span_id == parents[0] && ids_of(span) != first)
         .map(ids_of)
         .expect("the second first round");
     let untraced: Vec<_> = exporter()
