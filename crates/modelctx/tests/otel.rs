@@ -588,6 +588,22 @@ const WIZARD_KEY: &[u8; 32] = b"otel-rounds-shared-key-012345678";
 /// A tool `wizard` that asks one question in each of its first two rounds and answers in the
 /// third, counting its rounds in its own (sealed) state.
 fn wizard() -> Server {
+    wizard_builder().build().unwrap()
+}
+
+/// [`wizard`] whose every round may be redeemed once (a replay guard in memory).
+fn single_use_wizard() -> Server {
+    use modelctx::server::single_use::{MemoryReplayGuard, SingleUse};
+    wizard_builder()
+        .single_use(
+            std::sync::Arc::new(MemoryReplayGuard::default()),
+            SingleUse::All,
+        )
+        .build()
+        .unwrap()
+}
+
+fn wizard_builder() -> modelctx::server::ServerBuilder {
     use modelctx::seal::RequestStateSecurity;
     Server::builder("otel-wizard", "1.0.0")
         .tool(
@@ -617,8 +633,6 @@ fn wizard() -> Server {
             },
         )
         .seal_request_state(RequestStateSecurity::with_keys([WIZARD_KEY]).unwrap())
-        .build()
-        .unwrap()
 }
 
 /// The server spans of the `wizard` in `spans`, in the order they started.
@@ -647,26 +661,29 @@ fn ids_of(span: &SpanData) -> (TraceId, SpanId) {
 /// A three-round call over the in-memory pipe: each server round records its number, and the
 /// second and third link to the first round's span (the third through the state the second
 /// sealed, which carries the first round's context on); all three stay children of the
-/// client's round spans.
+/// client's round spans. The same when every round is single use (the state is opened through
+/// the replay guard's path).
 #[tokio::test]
 async fn later_rounds_link_to_the_first_round_in_memory() {
     exporter();
-    let client =
-        connect_in_memory(wizard(), recording_builder(&Recorder::default(), answers())).await;
-    let (trace, result) = in_root(Box::pin(client.call_tool("wizard", json!({})))).await;
-    assert_eq!(result.unwrap().content[0].as_text(), Some("done"));
-    let spans = spans_of(trace);
-    let rounds = wizard_rounds(&spans);
-    assert_eq!(rounds.len(), 3, "{spans:#?}");
-    for (n, round) in rounds.iter().enumerate() {
-        assert_attributes(round, &[("mcp.request_state.round", &(n + 1).to_string())]);
-        assert!(round.parent_span_is_remote, "{round:#?}");
+    for server in [wizard(), single_use_wizard()] {
+        let client =
+            connect_in_memory(server, recording_builder(&Recorder::default(), answers())).await;
+        let (trace, result) = in_root(Box::pin(client.call_tool("wizard", json!({})))).await;
+        assert_eq!(result.unwrap().content[0].as_text(), Some("done"));
+        let spans = spans_of(trace);
+        let rounds = wizard_rounds(&spans);
+        assert_eq!(rounds.len(), 3, "{spans:#?}");
+        for (n, round) in rounds.iter().enumerate() {
+            assert_attributes(round, &[("mcp.request_state.round", &(n + 1).to_string())]);
+            assert!(round.parent_span_is_remote, "{round:#?}");
+        }
+        assert!(links_of(rounds[0]).is_empty(), "{:#?}", rounds[0]);
+        for later in &rounds[1..] {
+            assert_eq!(links_of(later), vec![ids_of(rounds[0])]);
+        }
+        client.close().await.unwrap();
     }
-    assert!(links_of(rounds[0]).is_empty(), "{:#?}", rounds[0]);
-    for later in &rounds[1..] {
-        assert_eq!(links_of(later), vec![ids_of(rounds[0])]);
-    }
-    client.close().await.unwrap();
 }
 
 /// A `tools/call` of the wizard with `state` and an answer to `question`, traced under
