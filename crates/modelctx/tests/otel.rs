@@ -254,6 +254,17 @@ async fn an_http_server_span_takes_its_parent_from_meta() {
     );
 }
 
+/// The form question the test tools ask: `{region: string}`.
+fn region_question() -> ElicitRequestFormParams {
+    let schema: ElicitationSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"region": {"type": "string"}},
+        "required": ["region"],
+    }))
+    .unwrap();
+    ElicitRequestFormParams::new("Which region?", schema)
+}
+
 /// A tool that asks for a region once (a second round) on 2026-07-28.
 fn asker() -> Server {
     asker_named("provision")
@@ -270,13 +281,7 @@ fn asker_named(tool: &str) -> Server {
                     .as_ref()
                     .and_then(|responses| responses.get("region"))
                 else {
-                    let schema: ElicitationSchema = serde_json::from_value(json!({
-                        "type": "object",
-                        "properties": {"region": {"type": "string"}},
-                        "required": ["region"],
-                    }))
-                    .unwrap();
-                    let question = ElicitRequestFormParams::new("Which region?", schema);
+                    let question = region_question();
                     return Ok(Outcome::InputRequired(
                         InputRequiredResult::new()
                             .with_request("region", InputRequest::elicit(question)),
@@ -618,13 +623,7 @@ fn wizard_builder() -> modelctx::server::ServerBuilder {
                 if step == 2 {
                     return Ok(Outcome::Complete(CallToolResult::text("done")));
                 }
-                let schema: ElicitationSchema = serde_json::from_value(json!({
-                    "type": "object",
-                    "properties": {"region": {"type": "string"}},
-                    "required": ["region"],
-                }))
-                .unwrap();
-                let question = ElicitRequestFormParams::new("Which region?", schema);
+                let question = region_question();
                 Ok::<_, ErrorObject>(Outcome::InputRequired(
                     InputRequiredResult::new()
                         .with_request(format!("q{}", step + 1), InputRequest::elicit(question))
