@@ -179,6 +179,17 @@ async fn an_http_server_span_takes_its_parent_from_meta() {
     );
 }
 
+/// The form question the test tools ask: `{region: string}`.
+fn region_question() -> ElicitRequestFormParams {
+    let schema: ElicitationSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"region": {"type": "string"}},
+        "required": ["region"],
+    }))
+    .unwrap();
+    ElicitRequestFormParams::new("Which region?", schema)
+}
+
 /// A tool that asks for a region once (a second round) on 2026-07-28.
 fn asker() -> Server {
     asker_named("provision")
@@ -195,13 +206,7 @@ fn asker_named(tool: &str) -> Server {
                     .as_ref()
                     .and_then(|responses| responses.get("region"))
                 else {
-                    let schema: ElicitationSchema = serde_json::from_value(json!({
-                        "type": "object",
-                        "properties": {"region": {"type": "string"}},
-                        "required": ["region"],
-                    }))
-                    .unwrap();
-                    let question = ElicitRequestFormParams::new("Which region?", schema);
+                    let question = region_question();
                     return Ok(Outcome::InputRequired(
                         InputRequiredResult::new()
                             .with_request("region", InputRequest::elicit(question)),
@@ -488,4 +493,293 @@ async fn operation_durations_are_histograms_after_the_conventions() {
         point_attribute(failed, "error.type"),
         Some(code.to_string())
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// One trace per logical multi-round call on the server: `mcp.request_state.round` and the link
+// from every later round to the first round's span, carried in the sealed `requestState`.
+
+/// The keys two instances of [`wizard`] share.
+const WIZARD_KEY: &[u8; 32] = b"otel-rounds-shared-key-012345678";
+
+/// A tool `wizard` that asks one question in each of its first two rounds and answers in the
+/// third, counting its rounds in its own (sealed) state.
+fn wizard() -> Server {
+    wizard_builder().build().unwrap()
+}
+
+/// [`wizard`] whose every round may be redeemed once (a replay guard in memory).
+fn single_use_wizard() -> Server {
+    use modelctx::server::single_use::{MemoryReplayGuard, SingleUse};
+    wizard_builder()
+        .single_use(
+            std::sync::Arc::new(MemoryReplayGuard::default()),
+            SingleUse::All,
+        )
+        .build()
+        .unwrap()
+}
+
+fn wizard_builder() -> modelctx::server::ServerBuilder {
+    use modelctx::seal::RequestStateSecurity;
+    Server::builder("otel-wizard", "1.0.0")
+        .tool(
+            Tool::new("wizard", Tool::empty_input_schema()),
+            |_ctx: RequestContext, params: CallToolRequestParams| async move {
+                let step: u32 = params
+                    .request_state
+                    .as_deref()
+                    .and_then(|state| state.strip_prefix("step:"))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                if step == 2 {
+                    return Ok(Outcome::Complete(CallToolResult::text("done")));
+                }
+                let question = region_question();
+                Ok::<_, ErrorObject>(Outcome::InputRequired(
+                    InputRequiredResult::new()
+                        .with_request(format!("q{}", step + 1), InputRequest::elicit(question))
+                        .with_state(format!("step:{}", step + 1)),
+                ))
+            },
+        )
+        .seal_request_state(RequestStateSecurity::with_keys([WIZARD_KEY]).unwrap())
+}
+
+/// The server spans of the `wizard` in `spans`, in the order they started.
+fn wizard_rounds(spans: &[SpanData]) -> Vec<&SpanData> {
+    let mut rounds: Vec<_> = spans
+        .iter()
+        .filter(|span| span.span_kind == SpanKind::Server && span.name == "tools/call wizard")
+        .collect();
+    rounds.sort_by_key(|span| span.start_time);
+    rounds
+}
+
+/// The spans `span` links to.
+fn links_of(span: &SpanData) -> Vec<(TraceId, SpanId)> {
+    span.links
+        .iter()
+        .map(|link| (link.span_context.trace_id(), link.span_context.span_id()))
+        .collect()
+}
+
+/// The trace and span id of `span`.
+fn ids_of(span: &SpanData) -> (TraceId, SpanId) {
+    (span.span_context.trace_id(), span.span_context.span_id())
+}
+
+/// A three-round call over the in-memory pipe: each server round records its number, and the
+/// second and third link to the first round's span (the third through the state the second
+/// sealed, which carries the first round's context on); all three stay children of the
+/// client's round spans. The same when every round is single use (the state is opened through
+/// the replay guard's path).
+#[tokio::test]
+async fn later_rounds_link_to_the_first_round_in_memory() {
+    exporter();
+    for server in [wizard(), single_use_wizard()] {
+        let client =
+            connect_in_memory(server, recording_builder(&Recorder::default(), answers())).await;
+        let (trace, result) = in_root(Box::pin(client.call_tool("wizard", json!({})))).await;
+        assert_eq!(result.unwrap().content[0].as_text(), Some("done"));
+        let spans = spans_of(trace);
+        let rounds = wizard_rounds(&spans);
+        assert_eq!(rounds.len(), 3, "{spans:#?}");
+        for (n, round) in rounds.iter().enumerate() {
+            assert_attributes(round, &[("mcp.request_state.round", &(n + 1).to_string())]);
+            assert!(round.parent_span_is_remote, "{round:#?}");
+        }
+        assert!(links_of(rounds[0]).is_empty(), "{:#?}", rounds[0]);
+        for later in &rounds[1..] {
+            assert_eq!(links_of(later), vec![ids_of(rounds[0])]);
+        }
+        client.close().await.unwrap();
+    }
+}
+
+/// A `tools/call` of the wizard with `state` and an answer to `question`, traced under
+/// `parent` when there is one.
+fn wizard_call(id: i64, round: Option<(&str, &str)>, parent: Option<&str>) -> Value {
+    let mut params = json!({"name": "wizard", "arguments": {}});
+    if let Some((state, question)) = round {
+        params["requestState"] = json!(state);
+        params["inputResponses"] =
+            json!({question: {"action": "accept", "content": {"region": "eu"}}});
+    }
+    let entries: Vec<(&str, &str)> = parent.map(|p| ("traceparent", p)).into_iter().collect();
+    let mut message = request_with_meta(id, "tools/call", params, &entries);
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    message
+}
+
+/// The `requestState` of an input-required reply.
+fn sealed_state(reply: &Value) -> String {
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
+    reply["result"]["requestState"]
+        .as_str()
+        .expect("a sealed state")
+        .to_owned()
+}
+
+/// Two instances sharing the keys over HTTP: round 1 on A, round 2 on B, round 3 on A again.
+/// B's span records round 2 and links to A's first-round span although B never saw round 1,
+/// and round 3 links to it too. A round whose own request carries no `traceparent` (a client
+/// without tracing) starts a trace of its own and still links to the first round.
+#[tokio::test]
+async fn the_link_holds_across_instances_sharing_the_keys() {
+    exporter();
+    let a = HttpPeer::start(wizard()).await;
+    let b = HttpPeer::start(wizard()).await;
+
+    let (trace, _) = remote_parent(3);
+    let mut parents = Vec::new();
+    let mut answering: Option<(String, String)> = None;
+    for (n, peer) in [&a, &b, &a].into_iter().enumerate() {
+        let (_, parent) = remote_parent(3);
+        parents.push(parent);
+        let round = answering.as_ref().map(|(s, q)| (s.as_str(), q.as_str()));
+        let id = i64::try_from(n).unwrap() + 1;
+        let (status, reply) = peer
+            .call(&wizard_call(id, round, Some(&traceparent(trace, parent))))
+            .await;
+        assert_eq!(status, 200, "{reply}");
+        answering = if n < 2 {
+            Some((sealed_state(&reply), format!("q{}", n + 1)))
+        } else {
+            assert_eq!(reply["result"]["content"][0]["text"], "done");
+            None
+        };
+    }
+
+    let spans = spans_of(trace);
+    let rounds = wizard_rounds(&spans);
+    assert_eq!(rounds.len(), 3, "{spans:#?}");
+    for (n, (round, parent)) in rounds.iter().zip(&parents).enumerate() {
+        assert_eq!(round.parent_span_id, *parent);
+        assert_attributes(
+            round,
+            &[
+                ("mcp.request_state.round", &(n + 1).to_string()),
+                ("network.transport", "tcp"),
+            ],
+        );
+    }
+    let first = ids_of(rounds[0]);
+    assert!(links_of(rounds[0]).is_empty());
+    assert_eq!(links_of(rounds[1]), vec![first]);
+    assert_eq!(links_of(rounds[2]), vec![first]);
+
+    // Another call: round 1 on A, round 2 on B without a traceparent of its own (a client
+    // without tracing): a root span in a trace of its own, linked to that call's first round.
+    let state = sealed_state(
+        &a.call(&wizard_call(4, None, Some(&traceparent(trace, parents[0]))))
+            .await
+            .1,
+    );
+    let (status, reply) = b.call(&wizard_call(5, Some((&state, "q1")), None)).await;
+    assert_eq!(status, 200, "{reply}");
+    let first = wizard_rounds(&spans_of(trace))
+        .into_iter()
+        .find(|span| span.parent_span_id == parents[0] && ids_of(span) != first)
+        .map(ids_of)
+        .expect("the second first round");
+    let untraced: Vec<_> = exporter()
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|span| links_of(span).contains(&first))
+        .collect();
+    assert_eq!(untraced.len(), 1, "{untraced:#?}");
+    let untraced = &untraced[0];
+    assert_ne!(untraced.span_context.trace_id(), trace);
+    assert_eq!(untraced.parent_span_id, SpanId::INVALID);
+    assert_attributes(untraced, &[("mcp.request_state.round", "2")]);
+}
+
+/// A durable flow (SQLite store) started under the application's span by one worker and
+/// resumed by another (its own store connection, client and server instance, under a span of
+/// its own): the record keeps the `traceparent` of the starting call span, and the resuming
+/// call span is its child, so the rounds on both instances are one trace.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_flow_continues_the_trace_that_started_it() {
+    use modelctx::client::flows::{FlowRunner, FlowStart, FlowStatus, SqliteFlowStore};
+    use modelctx_test_support::flows as flow;
+    exporter();
+    let dir = modelctx_test_support::tempdir::TempDir::new("otel-flows");
+    let path = dir.path().join("flows.db");
+    let completions = flow::Completions::default();
+    let (url_a, url_b) = (
+        flow::serve(flow::KEY, &completions, None).await,
+        flow::serve(flow::KEY, &completions, None).await,
+    );
+
+    let starter = FlowRunner::new(SqliteFlowStore::open(&path).unwrap());
+    let client_a = flow::flow_client(&url_a).await;
+    let params = flow::provision_params(json!({"name": "orders"}));
+    let (trace, started) = in_root(Box::pin(starter.start(
+        &client_a,
+        flow::SERVER,
+        None,
+        params,
+    )))
+    .await;
+    let Ok(FlowStart::Pending(record)) = started else {
+        panic!("the flow waits for the user: {started:?}");
+    };
+    starter
+        .answer(
+            &record.id,
+            flow::answers("region", "region", json!("eu-west-1")),
+        )
+        .await
+        .unwrap();
+
+    let worker = FlowRunner::new(SqliteFlowStore::open(&path).unwrap()).worker_id("other");
+    let client_b = flow::flow_client(&url_b).await;
+    let (elsewhere, resumed) = in_root(Box::pin(worker.resume(&client_b, &record.id))).await;
+    let resumed = resumed.unwrap().expect("claimed");
+    assert_eq!(resumed.status, FlowStatus::Done, "{resumed:#?}");
+    assert_ne!(elsewhere, trace);
+
+    let spans = spans_of(trace);
+    let mut calls: Vec<_> = spans
+        .iter()
+        .filter(|span| span.span_kind == SpanKind::Internal && span.name == "tools/call provision")
+        .collect();
+    calls.sort_by_key(|span| span.start_time);
+    assert_eq!(
+        calls.len(),
+        2,
+        "the start's and the resumption's: {spans:#?}"
+    );
+    let (start, resumption) = (calls[0], calls[1]);
+    assert_eq!(
+        record.trace_context.as_deref(),
+        Some(traceparent(trace, start.span_context.span_id()).as_str())
+    );
+    assert_eq!(resumption.parent_span_id, start.span_context.span_id());
+    // Each call's round went out under it and was served (on A, then B) in the same trace.
+    for call in [start, resumption] {
+        let round = spans
+            .iter()
+            .find(|span| {
+                span.span_kind == SpanKind::Client
+                    && span.parent_span_id == call.span_context.span_id()
+            })
+            .expect("the call's round");
+        assert!(
+            spans.iter().any(|span| span.span_kind == SpanKind::Server
+                && span.parent_span_id == round.span_context.span_id()),
+            "{spans:#?}"
+        );
+    }
+    assert!(
+        spans_of(elsewhere)
+            .iter()
+            .all(|span| span.name == "test root"),
+        "nothing of the flow in the worker's own trace"
+    );
+    client_a.close().await.unwrap();
+    client_b.close().await.unwrap();
 }

@@ -24,9 +24,17 @@
 
 mod metrics;
 mod propagation;
+#[cfg(any(feature = "server", feature = "flows"))]
+mod rounds;
 
 pub use metrics::OperationMetrics;
 #[cfg(feature = "server")]
 pub(crate) use propagation::adopt_parent;
 #[cfg(feature = "client")]
 pub(crate) use propagation::inject;
+#[cfg(feature = "flows")]
+pub(crate) use rounds::continue_trace;
+#[cfg(feature = "server")]
+pub(crate) use rounds::link_first_round;
+#[cfg(any(feature = "server", feature = "flows"))]
+pub(crate) use rounds::traceparent_of;

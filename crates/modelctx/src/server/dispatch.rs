@@ -53,6 +53,9 @@ pub(crate) struct Incoming<'a> {
     pub(crate) handshake: Option<Arc<HandshakeSession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
+    /// The request's span when a subscriber wants it (`Span::none()` otherwise): the rounds of
+    /// a multi-round request record their number and link on it (`server::trace`).
+    pub(crate) span: tracing::Span,
 }
 
 /// What to send back.
@@ -203,12 +206,13 @@ impl Server {
     async fn dispatch_traced(
         &self,
         span: tracing::Span,
-        incoming: Incoming<'_>,
+        mut incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Reply {
         use tracing::Instrument as _;
         super::trace::record_request(&span, &incoming);
+        incoming.span = span.clone();
         let reply = self
             .answer(incoming, notifier, cancel)
             .instrument(span.clone())

@@ -624,6 +624,7 @@ pub(crate) async fn respond(
             principal_bound: false,
             handshake,
             http: Some(Arc::clone(&parts)),
+            span: tracing::Span::none(),
         };
         server.dispatch(incoming, Some(notifier), cancel).await
     });

@@ -215,6 +215,7 @@ impl Server {
                             handshake,
                             #[cfg(feature = "http-server")]
                             http: None,
+                            span: tracing::Span::none(),
                         };
                         let reply = server
                             .dispatch(incoming, Some(out.clone()), cancel.clone())

@@ -13,6 +13,12 @@
 //! so a peer can neither make the span (and every log line printed in its context) long nor forge
 //! a line with a newline.
 //!
+//! A request of a multi-round call (`tools/call`, `prompts/get`, `resources/read`) records
+//! `mcp.request_state.round`: 1 without `requestState`, `n + 1` for a retry whose sealed state
+//! was sealed in round `n` (the `r` claim, inside the AEAD, so a client cannot choose it); a
+//! retry with unsealed state (sealing off) has no round. With the `otel` feature every later
+//! round also links to the first round's span (`otel::rounds`).
+//!
 //! Cost: the span is created through `tracing`'s macro, which without a subscriber interested
 //! in the `modelctx::server` target yields a disabled span after checking the call site's
 //! cached interest. Only an enabled span probes the params (target, `_meta`) and the reply.
@@ -48,6 +54,7 @@ fn span_on(incoming: &Incoming<'_>, transport: &'static str) -> Span {
         gen_ai.tool.name = Empty,
         gen_ai.prompt.name = Empty,
         gen_ai.operation.name = Empty,
+        mcp.request_state.round = Empty,
         mcp.resource.uri = Empty,
         network.transport = transport,
         error.type = Empty,
@@ -91,6 +98,14 @@ pub(crate) fn record_request(span: &Span, incoming: &Incoming<'_>) {
     }
     let target = target_of(incoming.method, incoming.params.map(RawValue::get));
     record_target(span, incoming.method, target.as_deref());
+}
+
+/// Records which round of its multi-round call a request is (an enabled span only; a no-op on a
+/// disabled one).
+pub(crate) fn record_round(span: &Span, round: u32) {
+    if !span.is_disabled() {
+        span.record("mcp.request_state.round", round);
+    }
 }
 
 /// Records how the request ended, read back from the encoded reply (an enabled span only).
