@@ -155,6 +155,7 @@ pub(crate) fn initialize_span(
         headers: None,
         principal: None,
         principal_bound: false,
+        span: Span::none(),
         handshake: None,
         #[cfg(feature = "http-server")]
         http: None,
