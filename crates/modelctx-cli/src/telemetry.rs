@@ -59,7 +59,7 @@ impl Exporting {
     /// the export times out). A collector that is not there costs a warning, not the result.
     pub(crate) fn finish(self) {
         if let Err(error) = self.0.shutdown() {
-            eprintln!("warning: {error}");
+            eprintln!("warning: telemetry not (fully) sent to the collector: {error}");
         }
     }
 }
