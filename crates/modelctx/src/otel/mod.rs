@@ -21,12 +21,17 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! To send both to a collector over OTLP/HTTP, [`Telemetry`] builds the providers with OTLP
+//! exporters (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`) and gives the layer of both.
 
+mod export;
 mod metrics;
 mod propagation;
 #[cfg(any(feature = "server", feature = "flows"))]
 mod rounds;
 
+pub use export::{ENDPOINT_VAR, SERVICE_NAME_VAR, Telemetry, TelemetryBuilder, TelemetryError};
 pub use metrics::OperationMetrics;
 #[cfg(feature = "server")]
 pub(crate) use propagation::adopt_parent;
