@@ -12,7 +12,7 @@
 # natively. Then it runs each server natively (no valgrind) for calls/s (noisy; wall clock).
 #
 # usage: scripts/bench-callgrind.sh [--no-build] [--current-thread] [--extras] [--peers] [--write]
-#                                   [--quick]
+#                                   [--quick] [--otlp]
 #   --no-build        reuse the binaries already built
 #   --current-thread  run the tokio servers on a current-thread runtime (default: multi-thread,
 #                     what #[tokio::main] builds)
@@ -28,6 +28,10 @@
 #   --write           also replace the generated table in BENCHMARKS.md (between the
 #                     bench-callgrind:begin / end markers)
 #   --quick           N1=200 N2=600 NATIVE_N=2000, one run each (a smoke run, e.g. in CI)
+#   --otlp            also measure the echo server with tracing on and an OTLP exporter attached
+#                     (echo-server-otlp: modelctx-benches feature `otlp`, `--otlp-endpoint` to a
+#                     local python3 sink that answers every POST 200; batch span processor,
+#                     flushed at exit), over stdio and HTTP; reported in a table of their own
 # environment:
 #   N1, N2 (default 1000, 3000)   requests of the two callgrind runs
 #   CALLGRIND_RUNS (default 3)    pairs of callgrind runs per server; the median is reported (the
@@ -57,6 +61,7 @@ RT_FLAG=()
 WRITE=0
 EXTRAS=0
 PEERS=0
+OTLP=0
 N1="${N1:-1000}"
 N2="${N2:-3000}"
 NATIVE_N="${NATIVE_N:-20000}"
@@ -69,6 +74,7 @@ for arg in "$@"; do
     --write) WRITE=1 ;;
     --extras) EXTRAS=1 ;;
     --peers) PEERS=1 ;;
+    --otlp) OTLP=1 ;;
     --quick) N1=200 N2=600 NATIVE_N=2000 CALLGRIND_RUNS=1 NATIVE_RUNS=$(( NATIVE_RUNS > 0 ? 1 : 0 )) ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
@@ -96,6 +102,12 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 
 if (( BUILD )); then
+  if (( OTLP )); then
+    # First, and copied aside: the plain build below relinks echo-server without `otel`.
+    echo "== cargo build --release -p modelctx-benches --features otlp --bin echo-server" >&2
+    cargo build --release -p modelctx-benches --features otlp --bin echo-server >&2
+    cp "$BIN/echo-server" "$BIN/echo-server-otlp"
+  fi
   echo "== cargo build --release -p modelctx-benches (target dir $CARGO_TARGET_DIR)" >&2
   cargo build --release -p modelctx-benches --bins >&2
   if (( PEERS )); then
@@ -106,6 +118,10 @@ fi
 for exe in echo-server axum-floor stdio-floor load; do
   [[ -x "$BIN/$exe" ]] || { echo "missing $BIN/$exe (run without --no-build)" >&2; exit 1; }
 done
+if (( OTLP )) && [[ ! -x "$BIN/echo-server-otlp" ]]; then
+  echo "missing $BIN/echo-server-otlp (run without --no-build)" >&2
+  exit 1
+fi
 if (( PEERS )) && [[ ! -x "$RMCP_ECHO" ]]; then
   echo "missing $RMCP_ECHO (run without --no-build)" >&2
   exit 1
@@ -115,13 +131,43 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 
 SERVER_PID=""
+SINK_PID=""
 cleanup() {
   if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
     kill -TERM "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
   fi
+  if [[ -n "$SINK_PID" ]]; then
+    kill -TERM "$SINK_PID" 2>/dev/null || true
+    wait "$SINK_PID" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
+
+# --otlp: the collector the traced servers export to, a sink that reads each OTLP/HTTP POST and
+# answers 200 (its own cost is not measured: only the server runs under callgrind).
+OTLP_ENDPOINT=""
+if (( OTLP )); then
+  python3 -c '
+import http.server, sys
+class Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+print(server.server_port, flush=True)
+server.serve_forever()
+' >"$OUT/otlp-sink.port" &
+  SINK_PID=$!
+  for _ in $(seq 100); do [[ -s "$OUT/otlp-sink.port" ]] && break; sleep 0.1; done
+  [[ -s "$OUT/otlp-sink.port" ]] || { echo "the OTLP sink did not start" >&2; exit 1; }
+  OTLP_ENDPOINT="http://127.0.0.1:$(cat "$OUT/otlp-sink.port")"
+fi
 
 # The server command of each measured server (stdio servers read stdin; HTTP servers get an
 # ephemeral port and write it to an address file).
@@ -130,6 +176,8 @@ server_cmd() {
     ours-stdio) echo "$BIN/echo-server --stdio ${RT_FLAG[*]}" ;;
     floor-stdio) echo "$BIN/stdio-floor" ;;
     ours-http) echo "$BIN/echo-server --http 127.0.0.1:0 ${RT_FLAG[*]}" ;;
+    ours-otlp-stdio) echo "$BIN/echo-server-otlp --stdio --otlp-endpoint $OTLP_ENDPOINT ${RT_FLAG[*]}" ;;
+    ours-otlp-http) echo "$BIN/echo-server-otlp --http 127.0.0.1:0 --otlp-endpoint $OTLP_ENDPOINT ${RT_FLAG[*]}" ;;
     ours-sse-http) echo "$BIN/echo-server --http 127.0.0.1:0 --sse ${RT_FLAG[*]}" ;;
     floor-http) echo "$BIN/axum-floor --http 127.0.0.1:0 ${RT_FLAG[*]}" ;;
     ours-pipes-stdio) echo "$BIN/echo-server --stdio-pipes ${RT_FLAG[*]}" ;;
@@ -236,6 +284,7 @@ per_request_profile() {
 declare -A IPR IPR_RANGE NATIVE NATIVE_RANGE
 SERVERS=(ours-stdio floor-stdio ours-http ours-sse-http floor-http)
 (( PEERS )) && SERVERS+=(rmcp-stdio rmcp-pipes-stdio rmcp-http)
+(( OTLP )) && SERVERS+=(ours-otlp-stdio ours-otlp-http)
 EXTRA_SERVERS=()
 if (( EXTRAS )); then
   EXTRA_SERVERS=(ours-pipes-stdio ours-ct-stdio ours-pipes-ct-stdio ours-ct-http floor-ct-http)
@@ -327,6 +376,17 @@ fi
   row "mcp \`echo-server --http --sse\` (\`HttpConfig::sse_responses\`)" "HTTP/1.1, SSE" ours-sse-http floor-http
   (( PEERS )) && row "rmcp 3.11 \`rmcp-echo --http\` (\`StreamableHttpService\`, JSON responses)" "HTTP/1.1, JSON" rmcp-http floor-http
   row "\`axum-floor\` (axum + serde_json)" "HTTP/1.1, JSON" floor-http floor-http
+  if (( OTLP )); then
+    echo
+    echo "With tracing on and an OTLP exporter attached (\`--otlp\`: \`echo-server-otlp --otlp-endpoint\`, batch span processor to a local sink), beside the plain server:"
+    echo
+    echo "| server | transport | instructions / \`tools/call\` | ratio to plain |"
+    echo "|---|---|---:|---:|"
+    echo "| mcp \`echo-server --stdio\` | stdio | $(instructions ours-stdio) | 1.00× |"
+    echo "| mcp \`echo-server-otlp --stdio --otlp-endpoint\` | stdio | $(instructions ours-otlp-stdio) | $(ratio "${IPR[ours-otlp-stdio]}" "${IPR[ours-stdio]}") |"
+    echo "| mcp \`echo-server --http\` | HTTP/1.1, JSON | $(instructions ours-http) | 1.00× |"
+    echo "| mcp \`echo-server-otlp --http --otlp-endpoint\` | HTTP/1.1, JSON | $(instructions ours-otlp-http) | $(ratio "${IPR[ours-otlp-http]}" "${IPR[ours-http]}") |"
+  fi
   if (( EXTRAS )); then
     echo
     echo "Variants (\`--extras\`, instructions only): previews of proposed SDK changes, not what the SDK does today."

@@ -9,9 +9,13 @@
 //! echo-server --http 127.0.0.1:0 [--addr-file PATH]     # until SIGTERM / SIGINT
 //!             [--sse]                                   # every response as an event stream
 //!             [--current-thread]                        # tokio current-thread runtime
+//!             [--otlp-endpoint URL]                     # feature `otlp`: traced, exported
 //! ```
 //!
-//! No logging subscriber is installed: nothing is logged on the hot path.
+//! No logging subscriber is installed: nothing is logged on the hot path. With
+//! `--otlp-endpoint` (feature `otlp`) the SDK's spans and metrics are on and exported to an
+//! OTLP/HTTP collector at URL through `modelctx::otel::Telemetry` (batch processor), and flushed
+//! at exit: the cost of tracing with an exporter attached.
 //!
 //! `--stdio` is what users get from [`Server::serve_stdio`] (tokio's `Stdin` / `Stdout`, which
 //! run every read and write on the blocking thread pool). `--stdio-pipes` measures a proposed
@@ -48,10 +52,11 @@ enum Mode {
 struct Options {
     mode: Mode,
     current_thread: bool,
+    otlp_endpoint: Option<String>,
 }
 
 const USAGE: &str = "usage: echo-server (--stdio | --stdio-pipes | --http 127.0.0.1:PORT \
-                     [--addr-file PATH] [--sse]) [--current-thread]";
+                     [--addr-file PATH] [--sse]) [--current-thread] [--otlp-endpoint URL]";
 
 fn options() -> Result<Options, String> {
     let mut args = Args::from_env();
@@ -61,6 +66,7 @@ fn options() -> Result<Options, String> {
     let mut addr_file = None;
     let mut current_thread = false;
     let mut sse = false;
+    let mut otlp_endpoint = None;
     while let Some(word) = args.next() {
         match word.as_str() {
             "--stdio" => stdio = true,
@@ -69,6 +75,7 @@ fn options() -> Result<Options, String> {
             "--addr-file" => addr_file = Some(PathBuf::from(args.value("--addr-file")?)),
             "--current-thread" => current_thread = true,
             "--sse" => sse = true,
+            "--otlp-endpoint" => otlp_endpoint = Some(args.value("--otlp-endpoint")?),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
@@ -85,6 +92,7 @@ fn options() -> Result<Options, String> {
     Ok(Options {
         mode,
         current_thread,
+        otlp_endpoint,
     })
 }
 
@@ -225,8 +233,22 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let telemetry = match options.otlp_endpoint.as_deref().map(traced) {
+        None => None,
+        Some(Ok(telemetry)) => Some(telemetry),
+        Some(Err(message)) => {
+            eprint_line(&format!("echo-server: {message}"));
+            return ExitCode::from(2);
+        }
+    };
     let result = modelctx_benches::runtime(options.current_thread)
         .and_then(|rt| rt.block_on(run(options.mode, server)));
+    #[cfg(feature = "otlp")]
+    if let Some(Err(error)) = telemetry.map(|telemetry| telemetry.shutdown()) {
+        eprint_line(&format!("echo-server: {error}"));
+    }
+    #[cfg(not(feature = "otlp"))]
+    let _ = telemetry;
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -234,4 +256,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Installs the exporting subscriber (INFO spans: the SDK's request spans).
+#[cfg(feature = "otlp")]
+fn traced(endpoint: &str) -> Result<modelctx::otel::Telemetry, String> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let telemetry = modelctx::otel::Telemetry::builder()
+        .endpoint(endpoint)
+        .service_name("echo-server")
+        .build()
+        .map_err(|e| e.to_string())?;
+    let layer = telemetry
+        .layer()
+        .with_filter(tracing_subscriber::filter::LevelFilter::INFO);
+    tracing_subscriber::registry()
+        .with(layer)
+        .try_init()
+        .map_err(|e| e.to_string())?;
+    Ok(telemetry)
+}
+
+/// Without the `otlp` feature there is nothing to export with.
+#[cfg(not(feature = "otlp"))]
+fn traced(_endpoint: &str) -> Result<std::convert::Infallible, String> {
+    Err("--otlp-endpoint needs the `otlp` feature (cargo build --features otlp)".to_owned())
 }

@@ -205,6 +205,12 @@ pub(crate) struct CallArgs {
     pub(crate) connect: ConnectArgs,
     #[command(flatten)]
     pub(crate) answer: AnswerArgs,
+    /// Send this command's traces and metrics to an OpenTelemetry collector at URL over
+    /// OTLP/HTTP (e.g. http://localhost:4318; /v1/traces and /v1/metrics are appended). Default:
+    /// $OTEL_EXPORTER_OTLP_ENDPOINT; without either nothing is exported. The service name is
+    /// mcp-client unless $OTEL_SERVICE_NAME is set.
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -289,6 +295,12 @@ pub(crate) struct DemoArgs {
     /// `http://ADDR/mcp` of the bound address).
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     pub(crate) auth_resource: Option<String>,
+    /// Send the server's traces and metrics to an OpenTelemetry collector at URL over
+    /// OTLP/HTTP (e.g. http://localhost:4318; /v1/traces and /v1/metrics are appended). Default:
+    /// $OTEL_EXPORTER_OTLP_ENDPOINT; without either nothing is exported. The service name is
+    /// mcp-demo-server unless $OTEL_SERVICE_NAME is set.
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -37,6 +37,7 @@ mod safe_text;
 mod serve;
 mod sync;
 mod target;
+mod telemetry;
 
 use std::process::ExitCode;
 
@@ -44,6 +45,7 @@ use clap::Parser as _;
 
 use crate::cli::{Cli, Command, KeysCommand, ServeCommand, StateCommand};
 use crate::client_cmd::{Get, List};
+use crate::telemetry::Exporting;
 
 /// Parses the command line and runs the command; returns the process exit code (0 success,
 /// 1 failure or a tool error, 2 usage).
@@ -59,6 +61,32 @@ pub fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let exporting = match &cli.command {
+        Command::Call(args) | Command::Prompt(args) | Command::Read(args) | Command::Task(args) => {
+            Exporting::start(args.otlp_endpoint.as_deref(), telemetry::CLIENT_SERVICE)
+        }
+        Command::Serve(ServeCommand::Demo(args)) => {
+            Exporting::start(args.otlp_endpoint.as_deref(), telemetry::SERVER_SERVICE)
+        }
+        _ => Ok(None),
+    };
+    let exporting = match exporting {
+        Ok(exporting) => exporting,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return error.exit_code();
+        }
+    };
+    if let Some(exporting) = &exporting
+        && !matches!(cli.command, Command::Serve(_))
+    {
+        // `serve` adds the layer to its own log subscriber.
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let _ = tracing_subscriber::registry()
+            .with(exporting.layer())
+            .try_init();
+    }
     let outcome = runtime.block_on(async {
         match cli.command {
             Command::Tools(args) => client_cmd::list(List::Tools, args).await,
@@ -68,7 +96,7 @@ pub fn run() -> ExitCode {
             Command::Prompt(args) => Box::pin(client_cmd::get(Get::Prompt, args)).await,
             Command::Read(args) => Box::pin(client_cmd::get(Get::Resource, args)).await,
             Command::Task(args) => Box::pin(client_cmd::get(Get::Task, args)).await,
-            Command::Serve(ServeCommand::Demo(args)) => serve::demo(args).await,
+            Command::Serve(ServeCommand::Demo(args)) => serve::demo(args, exporting.as_ref()).await,
             Command::Keys(KeysCommand::Generate) => keys::generate().map(|key| {
                 println!("{key}");
                 ExitCode::SUCCESS
@@ -79,6 +107,10 @@ pub fn run() -> ExitCode {
     });
     // A stdin reader blocked on a terminal must not hold the exit up.
     runtime.shutdown_background();
+    // After the runtime: the spans of requests cut short have ended too.
+    if let Some(exporting) = exporting {
+        exporting.finish();
+    }
     match outcome {
         Ok(code) => code,
         Err(error) => {

@@ -13,20 +13,39 @@ use serde_json::Value;
 use crate::cli::DemoArgs;
 use crate::demo::server_with_tasks;
 use crate::error::{CliError, Result};
+use crate::telemetry::Exporting;
 
 /// Serves the demo server on stdio, or on HTTP with `--http ADDR` (behind OAuth with
 /// `--auth-issuer`).
-pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
+pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Result<ExitCode> {
     // Unset means warn; set but unreadable is a mistake to report, not to ignore.
     let filter = match std::env::var_os("MCP_LOG") {
         None => tracing_subscriber::EnvFilter::new("warn"),
         Some(_) => tracing_subscriber::EnvFilter::try_from_env("MCP_LOG")
             .map_err(|e| CliError::usage(format!("MCP_LOG: {e}")))?,
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    match exporting {
+        None => {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .try_init();
+        }
+        Some(exporting) => {
+            // Per-layer filters: MCP_LOG chooses what is printed, not what is exported.
+            use tracing_subscriber::Layer as _;
+            use tracing_subscriber::layer::SubscriberExt as _;
+            use tracing_subscriber::util::SubscriberInitExt as _;
+            let _ = tracing_subscriber::registry()
+                .with(
+                    tracing_subscriber::fmt::layer()
+                        .with_writer(std::io::stderr)
+                        .with_filter(filter),
+                )
+                .with(exporting.layer())
+                .try_init();
+        }
+    }
     // A configuration mistake, reported as such (exit 2), never a panic or a silent fallback
     // to a per-process key.
     let security = RequestStateSecurity::from_env()
@@ -40,7 +59,15 @@ pub(crate) async fn demo(args: DemoArgs) -> Result<ExitCode> {
     };
     let server = server_with_tasks(security, store).map_err(|e| CliError::failed(e.to_string()))?;
     let Some(addr) = args.http else {
-        server.serve_stdio().await?;
+        if exporting.is_none() {
+            server.serve_stdio().await?;
+        } else {
+            // Ctrl-C ends the serving instead of the process, so the spans are still sent.
+            tokio::select! {
+                served = server.serve_stdio() => served?,
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
         return Ok(ExitCode::SUCCESS);
     };
     let addr = parse_addr(&addr)?;

@@ -2,7 +2,8 @@
 //!
 //! Written form (compact, ASCII-escaped, this key order):
 //! `{"v":1,"iat":<float>,"exp":<float>,"m":<method>,"t":<target>,"a":<args digest>,
-//! "s":<state>[,"aud":<audience>][,"p":<principal claim>]}`.
+//! "s":<state>[,"aud":<audience>][,"p":<principal claim>][,"r":<round>][,"tc":<trace context>]}`.
+//! `r` and `tc` are this SDK's own (`crate::lineage`); Python ignores them, and writes neither.
 //!
 //! Reading is lenient about *types* in the way Python's `dict.get` comparisons are (a claim of
 //! the wrong type simply fails its check, a JSON `null` counts as absent for `aud`/`p`) so the
@@ -10,6 +11,7 @@
 //! decided by the policy.
 
 use std::borrow::Cow;
+use std::io::Write as _;
 
 use crate::canonical_json::{write_f64, write_str};
 
@@ -23,6 +25,9 @@ pub(crate) struct ClaimsOut<'a> {
     pub(crate) state: &'a str,
     pub(crate) audience: Option<&'a str>,
     pub(crate) principal: Option<&'a str>,
+    /// The round that seals, written only from round 2 on.
+    pub(crate) round: Option<u32>,
+    pub(crate) trace_context: Option<&'a str>,
 }
 
 impl ClaimsOut<'_> {
@@ -48,6 +53,15 @@ impl ClaimsOut<'_> {
         if let Some(principal) = self.principal {
             out.extend_from_slice(b",\"p\":");
             write_str(out, principal);
+        }
+        if let Some(round) = self.round {
+            out.extend_from_slice(b",\"r\":");
+            // Writing into a Vec cannot fail.
+            let _ = write!(out, "{round}");
+        }
+        if let Some(trace_context) = self.trace_context {
+            out.extend_from_slice(b",\"tc\":");
+            write_str(out, trace_context);
         }
         out.push(b'}');
     }
@@ -108,6 +122,8 @@ pub(crate) struct ClaimsIn<'a> {
     pub(crate) s: Field<'a>,
     pub(crate) aud: Field<'a>,
     pub(crate) p: Field<'a>,
+    pub(crate) r: Field<'a>,
+    pub(crate) tc: Field<'a>,
 }
 
 impl<'a> ClaimsIn<'a> {
@@ -197,6 +213,8 @@ impl<'a> Reader<'a> {
                 "s" => &mut claims.s,
                 "aud" => &mut claims.aud,
                 "p" => &mut claims.p,
+                "r" => &mut claims.r,
+                "tc" => &mut claims.tc,
                 _ => {
                     self.skip_value(1)?;
                     if self.end_of_member()? {
@@ -424,6 +442,8 @@ mod tests {
             state: "manual:7",
             audience: Some("PeerBookshop"),
             principal: None,
+            round: None,
+            trace_context: None,
         }
         .write(&mut out);
         // Decrypted from a real Python 2.3.0 token (python-sdk-reference.md section 5).
@@ -431,6 +451,30 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#"{"v":1,"iat":1796005576.8783715,"exp":1796005578.8783715,"m":"tools/call","t":"manual_irr","a":"Ey8lUoApKugLEhHi5PR-xw","s":"manual:7","aud":"PeerBookshop"}"#
         );
+    }
+
+    #[test]
+    fn writes_and_reads_round_claims_last() {
+        let mut out = Vec::new();
+        ClaimsOut {
+            iat: 1.0,
+            exp: 2.0,
+            method: "tools/call",
+            target: "t",
+            args: "d",
+            state: "s",
+            audience: None,
+            principal: Some("p"),
+            round: Some(12),
+            trace_context: Some("00-\"x"),
+        }
+        .write(&mut out);
+        assert_eq!(
+            String::from_utf8(out.clone()).unwrap(),
+            r#"{"v":1,"iat":1.0,"exp":2.0,"m":"tools/call","t":"t","a":"d","s":"s","p":"p","r":12,"tc":"00-\"x"}"#
+        );
+        let c = ClaimsIn::parse(&out).unwrap();
+        assert_eq!((c.r.as_num(), c.tc.as_str()), (Some(12.0), Some("00-\"x")));
     }
 
     #[test]

@@ -174,6 +174,9 @@ pub enum SealError {
     /// The system random generator failed to provide a nonce or salt.
     #[error("system random generator failed")]
     Random,
+    /// The trace context to seal is longer than [`crate::MAX_TRACE_CONTEXT_LEN`].
+    #[error("trace context too long to seal")]
+    TraceContextTooLong,
 }
 
 impl SealError {

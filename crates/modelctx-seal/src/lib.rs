@@ -117,6 +117,7 @@ mod digest;
 mod env;
 mod error;
 mod keyring;
+mod lineage;
 mod policy;
 mod principal;
 mod single_use;
@@ -131,6 +132,7 @@ pub use error::{
     WIRE_CODE, WIRE_DATA_REASON, WIRE_MESSAGE,
 };
 pub use keyring::{KID_LEN, Keyring, MIN_SECRET_LEN};
+pub use lineage::{MAX_TRACE_CONTEXT_LEN, RoundLineage};
 pub use policy::{DEFAULT_TTL, FUTURE_SKEW, INPUT_REQUIRED_METHODS, RequestStateSecurity};
 pub use principal::Principal;
 pub use single_use::{REPLAY_KEY_LEN, ReplayKey, SingleUseState};

@@ -20,6 +20,7 @@ use crate::clock::{Clock, SystemClock, epoch_seconds};
 use crate::codec::{AesGcmCodec, Codec};
 use crate::error::{ConfigError, InvalidRequestState, Reason, SealError};
 use crate::keyring::Keyring;
+use crate::lineage::{MAX_TRACE_CONTEXT_LEN, RoundLineage};
 use crate::principal::Principal;
 use crate::single_use::{SingleUseState, expiry};
 
@@ -250,6 +251,37 @@ impl RequestStateSecurity {
         binding: &RequestBinding<'_>,
         now: SystemTime,
     ) -> Result<String, SealError> {
+        self.seal_lineage_at(state, binding, &RoundLineage::FIRST, now)
+    }
+
+    /// [`Self::seal`] for round `lineage.round()` of a multi-round call, carrying the call's
+    /// first-round trace context: the token gets the `r` claim (from round 2 on) and the `tc`
+    /// claim (when there is a trace context), which [`Self::open_round`] reads back. Round 1
+    /// without trace context seals exactly what [`Self::seal`] does. See [`RoundLineage`].
+    ///
+    /// # Errors
+    /// As [`Self::seal`], and [`SealError::TraceContextTooLong`] for a trace context longer
+    /// than [`crate::MAX_TRACE_CONTEXT_LEN`].
+    pub fn seal_round(
+        &self,
+        state: &str,
+        binding: &RequestBinding<'_>,
+        lineage: &RoundLineage,
+    ) -> Result<String, SealError> {
+        self.seal_lineage_at(state, binding, lineage, self.clock.now())
+    }
+
+    fn seal_lineage_at(
+        &self,
+        state: &str,
+        binding: &RequestBinding<'_>,
+        lineage: &RoundLineage,
+        now: SystemTime,
+    ) -> Result<String, SealError> {
+        let trace_context = lineage.trace_context();
+        if trace_context.is_some_and(|tc| tc.len() > MAX_TRACE_CONTEXT_LEN) {
+            return Err(SealError::TraceContextTooLong);
+        }
         let args = binding.digest();
         let principal = match self.principal(binding) {
             Some(principal) => Some(principal.claim()?),
@@ -268,6 +300,8 @@ impl RequestStateSecurity {
             principal: principal
                 .as_ref()
                 .map(|p| std::str::from_utf8(p).unwrap_or_default()),
+            round: (lineage.round() > 1).then_some(lineage.round()),
+            trace_context,
         }
         .write(&mut buf);
         match catch_unwind(AssertUnwindSafe(|| self.codec.seal(&buf))) {
@@ -303,8 +337,25 @@ impl RequestStateSecurity {
         binding: &RequestBinding<'_>,
         now: SystemTime,
     ) -> Result<String, InvalidRequestState> {
-        self.verify(token, binding, now, |_| ())
+        self.verify(token, binding, now, |_, _| ())
             .map(|(state, ())| state)
+    }
+
+    /// [`Self::open`], also returning the token's [`RoundLineage`]: the round that sealed it
+    /// (1 for a token without the `r` claim, such as the Python SDK's) and the call's first-round
+    /// trace context. The retry being served is round `lineage.round() + 1`
+    /// ([`RoundLineage::next`]).
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub fn open_round(
+        &self,
+        token: &str,
+        binding: &RequestBinding<'_>,
+    ) -> Result<(String, RoundLineage), InvalidRequestState> {
+        self.verify(token, binding, self.clock.now(), |_, claims| {
+            RoundLineage::from_claims(&claims.r, &claims.tc)
+        })
     }
 
     /// [`Self::open`] for a round that may be redeemed only once: also returns the token's
@@ -332,37 +383,40 @@ impl RequestStateSecurity {
         binding: &RequestBinding<'_>,
         now: SystemTime,
     ) -> Result<SingleUseState, InvalidRequestState> {
-        let (state, (replay_key, exp)) = self.verify(token, binding, now, |exp| {
-            // A codec that panics naming the token fails closed, as one that panics opening it.
-            let key = catch_unwind(AssertUnwindSafe(|| self.codec.replay_key(token)));
-            (key, exp)
-        })?;
+        let (state, (replay_key, exp, lineage)) =
+            self.verify(token, binding, now, |exp, claims| {
+                // A codec that panics naming the token fails closed, as one that panics opening it.
+                let key = catch_unwind(AssertUnwindSafe(|| self.codec.replay_key(token)));
+                (key, exp, RoundLineage::from_claims(&claims.r, &claims.tc))
+            })?;
         Ok(SingleUseState {
             state,
             replay_key: replay_key.map_err(|_| Reason::Codec)?,
             expires_at: expiry(exp),
+            lineage,
         })
     }
 
     /// Every check of [`Self::open`]; `accepted` runs once they all passed, with the `exp`
-    /// claim. Generic so that plain [`Self::open`] pays nothing for single use.
+    /// claim and the claims. Generic so that plain [`Self::open`] pays nothing for single use
+    /// or the round claims.
     fn verify<T>(
         &self,
         token: &str,
         binding: &RequestBinding<'_>,
         now: SystemTime,
-        accepted: impl FnOnce(f64) -> T,
+        accepted: impl FnOnce(f64, &ClaimsIn<'_>) -> T,
     ) -> Result<(String, T), InvalidRequestState> {
         let payload = match catch_unwind(AssertUnwindSafe(|| self.codec.unseal(token))) {
             Ok(result) => result?,
             Err(_) => return Err(Reason::Codec.into()),
         };
-        let claims = ClaimsIn::parse(&payload).map_err(|_| Reason::Malformed)?;
+        let mut claims = ClaimsIn::parse(&payload).map_err(|_| Reason::Malformed)?;
         // Python reads claims["v"], ["iat"], ["exp"], ["s"] first: a missing one is malformed.
         if claims.v.as_num() != Some(1.0) || claims.iat.is_absent() || claims.exp.is_absent() {
             return Err(Reason::Malformed.into());
         }
-        let Field::Str(state) = claims.s else {
+        let Field::Str(state) = std::mem::take(&mut claims.s) else {
             return Err(Reason::Malformed.into());
         };
         let now = epoch_seconds(now);
@@ -402,7 +456,7 @@ impl RequestStateSecurity {
         {
             return Err(Reason::Principal.into());
         }
-        let accepted = accepted(exp);
+        let accepted = accepted(exp, &claims);
         Ok((state.into_owned(), accepted))
     }
 

@@ -71,6 +71,9 @@ pub struct SingleUseState {
     /// may forget the key then — plus [`crate::FUTURE_SKEW`] when instances with different
     /// clocks share the guard — and not before.
     pub expires_at: SystemTime,
+    /// The round that sealed the token and the call's first-round trace context
+    /// ([`crate::RequestStateSecurity::open_round`]).
+    pub lineage: crate::RoundLineage,
 }
 
 /// An `exp` claim as a time; claims past year ~33,700 (a TTL no deployment uses) are clamped

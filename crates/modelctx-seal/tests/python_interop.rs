@@ -240,6 +240,57 @@ fn tokens_are_interchangeable_with_the_python_sdk() {
     }
 }
 
+/// The round claims this SDK adds (`r`, `tc`) keep tokens interchangeable: the Python SDK's
+/// boundary opens a round-3 token carrying them (it ignores claims it does not know), and a
+/// Python token opens here as round 1 without trace context.
+#[test]
+fn round_claims_are_ignored_by_the_python_sdk() {
+    let ring: [&[u8]; 1] = [K1];
+    let cases = cases();
+    let lineage = modelctx_seal::RoundLineage::new(3)
+        .with_trace_context("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    let mut open = Vec::new();
+    let mut mint = Vec::new();
+    for case in &cases {
+        let principal = case.principal();
+        let binding = RequestBinding::new(case.method, case.target())
+            .with_arguments(case.params.get("arguments"))
+            .with_principal(principal.as_ref());
+        let token = case
+            .security(&ring)
+            .seal_round(case.state, &binding, &lineage)
+            .unwrap();
+        let mut item = case.python_item(&ring);
+        item["token"] = json!(token);
+        open.push(item);
+        let mut item = case.python_item(&ring);
+        item["state"] = json!(case.state);
+        mint.push(item);
+    }
+    let answer = ask_python(&json!({"open": open, "mint": mint, "unseal": []}));
+    for (i, case) in cases.iter().enumerate() {
+        assert_eq!(
+            answer["open"][i],
+            json!({"ok": case.state}),
+            "Python opening Rust round-3 token {i}"
+        );
+        let principal = case.principal();
+        let binding = RequestBinding::new(case.method, case.target())
+            .with_arguments(case.params.get("arguments"))
+            .with_principal(principal.as_ref());
+        let python_token = answer["mint"][i].as_str().unwrap();
+        let (state, opened) = case
+            .security(&ring)
+            .open_round(python_token, &binding)
+            .unwrap();
+        assert_eq!(
+            (state.as_str(), opened),
+            (case.state, modelctx_seal::RoundLineage::FIRST),
+            "Rust opening Python token {i}"
+        );
+    }
+}
+
 #[test]
 fn rejections_match_python_reasons_and_wire_error() {
     let ring: [&[u8]; 1] = [K1];

@@ -2,8 +2,9 @@
 //! `tests/*_support/mod.rs` files compiled into every test binary.
 //!
 //! The crate-agnostic helpers (`json`, `tempdir`, `process`, `redis`, `cli`) are always on;
-//! the fixtures built on the SDK need feature `mcp`, the hostile-input runner feature `hostile`,
-//! the official-schema validators feature `spec`.
+//! the fixtures built on the SDK need feature `mcp`, the in-memory OpenTelemetry exporters
+//! feature `otel`, the hostile-input runner feature `hostile`, the official-schema validators
+//! feature `spec`, the OTLP receiver feature `otlp`.
 //! A test target takes it as a dev-dependency; for crate `modelctx` that is a dev-dependency cycle,
 //! which cargo resolves to the one `modelctx` library the test links, so the fixtures' types are the
 //! test's types.
@@ -18,6 +19,8 @@ pub mod tempdir;
 pub mod client;
 #[cfg(feature = "mcp")]
 pub mod flows;
+#[cfg(feature = "otel")]
+pub mod otel;
 #[cfg(feature = "mcp")]
 pub mod server;
 #[cfg(feature = "mcp")]
@@ -25,5 +28,7 @@ pub mod tasks;
 
 #[cfg(feature = "hostile")]
 pub mod hostile;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 #[cfg(feature = "spec")]
 pub mod spec;

@@ -35,6 +35,18 @@ pub fn request(id: i64, method: &str, mut params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
+/// The [`fixture`], plus a tool `fail` that reports a failure as a result (`isError`).
+pub fn fixture_with_failing_tool() -> Server {
+    let server = fixture();
+    server
+        .add_tool(
+            Tool::new("fail", Tool::empty_input_schema()),
+            |_ctx, _params| async { CallToolResult::error("the disk is full") },
+        )
+        .unwrap();
+    server
+}
+
 /// A server with one of everything.
 pub fn fixture() -> Server {
     Server::builder("ladder-test", "1.2.3")

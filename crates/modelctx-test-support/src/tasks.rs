@@ -52,15 +52,26 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Waits until `times` runs in all reached the gate.
+    /// Waits until `times` runs in all reached the gate; panics after 10 s, so a run that never
+    /// gets there fails the test instead of hanging it.
     pub async fn reached_gate(&self, times: usize) {
-        loop {
-            let changed = self.gate.notified();
-            if self.at_gate.load(Ordering::SeqCst) >= times {
-                return;
+        let wait = async {
+            loop {
+                let changed = self.gate.notified();
+                if self.at_gate.load(Ordering::SeqCst) >= times {
+                    return;
+                }
+                changed.await;
             }
-            changed.await;
-        }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{} of {times} runs reached the gate in 10 s",
+                    self.at_gate.load(Ordering::SeqCst)
+                )
+            });
     }
 }
 
@@ -318,7 +329,11 @@ impl HttpServer {
         });
         Self {
             url: format!("http://localhost:{port}/mcp"),
-            client: reqwest::Client::new(),
+            // Bounded, so a server that stops answering fails the test instead of hanging it.
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .unwrap(),
             stop: Some(stop),
         }
     }

@@ -18,9 +18,13 @@ const LAYERS: &[(&str, u8)] = &[
     ("schema_check", 1),
     ("sqlite", 1),
     ("redis_link", 1),
+    // What the server's and the client's request spans record alike.
+    ("span_fields", 1),
     // Byte-level plumbing both sides share: HTTP headers and SSE, line framing, in-memory pipes.
     ("http", 2),
     ("transport", 2),
+    // OpenTelemetry (feature `otel`): trace context in `_meta` for both sides, the metrics layer.
+    ("otel", 2),
     // The versioned record store under tasks and flows.
     ("store", 3),
     // The two runtimes: peers that never name each other.

@@ -24,6 +24,7 @@
 //! | `flows` | no | durable client flows: `FlowStore`, `FlowRunner`, in-memory store |
 //! | `flows-sqlite`, `flows-redis` | no | the SQLite and Redis flow stores |
 //! | `single-use-redis` | no | the Redis replay guard of single-use sealed rounds (a fleet) |
+//! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms |
 
 pub use modelctx_types as types;
 
@@ -45,6 +46,14 @@ pub use transport::memory;
 
 #[cfg(any(feature = "server", feature = "client"))]
 mod sync;
+
+// The values the server's and the client's request spans share (bounded peer text, outcomes).
+#[cfg(any(feature = "server", feature = "client"))]
+mod span_fields;
+
+// W3C trace-context propagation through `params._meta` (SEP-414), the operation-duration metrics.
+#[cfg(all(feature = "otel", any(feature = "server", feature = "client")))]
+pub mod otel;
 
 #[cfg(any(feature = "server", feature = "client"))]
 mod schema_check;

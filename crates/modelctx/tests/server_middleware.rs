@@ -405,3 +405,117 @@ async fn a_panicking_principal_hook_is_contained_with_middleware() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     peer.close().await.unwrap();
 }
+
+/// Records the principal each request carries through the chain.
+#[derive(Clone, Default)]
+struct SeenPrincipals(Arc<Mutex<Vec<Option<String>>>>);
+
+impl Middleware for SeenPrincipals {
+    fn handle<'a>(&'a self, request: Request<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
+        Box::pin(async move {
+            let principal = request.principal().map(|p| p.as_str().to_owned());
+            self.0.lock().unwrap().push(principal);
+            next.run(request).await
+        })
+    }
+}
+
+/// With middleware registered the principal hook runs once per request, and the middleware and
+/// the handler both see its answer (it ran twice, once for each context).
+#[tokio::test]
+async fn the_principal_hook_runs_once_per_request_with_middleware() {
+    let hooked = Arc::new(AtomicUsize::new(0));
+    let handled = Arc::new(Mutex::new(Vec::new()));
+    let seen = SeenPrincipals::default();
+    let server = {
+        let hooked = Arc::clone(&hooked);
+        let handled = Arc::clone(&handled);
+        Server::builder("principal-test", "1.0.0")
+            .tool(
+                Tool::new("whoami", Tool::empty_input_schema()),
+                move |ctx: modelctx::server::RequestContext, _params| {
+                    let handled = Arc::clone(&handled);
+                    async move {
+                        let principal = ctx.principal().map(|p| p.as_str().to_owned());
+                        handled.lock().unwrap().push(principal);
+                        CallToolResult::text("ok")
+                    }
+                },
+            )
+            .bind_principal(move |_ctx| {
+                let n = hooked.fetch_add(1, Ordering::SeqCst);
+                Some(modelctx_seal::Principal::new(format!("user-{n}")))
+            })
+            .middleware(seen.clone())
+            .build()
+            .unwrap()
+    };
+
+    let mut peer = StdioPeer::start(server.clone());
+    for id in 1..=3 {
+        let (reply, _) = peer.request(&call(id, "whoami")).await;
+        assert_eq!(reply["result"]["content"][0]["text"], "ok", "{reply}");
+    }
+    peer.close().await.unwrap();
+    let http = HttpPeer::start(server).await;
+    let (status, reply) = http.call(&call(4, "whoami")).await;
+    assert_eq!(status, 200, "{reply}");
+
+    assert_eq!(hooked.load(Ordering::SeqCst), 4, "one hook run per request");
+    let expected: Vec<_> = (0..4).map(|n| Some(format!("user-{n}"))).collect();
+    assert_eq!(*seen.0.lock().unwrap(), expected, "what the middleware saw");
+    assert_eq!(*handled.lock().unwrap(), expected, "what the handler saw");
+}
+
+/// Holds `notifications/slow` until the test opens the gate.
+#[derive(Clone, Default)]
+struct SlowNotifications {
+    gate: Arc<tokio::sync::Notify>,
+    served: Arc<AtomicUsize>,
+    done: Arc<tokio::sync::Notify>,
+}
+
+impl Middleware for SlowNotifications {
+    fn handle<'a>(&'a self, request: Request<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
+        Box::pin(async move {
+            if request.method() == "notifications/slow" {
+                self.gate.notified().await;
+                let reply = next.run(request).await;
+                self.served.fetch_add(1, Ordering::SeqCst);
+                self.done.notify_one();
+                return reply;
+            }
+            next.run(request).await
+        })
+    }
+}
+
+/// On stdio a notification's chain that waits does not hold up the lines after it: a request
+/// sent behind a held notification is answered, and the notification finishes once released.
+#[tokio::test]
+async fn a_slow_notification_middleware_does_not_hold_up_the_stdio_connection() {
+    let (calls, audit, limit) = (Arc::default(), AuditLog::default(), RateLimit::new(100));
+    let slow = SlowNotifications::default();
+    let server = builder(&calls, &audit, &limit)
+        .middleware(slow.clone())
+        .build()
+        .unwrap();
+    let mut peer = StdioPeer::start(server);
+    peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/slow", "params": {}}))
+        .await;
+    let answered = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        peer.request(&call(1, "count")),
+    )
+    .await
+    .expect("the request behind a held notification is answered");
+    assert_eq!(answered.0["result"]["content"][0]["text"], "counted");
+    assert_eq!(slow.served.load(Ordering::SeqCst), 0, "still held");
+
+    slow.gate.notify_one();
+    tokio::time::timeout(std::time::Duration::from_secs(10), slow.done.notified())
+        .await
+        .expect("the released notification finishes");
+    assert_eq!(slow.served.load(Ordering::SeqCst), 1);
+    peer.close().await.unwrap();
+}

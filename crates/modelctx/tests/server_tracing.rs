@@ -4,9 +4,8 @@
 //! eras. The spans are captured by a subscriber layer (test-support's `capture_spans`).
 
 use modelctx::server::Server;
-use modelctx::types::*;
 use modelctx_test_support::server::{
-    HttpPeer, SpanRecord, StdioPeer, capture_spans, fixture, request,
+    HttpPeer, SpanRecord, StdioPeer, capture_spans, fixture_with_failing_tool, request,
 };
 use serde_json::json;
 
@@ -14,14 +13,7 @@ const SPAN: &str = "mcp.server.request";
 
 /// The fixture, plus a tool that reports a failure as a result.
 fn server() -> Server {
-    let server = fixture();
-    server
-        .add_tool(
-            Tool::new("fail", Tool::empty_input_schema()),
-            |_ctx, _params| async { CallToolResult::error("the disk is full") },
-        )
-        .unwrap();
-    server
+    fixture_with_failing_tool()
 }
 
 fn assert_fields(span: &SpanRecord, expected: &[(&str, &str)]) {

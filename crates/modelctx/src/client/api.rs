@@ -1,12 +1,14 @@
 //! [`Client`]: the high-level client. Calls that may ask for input run the whole loop and
 //! return the final result.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use modelctx_types::methods::{Complete as CompleteMethod, GetPrompt, ReadResource};
+use modelctx_types::Method as _;
+use modelctx_types::methods::{CallTool, Complete as CompleteMethod, GetPrompt, ReadResource};
 use modelctx_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Era,
     GetPromptRequestParams, GetPromptResult, Implementation, InputRequests, InputRequiredResult,
@@ -24,6 +26,8 @@ use super::input_loop::{CallBudget, LoopLimits, answer_all, drive};
 use super::listen::Subscription;
 use super::session::{RequestOptions, RoundOutcome, Session};
 use super::tasks::{Follower, TaskSettings, ToolStart};
+use super::trace;
+use crate::span_fields::target_of;
 
 /// A request that stopped at an `InputRequiredResult`: everything needed to resume it later,
 /// possibly in another process (it serializes to JSON).
@@ -253,6 +257,26 @@ impl Client {
         first: Option<InputRequiredResult>,
         options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
+        // One span for the whole call: its rounds, and the task it may become.
+        let span = trace::call_span(CallTool::NAME, || Some(params.name.clone()));
+        if span.is_disabled() {
+            return self.run_tool_call(params, first, options).await;
+        }
+        // Boxed, so that the traced call's state does not grow the plain call's future.
+        let call = self.run_tool_call(params, first, options);
+        Box::pin(trace::in_call_span(span, call, |result| {
+            result.is_error == Some(true)
+        }))
+        .await
+    }
+
+    /// A tool call: its input-required loop and the task it may become.
+    async fn run_tool_call(
+        &self,
+        params: CallToolRequestParams,
+        first: Option<InputRequiredResult>,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
         // One budget for the whole call: its input-required rounds and the task it may become.
         let mut budget = CallBudget::default();
         match self
@@ -384,6 +408,30 @@ impl Client {
     }
 
     async fn run<M>(
+        &self,
+        params: M::Params,
+        first: Option<InputRequiredResult>,
+        options: RequestOptions,
+    ) -> Result<M::Result, ClientError>
+    where
+        M: modelctx_types::Method,
+        M::Params: modelctx_types::RequestParams + InputResponseParams + Clone,
+    {
+        // One span for the whole call and its rounds; its target probed only when traced.
+        let span = trace::call_span(M::NAME, || {
+            let params = serde_json::to_string(&params).ok()?;
+            target_of(M::NAME, Some(&params)).map(Cow::into_owned)
+        });
+        if span.is_disabled() {
+            return self.run_loop::<M>(params, first, options).await;
+        }
+        // Boxed, so that the traced call's state does not grow the plain call's future.
+        let call = self.run_loop::<M>(params, first, options);
+        Box::pin(trace::in_call_span(span, call, |_| false)).await
+    }
+
+    /// The input-required loop of `M` under the loop's bounds.
+    async fn run_loop<M>(
         &self,
         params: M::Params,
         first: Option<InputRequiredResult>,

@@ -16,6 +16,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("tool_index", 0),
     ("error", 1),
     ("callbacks", 2),
+    // The request and call spans: named from plain data, used by the session and the API.
+    ("trace", 2),
     // The core: ids, negotiated state, progress tokens, routes; knows no feature.
     ("shared", 3),
     ("transport", 4),

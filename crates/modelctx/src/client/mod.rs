@@ -107,6 +107,7 @@ mod session;
 mod shared;
 mod tasks;
 mod tool_index;
+mod trace;
 mod transport;
 
 pub use api::{Client, PendingRequest};

@@ -321,25 +321,22 @@ impl Session {
             .clone()
             .map(|callback| self.inner.shared.register_progress(callback));
         let modern = era == Some(Era::Modern);
-        let json = if modern && progress.is_none() && params.meta_mut().is_none() {
-            // The common case: the envelope is this session's, pre-serialized once per version
-            // and spliced in front of the other members.
-            let envelope = self.envelope_json(version.as_ref());
-            let body = serde_json::to_string(&*params)
-                .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
-            splice_meta(&body, &envelope)
-        } else {
-            self.stamp(
-                params.meta_mut(),
-                era,
-                version.as_ref(),
-                progress.as_ref().map(|p| &p.token),
-            );
-            serde_json::to_string(&*params)
-                .map_err(|e| ClientError::InvalidArgument(e.to_string()))?
-        };
-        // Only HTTP mirrors anything into headers: the line transports skip the work.
+        let progress_token = progress.as_ref().map(|p| &p.token);
+        #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
+        let mut json = self.encode_params(&mut *params, era, version.as_ref(), progress_token)?;
         let http = self.inner.transport.kind() == TransportKind::Http;
+        let span = super::trace::request_span(M::NAME, http);
+        if !span.is_disabled() {
+            // Name and attributes first: an OpenTelemetry span takes its name when it starts,
+            // which taking its context for `_meta` does.
+            super::trace::record_request(&span, M::NAME, &json, version.as_ref());
+            // With `otel`, the request carries its span's context in `_meta` (SEP-414).
+            #[cfg(feature = "otel")]
+            if crate::otel::inject(&span, params.meta_mut()) {
+                json = self.encode_params(&mut *params, era, version.as_ref(), progress_token)?;
+            }
+        }
+        // Only HTTP mirrors anything into headers: the line transports skip the work.
         let name = if http && modern && M::INPUT_REQUIRED {
             serde_json::from_str::<RoutingProbe>(&json)
                 .ok()
@@ -370,6 +367,7 @@ impl Session {
             params: json,
             headers,
             cancellable: M::NAME != modelctx_types::methods::Initialize::NAME,
+            span,
         };
         // A listen stream is open-ended: the client's default request bound does not apply.
         let timeout = envelope.timeout.or_else(|| {
@@ -379,12 +377,20 @@ impl Session {
         });
         // Boxed: transport futures (reqwest's above all) are large, and this one is nested in
         // every call and every round of the input-required loop.
-        let request: futures::future::BoxFuture<'_, _> = if self.inner.config.middleware.is_empty()
-        {
-            Box::pin(self.inner.transport.request(&outgoing))
-        } else {
-            Box::pin(self.through_middleware(&outgoing, era))
-        };
+        let mut request: futures::future::BoxFuture<'_, _> =
+            if self.inner.config.middleware.is_empty() {
+                Box::pin(self.inner.transport.request(&outgoing))
+            } else {
+                Box::pin(self.through_middleware(&outgoing, era))
+            };
+        let traced = !outgoing.span.is_disabled();
+        if traced {
+            // The middleware chain and the transport run in the request's span.
+            request = Box::pin(tracing::Instrument::instrument(
+                request,
+                outgoing.span.clone(),
+            ));
+        }
         let reply = match timeout {
             None => request.await,
             Some(after) => {
@@ -394,14 +400,37 @@ impl Session {
                     super::pause::bounded(after, request, self.inner.transport.pause_clock()).await;
                 #[cfg(not(feature = "auth-client"))]
                 let bounded = tokio::time::timeout(after, request).await.ok();
-                bounded.ok_or(ClientError::Timeout {
+                bounded.unwrap_or(Err(ClientError::Timeout {
                     operation: "request",
                     after,
-                })?
+                }))
             }
         };
+        if traced {
+            super::trace::record_reply(&outgoing.span, M::NAME, &reply);
+        }
         drop(progress);
         reply
+    }
+
+    /// The params of a request, serialized with the era's `_meta` envelope.
+    fn encode_params<P: RequestParams + serde::Serialize>(
+        &self,
+        params: &mut P,
+        era: Option<Era>,
+        version: Option<&ProtocolVersion>,
+        progress_token: Option<&modelctx_types::ProgressToken>,
+    ) -> Result<String, ClientError> {
+        if era == Some(Era::Modern) && progress_token.is_none() && params.meta_mut().is_none() {
+            // The common case: the envelope is this session's, pre-serialized once per version
+            // and spliced in front of the other members.
+            let envelope = self.envelope_json(version);
+            let body = serde_json::to_string(&*params)
+                .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+            return Ok(splice_meta(&body, &envelope));
+        }
+        self.stamp(params.meta_mut(), era, version, progress_token);
+        serde_json::to_string(&*params).map_err(|e| ClientError::InvalidArgument(e.to_string()))
     }
 
     /// A request through the middleware chain, sent at its end.

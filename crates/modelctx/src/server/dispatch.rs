@@ -43,12 +43,19 @@ pub(crate) struct Incoming<'a> {
     pub(crate) method: &'a str,
     pub(crate) params: Option<&'a RawValue>,
     pub(crate) headers: Option<&'a dyn HeaderAccess>,
-    /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]).
+    /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]),
+    /// or, once `principal_bound`, the hook's answer.
     pub(crate) principal: Option<Principal>,
+    /// The principal hook already ran for this request (for the middleware chain's context):
+    /// the handler's context takes `principal` as it is rather than running the hook again.
+    pub(crate) principal_bound: bool,
     /// The handshake-era session, when the request belongs to one.
     pub(crate) handshake: Option<Arc<HandshakeSession>>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
+    /// The request's span when a subscriber wants it (`Span::none()` otherwise): the rounds of
+    /// a multi-round request record their number and link on it (`server::trace`).
+    pub(crate) span: tracing::Span,
 }
 
 /// What to send back.
@@ -199,12 +206,13 @@ impl Server {
     async fn dispatch_traced(
         &self,
         span: tracing::Span,
-        incoming: Incoming<'_>,
+        mut incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Reply {
         use tracing::Instrument as _;
         super::trace::record_request(&span, &incoming);
+        incoming.span = span.clone();
         let reply = self
             .answer(incoming, notifier, cancel)
             .instrument(span.clone())
@@ -568,7 +576,9 @@ impl Server {
             #[cfg(feature = "http-server")]
             http: incoming.http.clone(),
         });
-        self.bind_principal(&mut ctx);
+        if !incoming.principal_bound {
+            self.bind_principal(&mut ctx);
+        }
         ctx
     }
 

@@ -621,8 +621,10 @@ pub(crate) async fn respond(
                 None
             },
             principal: server.principal_of(&parts),
+            principal_bound: false,
             handshake,
             http: Some(Arc::clone(&parts)),
+            span: tracing::Span::none(),
         };
         server.dispatch(incoming, Some(notifier), cancel).await
     });

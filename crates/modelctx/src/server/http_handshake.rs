@@ -21,6 +21,7 @@ use modelctx_types::{
     ErrorCode, ErrorObject, InitializeRequestParams, Method as _, NotificationMethod as _,
 };
 use tokio::sync::mpsc;
+use tracing::Instrument as _;
 
 use super::dispatch::{Reply, error_reply};
 use super::handshake;
@@ -101,7 +102,12 @@ pub(crate) async fn post(
                 "Invalid params: {error}"
             ))),
         };
-        let reply = if state.server.has_middleware() {
+        let span =
+            super::trace::initialize_span(&request.id, &request.method, request.params, true);
+        let reply = async {
+            if !state.server.has_middleware() {
+                return serve();
+            }
             let message = Message {
                 id: Some(&request.id),
                 method: &request.method,
@@ -112,15 +118,19 @@ pub(crate) async fn post(
                 http: Some(Arc::new(parts.clone())),
             };
             state.server.through_middleware(message, &serve).await
-        } else {
-            serve()
-        };
+        }
+        .instrument(span.clone())
+        .await;
         // A middleware that refused `initialize` after the server answered it opens no session.
         let session = match opened.into_inner() {
             Ok(Some(session)) if reply.as_error().is_none() => Some(session),
             _ => None,
         };
-        let body = match reply.encode(Some(&request.id)) {
+        let reply = reply.encode(Some(&request.id));
+        super::trace::record_initialize(&span, &reply, session.as_ref().map(|s| &s.version));
+        // Ended before the reply goes out, like the span of every other request.
+        drop(span);
+        let body = match reply {
             Reply::Message { body, .. } => body,
             Reply::Nothing => return accepted(),
         };

@@ -43,6 +43,7 @@ use super::context::Notifier;
 use super::dispatch::{self, Incoming, error_reply, handshake_meta, internal, probe_meta};
 use super::handshake::HandshakeSession;
 use super::{BoxFuture, RequestContext, Server};
+use crate::span_fields::target_of;
 
 /// Code that wraps every request and notification the server receives (see the
 /// [module docs](self) for what reaches it and in which order).
@@ -421,28 +422,6 @@ pub(crate) struct Message<'a> {
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
 
-/// The tool or prompt name, or the resource URI, of the methods that have one.
-pub(crate) fn target_of<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
-    #[derive(Deserialize)]
-    struct Named<'a> {
-        #[serde(borrow)]
-        name: Option<Cow<'a, str>>,
-    }
-    #[derive(Deserialize)]
-    struct Addressed<'a> {
-        #[serde(borrow)]
-        uri: Option<Cow<'a, str>>,
-    }
-    let params = params?.get();
-    match method {
-        "tools/call" | "prompts/get" => serde_json::from_str::<Named<'a>>(params).ok()?.name,
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            serde_json::from_str::<Addressed<'a>>(params).ok()?.uri
-        }
-        _ => None,
-    }
-}
-
 /// The `_meta` a middleware sees: the request's own, completed from the session in the
 /// handshake era.
 fn meta_of(
@@ -465,7 +444,7 @@ impl Server {
     /// A request through the chain, then dispatch.
     pub(crate) async fn dispatch_chained(
         &self,
-        incoming: Incoming<'_>,
+        mut incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> dispatch::Reply {
@@ -494,14 +473,18 @@ impl Server {
             tracing::error!(request = %id, "the principal hook panicked");
             return Reply::error(internal("Internal error")).encode(Some(&id));
         };
+        // The hook ran: the handler's context takes its answer instead of running it again.
+        let transport_principal =
+            std::mem::replace(&mut incoming.principal, context.principal().cloned());
+        incoming.principal_bound = true;
         let request = Request {
             id: Some(id.clone()),
             method: incoming.method,
             params: incoming.params,
-            target: target_of(incoming.method, incoming.params),
+            target: target_of(incoming.method, incoming.params.map(RawValue::get)),
             meta,
             context: Some(context.clone()),
-            principal: incoming.principal.clone(),
+            principal: transport_principal,
             era: if incoming.handshake.is_some() {
                 Era::Handshake
             } else {
@@ -532,7 +515,7 @@ impl Server {
             id: message.id.cloned(),
             method: message.method,
             params: message.params,
-            target: target_of(message.method, message.params),
+            target: target_of(message.method, message.params.map(RawValue::get)),
             meta: meta_of(message.params, message.handshake),
             context: None,
             principal: message.principal,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use modelctx_seal::{FUTURE_SKEW, Reason, RequestBinding};
+use modelctx_seal::{FUTURE_SKEW, Reason, RequestBinding, RoundLineage};
 use modelctx_types::jsonrpc::encode_result;
 use modelctx_types::methods::{CallTool, GetPrompt, ReadResource};
 use modelctx_types::{
@@ -59,20 +59,8 @@ pub(crate) struct Target<'a> {
     pub(crate) name: &'a str,
 }
 
-/// The most bytes of peer-chosen text (a resource URI, a problem quoting an answer) that a log
-/// line carries.
-const LOGGED_TEXT_MAX: usize = 128;
-
-/// `text` cut to [`LOGGED_TEXT_MAX`] bytes (at a character boundary), for a log line. Record
-/// it as a string field (`field = logged(text)`, not `%text`): subscribers escape string
-/// fields, so a newline in it cannot forge a second line.
-pub(crate) fn logged(text: &str) -> &str {
-    let mut end = text.len().min(LOGGED_TEXT_MAX);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
+// Peer-chosen text in a log line or span field is cut to 128 bytes (shared with the client).
+pub(crate) use crate::span_fields::logged;
 
 /// Logs why a `requestState` was refused, at WARN: tampering must be visible at the default
 /// level (Python logs it at WARNING). One bounded line per refusal: the reason is one of the
@@ -93,6 +81,11 @@ impl Server {
     /// verified, even for handlers that never mint). For a single-use round (`tool`: the tool
     /// called, `None` for prompts and resources) the token is redeemed in the replay guard
     /// first, so a replay never reaches the handler.
+    ///
+    /// Returns where this request stands in its call when it opened a sealed state: its round
+    /// (the sealing round's plus one) and the first round's trace context, which the request's
+    /// span records and links to and which [`Self::seal_state`] carries on. `None` for a first
+    /// round (recorded as round 1) and for unsealed state.
     pub(crate) async fn open_state(
         &self,
         incoming: &Incoming<'_>,
@@ -100,9 +93,13 @@ impl Server {
         target: &Target<'_>,
         tool: Option<&Tool>,
         state: &mut Option<String>,
-    ) -> Result<(), ErrorObject> {
-        let (Some(policy), Some(token)) = (&self.inner.sealing, state.as_deref()) else {
-            return Ok(());
+    ) -> Result<Option<RoundLineage>, ErrorObject> {
+        let Some(token) = state.as_deref() else {
+            super::trace::record_round(&incoming.span, 1);
+            return Ok(None);
+        };
+        let Some(policy) = &self.inner.sealing else {
+            return Ok(None);
         };
         let arguments = raw_arguments(incoming.params);
         let binding = RequestBinding::new(target.method, target.name)
@@ -114,12 +111,11 @@ impl Server {
         };
         let single_use = self.inner.single_use.as_ref().filter(|p| p.covers(tool));
         let Some(protection) = single_use else {
-            *state = Some(
-                policy
-                    .open(token, &binding)
-                    .map_err(|e| refuse(e.reason()))?,
-            );
-            return Ok(());
+            let (opened, lineage) = policy
+                .open_round(token, &binding)
+                .map_err(|e| refuse(e.reason()))?;
+            *state = Some(opened);
+            return Ok(Some(this_round(incoming, lineage)));
         };
         let opened = policy
             .open_single_use(token, &binding)
@@ -134,7 +130,7 @@ impl Server {
         {
             Ok(Redemption::First) => {
                 *state = Some(opened.state);
-                Ok(())
+                Ok(Some(this_round(incoming, opened.lineage)))
             }
             Ok(Redemption::Replay) => Err(refuse(Reason::Replayed)),
             Ok(Redemption::Forgotten) => Err(refuse(Reason::Forgotten)),
@@ -155,10 +151,13 @@ impl Server {
         ctx: &RequestContext,
         target: &Target<'_>,
         outcome: Outcome<T>,
+        lineage: Option<&RoundLineage>,
     ) -> Result<Vec<u8>, ErrorObject> {
         match outcome {
             Outcome::Complete(result) => self.respond(incoming, result),
-            Outcome::InputRequired(irr) => self.finish_input_required(incoming, ctx, target, irr),
+            Outcome::InputRequired(irr) => {
+                self.finish_input_required(incoming, ctx, target, irr, lineage)
+            }
             Outcome::Extension(extension) => {
                 encode_result(&incoming.id, &*extension.raw).map_err(|e| internal(&e.to_string()))
             }
@@ -171,6 +170,7 @@ impl Server {
         ctx: &RequestContext,
         target: &Target<'_>,
         mut irr: InputRequiredResult,
+        lineage: Option<&RoundLineage>,
     ) -> Result<Vec<u8>, ErrorObject> {
         debug_assert!(
             incoming.handshake.is_none(),
@@ -178,7 +178,7 @@ impl Server {
         );
         self.check_input_required(ctx, target, &irr)?;
         if let Some(state) = irr.request_state.take() {
-            irr.request_state = Some(self.seal_state(incoming, ctx, target, state)?);
+            irr.request_state = Some(self.seal_state(incoming, ctx, target, state, lineage)?);
         }
         irr.result_type = Some(ResultType::INPUT_REQUIRED);
         irr.meta
@@ -222,12 +222,16 @@ impl Server {
     }
 
     /// Seals a handler's plaintext state, bound to this request (unchanged when sealing is off).
+    /// `lineage` is this round's, from [`Self::open_state`]: a later round seals its number and
+    /// carries the first round's trace context on; a first round (`None`) seals, with the
+    /// `otel` feature, its own span's `traceparent`, and otherwise exactly Python's claims.
     pub(crate) fn seal_state(
         &self,
         incoming: &Incoming<'_>,
         ctx: &RequestContext,
         target: &Target<'_>,
         state: String,
+        lineage: Option<&RoundLineage>,
     ) -> Result<String, ErrorObject> {
         let Some(policy) = &self.inner.sealing else {
             return Ok(state);
@@ -236,7 +240,18 @@ impl Server {
         let binding = RequestBinding::new(target.method, target.name)
             .with_arguments(arguments.as_ref())
             .with_principal(ctx.principal());
-        policy.seal(&state, &binding).map_err(|error| {
+        #[cfg(feature = "otel")]
+        let first = lineage
+            .is_none()
+            .then(|| first_round(&incoming.span))
+            .flatten();
+        #[cfg(feature = "otel")]
+        let lineage = lineage.or(first.as_ref());
+        let sealed = match lineage {
+            Some(lineage) => policy.seal_round(&state, &binding, lineage),
+            None => policy.seal(&state, &binding),
+        };
+        sealed.map_err(|error| {
             tracing::error!(%error, "requestState could not be sealed");
             internal("Internal error")
         })
@@ -266,14 +281,15 @@ impl Server {
         check_input_responses(params.input_responses.as_ref())?;
         // The context first: the principal the state is bound to is the context's.
         let ctx = self.context(incoming, meta, version, notifier, cancel);
-        self.open_state(
-            incoming,
-            &ctx,
-            &target,
-            Some(&entry.tool),
-            &mut params.request_state,
-        )
-        .await?;
+        let lineage = self
+            .open_state(
+                incoming,
+                &ctx,
+                &target,
+                Some(&entry.tool),
+                &mut params.request_state,
+            )
+            .await?;
         // Arguments that break the schema are a tool error the model can correct, not a
         // protocol error (2025-11-25 on).
         if let Err(problem) = check_arguments(&entry.input_check, &mut params.arguments) {
@@ -296,7 +312,7 @@ impl Server {
         if let (Some(check), Outcome::Complete(result)) = (&entry.output_check, &mut outcome) {
             check_structured_content(check, &entry.tool.name, result);
         }
-        self.finish_outcome(incoming, &ctx, &target, outcome)
+        self.finish_outcome(incoming, &ctx, &target, outcome, lineage.as_ref())
     }
 
     pub(crate) async fn get_prompt(
@@ -330,7 +346,8 @@ impl Server {
         };
         check_input_responses(params.input_responses.as_ref())?;
         let ctx = self.context(incoming, meta, version, notifier, cancel);
-        self.open_state(incoming, &ctx, &target, None, &mut params.request_state)
+        let lineage = self
+            .open_state(incoming, &ctx, &target, None, &mut params.request_state)
             .await?;
         let outcome = if incoming.handshake.is_some() {
             let handler = &entry.handler;
@@ -342,7 +359,7 @@ impl Server {
             entry.handler.get(ctx.clone(), params).await
         };
         ctx.finish();
-        self.finish_outcome(incoming, &ctx, &target, outcome?)
+        self.finish_outcome(incoming, &ctx, &target, outcome?, lineage.as_ref())
     }
 
     pub(crate) async fn read_resource(
@@ -362,7 +379,8 @@ impl Server {
         };
         check_input_responses(params.input_responses.as_ref())?;
         let ctx = self.context(incoming, meta, version, notifier, cancel);
-        self.open_state(incoming, &ctx, &target, None, &mut params.request_state)
+        let lineage = self
+            .open_state(incoming, &ctx, &target, None, &mut params.request_state)
             .await?;
         let outcome = if let Some(entry) = registry.resource(&uri).cloned() {
             let result = entry.handler.read(ctx.clone(), params).await;
@@ -395,8 +413,32 @@ impl Server {
             }
             other => other,
         };
-        self.finish_outcome(incoming, &ctx, &target, outcome)
+        self.finish_outcome(incoming, &ctx, &target, outcome, lineage.as_ref())
     }
+}
+
+/// The round a retry is, from the lineage of the state it opened, recorded on its span and, with
+/// `otel`, linked to the first round's span.
+fn this_round(incoming: &Incoming<'_>, opened: RoundLineage) -> RoundLineage {
+    let lineage = opened.next();
+    super::trace::record_round(&incoming.span, lineage.round());
+    #[cfg(feature = "otel")]
+    if let Some(first) = lineage.trace_context()
+        && !incoming.span.is_disabled()
+    {
+        crate::otel::link_first_round(&incoming.span, first);
+    }
+    lineage
+}
+
+/// A first round's lineage with its own span's `traceparent`, for the rounds after it to link
+/// to; `None` (Python's claims alone) when the span is disabled or has no OpenTelemetry context.
+#[cfg(feature = "otel")]
+fn first_round(span: &tracing::Span) -> Option<RoundLineage> {
+    if span.is_disabled() {
+        return None;
+    }
+    crate::otel::traceparent_of(span).map(|tc| RoundLineage::FIRST.with_trace_context(tc))
 }
 
 /// Checks tool arguments (absent ones as `{}`) against the tool's `inputSchema`, without

@@ -25,6 +25,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
+use tracing::Instrument as _;
 
 use super::Server;
 use super::dispatch::{Incoming, Reply};
@@ -120,6 +121,10 @@ impl Server {
         let writer_task = tokio::spawn(write_lines(writer, outbox));
         let in_flight: InFlight = Arc::default();
         let permits = Arc::new(Semaphore::new(config.max_concurrent_requests.max(1)));
+        // Notification chains that wait (a slow middleware) have a bound of their own: a
+        // `notifications/cancelled` must never wait for a request's permit, which is what it
+        // may be about to free.
+        let notification_permits = Arc::new(Semaphore::new(config.max_concurrent_requests.max(1)));
         let mut tasks = JoinSet::new();
         let mut lines = LineReader::new(reader, config.max_message_size);
         // The first request fixes the era of the connection (see `Connection`).
@@ -206,9 +211,11 @@ impl Server {
                             params: request.params.as_deref(),
                             headers: None,
                             principal: None,
+                            principal_bound: false,
                             handshake,
                             #[cfg(feature = "http-server")]
                             http: None,
+                            span: tracing::Span::none(),
                         };
                         let reply = server
                             .dispatch(incoming, Some(out.clone()), cancel.clone())
@@ -230,42 +237,63 @@ impl Server {
                     }
                 }
                 Ok(MessageRef::Notification(notification)) => {
-                    let serve = || {
-                        if notification.method == Initialized::NAME
-                            && let Connection::Handshake(session) = &connection
-                        {
-                            session.mark_initialized();
-                        } else if notification.method == Cancelled::NAME
-                            && let Ok(params) =
-                                notification.params_as::<CancelledNotificationParams>()
-                            && let Some(token) = lock(&in_flight).get(&params.request_id)
-                        {
-                            token.cancel();
-                        }
-                        middleware::Reply::nothing()
+                    let session = match &connection {
+                        Connection::Handshake(session) => Some(Arc::clone(session)),
+                        _ => None,
                     };
-                    if self.has_middleware() {
-                        let session = match &connection {
-                            Connection::Handshake(session) => Some(&**session),
-                            _ => None,
+                    if !self.has_middleware() {
+                        serve_notification(
+                            session.as_deref(),
+                            &in_flight,
+                            &notification.method,
+                            notification.params,
+                        );
+                        continue;
+                    }
+                    // A middleware may take its time over a notification (an audit log
+                    // writing to disk): run its chain like a request, holding a permit and
+                    // spawned only when it waits, so the next line is read meanwhile.
+                    // `initialized` keeps its place in the stream: requests after it count on
+                    // the session being open.
+                    let keep_order = notification.method == Initialized::NAME;
+                    let Ok(permit) = Arc::clone(&notification_permits).acquire_owned().await else {
+                        break Ok(());
+                    };
+                    let method = notification.method.into_owned();
+                    let params = notification.params.map(RawValue::to_owned);
+                    let server = self.clone();
+                    let in_flight = Arc::clone(&in_flight);
+                    let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
+                        let serve = || {
+                            serve_notification(
+                                session.as_deref(),
+                                &in_flight,
+                                &method,
+                                params.as_deref(),
+                            );
+                            middleware::Reply::nothing()
                         };
                         let message = Message {
                             id: None,
-                            method: &notification.method,
-                            params: notification.params,
+                            method: &method,
+                            params: params.as_deref(),
                             era: if session.is_some() {
                                 Era::Handshake
                             } else {
                                 Era::Modern
                             },
-                            handshake: session,
+                            handshake: session.as_deref(),
                             principal: None,
                             #[cfg(feature = "http-server")]
                             http: None,
                         };
-                        self.through_middleware(message, &serve).await;
-                    } else {
-                        serve();
+                        server.through_middleware(message, &serve).await;
+                        drop(permit);
+                    });
+                    if keep_order {
+                        task.await;
+                    } else if futures::poll!(task.as_mut()).is_pending() {
+                        tasks.spawn(task);
                     }
                 }
                 Ok(MessageRef::Response(response)) => {
@@ -291,6 +319,27 @@ impl Server {
         drop(out);
         let _ = writer_task.await;
         result
+    }
+}
+
+/// What the transport itself does with a notification: `initialized` opens a handshake-era
+/// session, `cancelled` cancels the request it names.
+fn serve_notification(
+    session: Option<&HandshakeSession>,
+    in_flight: &InFlight,
+    method: &str,
+    params: Option<&RawValue>,
+) {
+    if method == Initialized::NAME
+        && let Some(session) = session
+    {
+        session.mark_initialized();
+    } else if method == Cancelled::NAME
+        && let Some(params) = params
+        && let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params.get())
+        && let Some(token) = lock(in_flight).get(&params.request_id)
+    {
+        token.cancel();
     }
 }
 
@@ -448,14 +497,27 @@ impl Server {
             #[cfg(feature = "http-server")]
             http: None,
         };
-        let reply = if self.has_middleware() {
-            self.through_middleware(message, &serve).await
-        } else {
-            serve()
-        };
+        let span =
+            super::trace::initialize_span(&request.id, &request.method, request.params, false);
+        let reply = async {
+            if self.has_middleware() {
+                self.through_middleware(message, &serve).await
+            } else {
+                serve()
+            }
+        }
+        .instrument(span.clone())
+        .await;
         // A middleware that refused `initialize` after the server answered it opens no session.
         let refused = reply.as_error().is_some();
-        if let Reply::Message { body, .. } = reply.encode(Some(&request.id)) {
+        let reply = reply.encode(Some(&request.id));
+        let version = lock(&opened)
+            .as_ref()
+            .map(|session| session.version.clone());
+        super::trace::record_initialize(&span, &reply, version.as_ref().filter(|_| !refused));
+        // Ended before the reply goes out, like the span of every other request.
+        drop(span);
+        if let Reply::Message { body, .. } = reply {
             let _ = out.send(body).await;
         }
         match opened.into_inner() {

@@ -9,9 +9,15 @@
 //! `ERROR`; a tool result with `isError: true` sets `error.type = "tool_error"` and the error status.
 //!
 //! Every value the peer chose (method, id, names, URI, version, error message) is recorded
-//! through `mrtr::logged`: cut to 128 bytes and recorded as a string, which subscribers escape,
+//! through `span_fields::logged`: cut to 128 bytes and recorded as a string, which subscribers escape,
 //! so a peer can neither make the span (and every log line printed in its context) long nor forge
 //! a line with a newline.
+//!
+//! A request of a multi-round call (`tools/call`, `prompts/get`, `resources/read`) records
+//! `mcp.request_state.round`: 1 without `requestState`, `n + 1` for a retry whose sealed state
+//! was sealed in round `n` (the `r` claim, inside the AEAD, so a client cannot choose it); a
+//! retry with unsealed state (sealing off) has no round. With the `otel` feature every later
+//! round also links to the first round's span (`otel::rounds`).
 //!
 //! Cost: the span is created through `tracing`'s macro, which without a subscriber interested
 //! in the `modelctx::server` target yields a disabled span after checking the call site's
@@ -19,19 +25,22 @@
 
 use std::borrow::Cow;
 
-use modelctx_types::methods::{CallTool, GetPrompt};
-use modelctx_types::{Method as _, ProtocolVersion, RequestId};
+use modelctx_types::{ProtocolVersion, RequestId};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tracing::Span;
 use tracing::field::Empty;
 
 use super::dispatch::{Incoming, Reply, probe_meta};
-use super::middleware::target_of;
-use super::mrtr::logged;
+use crate::span_fields::{logged, record_rpc_error, record_target, record_tool_result, target_of};
 
 /// The span of one request: disabled (and free) when no subscriber wants it.
 pub(crate) fn request_span(incoming: &Incoming<'_>) -> Span {
+    span_on(incoming, network_transport(incoming))
+}
+
+/// [`request_span`] with the `network.transport` given.
+fn span_on(incoming: &Incoming<'_>, transport: &'static str) -> Span {
     tracing::info_span!(
         target: "modelctx::server",
         "mcp.server.request",
@@ -45,8 +54,9 @@ pub(crate) fn request_span(incoming: &Incoming<'_>) -> Span {
         gen_ai.tool.name = Empty,
         gen_ai.prompt.name = Empty,
         gen_ai.operation.name = Empty,
+        mcp.request_state.round = Empty,
         mcp.resource.uri = Empty,
-        network.transport = network_transport(incoming),
+        network.transport = transport,
         error.type = Empty,
         rpc.response.status_code = Empty,
     )
@@ -72,41 +82,30 @@ fn network_transport(incoming: &Incoming<'_>) -> &'static str {
 
 /// Records what the request says about itself (an enabled span only).
 pub(crate) fn record_request(span: &Span, incoming: &Incoming<'_>) {
-    let method = logged(incoming.method);
+    let meta = probe_meta(incoming.params).ok().flatten();
+    // With `otel`, a W3C trace context in `_meta` (SEP-414) becomes the span's parent: set
+    // before the span is first entered, while its parent can still change.
+    #[cfg(feature = "otel")]
+    if let Some(meta) = &meta {
+        crate::otel::adopt_parent(span, &meta.extra);
+    }
     let version = match &incoming.handshake {
         Some(session) => Some(session.version.clone()),
-        None => probe_meta(incoming.params)
-            .ok()
-            .flatten()
-            .and_then(|meta| meta.protocol_version),
+        None => meta.and_then(|meta| meta.protocol_version),
     };
     if let Some(version) = version.as_ref().map(ProtocolVersion::as_str) {
         span.record("mcp.protocol.version", logged(version));
     }
-    if incoming.method == CallTool::NAME {
-        span.record("gen_ai.operation.name", "execute_tool");
+    let target = target_of(incoming.method, incoming.params.map(RawValue::get));
+    record_target(span, incoming.method, target.as_deref());
+}
+
+/// Records which round of its multi-round call a request is (an enabled span only; a no-op on a
+/// disabled one).
+pub(crate) fn record_round(span: &Span, round: u32) {
+    if !span.is_disabled() {
+        span.record("mcp.request_state.round", round);
     }
-    let target = target_of(incoming.method, incoming.params);
-    let target = target.as_deref().map(logged);
-    let named = match (incoming.method, target) {
-        (CallTool::NAME, Some(tool)) => {
-            span.record("gen_ai.tool.name", tool);
-            Some(tool)
-        }
-        (GetPrompt::NAME, Some(prompt)) => {
-            span.record("gen_ai.prompt.name", prompt);
-            Some(prompt)
-        }
-        (_, Some(uri)) => {
-            span.record("mcp.resource.uri", uri);
-            None
-        }
-        (_, None) => None,
-    };
-    match named {
-        Some(target) => span.record("otel.name", format!("{method} {target}")),
-        None => span.record("otel.name", method),
-    };
 }
 
 /// Records how the request ended, read back from the encoded reply (an enabled span only).
@@ -124,11 +123,6 @@ pub(crate) fn record_reply(span: &Span, reply: &Reply) {
         #[serde(borrow)]
         message: Option<Cow<'a, str>>,
     }
-    #[derive(Deserialize)]
-    struct ToolResult {
-        #[serde(rename = "isError", default)]
-        is_error: bool,
-    }
     let Reply::Message { body, .. } = reply else {
         return;
     };
@@ -136,21 +130,51 @@ pub(crate) fn record_reply(span: &Span, reply: &Reply) {
         return;
     };
     if let Some(error) = response.error {
-        let code = error.code.to_string();
-        span.record("error.type", code.as_str());
-        span.record("rpc.response.status_code", code.as_str());
-        span.record("otel.status_code", "ERROR");
-        if let Some(message) = error.message.as_deref() {
-            span.record("otel.status_message", logged(message));
-        }
+        record_rpc_error(span, error.code, error.message.as_deref());
         return;
     }
-    let tool_error = response
-        .result
-        .and_then(|result| serde_json::from_str::<ToolResult>(result.get()).ok())
-        .is_some_and(|result| result.is_error);
-    if tool_error {
-        span.record("error.type", "tool_error");
-        span.record("otel.status_code", "ERROR");
+    if let Some(result) = response.result {
+        record_tool_result(span, result);
     }
+}
+
+/// The span of an `initialize`, which the transports answer themselves (it opens the session,
+/// so it never reaches [`Server::dispatch`](super::Server)): made and recorded like every other
+/// request's, its parent from `_meta` included, so a handshake-era client's trace shows it as
+/// the Python SDK's does. `over_http`: it came over streamable HTTP (`network.transport` `tcp`).
+pub(crate) fn initialize_span(
+    id: &RequestId,
+    method: &str,
+    params: Option<&RawValue>,
+    over_http: bool,
+) -> Span {
+    let incoming = Incoming {
+        id: id.clone(),
+        method,
+        params,
+        headers: None,
+        principal: None,
+        principal_bound: false,
+        span: Span::none(),
+        handshake: None,
+        #[cfg(feature = "http-server")]
+        http: None,
+    };
+    let span = span_on(&incoming, if over_http { "tcp" } else { "pipe" });
+    if !span.is_disabled() {
+        record_request(&span, &incoming);
+    }
+    span
+}
+
+/// Records how an `initialize` ended: its reply and the version it opened the session with
+/// (nothing when `span` is disabled).
+pub(crate) fn record_initialize(span: &Span, reply: &Reply, version: Option<&ProtocolVersion>) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(version) = version {
+        span.record("mcp.protocol.version", logged(version.as_str()));
+    }
+    record_reply(span, reply);
 }

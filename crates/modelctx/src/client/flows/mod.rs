@@ -287,6 +287,11 @@ pub struct FlowRecord {
     pub updated_at_ms: u64,
     /// Incremented by every change; the compare-and-swap token.
     pub version: u64,
+    /// The W3C `traceparent` of the call span that started the flow (feature `otel`, when an
+    /// OpenTelemetry layer traced it): every resumption's call span is its child, so the flow
+    /// is one trace whichever worker resumes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_context: Option<String>,
 }
 
 impl FlowRecord {
@@ -323,6 +328,7 @@ impl FlowRecord {
             created_at_ms: now,
             updated_at_ms: now,
             version: 1,
+            trace_context: None,
         })
     }
 

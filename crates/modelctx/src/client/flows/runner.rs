@@ -21,6 +21,7 @@ use crate::client::api::{Client, PendingRequest};
 use crate::client::builder::ClientBuilder;
 use crate::client::error::ClientError;
 use crate::client::session::{RoundOutcome, Session};
+use crate::client::trace;
 
 /// The params of a request that may become a flow: `tools/call`, `prompts/get` and
 /// `resources/read`.
@@ -295,7 +296,8 @@ impl FlowRunner {
         owner: Option<&str>,
         params: R,
     ) -> Result<FlowStart<R::Output>, FlowError> {
-        let step = Box::pin(self.rounds::<R>(client, params.clone())).await?;
+        let span = flow_span(&params);
+        let step = Box::pin(self.traced_rounds::<R>(client, params.clone(), span.clone())).await?;
         match step {
             Step::Complete(result) => Ok(FlowStart::Complete(result)),
             Step::Question(input_required) => {
@@ -303,9 +305,12 @@ impl FlowRunner {
                     params,
                     input_required,
                 };
-                self.save_pending(server, owner, &pending)
-                    .await
-                    .map(|record| FlowStart::Pending(Box::new(record)))
+                let record = FlowRecord {
+                    trace_context: trace_context_of(&span),
+                    ..FlowRecord::new(server, R::METHOD, owner.map(str::to_owned), &pending)?
+                };
+                self.store.save(&record).await?;
+                Ok(FlowStart::Pending(Box::new(record)))
             }
         }
     }
@@ -530,6 +535,24 @@ impl FlowRunner {
         .await
     }
 
+    /// [`Self::rounds`] in `span`, a call span from [`flow_span`] (when it is enabled).
+    async fn traced_rounds<R: FlowRequest>(
+        &self,
+        client: &Client,
+        params: R,
+        span: tracing::Span,
+    ) -> Result<Step<R::Output>, ClientError> {
+        if span.is_disabled() {
+            return self.rounds::<R>(client, params).await;
+        }
+        Box::pin(trace::in_call_span(
+            span,
+            self.rounds::<R>(client, params),
+            |_| false,
+        ))
+        .await
+    }
+
     /// The original request, from the start.
     async fn first_round<R: FlowRequest>(
         &self,
@@ -537,7 +560,8 @@ impl FlowRunner {
         record: &FlowRecord,
     ) -> Result<Step<Value>, AttemptError> {
         let params: R = serde_json::from_value(record.params.clone())?;
-        let step = Box::pin(self.rounds::<R>(client, params)).await?;
+        let span = resumed_span(&params, record);
+        let step = Box::pin(self.traced_rounds::<R>(client, params, span)).await?;
         step.into_value()
     }
 
@@ -613,9 +637,45 @@ impl FlowRunner {
         let mut params: R = serde_json::from_value(claimed.params.clone())?;
         params.set_input_responses(claimed.answers.clone());
         params.set_request_state(claimed.input_required.request_state.clone());
-        let step = Box::pin(self.rounds::<R>(client, params)).await?;
+        let span = resumed_span(&params, claimed);
+        let step = Box::pin(self.traced_rounds::<R>(client, params, span)).await?;
         step.into_value()
     }
+}
+
+/// The call span (`mcp.client.call`) of a flow's rounds; its target is read from the params
+/// only when it is enabled.
+fn flow_span<R: FlowRequest>(params: &R) -> tracing::Span {
+    let method = R::METHOD.as_str();
+    trace::call_span(method, || {
+        let params = serde_json::to_string(params).ok()?;
+        crate::span_fields::target_of(method, Some(&params)).map(std::borrow::Cow::into_owned)
+    })
+}
+
+/// The `traceparent` of the call span that started a flow (`otel`, an enabled span only).
+fn trace_context_of(span: &tracing::Span) -> Option<String> {
+    #[cfg(feature = "otel")]
+    if !span.is_disabled() {
+        return crate::otel::traceparent_of(span);
+    }
+    let _ = span;
+    None
+}
+
+/// The call span of a resumption: with `otel`, the child of the call span that started the
+/// flow (`FlowRecord::trace_context`), in whichever process that was.
+fn resumed_span<R: FlowRequest>(params: &R, record: &FlowRecord) -> tracing::Span {
+    let span = flow_span(params);
+    #[cfg(feature = "otel")]
+    if let Some(started) = &record.trace_context
+        && !span.is_disabled()
+    {
+        crate::otel::continue_trace(&span, started);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = record;
+    span
 }
 
 /// Failures another attempt may get past: the transport, a timeout, an overloaded or failing

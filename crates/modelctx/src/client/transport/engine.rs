@@ -133,6 +133,9 @@ impl LineTransport {
 
     pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
         let id = self.shared.next_id();
+        outgoing
+            .span
+            .record("jsonrpc.request.id", tracing::field::display(&id));
         let line = super::encode_request(&id, outgoing.method, &outgoing.params);
         let (sender, receiver) = oneshot::channel();
         self.pending.insert(id.clone(), sender)?;

@@ -153,6 +153,9 @@ impl HttpTransport {
         loop {
             // A re-issued request is a new request: it gets a new id.
             let id = inner.shared.next_id();
+            outgoing
+                .span
+                .record("jsonrpc.request.id", tracing::field::display(&id));
             let mut waiting = Waiting::register(inner, &id, outgoing.cancellable);
             let attempt = self.attempt(outgoing, &id, &mut waiting).await;
             // Finished one way or another: nothing to cancel any more.

@@ -32,6 +32,9 @@ pub(crate) struct Outgoing {
     pub(crate) headers: HttpHeaders,
     /// Whether abandoning the request sends `notifications/cancelled` (never for `initialize`).
     pub(crate) cancellable: bool,
+    /// The request's span (`client/trace.rs`), where the transport records the id it picks;
+    /// disabled when nobody listens.
+    pub(crate) span: tracing::Span,
 }
 
 /// The HTTP headers a request carries besides the fixed ones.
