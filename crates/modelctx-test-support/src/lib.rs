@@ -19,6 +19,8 @@ pub mod client;
 #[cfg(feature = "mcp")]
 pub mod flows;
 #[cfg(feature = "mcp")]
+pub mod listen;
+#[cfg(feature = "mcp")]
 pub mod server;
 #[cfg(feature = "mcp")]
 pub mod tasks;

@@ -13,12 +13,10 @@ use modelctx::server::http::HttpConfig;
 use modelctx::server::{Change, Server};
 use modelctx::types::jsonrpc::Notification;
 use modelctx::types::{RequestId, SubscriptionFilter};
+use modelctx_test_support::listen::{BOUND, listen, next, until, updated};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc;
-
-/// How long any single expected event may take.
-const BOUND: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Via {
@@ -145,43 +143,18 @@ async fn rig(via: Via, era: Era) -> Rig {
     }
 }
 
-async fn listen(client: &Client, filter: SubscriptionFilter) -> Subscription {
-    tokio::time::timeout(BOUND, client.listen(filter))
-        .await
-        .expect("acknowledged in time")
-        .unwrap()
-}
-
 async fn close(subscription: Subscription) {
     tokio::time::timeout(BOUND, subscription.close())
         .await
         .expect("closed in time");
 }
 
-async fn next(subscription: &mut Subscription) -> ListenEvent {
-    tokio::time::timeout(BOUND, subscription.next())
-        .await
-        .expect("an event in time")
-        .expect("the stream is open")
-}
-
 /// The events up to and including the first `ToolsListChanged`.
 async fn until_tools(subscription: &mut Subscription) -> Vec<ListenEvent> {
-    let mut events = Vec::new();
-    loop {
-        let event = next(subscription).await;
-        let done = event == ListenEvent::ToolsListChanged;
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
-}
-
-fn updated(uri: &str) -> ListenEvent {
-    ListenEvent::ResourceUpdated {
-        uri: uri.to_owned(),
-    }
+    until(subscription, |event| {
+        *event == ListenEvent::ToolsListChanged
+    })
+    .await
 }
 
 /// The first unclaimed notification of `method`, and the methods seen before it.
