@@ -472,6 +472,38 @@ async fn modern_http_graceful_close() {
     graceful_close(Via::Http).await;
 }
 
+/// A rolling restart: shutting the HTTP server down gracefully ends its listen streams with
+/// their closing result (the client sees a graceful end, not an error), and the shutdown does
+/// not wait for the listening clients to hang up.
+#[tokio::test]
+async fn http_shutdown_ends_listen_streams_gracefully() {
+    let server = build_server();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        server
+            .serve_http_on(listener, HttpConfig::default(), async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    let mut subscription =
+        listen(&client, SubscriptionFilter::new().with_tools_list_changed()).await;
+    stop.send(()).unwrap();
+    let end = tokio::time::timeout(BOUND, subscription.next())
+        .await
+        .expect("the end in time");
+    assert_eq!(end, None);
+    assert!(subscription.error().is_none(), "{:?}", subscription.error());
+    tokio::time::timeout(BOUND, serving)
+        .await
+        .expect("the server stopped in time")
+        .unwrap()
+        .unwrap();
+}
+
 /// A server with nothing registered acknowledges the stream but honours none of the filter.
 #[tokio::test]
 async fn modern_bare_server_honours_nothing() {
