@@ -324,3 +324,82 @@ async fn instances_serve_through_a_redis_restart_and_listeners_resync_after_it()
     }
     assert_eq!(after, [ListenEvent::ToolsListChanged, updated(SENTINEL)]);
 }
+
+/// A rolling restart behind a load balancer, in one process: two instances on a `MemoryBus`
+/// behind one URL whose requests go to A until the switch, then to B. A ends its listen streams
+/// gracefully (as its HTTP shutdown does); a client with `relisten_after_close` listens again —
+/// on B — and yields a change for everything it follows (it may have missed some), then B's
+/// and A's changes as usual. Without the option the subscription ends.
+#[tokio::test]
+async fn a_client_listens_again_on_another_instance_after_a_graceful_close() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use modelctx::server::bus::MemoryBus;
+    use modelctx::server::http::HttpConfig;
+    use tower::ServiceExt as _;
+
+    let bus = MemoryBus::new();
+    let instance = || {
+        Server::builder("bus-test", "1.0.0")
+            .declare_tools()
+            .declare_resources()
+            .bus(bus.clone())
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (instance(), instance());
+    let to_b = Arc::new(AtomicBool::new(false));
+    let (router_a, router_b) = (
+        a.http_router(HttpConfig::default()),
+        b.http_router(HttpConfig::default()),
+    );
+    let switch = Arc::clone(&to_b);
+    let balancer = axum::Router::new().fallback(move |request: axum::extract::Request| {
+        let router = if switch.load(Ordering::SeqCst) {
+            router_b.clone()
+        } else {
+            router_a.clone()
+        };
+        async move { router.oneshot(request).await.unwrap() }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, balancer).await });
+
+    let relistening = Client::builder()
+        .relisten_after_close(true)
+        .connect_http(&url)
+        .await
+        .unwrap();
+    let plain = Client::builder().connect_http(&url).await.unwrap();
+    let mut follows = listen(&relistening, filter()).await;
+    let mut ends = listen(&plain, filter()).await;
+
+    // A is taken out of the balancer, then closes its streams.
+    to_b.store(true, Ordering::SeqCst);
+    a.shutdown_subscriptions();
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(10), ends.next())
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(ends.error().is_none(), "{:?}", ends.error());
+
+    // Listening again on B: everything followed is announced once, then changes flow.
+    assert_eq!(
+        until_sentinel(&mut follows).await,
+        [
+            ListenEvent::ToolsListChanged,
+            updated(REPORT),
+            updated(SENTINEL)
+        ]
+    );
+    b.notify(Change::ResourceUpdated(REPORT.into()));
+    a.notify(Change::ResourceUpdated(SENTINEL.into()));
+    assert_eq!(
+        until_sentinel(&mut follows).await,
+        [updated(REPORT), updated(SENTINEL)]
+    );
+    assert!(follows.error().is_none());
+}
