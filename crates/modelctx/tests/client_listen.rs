@@ -504,6 +504,30 @@ async fn http_shutdown_ends_listen_streams_gracefully() {
         .unwrap();
 }
 
+/// A stream that falls behind the change channel (more changes at once than it buffers) has
+/// missed changes: it is resynced, so its client refetches what it follows. Over the
+/// in-memory pipe, so the burst lands before the stream's task runs again.
+#[tokio::test]
+async fn a_stream_that_fell_behind_is_resynced() {
+    let rig = rig(Via::Memory, Era::Modern).await;
+    let mut subscription = listen(
+        &rig.client,
+        SubscriptionFilter::new()
+            .with_tools_list_changed()
+            .with_resource("file:///x"),
+    )
+    .await;
+    // Changes the stream does not follow, more than the channel holds, in one go.
+    for n in 0..400 {
+        rig.server
+            .notify(Change::ResourceUpdated(format!("file:///other/{n}")));
+    }
+    assert_eq!(
+        until(&mut subscription, |e| *e == updated("file:///x")).await,
+        [ListenEvent::ToolsListChanged, updated("file:///x")]
+    );
+}
+
 /// A server with nothing registered acknowledges the stream but honours none of the filter.
 #[tokio::test]
 async fn modern_bare_server_honours_nothing() {

@@ -291,6 +291,11 @@ pub(crate) fn forward_changes(
                     Some(&ResourceUpdatedNotificationParams::new(uri)),
                 )
             };
+            // A session that fell behind missed changes: it is resynced like after a bus outage.
+            let change = match change {
+                Err(RecvError::Lagged(_)) => Ok(Change::Resync),
+                other => other,
+            };
             let messages = match change {
                 Ok(Change::ToolsListChanged) => vec![encode_notification::<()>(lists[0], None)],
                 Ok(Change::PromptsListChanged) => vec![encode_notification::<()>(lists[1], None)],

@@ -89,7 +89,10 @@ impl Server {
                     }
                     Ok(_) => {}
                     Err(RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "listen stream fell behind; changes were dropped");
+                        // Changes were dropped for this stream: its client refetches everything
+                        // it follows, as after a bus outage.
+                        tracing::warn!(missed, "listen stream fell behind; changes were dropped, resyncing");
+                        self.resync(ctx, &honored, &tag, &list_changed).await;
                     }
                     Err(RecvError::Closed) => return Some(SubscriptionsListenResult::default()),
                 },
