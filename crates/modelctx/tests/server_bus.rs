@@ -52,17 +52,25 @@ async fn until_sentinel(subscription: &mut Subscription) -> Vec<ListenEvent> {
     until(subscription, |event| *event == updated(SENTINEL)).await
 }
 
-#[tokio::test]
-async fn changes_made_on_one_instance_reach_listeners_on_every_instance_once() {
-    let redis = Redis::start(Persistence::Off).await;
-    let a = server(bus(&redis, "fleet").await);
-    let b = server(bus(&redis, "fleet").await);
-    // Another fleet on the same Redis.
-    let c = server(bus(&redis, "other-fleet").await);
-    let (http_a, http_b, http_c) = (
+/// Instances A and B of the fleet on `redis`, each on its own HTTP listener, with a listener on
+/// each (and a 2025-11-25 session on B), all following [`filter`].
+struct Pair {
+    a: Server,
+    b: Server,
+    on_a: Client,
+    on_b: Client,
+    at_a: Subscription,
+    at_b: Subscription,
+    at_b_handshake: Subscription,
+    _kept: (HttpServer, HttpServer, Client),
+}
+
+async fn pair(redis: &Redis) -> Pair {
+    let a = server(bus(redis, "fleet").await);
+    let b = server(bus(redis, "fleet").await);
+    let (http_a, http_b) = (
         HttpServer::start(a.clone()).await,
         HttpServer::start(b.clone()).await,
-        HttpServer::start(c.clone()).await,
     );
     let on_a = Client::builder().connect_http(&http_a.url).await.unwrap();
     let on_b = Client::builder().connect_http(&http_b.url).await.unwrap();
@@ -71,10 +79,35 @@ async fn changes_made_on_one_instance_reach_listeners_on_every_instance_once() {
         .connect_http(&http_b.url)
         .await
         .unwrap();
+    Pair {
+        at_a: listen(&on_a, filter()).await,
+        at_b: listen(&on_b, filter()).await,
+        at_b_handshake: listen(&on_b_handshake, filter()).await,
+        a,
+        b,
+        on_a,
+        on_b,
+        _kept: (http_a, http_b, on_b_handshake),
+    }
+}
+
+#[tokio::test]
+async fn changes_made_on_one_instance_reach_listeners_on_every_instance_once() {
+    let redis = Redis::start(Persistence::Off).await;
+    let Pair {
+        a,
+        b,
+        mut at_a,
+        mut at_b,
+        mut at_b_handshake,
+        on_a: _on_a,
+        on_b: _on_b,
+        _kept,
+    } = pair(&redis).await;
+    // Another fleet on the same Redis.
+    let c = server(bus(&redis, "other-fleet").await);
+    let http_c = HttpServer::start(c.clone()).await;
     let on_c = Client::builder().connect_http(&http_c.url).await.unwrap();
-    let mut at_a = listen(&on_a, filter()).await;
-    let mut at_b = listen(&on_b, filter()).await;
-    let mut at_b_handshake = listen(&on_b_handshake, filter()).await;
     let mut at_c = listen(&on_c, filter()).await;
 
     // A resource update and a tool-list change (a tool added at run time) on A.
@@ -260,22 +293,16 @@ async fn a_listener_on_b_hears_each_status_of_a_task_running_on_a() {
 #[tokio::test]
 async fn instances_serve_through_a_redis_restart_and_listeners_resync_after_it() {
     let mut redis = Redis::start(Persistence::Off).await;
-    let a = server(bus(&redis, "fleet").await);
-    let b = server(bus(&redis, "fleet").await);
-    let (http_a, http_b) = (
-        HttpServer::start(a.clone()).await,
-        HttpServer::start(b.clone()).await,
-    );
-    let on_a = Client::builder().connect_http(&http_a.url).await.unwrap();
-    let on_b = Client::builder().connect_http(&http_b.url).await.unwrap();
-    let on_b_handshake = Client::builder()
-        .mode(Mode::Handshake)
-        .connect_http(&http_b.url)
-        .await
-        .unwrap();
-    let mut at_a = listen(&on_a, filter()).await;
-    let mut at_b = listen(&on_b, filter()).await;
-    let mut at_b_handshake = listen(&on_b_handshake, filter()).await;
+    let Pair {
+        a,
+        b: _b,
+        on_a,
+        on_b,
+        mut at_a,
+        mut at_b,
+        mut at_b_handshake,
+        _kept,
+    } = pair(&redis).await;
     a.notify(Change::ResourceUpdated(SENTINEL.into()));
     assert_eq!(until_sentinel(&mut at_b).await, [updated(SENTINEL)]);
     assert_eq!(
