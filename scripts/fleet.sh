@@ -7,7 +7,11 @@
 #   2. per-process default keys: cross-instance rounds get exactly the documented -32602 and
 #      the driver starts those flows again until they complete;
 #   3. a rolling three-phase key rotation [OLD] → [OLD,NEW] → [NEW,OLD] → [NEW], one instance
-#      restarted at a time while flows run: 0 failures.
+#      restarted at a time while flows run: 0 failures;
+#   4. the change bus: both instances on a private redis-server, FLEET_LISTENERS listen
+#      streams (default 100) spread over them; changes made on A, then on B, reach every listener
+#      exactly once; after a Redis restart every listener gets the resync notifications and
+#      changes cross again.
 #
 # nginx is the Debian package, installed by scripts/system-packages.sh (.ci/run runs it first).
 # It runs in the foreground as a child of the driver with its own configuration, pid, logs and
@@ -41,6 +45,12 @@ if [ -z "$nginx_bin" ]; then
   [ -n "$nginx_bin" ] || { echo "fleet: nginx still not found after installing" >&2; exit 2; }
 fi
 echo "fleet: $("$nginx_bin" -v 2>&1)" >&2
+redis_bin="$(command -v redis-server 2>/dev/null || true)"
+if [ -z "$redis_bin" ]; then
+  scripts/system-packages.sh
+  redis_bin="$(command -v redis-server 2>/dev/null || true)"
+  [ -n "$redis_bin" ] || { echo "fleet: redis-server still not found after installing" >&2; exit 2; }
+fi
 
 if [ "${FLEET_SKIP_BUILD:-0}" = 1 ]; then
   for bin in mcp-fleet reliability-server; do
@@ -59,4 +69,6 @@ mkdir -p "$work"
   --dir "$work" \
   --flows "$flows" \
   --concurrency "$concurrency" \
+  --redis-server "$redis_bin" \
+  --listeners "${FLEET_LISTENERS:-100}" \
   --json "$work/fleet.json"

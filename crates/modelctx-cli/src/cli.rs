@@ -83,6 +83,14 @@ pub(crate) enum Command {
         call that was interrupted without cancelling, or a server that restarted with its tasks \
         kept.\n\n{ANSWER_HELP}"))]
     Task(CallArgs),
+    /// Follow a server's changes: `mcp listen [TARGET] [--resource URI]… [--lists
+    /// tools,prompts,resources] [--task ID]… [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\nOne line per notification, as it arrives \
+        (`--json`: one JSON object per line): `tools/list_changed`, `resources/updated URI`, \
+        `task ID STATUS[: message]`, …. The line saying what the server agreed to send goes to \
+        stderr. When the server ends the stream gracefully (an instance shutting down), mcp \
+        listens again. Stops on Ctrl-C or after --timeout seconds (exit 0)."))]
+    Listen(ListenArgs),
     /// Run a server.
     #[command(subcommand)]
     Serve(ServeCommand),
@@ -214,6 +222,38 @@ pub(crate) struct CallArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct ListenArgs {
+    /// [TARGET]: the server's URL (leave it out with `-- CMD ARGS…`).
+    #[arg(value_name = "TARGET")]
+    pub(crate) positional: Vec<String>,
+    /// The stdio server's command line.
+    #[arg(last = true, value_name = "CMD")]
+    pub(crate) command: Vec<String>,
+    /// Follow updates of this resource (repeatable).
+    #[arg(long = "resource", value_name = "URI")]
+    pub(crate) resources: Vec<String>,
+    /// Follow changes of these lists (comma-separated).
+    #[arg(long, value_name = "LISTS", value_enum, value_delimiter = ',')]
+    pub(crate) lists: Vec<ListKind>,
+    /// Follow this task's status (repeatable; the tasks extension).
+    #[arg(long = "task", value_name = "ID")]
+    pub(crate) tasks: Vec<String>,
+    /// Print each notification as a JSON object on one line.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) connect: ConnectArgs,
+}
+
+/// A list `mcp listen` can follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ListKind {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     /// [TARGET]: the server's URL (leave it out with `-- CMD ARGS…`).
     #[arg(value_name = "TARGET")]
@@ -280,6 +320,18 @@ pub(crate) struct DemoArgs {
     /// memory.
     #[arg(long, value_name = "FILE")]
     pub(crate) tasks_db: Option<PathBuf>,
+    /// Join the change bus of a fleet on Redis (`redis://HOST:PORT`): resource updates and list
+    /// changes made on any instance reach the listeners of every instance (`mcp listen`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) bus: Option<String>,
+    /// The bus channel's prefix (`PREFIX:changes`): instances with the same prefix form a fleet.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "mcp-demo",
+        requires = "bus"
+    )]
+    pub(crate) bus_prefix: String,
     /// Require OAuth access tokens (JWTs) issued by ISSUER, the authorization server's issuer
     /// identifier (HTTP only). The server then publishes its protected resource metadata and
     /// answers requests without a valid token with 401.

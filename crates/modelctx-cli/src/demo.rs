@@ -11,6 +11,7 @@
 //! | tool `echo {text}` | nothing |
 //! | prompt `briefing {topic}` | the audience |
 //! | template `report://{quarter}` | the format (a choice) |
+//! | tool `touch_report {quarter}` | nothing: marks `report://{quarter}` changed, so its listeners (on every instance sharing `--bus`) are notified |
 //! | resource `demo://regions` | nothing |
 //! | task tool `long_report {quarter}` | runs as a task (tasks extension): steps with status messages, then the format |
 //!
@@ -22,10 +23,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx::seal::RequestStateSecurity;
+use modelctx::server::bus::RedisBus;
 use modelctx::server::tasks::{
     MemoryStore, TaskContext, TaskInput, TaskStep, TaskStore, TaskTool, Tasks,
 };
-use modelctx::server::{BuildError, Context, Elicit, ListRoots, McpServer, Sample};
+use modelctx::server::{BuildError, Change, Context, Elicit, ListRoots, McpServer, Sample};
 use modelctx::types::{
     CallToolResult, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
     ElicitRequestUrlParams, ErrorObject, InputRequest, InputRequiredResult, ListRootsResult,
@@ -285,6 +287,34 @@ pub async fn report(quarter: String, #[resolve(report_format)] format: ReportFor
     }
 }
 
+/// The longest quarter `touch_report` takes (the URI is announced to every listener).
+const MAX_QUARTER: usize = 32;
+
+/// Mark a quarter's report (report://{quarter}) as changed: its subscribers are notified, on
+/// every instance sharing the server's bus.
+#[tool(idempotent)]
+pub async fn touch_report(
+    /// The quarter, e.g. 2026-q3 (letters, digits, `-` and `_`).
+    quarter: String,
+    ctx: Context,
+) -> CallToolResult {
+    let valid = !quarter.is_empty()
+        && quarter.len() <= MAX_QUARTER
+        && quarter
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !valid {
+        return CallToolResult::error(format!(
+            "quarter must be 1 to {MAX_QUARTER} letters, digits, '-' or '_'"
+        ));
+    }
+    let uri = format!("report://{quarter}");
+    ctx.request_context()
+        .server()
+        .notify(Change::ResourceUpdated(uri.clone()));
+    CallToolResult::text(format!("Touched {uri}."))
+}
+
 /// The regions the demo knows.
 #[resource("demo://regions", mime_type = "text/plain")]
 pub async fn regions() -> String {
@@ -416,17 +446,18 @@ fn object(value: Value) -> modelctx::types::Extra {
 /// # Errors
 /// An invalid registration (never for the demo's own surfaces).
 pub fn server(security: Option<RequestStateSecurity>) -> Result<McpServer, BuildError> {
-    server_with_tasks(security, Arc::new(MemoryStore::new()))
+    server_with_tasks(security, Arc::new(MemoryStore::new()), None)
 }
 
 /// The demo server with its tasks kept in `store` (e.g. a `SqliteStore`, so that tasks survive
-/// a restart).
+/// a restart), on `bus` when given (changes cross to every instance sharing it).
 ///
 /// # Errors
 /// An invalid registration (never for the demo's own surfaces).
 pub fn server_with_tasks(
     security: Option<RequestStateSecurity>,
     store: Arc<dyn TaskStore>,
+    bus: Option<RedisBus>,
 ) -> Result<McpServer, BuildError> {
     let tasks = Tasks::builder_shared(store)
         .poll_interval(TASK_POLL)
@@ -444,10 +475,17 @@ pub fn server_with_tasks(
         .tool::<where_am_i>()
         .tool::<connect_account>()
         .tool::<echo>()
+        .tool::<touch_report>()
         .prompt::<briefing>()
         .resource::<report>()
         .resource::<regions>()
-        .low_level(move |b| b.tasks(tasks));
+        .low_level(move |b| {
+            let b = b.tasks(tasks);
+            match bus {
+                Some(bus) => b.bus(bus),
+                None => b,
+            }
+        });
     if let Some(policy) = security {
         builder = builder.request_state_security(policy);
     }

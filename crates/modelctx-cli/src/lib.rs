@@ -7,8 +7,11 @@
 //!   to a server that answers 401 (OAuth 2.1: loopback redirect, tokens kept in a file). A tool
 //!   call the server runs as a task is followed to its end, a line per status change; Ctrl-C
 //!   cancels it.
-//! * `mcp serve demo [--http ADDR [--auth-issuer ISSUER]]` runs the [`demo`] server, optionally
-//!   accepting only the access tokens of ISSUER.
+//! * `mcp listen TARGET [--resource URI]… [--lists …] [--task ID]…` follows a server's
+//!   changes, a line per notification, listening again when the server closes the stream.
+//! * `mcp serve demo [--http ADDR [--auth-issuer ISSUER]] [--bus redis://…]` runs the [`demo`]
+//!   server, optionally accepting only the access tokens of ISSUER, and sharing changes with the
+//!   other instances on the bus.
 //! * `mcp keys generate` and `mcp state inspect --key K TOKEN` help operators with sealed
 //!   request state.
 //! * `mcp bench TARGET --tool NAME` measures calls/s and latency against any server.
@@ -30,6 +33,7 @@ pub mod demo;
 mod error;
 mod form;
 mod keys;
+mod listen_cmd;
 mod oauth;
 mod progress;
 mod render;
@@ -96,6 +100,7 @@ pub fn run() -> ExitCode {
             Command::Prompt(args) => Box::pin(client_cmd::get(Get::Prompt, args)).await,
             Command::Read(args) => Box::pin(client_cmd::get(Get::Resource, args)).await,
             Command::Task(args) => Box::pin(client_cmd::get(Get::Task, args)).await,
+            Command::Listen(args) => listen_cmd::listen(args).await,
             Command::Serve(ServeCommand::Demo(args)) => serve::demo(args, exporting.as_ref()).await,
             Command::Keys(KeysCommand::Generate) => keys::generate().map(|key| {
                 println!("{key}");

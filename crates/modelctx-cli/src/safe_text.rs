@@ -32,6 +32,15 @@ pub(crate) fn block(text: &str) -> Cow<'_, str> {
     escape(text, true, show_as_rust_escape)
 }
 
+/// Compact JSON on one line, escaped as [`json`] escapes.
+pub(crate) fn json_line(value: &impl Serialize) -> String {
+    let Ok(compact) = serde_json::to_string(value) else {
+        return String::new();
+    };
+    // Compact JSON has no layout newlines; serde_json escapes those inside strings.
+    escape(&compact, false, show_as_json_escape).into_owned()
+}
+
 /// Pretty JSON with every character [`line`] would escape written as a `\uXXXX` escape.
 pub(crate) fn json(value: &impl Serialize) -> String {
     let Ok(pretty) = serde_json::to_string_pretty(value) else {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use modelctx::seal::RequestStateSecurity;
 use modelctx::server::auth::{JwksSource, JwtVerifier, ResourceServer};
+use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
 use modelctx::server::tasks::{MemoryStore, SqliteStore, TaskStore};
 use serde_json::Value;
@@ -57,7 +58,16 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
         ),
         None => Arc::new(MemoryStore::new()),
     };
-    let server = server_with_tasks(security, store).map_err(|e| CliError::failed(e.to_string()))?;
+    let bus = match &args.bus {
+        Some(url) => Some(
+            RedisBus::connect(url, &args.bus_prefix)
+                .await
+                .map_err(|e| CliError::failed(format!("--bus {url}: {e}")))?,
+        ),
+        None => None,
+    };
+    let server =
+        server_with_tasks(security, store, bus).map_err(|e| CliError::failed(e.to_string()))?;
     let Some(addr) = args.http else {
         if exporting.is_none() {
             server.serve_stdio().await?;

@@ -5,11 +5,13 @@
 //! * `tests/hostile_*.rs` — hostile input over stdio and HTTP against that server process;
 //! * `mcp-load` — many concurrent SDK clients against one server (`scripts/load.sh`);
 //! * `mcp-fleet` — multi-round-trip flows through nginx across two instances, with shared,
-//!   per-process and rotating keys (`scripts/fleet.sh`).
+//!   per-process and rotating keys, then change notifications across the instances on a Redis
+//!   bus (`scripts/fleet.sh`).
 //!
 //! This library holds what they share: the request envelope, server processes, `/proc`
 //! memory readings, a raw HTTP/1.1 client and latency statistics.
 
+pub mod bus_phase;
 pub mod procfs;
 pub mod rawhttp;
 pub mod server;

@@ -17,11 +17,16 @@ pub const READY_PREFIX: &str = "listening http://127.0.0.1:";
 /// The environment variable holding the sealing secrets (comma-separated, first one mints).
 pub const KEYS_VAR: &str = "MCP_REQUEST_STATE_KEYS";
 
+/// The environment variable naming the Redis change bus `reliability-server` joins.
+pub const BUS_VAR: &str = "MCP_BUS_REDIS";
+
 /// How a server process is started.
 #[derive(Debug, Clone, Default)]
 pub struct Launch {
     /// Sealing secrets; `None` leaves the process its own random key.
     pub keys: Option<String>,
+    /// The Redis change bus to join (`MCP_BUS_REDIS`); `None`: changes stay in the process.
+    pub bus: Option<String>,
     /// The TCP port (0: any free port). Ignored over stdio.
     pub port: u16,
     /// Whether the server's stderr (its logs) reaches ours.
@@ -52,6 +57,10 @@ fn command(bin: &Path, launch: &Launch) -> Command {
         .kill_on_drop(true);
     if let Some(keys) = &launch.keys {
         command.env(KEYS_VAR, keys);
+    }
+    command.env_remove(BUS_VAR);
+    if let Some(bus) = &launch.bus {
+        command.env(BUS_VAR, bus);
     }
     if launch.predictable_malloc {
         command

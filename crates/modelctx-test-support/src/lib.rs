@@ -22,6 +22,8 @@ pub mod flows;
 #[cfg(feature = "otel")]
 pub mod otel;
 #[cfg(feature = "mcp")]
+pub mod listen;
+#[cfg(feature = "mcp")]
 pub mod server;
 #[cfg(feature = "mcp")]
 pub mod tasks;

@@ -25,9 +25,11 @@ pub enum Persistence {
 pub struct Redis {
     /// `redis://127.0.0.1:<port>/0`.
     pub url: String,
+    port: u16,
+    persistence: Persistence,
     // Declared before the directory: the server is killed before its data is removed.
-    _child: tokio::process::Child,
-    _dir: TempDir,
+    child: Option<tokio::process::Child>,
+    dir: TempDir,
 }
 
 /// Where `redis-server` is. Tests never install packages: several tests of one binary did so at
@@ -49,32 +51,51 @@ fn redis_server_binary() -> PathBuf {
 impl Redis {
     /// Starts a server on a free port and waits until it accepts connections.
     pub async fn start(persistence: Persistence) -> Self {
-        let binary = redis_server_binary();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let dir = TempDir::new(&format!("redis-{port}"));
-        let appendonly = match persistence {
+        let mut redis = Self {
+            url: format!("redis://127.0.0.1:{port}/0"),
+            port,
+            persistence,
+            child: None,
+            dir: TempDir::new(&format!("redis-{port}")),
+        };
+        redis.start_again().await;
+        redis
+    }
+
+    /// Kills the server (an outage: its clients' connections drop) and waits until it exited.
+    pub async fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child
+                .kill()
+                .await
+                .expect("redis-server could not be killed");
+        }
+    }
+
+    /// Starts the server again on the same port and data directory, and waits until it accepts
+    /// connections (a restart, after [`Redis::stop`]).
+    pub async fn start_again(&mut self) {
+        assert!(self.child.is_none(), "redis-server is running");
+        let appendonly = match self.persistence {
             Persistence::Off => "no",
             Persistence::AppendOnly => "yes",
         };
-        let child = tokio::process::Command::new(binary)
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+        let child = tokio::process::Command::new(redis_server_binary())
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
             .args(["--save", "", "--appendonly", appendonly, "--dir"])
-            .arg(dir.path())
+            .arg(self.dir.path())
             .stdout(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .expect("redis-server did not start");
-        wait_for_port(port, Duration::from_secs(10))
+        self.child = Some(child);
+        wait_for_port(self.port, Duration::from_secs(10))
             .await
             .unwrap_or_else(|error| panic!("redis-server: {error}"));
-        Self {
-            url: format!("redis://127.0.0.1:{port}/0"),
-            _child: child,
-            _dir: dir,
-        }
     }
 }

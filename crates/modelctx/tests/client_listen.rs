@@ -13,12 +13,10 @@ use modelctx::server::http::HttpConfig;
 use modelctx::server::{Change, Server};
 use modelctx::types::jsonrpc::Notification;
 use modelctx::types::{RequestId, SubscriptionFilter};
+use modelctx_test_support::listen::{BOUND, listen, next, until, updated};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc;
-
-/// How long any single expected event may take.
-const BOUND: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Via {
@@ -145,43 +143,18 @@ async fn rig(via: Via, era: Era) -> Rig {
     }
 }
 
-async fn listen(client: &Client, filter: SubscriptionFilter) -> Subscription {
-    tokio::time::timeout(BOUND, client.listen(filter))
-        .await
-        .expect("acknowledged in time")
-        .unwrap()
-}
-
 async fn close(subscription: Subscription) {
     tokio::time::timeout(BOUND, subscription.close())
         .await
         .expect("closed in time");
 }
 
-async fn next(subscription: &mut Subscription) -> ListenEvent {
-    tokio::time::timeout(BOUND, subscription.next())
-        .await
-        .expect("an event in time")
-        .expect("the stream is open")
-}
-
 /// The events up to and including the first `ToolsListChanged`.
 async fn until_tools(subscription: &mut Subscription) -> Vec<ListenEvent> {
-    let mut events = Vec::new();
-    loop {
-        let event = next(subscription).await;
-        let done = event == ListenEvent::ToolsListChanged;
-        events.push(event);
-        if done {
-            return events;
-        }
-    }
-}
-
-fn updated(uri: &str) -> ListenEvent {
-    ListenEvent::ResourceUpdated {
-        uri: uri.to_owned(),
-    }
+    until(subscription, |event| {
+        *event == ListenEvent::ToolsListChanged
+    })
+    .await
 }
 
 /// The first unclaimed notification of `method`, and the methods seen before it.
@@ -497,6 +470,62 @@ async fn modern_memory_graceful_close() {
 #[tokio::test]
 async fn modern_http_graceful_close() {
     graceful_close(Via::Http).await;
+}
+
+/// A rolling restart: shutting the HTTP server down gracefully ends its listen streams with
+/// their closing result (the client sees a graceful end, not an error), and the shutdown does
+/// not wait for the listening clients to hang up.
+#[tokio::test]
+async fn http_shutdown_ends_listen_streams_gracefully() {
+    let server = build_server();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        server
+            .serve_http_on(listener, HttpConfig::default(), async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    let mut subscription =
+        listen(&client, SubscriptionFilter::new().with_tools_list_changed()).await;
+    stop.send(()).unwrap();
+    let end = tokio::time::timeout(BOUND, subscription.next())
+        .await
+        .expect("the end in time");
+    assert_eq!(end, None);
+    assert!(subscription.error().is_none(), "{:?}", subscription.error());
+    tokio::time::timeout(BOUND, serving)
+        .await
+        .expect("the server stopped in time")
+        .unwrap()
+        .unwrap();
+}
+
+/// A stream that falls behind the change channel (more changes at once than it buffers) has
+/// missed changes: it is resynced, so its client refetches what it follows. Over the
+/// in-memory pipe, so the burst lands before the stream's task runs again.
+#[tokio::test]
+async fn a_stream_that_fell_behind_is_resynced() {
+    let rig = rig(Via::Memory, Era::Modern).await;
+    let mut subscription = listen(
+        &rig.client,
+        SubscriptionFilter::new()
+            .with_tools_list_changed()
+            .with_resource("file:///x"),
+    )
+    .await;
+    // Changes the stream does not follow, more than the channel holds, in one go.
+    for n in 0..400 {
+        rig.server
+            .notify(Change::ResourceUpdated(format!("file:///other/{n}")));
+    }
+    assert_eq!(
+        until(&mut subscription, |e| *e == updated("file:///x")).await,
+        [ListenEvent::ToolsListChanged, updated("file:///x")]
+    );
 }
 
 /// A server with nothing registered acknowledges the stream but honours none of the filter.

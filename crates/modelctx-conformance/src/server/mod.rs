@@ -9,7 +9,7 @@ mod tasks;
 mod tools;
 
 use modelctx::seal::RequestStateSecurity;
-use modelctx::server::{RegistrationError, Server};
+use modelctx::server::{RegistrationError, Server, ServerBuilder};
 use modelctx::types::CompleteResult;
 
 /// The server name the reference fixture reports.
@@ -21,6 +21,11 @@ pub const NAME: &str = "modelctx-conformance-test-server";
 /// # Errors
 /// An invalid sealing configuration.
 pub fn build(policy: Option<RequestStateSecurity>) -> Result<Server, RegistrationError> {
+    builder(policy).build()
+}
+
+/// The fixture server's builder, for binaries that configure more (e.g. a change bus).
+pub fn builder(policy: Option<RequestStateSecurity>) -> ServerBuilder {
     let builder = Server::builder(NAME, "0.1.0")
         .instructions("The conformance fixture server of the mcp Rust SDK.")
         .seal_request_state(policy.unwrap_or_else(RequestStateSecurity::ephemeral))
@@ -30,8 +35,7 @@ pub fn build(policy: Option<RequestStateSecurity>) -> Result<Server, Registratio
     let builder = prompts::register(builder);
     let builder = resources::register(builder);
     let builder = handshake::register(builder);
-    let builder = tasks::register(builder);
-    builder.build()
+    tasks::register(builder)
 }
 
 /// `{"type":"object", …}` as the map a `Tool` holds.

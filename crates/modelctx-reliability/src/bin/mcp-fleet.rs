@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use modelctx::types::Method as _;
 use modelctx::types::methods::{Discover, Elicit};
+use modelctx_reliability::bus_phase::{self, RedisServer};
 use modelctx_reliability::server::{HttpServer, Launch};
 use modelctx_reliability::stats::{Latencies, ms};
 use modelctx_reliability::wire::{self, CONFIRMED_TEXT, MRTR_TOOL};
@@ -68,6 +69,12 @@ struct Args {
     /// Write the figures as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Run phase 4 (the change bus) with this `redis-server` binary.
+    #[arg(long)]
+    redis_server: Option<PathBuf>,
+    /// Listen streams in phase 4, half on each instance.
+    #[arg(long, default_value_t = 100)]
+    listeners: usize,
 }
 
 fn out(line: &str) {
@@ -276,12 +283,15 @@ struct Fleet {
     bin: PathBuf,
     ports: [u16; 2],
     servers: [Option<HttpServer>; 2],
+    /// The Redis change bus instances join when (re)started.
+    bus: Option<String>,
 }
 
 impl Fleet {
     async fn start(&mut self, i: usize, keys: Option<&str>) -> Result<(), Error> {
         let launch = Launch {
             keys: keys.map(str::to_owned),
+            bus: self.bus.clone(),
             port: self.ports[i],
             show_logs: false,
             predictable_malloc: false,
@@ -682,6 +692,11 @@ async fn main() -> Result<(), Error> {
         bin: args.server.clone(),
         ports,
         servers: [None, None],
+        bus: None,
+    };
+    let mut redis = match &args.redis_server {
+        Some(bin) => Some(RedisServer::start(bin, free_port()?).await?),
+        None => None,
     };
     fleet.start(0, Some(&old)).await?;
     fleet.start(1, Some(&old)).await?;
@@ -707,7 +722,15 @@ async fn main() -> Result<(), Error> {
         "fleet: instances on 127.0.0.1:{} and :{}, nginx round-robin on {}; {} flows per phase, {} workers",
         ports[0], ports[1], driver.url, args.flows, args.concurrency
     ));
-    let result = run(&args, &mut fleet, &nginx, &driver, &old, &new).await;
+    let result = run(
+        &args,
+        &mut fleet,
+        &nginx,
+        &driver,
+        [&old, &new],
+        redis.as_mut(),
+    )
+    .await;
     let stopped = nginx.stop().await;
     fleet.stop_all().await?;
     let figures = result?;
@@ -730,8 +753,8 @@ async fn run(
     fleet: &mut Fleet,
     nginx: &Nginx,
     driver: &Arc<Driver>,
-    old: &str,
-    new: &str,
+    [old, new]: [&str; 2],
+    redis: Option<&mut RedisServer>,
 ) -> Result<Value, Error> {
     let mut failures = Vec::new();
     let mut figures = serde_json::Map::new();
@@ -919,6 +942,28 @@ async fn run(
     figures.insert("rotation".into(), fig);
     for failure in s.failures.iter().take(5) {
         out(&format!("  failure: {failure}"));
+    }
+
+    // 4. The change bus: both instances restarted on Redis, listeners on both.
+    if let Some(redis) = redis {
+        fleet.bus = Some(redis.url());
+        fleet.restart(0, Some(new), nginx, drain).await?;
+        fleet.restart(1, Some(new), nginx, drain).await?;
+        let urls = fleet
+            .ports
+            .map(|port| format!("http://127.0.0.1:{port}/mcp"));
+        let started = Instant::now();
+        let phase = bus_phase::run(urls, redis, args.listeners).await?;
+        out(&format!(
+            "\n4 change bus: {} listeners ({} on each instance), {:.1} s",
+            args.listeners,
+            args.listeners / 2,
+            started.elapsed().as_secs_f64()
+        ));
+        for (what, passed) in phase.checks {
+            check(passed, &what, &mut failures);
+        }
+        figures.insert("bus".into(), Value::Object(phase.figures));
     }
     if failures.is_empty() {
         out("\nfleet: all phases passed");

@@ -8,14 +8,18 @@
 //!
 //! `MCP_REQUEST_STATE_KEYS` (comma-separated secrets, the first one mints) and
 //! `MCP_REQUEST_STATE_TTL` (seconds) configure sealing, as for `conformance-server`; without
-//! keys each process seals under its own random key.
+//! keys each process seals under its own random key. `MCP_BUS_REDIS=redis://…` joins the change
+//! bus of the fleet (channel `mcp-fleet:changes`); the `touch {uri}` tool announces an update
+//! of any resource URI, for the fleet's bus phase.
 
 use std::io::Write as _;
 
 use modelctx::seal::RequestStateSecurity;
+use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
+use modelctx::server::{Change, RequestContext};
 use modelctx::types::{CallToolRequestParams, CallToolResult, Tool};
-use modelctx_conformance::server::build;
+use modelctx_conformance::server::builder;
 use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -38,7 +42,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::process::exit(2);
         }
     };
-    let server = build(security)?;
+    let mut server = builder(security);
+    if let Ok(url) = std::env::var(modelctx_reliability::server::BUS_VAR) {
+        server = server.bus(RedisBus::connect(&url, "mcp-fleet").await?);
+    }
+    let server = server.build()?;
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     let echo = Tool::new(
         "echo",
@@ -52,6 +60,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         CallToolResult::text(text)
     })?;
+    let touch = Tool::new(
+        "touch",
+        serde_json::from_value(
+            json!({"type": "object", "properties": {"uri": {"type": "string"}},
+            "required": ["uri"]}),
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    server.add_tool(
+        touch,
+        |ctx: RequestContext, params: CallToolRequestParams| async move {
+            let uri = params
+                .arguments
+                .and_then(|mut a| a.remove("uri"))
+                .and_then(|u| u.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            ctx.server().notify(Change::ResourceUpdated(uri.clone()));
+            CallToolResult::text(format!("touched {uri}"))
+        },
+    )?;
     // Whether this process's own stdin and stdout are in non-blocking mode: serving stdio must
     // not switch the descriptions it shares with its parent and children.
     server.add_tool(

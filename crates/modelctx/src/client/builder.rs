@@ -53,6 +53,7 @@ pub struct ClientBuilder {
     handshake_version: ProtocolVersion,
     max_message: usize,
     list_unseen_tools: bool,
+    relisten: bool,
     #[cfg(feature = "stdio")]
     shutdown_grace: Duration,
     #[cfg(feature = "http-client")]
@@ -108,6 +109,7 @@ impl ClientBuilder {
             handshake_version: ProtocolVersion::LATEST_HANDSHAKE,
             max_message: DEFAULT_MAX_LINE,
             list_unseen_tools: false,
+            relisten: false,
             #[cfg(feature = "stdio")]
             shutdown_grace: Duration::from_secs(2),
             #[cfg(feature = "http-client")]
@@ -235,6 +237,20 @@ impl ClientBuilder {
     #[must_use]
     pub fn list_unseen_tools(mut self, list: bool) -> Self {
         self.list_unseen_tools = list;
+        self
+    }
+
+    /// Whether a 2026-07-28 [`Subscription`](super::Subscription) listens again when the server
+    /// ends its stream gracefully (an instance of a fleet shutting down: behind a load balancer
+    /// the new request reaches another instance), instead of ending (default false). Once the
+    /// new stream is acknowledged the subscription yields a list-changed event for each list
+    /// it follows and an update for each resource it follows, since changes may have been
+    /// missed in between; the caller refetches as for any change. Off by default: a graceful
+    /// close can also mean the server is going away for good (a stdio server exiting), and a
+    /// caller that waits for the end of the stream must keep seeing it.
+    #[must_use]
+    pub fn relisten_after_close(mut self, relisten: bool) -> Self {
+        self.relisten = relisten;
         self
     }
 
@@ -539,6 +555,7 @@ impl ClientBuilder {
             log_level: self.log_level,
             result_types,
             list_unseen_tools: self.list_unseen_tools,
+            relisten: self.relisten,
             middleware: self.middleware,
         };
         let session = Session::new(core.shared, transport, config);

@@ -126,6 +126,12 @@ struct Slot {
     ids: Mutex<Vec<RequestId>>,
 }
 
+/// The pause before listening again after a graceful close
+/// (`ClientBuilder::relisten_after_close`), doubled while streams close within
+/// [`RELISTEN_MAX`] of opening, up to it.
+const RELISTEN_MIN: std::time::Duration = std::time::Duration::from_millis(100);
+const RELISTEN_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A handshake-era subscription: the filter its unsolicited notifications are matched against.
 struct HandshakeListener {
     filter: SubscriptionFilter,
@@ -250,6 +256,8 @@ pub struct Subscription {
     rx: mpsc::UnboundedReceiver<Msg>,
     listens: Arc<Listens>,
     acknowledged: SubscriptionFilter,
+    /// Whether a stream was acknowledged already (a later acknowledgement is a new stream).
+    was_acknowledged: bool,
     id: Option<RequestId>,
     buffered: VecDeque<ListenEvent>,
     ended: bool,
@@ -286,6 +294,7 @@ impl Subscription {
             rx,
             listens,
             acknowledged: SubscriptionFilter::default(),
+            was_acknowledged: false,
             id: None,
             buffered: VecDeque::new(),
             ended: false,
@@ -346,7 +355,12 @@ impl Subscription {
             match ready!(self.rx.poll_recv(cx)) {
                 Some(Msg::Event(event)) => return Poll::Ready(Some(event)),
                 // A re-issued request (HTTP, after a broken stream) is acknowledged again.
-                Some(Msg::Ack(ack)) => self.acknowledge(ack),
+                Some(Msg::Ack(ack)) => {
+                    self.acknowledge(ack);
+                    if let Some(event) = self.buffered.pop_front() {
+                        return Poll::Ready(Some(event));
+                    }
+                }
                 Some(Msg::End(error)) => {
                     self.end(error);
                     return Poll::Ready(None);
@@ -368,6 +382,36 @@ impl Subscription {
     }
 
     fn acknowledge(&mut self, ack: SubscriptionsAcknowledgedParams) {
+        // A later acknowledgement is a new stream (re-sent after a broken stream, or after a
+        // graceful close): what changed in between was missed, so everything followed is
+        // announced as changed and the caller refetches.
+        if std::mem::replace(&mut self.was_acknowledged, true) {
+            let followed = &ack.notifications;
+            let lists = [
+                (
+                    followed.wants_tools_list_changed(),
+                    ListenEvent::ToolsListChanged,
+                ),
+                (
+                    followed.wants_prompts_list_changed(),
+                    ListenEvent::PromptsListChanged,
+                ),
+                (
+                    followed.wants_resources_list_changed(),
+                    ListenEvent::ResourcesListChanged,
+                ),
+            ];
+            let updates = followed
+                .resources()
+                .iter()
+                .map(|uri| ListenEvent::ResourceUpdated { uri: uri.clone() });
+            self.buffered.extend(
+                lists
+                    .into_iter()
+                    .filter_map(|(wanted, event)| wanted.then_some(event))
+                    .chain(updates),
+            );
+        }
         if let Some(id) = ack
             .meta
             .as_ref()
@@ -483,18 +527,34 @@ impl Session {
         listens.used.store(true, Ordering::Release);
         let params = SubscriptionsListenRequestParams::new(filter);
         let session = self.clone();
+        let relisten = self.inner.config.relisten;
         let request = LISTEN.scope(Arc::clone(&slot), async move {
-            let end = match session
-                .request::<SubscriptionsListen>(params, &RequestOptions::new())
-                .await
-            {
-                Ok(RoundOutcome::Complete(_)) => None,
-                Ok(RoundOutcome::InputRequired(_)) => Some(ClientError::Protocol(
-                    "subscriptions/listen answered input_required".to_owned(),
-                )),
-                Err(error) => Some(error),
-            };
-            let _ = tx.send(Msg::End(end));
+            let mut pause = RELISTEN_MIN;
+            loop {
+                let started = tokio::time::Instant::now();
+                let end = match session
+                    .request::<SubscriptionsListen>(params.clone(), &RequestOptions::new())
+                    .await
+                {
+                    Ok(RoundOutcome::Complete(_)) => None,
+                    Ok(RoundOutcome::InputRequired(_)) => Some(ClientError::Protocol(
+                        "subscriptions/listen answered input_required".to_owned(),
+                    )),
+                    Err(error) => Some(error),
+                };
+                if end.is_some() || !relisten {
+                    let _ = tx.send(Msg::End(end));
+                    return;
+                }
+                // A graceful close: listen again (its acknowledgement makes the subscription
+                // resync). Streams that close at once back off, so that a server closing every
+                // stream is not asked in a tight loop.
+                if started.elapsed() >= RELISTEN_MAX {
+                    pause = RELISTEN_MIN;
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(RELISTEN_MAX);
+            }
         });
         let mut subscription = Subscription::new(
             rx,

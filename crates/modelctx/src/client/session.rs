@@ -117,6 +117,8 @@ pub(crate) struct SessionConfig {
     pub(crate) result_types: ResultTypes,
     /// Read `tools/list` to check the first result of a tool not seen there yet.
     pub(crate) list_unseen_tools: bool,
+    /// Listen again after a graceful close (`ClientBuilder::relisten_after_close`).
+    pub(crate) relisten: bool,
     /// Around every request and notification sent (`ClientBuilder::middleware`).
     pub(crate) middleware: Chain,
 }

@@ -98,6 +98,11 @@ impl HandshakeSession {
         lock(&self.subscriptions).contains(uri)
     }
 
+    /// The URIs the session subscribed to.
+    fn subscriptions(&self) -> Vec<String> {
+        lock(&self.subscriptions).iter().cloned().collect()
+    }
+
     pub(crate) fn mark_initialized(&self) {
         self.initialized.store(true, Ordering::Release);
     }
@@ -275,29 +280,44 @@ pub(crate) fn forward_changes(
                 () = shutdown.cancelled() => return,
                 () = out.closed() => return,
             };
-            let message = match change {
-                Ok(Change::ToolsListChanged) => {
-                    encode_notification::<()>(ToolListChanged::NAME, None)
-                }
-                Ok(Change::PromptsListChanged) => {
-                    encode_notification::<()>(PromptListChanged::NAME, None)
-                }
+            let lists = [
+                ToolListChanged::NAME,
+                PromptListChanged::NAME,
+                ResourceListChanged::NAME,
+            ];
+            let updated = |uri| {
+                encode_notification(
+                    ResourceUpdated::NAME,
+                    Some(&ResourceUpdatedNotificationParams::new(uri)),
+                )
+            };
+            // A session that fell behind missed changes: it is resynced like after a bus outage.
+            let change = match change {
+                Err(RecvError::Lagged(_)) => Ok(Change::Resync),
+                other => other,
+            };
+            let messages = match change {
+                Ok(Change::ToolsListChanged) => vec![encode_notification::<()>(lists[0], None)],
+                Ok(Change::PromptsListChanged) => vec![encode_notification::<()>(lists[1], None)],
                 Ok(Change::ResourcesListChanged) => {
-                    encode_notification::<()>(ResourceListChanged::NAME, None)
+                    vec![encode_notification::<()>(lists[2], None)]
                 }
                 Ok(Change::ResourceUpdated(uri)) if session.is_subscribed(&uri) => {
-                    encode_notification(
-                        ResourceUpdated::NAME,
-                        Some(&ResourceUpdatedNotificationParams::new(uri)),
-                    )
+                    vec![updated(uri)]
                 }
+                // Every list (the session may follow any) and every subscribed resource.
+                Ok(Change::Resync) => lists
+                    .into_iter()
+                    .map(|list| encode_notification::<()>(list, None))
+                    .chain(session.subscriptions().into_iter().map(updated))
+                    .collect(),
                 Ok(_) | Err(RecvError::Lagged(_)) => continue,
                 Err(RecvError::Closed) => return,
             };
-            if let Ok(message) = message
-                && out.send(message).await.is_err()
-            {
-                return;
+            for message in messages.into_iter().flatten() {
+                if out.send(message).await.is_err() {
+                    return;
+                }
             }
         }
     })

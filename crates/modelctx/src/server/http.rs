@@ -284,6 +284,9 @@ impl Server {
     /// On shutdown the listener closes and the requests in flight finish; connections still
     /// waiting in the kernel's accept backlog are reset, so a rolling restart behind a load
     /// balancer should drain the instance at the balancer before triggering `shutdown`.
+    /// `subscriptions/listen` streams end at once with their closing result
+    /// ([`Server::shutdown_subscriptions`]), so that their clients listen again elsewhere and
+    /// the shutdown does not wait for them to hang up.
     ///
     /// # Errors
     /// Accept errors.
@@ -305,6 +308,11 @@ impl Server {
         let service = self
             .http_router(config)
             .into_make_service_with_connect_info::<SocketAddr>();
+        let server = self.clone();
+        let shutdown = async move {
+            shutdown.await;
+            server.shutdown_subscriptions();
+        };
         axum::serve(listener, service)
             .with_graceful_shutdown(shutdown)
             .await

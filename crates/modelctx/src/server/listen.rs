@@ -29,6 +29,11 @@ pub enum Change {
     ResourcesListChanged,
     /// The contents of this resource changed.
     ResourceUpdated(String),
+    /// Anything may have changed (e.g. after a change bus reconnected, when changes may have
+    /// been missed): each listen stream gets a list-changed notification for every list it
+    /// follows and `notifications/resources/updated` for every resource it follows, so that its
+    /// client refetches.
+    Resync,
 }
 
 impl Server {
@@ -79,13 +84,44 @@ impl Server {
                         )
                         .await;
                     }
+                    Ok(Change::Resync) => {
+                        self.resync(ctx, &honored, &tag, &list_changed).await;
+                    }
                     Ok(_) => {}
                     Err(RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "listen stream fell behind; changes were dropped");
+                        // Changes were dropped for this stream: its client refetches everything
+                        // it follows, as after a bus outage.
+                        tracing::warn!(missed, "listen stream fell behind; changes were dropped, resyncing");
+                        self.resync(ctx, &honored, &tag, &list_changed).await;
                     }
                     Err(RecvError::Closed) => return Some(SubscriptionsListenResult::default()),
                 },
             }
+        }
+    }
+
+    /// What a stream following `honored` is sent on [`Change::Resync`]: everything it follows.
+    async fn resync(
+        &self,
+        ctx: &RequestContext,
+        honored: &SubscriptionFilter,
+        tag: &Meta,
+        list_changed: &NotificationParams,
+    ) {
+        if honored.tools_list_changed == Some(true) {
+            ctx.notify::<ToolListChanged>(list_changed).await;
+        }
+        if honored.prompts_list_changed == Some(true) {
+            ctx.notify::<PromptListChanged>(list_changed).await;
+        }
+        if honored.resources_list_changed == Some(true) {
+            ctx.notify::<ResourceListChanged>(list_changed).await;
+        }
+        for uri in honored.resource_subscriptions.iter().flatten() {
+            ctx.notify::<ResourceUpdated>(
+                &ResourceUpdatedNotificationParams::new(uri.clone()).with_meta(tag.clone()),
+            )
+            .await;
         }
     }
 

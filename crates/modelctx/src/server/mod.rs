@@ -39,6 +39,7 @@
 #[cfg(feature = "auth")]
 pub mod auth;
 mod bridge;
+pub mod bus;
 mod context;
 #[cfg(any(feature = "http-server", feature = "tasks"))]
 mod deadline;
@@ -179,6 +180,8 @@ struct Inner {
     page_size: Option<usize>,
     supported_versions: Vec<ProtocolVersion>,
     changes: broadcast::Sender<Change>,
+    /// The change bus to other instances (`ServerBuilder::bus`); `None`: this process only.
+    bus: Option<Arc<bus::Bus>>,
     shutdown: CancellationToken,
     principal: Option<PrincipalHook>,
     /// The middleware chain, outermost first (`ServerBuilder::middleware`).
@@ -391,7 +394,13 @@ impl Server {
 
     /// Announces a change to every `subscriptions/listen` stream that asked for it
     /// (`notifications/resources/updated` for [`Change::ResourceUpdated`]).
+    ///
+    /// With a [change bus](ServerBuilder::bus), the change also reaches the listen streams of
+    /// every other instance.
     pub fn notify(&self, change: Change) {
+        if let Some(bus) = &self.inner.bus {
+            bus.publish(&bus::Event::Change(change.clone()));
+        }
         // No receivers simply means no one is listening.
         let _ = self.inner.changes.send(change);
     }
@@ -419,6 +428,7 @@ pub struct ServerBuilder {
     page_size: Option<usize>,
     principal: Option<PrincipalHook>,
     middleware: Vec<Arc<dyn Middleware>>,
+    bus: Option<Arc<dyn bus::ChangeBus>>,
     #[cfg(feature = "tasks")]
     tasks: Option<tasks::Tasks>,
 }
@@ -448,6 +458,7 @@ impl ServerBuilder {
             page_size: None,
             principal: None,
             middleware: Vec::new(),
+            bus: None,
             #[cfg(feature = "tasks")]
             tasks: None,
         }
@@ -639,6 +650,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Joins a change bus shared by the instances of a fleet (see [`bus`]): changes announced
+    /// here — [`Server::notify`], tools, prompts and resources added or removed at run time,
+    /// task status changes — reach the listen streams and 2025-11-25 sessions of every
+    /// instance, and theirs reach ours. Without a bus, changes stay in this process.
+    #[must_use]
+    pub fn bus(mut self, bus: impl bus::ChangeBus) -> Self {
+        self.bus = Some(Arc::new(bus));
+        self
+    }
+
     /// Seals `requestState` under a process-local random key (single process, e.g. stdio).
     #[must_use]
     pub fn seal_request_state_ephemeral(self) -> Self {
@@ -671,6 +692,21 @@ impl ServerBuilder {
             .map_err(|e| RegistrationError::ServerInfo(e.to_string()))?
             .into();
         let (changes, _) = broadcast::channel(256);
+        let bus = match self.bus {
+            Some(transport) => {
+                let instance = crate::ids::random_hex().map_err(|e| {
+                    RegistrationError::Bus(format!("no instance id (system randomness: {e})"))
+                })?;
+                let bus = Arc::new(bus::Bus::new(transport, instance));
+                #[cfg(feature = "tasks")]
+                let task_updates = self.tasks.as_ref().map(|t| t.join_bus(&bus));
+                #[cfg(not(feature = "tasks"))]
+                let task_updates = None;
+                bus.attach(&changes, task_updates.as_ref());
+                Some(bus)
+            }
+            None => None,
+        };
         // The task sweep resumes work orphaned by a previous run; it needs a Tokio runtime
         // (otherwise it starts with the first task).
         #[cfg(feature = "tasks")]
@@ -693,6 +729,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 supported_versions: ProtocolVersion::MODERN.to_vec(),
                 changes,
+                bus,
                 shutdown: CancellationToken::new(),
                 principal: self.principal,
                 middleware: self.middleware,

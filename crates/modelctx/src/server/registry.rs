@@ -67,6 +67,9 @@ pub enum RegistrationError {
     /// A tasks runtime that cannot run (e.g. no instance id: system randomness failed).
     #[error("tasks: {0}")]
     Tasks(String),
+    /// A change bus the server cannot join (no instance id: system randomness failed).
+    #[error("change bus: {0}")]
+    Bus(String),
 }
 
 pub(crate) struct ToolEntry {

@@ -236,6 +236,16 @@ impl Tasks {
         self.runtime.halt();
     }
 
+    /// Publishes this runtime's task updates on `bus` (the first server built with a bus on
+    /// this runtime wins), and returns the channel the bus delivers other instances' into.
+    pub(crate) fn join_bus(
+        &self,
+        bus: &Arc<crate::server::bus::Bus>,
+    ) -> tokio::sync::broadcast::Sender<String> {
+        let _ = self.runtime.bus.set(Arc::clone(bus));
+        self.runtime.updates.clone()
+    }
+
     /// The `notifications/tasks` of a listen stream: `-32021` when the filter names tasks and
     /// the request did not declare the extension.
     pub(crate) fn check_listen(

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -28,6 +28,7 @@ use super::handler::{TaskContext, TaskInput, TaskStep, TaskTool};
 use super::rules::{cancelled, check_questions, failed, iso8601, millis, now_ms};
 use super::store::{Admission, Lease, StoreError, TaskRecord, TaskStore};
 use super::{OrphanPolicy, TaskOptions};
+use crate::server::bus::{Bus, Event};
 use crate::sync::lock;
 
 /// Why a task operation failed.
@@ -89,6 +90,9 @@ pub(crate) struct Runtime {
     pub(crate) broken: Option<String>,
     running: Mutex<HashMap<String, Worker>>,
     pub(super) updates: broadcast::Sender<String>,
+    /// The server's change bus, once a server with one is built on this runtime: updates are
+    /// published there too, so listeners on other instances hear them at once.
+    pub(super) bus: OnceLock<Arc<Bus>>,
     shutdown: CancellationToken,
     started: AtomicBool,
     this: Weak<Runtime>,
@@ -120,6 +124,7 @@ impl Runtime {
             broken,
             running: Mutex::new(HashMap::new()),
             updates,
+            bus: OnceLock::new(),
             shutdown: CancellationToken::new(),
             started: AtomicBool::new(false),
             this: this.clone(),
@@ -201,6 +206,9 @@ impl Runtime {
     }
 
     fn announce(&self, id: &str) {
+        if let Some(bus) = self.bus.get() {
+            bus.publish(&Event::Task(id.to_owned()));
+        }
         // No receivers: nobody listens.
         let _ = self.updates.send(id.to_owned());
     }
