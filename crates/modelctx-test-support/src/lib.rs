@@ -19,10 +19,10 @@ pub mod tempdir;
 pub mod client;
 #[cfg(feature = "mcp")]
 pub mod flows;
-#[cfg(feature = "otel")]
-pub mod otel;
 #[cfg(feature = "mcp")]
 pub mod listen;
+#[cfg(feature = "otel")]
+pub mod otel;
 #[cfg(feature = "mcp")]
 pub mod server;
 #[cfg(feature = "mcp")]
