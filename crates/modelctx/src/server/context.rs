@@ -455,6 +455,19 @@ impl RequestContext {
             Err(error) => tracing::warn!(%error, method = N::NAME, "notification not encodable"),
         }
     }
+
+    /// Sends a notification encoded by the caller (a listen stream encodes its notifications
+    /// once). Unlike [`RequestContext::notify`] it does not look at the cancellation token: its
+    /// caller, a listen loop, already waits on it, and the check takes the token's lock.
+    pub(crate) async fn notify_encoded(&self, bytes: Vec<u8>) {
+        if self.inner.done.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(notifier) = &self.inner.notifier {
+            // A closed stream means the client went away; the request is being cancelled.
+            let _ = notifier.send(bytes).await;
+        }
+    }
 }
 
 /// A fresh `elicitationId`: 128 random bits, hex, so that it is unique within the server (as
