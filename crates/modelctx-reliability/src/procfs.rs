@@ -78,3 +78,24 @@ pub fn tcp_queues(port: u16) -> io::Result<Vec<(u64, u64)>> {
         })
         .collect())
 }
+
+/// How many IPv4 TCP connections to `port` on this machine are established, counted at their
+/// connecting end (`/proc/net/tcp`, state `01`): e.g. a proxy's streams held open to one
+/// upstream instance.
+///
+/// # Errors
+/// The file is not readable (not Linux).
+pub fn established_to(port: u16) -> io::Result<usize> {
+    let table = std::fs::read_to_string("/proc/net/tcp")?;
+    Ok(table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let mut fields = line.split_whitespace();
+            let remote = fields.nth(2).and_then(|address| address.rsplit(':').next());
+            let state = fields.next();
+            remote.and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port)
+                && state == Some("01")
+        })
+        .count())
+}

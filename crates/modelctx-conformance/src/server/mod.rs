@@ -26,6 +26,15 @@ pub fn build(policy: Option<RequestStateSecurity>) -> Result<Server, Registratio
 
 /// The fixture server's builder, for binaries that configure more (e.g. a change bus).
 pub fn builder(policy: Option<RequestStateSecurity>) -> ServerBuilder {
+    builder_with_task_store(policy, None)
+}
+
+/// [`builder`] with the tasks in `store` (e.g. a Redis store shared by a fleet) instead of
+/// SQLite (`MCP_TASKS_DB`, default in memory).
+pub fn builder_with_task_store(
+    policy: Option<RequestStateSecurity>,
+    store: Option<std::sync::Arc<dyn modelctx::server::tasks::TaskStore>>,
+) -> ServerBuilder {
     let builder = Server::builder(NAME, "0.1.0")
         .instructions("The conformance fixture server of the mcp Rust SDK.")
         .seal_request_state(policy.unwrap_or_else(RequestStateSecurity::ephemeral))
@@ -35,7 +44,7 @@ pub fn builder(policy: Option<RequestStateSecurity>) -> ServerBuilder {
     let builder = prompts::register(builder);
     let builder = resources::register(builder);
     let builder = handshake::register(builder);
-    tasks::register(builder)
+    tasks::register(builder, store)
 }
 
 /// `{"type":"object", …}` as the map a `Tool` holds.

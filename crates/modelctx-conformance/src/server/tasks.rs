@@ -1,13 +1,15 @@
 //! The tasks-extension fixtures (`tasks-*` scenarios, SEP-2663): a sync-only tool, task tools
 //! that sleep, fail, ask for input and compose with a multi-round-trip preflight, all on the
-//! embedded SQLite store (`MCP_TASKS_DB` names a file; default in memory).
+//! embedded SQLite store (`MCP_TASKS_DB` names a file; default in memory) or a store the
+//! binary passes (the fleet's Redis store).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx::server::ServerBuilder;
 use modelctx::server::tasks::{
-    Preflight, SqliteStore, StoreError, TaskContext, TaskInput, TaskStep, TaskSupport, TaskTool,
-    Tasks,
+    Preflight, SqliteStore, StoreError, TaskContext, TaskInput, TaskStep, TaskStore, TaskSupport,
+    TaskTool, Tasks,
 };
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, ElicitAction, ErrorObject, InputRequiredResult,
@@ -145,10 +147,11 @@ fn no_args(name: &str, description: &str) -> modelctx::types::Tool {
 }
 
 /// The task runtime with every task fixture.
-fn runtime() -> Result<Tasks, StoreError> {
-    let store = match std::env::var("MCP_TASKS_DB") {
-        Ok(path) if !path.is_empty() => SqliteStore::open(path)?,
-        _ => SqliteStore::in_memory()?,
+fn runtime(store: Option<Arc<dyn TaskStore>>) -> Result<Tasks, StoreError> {
+    let store: Arc<dyn TaskStore> = match (store, std::env::var("MCP_TASKS_DB")) {
+        (Some(store), _) => store,
+        (None, Ok(path)) if !path.is_empty() => Arc::new(SqliteStore::open(path)?),
+        (None, _) => Arc::new(SqliteStore::in_memory()?),
     };
     let slow = tool(
         "slow_compute",
@@ -165,7 +168,7 @@ fn runtime() -> Result<Tasks, StoreError> {
             "filename": {"type": "string", "description": "The file to delete"}
         }}),
     );
-    Ok(Tasks::builder(store)
+    Ok(Tasks::builder_shared(store)
         .poll_interval(Duration::from_millis(500))
         .ttl(Some(Duration::from_secs(3600)))
         .cancel_grace(Duration::from_secs(2))
@@ -206,7 +209,7 @@ fn runtime() -> Result<Tasks, StoreError> {
         .build())
 }
 
-pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
+pub(crate) fn register(builder: ServerBuilder, store: Option<Arc<dyn TaskStore>>) -> ServerBuilder {
     let builder = builder.tool(
         tool(
             "greet",
@@ -226,7 +229,7 @@ pub(crate) fn register(builder: ServerBuilder) -> ServerBuilder {
             CallToolResult::text(format!("Hello, {name}!"))
         },
     );
-    match runtime() {
+    match runtime(store) {
         Ok(tasks) => builder.tasks(tasks),
         Err(error) => {
             tracing::error!(%error, "the task store cannot be opened; serving without tasks");

@@ -164,6 +164,14 @@ http {{
         {a}
         {b}
     }}
+    upstream mcp_streams {{
+        # Listen streams last: the instance holding fewer takes the next one. Round-robin
+        # would put every stream on one instance when each client sends one other request
+        # (e.g. server/discover) before it listens.
+        least_conn;
+        {a}
+        {b}
+    }}
     server {{
         listen 127.0.0.1:{port};
         location /mcp {{
@@ -174,6 +182,14 @@ http {{
             # A refused connection (an instance that is down) goes to the other one.
             proxy_next_upstream error timeout;
             add_header X-Fleet-Upstream $upstream_addr always;
+        }}
+        location /streams/mcp {{
+            proxy_pass http://mcp_streams/mcp;
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;
+            proxy_buffering off;
+            proxy_read_timeout 1h;
+            proxy_next_upstream error timeout;
         }}
     }}
 }}
@@ -220,6 +236,11 @@ impl Nginx {
 
     fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// The same endpoint for listen streams (least connections, no read timeout).
+    fn streams_url(&self) -> String {
+        format!("http://127.0.0.1:{}/streams/mcp", self.port)
     }
 
     /// The worker processes (children of the master), from `/proc`.
@@ -953,11 +974,19 @@ async fn run(
             .ports
             .map(|port| format!("http://127.0.0.1:{port}/mcp"));
         let started = Instant::now();
-        let phase = bus_phase::run(urls, redis, args.listeners).await?;
-        out(&format!(
-            "\n4 change bus: {} listeners ({} on each instance), {:.1} s",
+        let phase = bus_phase::run(
+            bus_phase::Fleet {
+                instances: urls,
+                ports: fleet.ports,
+                proxy: nginx.streams_url(),
+            },
+            redis,
             args.listeners,
-            args.listeners / 2,
+        )
+        .await?;
+        out(&format!(
+            "\n4 change bus: {} listeners through nginx, {:.1} s",
+            args.listeners,
             started.elapsed().as_secs_f64()
         ));
         for (what, passed) in phase.checks {

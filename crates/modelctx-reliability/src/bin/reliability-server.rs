@@ -9,17 +9,20 @@
 //! `MCP_REQUEST_STATE_KEYS` (comma-separated secrets, the first one mints) and
 //! `MCP_REQUEST_STATE_TTL` (seconds) configure sealing, as for `conformance-server`; without
 //! keys each process seals under its own random key. `MCP_BUS_REDIS=redis://…` joins the change
-//! bus of the fleet (channel `mcp-fleet:changes`); the `touch {uri}` tool announces an update
+//! bus of the fleet (channel `mcp-fleet:changes`) and keeps the tasks in the same Redis (prefix
+//! `mcp-fleet-tasks`); the `touch {uri}` tool announces an update
 //! of any resource URI, for the fleet's bus phase.
 
 use std::io::Write as _;
+use std::sync::Arc;
 
 use modelctx::seal::RequestStateSecurity;
 use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
+use modelctx::server::tasks::{RedisStore, TaskStore};
 use modelctx::server::{Change, RequestContext};
 use modelctx::types::{CallToolRequestParams, CallToolResult, Tool};
-use modelctx_conformance::server::builder;
+use modelctx_conformance::server::builder_with_task_store;
 use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -42,9 +45,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::process::exit(2);
         }
     };
-    let mut server = builder(security);
-    if let Ok(url) = std::env::var(modelctx_reliability::server::BUS_VAR) {
-        server = server.bus(RedisBus::connect(&url, "mcp-fleet").await?);
+    // A fleet on a bus keeps its tasks in the same Redis, so that a task running on one
+    // instance is followed (and answered) on any other.
+    let bus = std::env::var(modelctx_reliability::server::BUS_VAR).ok();
+    let tasks: Option<Arc<dyn TaskStore>> = match &bus {
+        Some(url) => Some(Arc::new(RedisStore::connect(url, "mcp-fleet-tasks").await?)),
+        None => None,
+    };
+    let mut server = builder_with_task_store(security, tasks);
+    if let Some(url) = &bus {
+        server = server.bus(RedisBus::connect(url, "mcp-fleet").await?);
     }
     let server = server.build()?;
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
