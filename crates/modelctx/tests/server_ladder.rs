@@ -926,3 +926,28 @@ async fn widening_hosts_keeps_the_origin_allowlist() {
         assert_eq!(status, expected, "{origin}");
     }
 }
+
+/// HTTP/2 (cleartext, prior knowledge) is served, its host taken from `:authority` and checked
+/// as `Host` is: a proxy speaking HTTP/2 to the instances is answered (it got 421 before), a
+/// DNS-rebinding page still is not.
+#[tokio::test]
+async fn http2_requests_are_served_and_their_authority_checked() {
+    let peer = HttpPeer::start(fixture()).await;
+    let discover = request(1, "server/discover", json!({}));
+    for (host, expected) in [("localhost", 200), ("evil.example", 421)] {
+        let client = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .resolve(host, peer.addr)
+            .build()
+            .unwrap();
+        let mut post = client
+            .post(format!("http://{host}:{}/mcp", peer.addr.port()))
+            .body(serde_json::to_vec(&discover).unwrap());
+        for (name, value) in HttpPeer::standard_headers(&discover) {
+            post = post.header(name, value);
+        }
+        let response = post.send().await.unwrap();
+        assert_eq!(response.version(), reqwest::Version::HTTP_2);
+        assert_eq!(response.status(), expected, "{host}");
+    }
+}

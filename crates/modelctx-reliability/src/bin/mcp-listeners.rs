@@ -11,7 +11,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use clap::Parser;
+use http_body_util::{BodyExt as _, Full};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use modelctx_reliability::procfs;
 use modelctx_reliability::rawhttp::{self, Body};
 use modelctx_reliability::server::{HttpServer, Launch};
@@ -37,6 +40,10 @@ struct Args {
     /// Streams being opened at once.
     #[arg(long, default_value_t = 256)]
     opening: usize,
+    /// Open the streams over this many HTTP/2 connections (cleartext, prior knowledge),
+    /// spread evenly; 0 (the default): one HTTP/1.1 connection per stream.
+    #[arg(long, default_value_t = 0)]
+    http2_connections: usize,
     /// Write the figures as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -66,15 +73,67 @@ fn count(carry: &mut Vec<u8>, chunk: &[u8], needle: &[u8]) -> usize {
     found
 }
 
-/// Opens one listen stream; returns it once acknowledged.
-async fn open(addr: SocketAddr, id: usize) -> Result<TcpStream, Error> {
+/// Header names and values.
+type Headers = Vec<(String, String)>;
+
+/// The `subscriptions/listen` request of stream `id`: its headers and body.
+fn listen_request(id: usize) -> Result<(Headers, Vec<u8>), Error> {
     let body = serde_json::to_vec(&wire::request(
         id,
         "subscriptions/listen",
         json!({"notifications": {"resourceSubscriptions": [URI]}}),
     ))?;
+    Ok((wire::http_headers("subscriptions/listen", None), body))
+}
+
+/// A listen stream's response body, read chunk by chunk.
+enum Stream {
+    Http1(TcpStream),
+    Http2(hyper::body::Incoming),
+}
+
+impl Stream {
+    /// The next chunk of the body (empty: it ended).
+    async fn chunk(&mut self, buffer: &mut [u8; 4096]) -> Result<Vec<u8>, Error> {
+        match self {
+            Self::Http1(stream) => {
+                let read = stream.read(buffer).await?;
+                Ok(buffer[..read].to_vec())
+            }
+            Self::Http2(body) => loop {
+                match body.frame().await {
+                    None => return Ok(Vec::new()),
+                    Some(frame) => {
+                        if let Ok(data) = frame?.into_data() {
+                            return Ok(data.to_vec());
+                        }
+                    }
+                }
+            },
+        }
+    }
+
+    /// Reads until the acknowledgement.
+    async fn acknowledged(mut self) -> Result<Self, Error> {
+        let mut carry = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let chunk = self.chunk(&mut buffer).await?;
+            if chunk.is_empty() {
+                return Err("the stream closed before its acknowledgement".into());
+            }
+            if count(&mut carry, &chunk, ACK) > 0 {
+                return Ok(self);
+            }
+        }
+    }
+}
+
+/// Opens one listen stream on its own HTTP/1.1 connection; returns it once acknowledged.
+async fn open(addr: SocketAddr, id: usize) -> Result<Stream, Error> {
+    let (headers, body) = listen_request(id)?;
     let mut head = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n", addr.port());
-    for (name, value) in wire::http_headers("subscriptions/listen", None) {
+    for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
@@ -82,28 +141,51 @@ async fn open(addr: SocketAddr, id: usize) -> Result<TcpStream, Error> {
     stream.set_nodelay(true)?;
     stream.write_all(head.as_bytes()).await?;
     stream.write_all(&body).await?;
-    let mut carry = Vec::new();
-    let mut buffer = [0u8; 4096];
-    loop {
-        let read = stream.read(&mut buffer).await?;
-        if read == 0 {
-            return Err("the stream closed before its acknowledgement".into());
-        }
-        if count(&mut carry, &buffer[..read], ACK) > 0 {
-            return Ok(stream);
-        }
+    Stream::Http1(stream).acknowledged().await
+}
+
+/// An HTTP/2 connection (cleartext, prior knowledge) to open streams on.
+async fn connect_http2(
+    addr: SocketAddr,
+) -> Result<hyper::client::conn::http2::SendRequest<Full<Bytes>>, Error> {
+    let tcp = TcpStream::connect(addr).await?;
+    tcp.set_nodelay(true)?;
+    let (sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp)).await?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
+/// Opens one listen stream on an HTTP/2 connection; returns it once acknowledged.
+async fn open_http2(
+    mut sender: hyper::client::conn::http2::SendRequest<Full<Bytes>>,
+    addr: SocketAddr,
+    id: usize,
+) -> Result<Stream, Error> {
+    let (headers, body) = listen_request(id)?;
+    let mut request = hyper::Request::post(format!("http://127.0.0.1:{}/mcp", addr.port()));
+    for (name, value) in headers {
+        request = request.header(name, value);
     }
+    sender.ready().await?;
+    let response = sender
+        .send_request(request.body(Full::new(Bytes::from(body)))?)
+        .await?;
+    if response.status() != 200 {
+        return Err(format!("listen answered HTTP {}", response.status()).into());
+    }
+    Stream::Http2(response.into_body()).acknowledged().await
 }
 
 /// Reads a stream until it closes, reporting each update's arrival.
-async fn follow(mut stream: TcpStream, arrivals: mpsc::UnboundedSender<Instant>) {
+async fn follow(mut stream: Stream, arrivals: mpsc::UnboundedSender<Instant>) {
     let mut carry = Vec::new();
     let mut buffer = [0u8; 4096];
-    while let Ok(read) = stream.read(&mut buffer).await {
-        if read == 0 {
+    while let Ok(chunk) = stream.chunk(&mut buffer).await {
+        if chunk.is_empty() {
             return;
         }
-        for _ in 0..count(&mut carry, &buffer[..read], UPDATED) {
+        for _ in 0..count(&mut carry, &chunk, UPDATED) {
             let _ = arrivals.send(Instant::now());
         }
     }
@@ -123,12 +205,24 @@ async fn main() -> Result<(), Error> {
     // Open the streams, `opening` at a time.
     let started = Instant::now();
     let gate = Arc::new(Semaphore::new(args.opening.max(1)));
+    let mut connections = Vec::with_capacity(args.http2_connections);
+    for _ in 0..args.http2_connections {
+        connections.push(connect_http2(addr).await?);
+    }
     let mut opening = tokio::task::JoinSet::new();
     for id in 0..args.streams {
         let gate = Arc::clone(&gate);
+        let connection =
+            (!connections.is_empty()).then(|| connections[id % connections.len()].clone());
         opening.spawn(async move {
             let _permit = gate.acquire_owned().await?;
-            tokio::time::timeout(BOUND, open(addr, id + 1))
+            let opened = async {
+                match connection {
+                    Some(sender) => open_http2(sender, addr, id + 1).await,
+                    None => open(addr, id + 1).await,
+                }
+            };
+            tokio::time::timeout(BOUND, opened)
                 .await
                 .map_err(|_| Error::from("no acknowledgement in time"))?
         });
@@ -144,8 +238,13 @@ async fn main() -> Result<(), Error> {
     let per_stream_kib =
         after.rss_kib.saturating_sub(before.rss_kib) as f64 / streams.max(1) as f64;
     out(&format!(
-        "{streams} listen streams acknowledged in {:.1} s; server RSS {:.1} MiB before, {:.1} MiB \
+        "{streams} listen streams ({}) acknowledged in {:.1} s; server RSS {:.1} MiB before, {:.1} MiB \
          after: {per_stream_kib:.2} KiB per stream",
+        if args.http2_connections == 0 {
+            "HTTP/1.1, a connection each".to_owned()
+        } else {
+            format!("HTTP/2 over {} connections", args.http2_connections)
+        },
         open_time.as_secs_f64(),
         before.rss_mib(),
         after.rss_mib()
@@ -188,6 +287,7 @@ async fn main() -> Result<(), Error> {
     if let Some(path) = &args.json {
         let figures = json!({
             "streams": streams,
+            "http2_connections": args.http2_connections,
             "open_s": open_time.as_secs_f64(),
             "rss_before_kib": before.rss_kib,
             "rss_after_kib": after.rss_kib,

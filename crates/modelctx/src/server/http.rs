@@ -400,12 +400,20 @@ fn origin_allowed(list: Option<&Vec<String>>, origin: &HeaderValue) -> bool {
 
 /// DNS-rebinding protection: `Host` must name an allowed host, and `Origin`, when present, an
 /// allowed origin.
-fn check_host_and_origin(headers: &HeaderMap, config: &HttpConfig) -> Result<(), Box<Response>> {
+fn check_host_and_origin(request: &Request, config: &HttpConfig) -> Result<(), Box<Response>> {
+    let headers = request.headers();
     if config.allowed_hosts.is_some() {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .map(host_part);
+        // HTTP/2 carries the host in the `:authority` pseudo-header (the request's URI), and a
+        // `Host` header only if the client adds one; when both are there they must agree
+        // (RFC 9113, 8.3.1), so either names the host asked for.
+        let host = match headers.get(header::HOST) {
+            Some(host) => host.to_str().ok(),
+            None if request.version() == http::Version::HTTP_2 => {
+                request.uri().authority().map(http::uri::Authority::as_str)
+            }
+            None => None,
+        }
+        .map(host_part);
         if !host.is_some_and(|h| allowed(config.allowed_hosts.as_ref(), h)) {
             return Err(Box::new(plain(
                 StatusCode::MISDIRECTED_REQUEST,
@@ -471,7 +479,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     let state = &*state;
     let modern = is_modern(request.headers());
     if request.method() != http::Method::POST {
-        if !modern && check_host_and_origin(request.headers(), &state.config).is_ok() {
+        if !modern && check_host_and_origin(&request, &state.config).is_ok() {
             let (mut parts, _) = request.into_parts();
             if let Err(response) = authenticate(state, &mut parts).await {
                 return response;
@@ -486,7 +494,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    if let Err(response) = check_host_and_origin(request.headers(), &state.config) {
+    if let Err(response) = check_host_and_origin(&request, &state.config) {
         return *response;
     }
     if !is_json(request.headers()) {
@@ -845,14 +853,18 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
                 state.finished = true;
                 continue;
             };
+            // The handler first: what it sends while polled here is taken by the next branch in
+            // the same poll, where the other order would leave it for a second wake-up of the
+            // connection's task (one per stream per change, 10,000 for one change to as many
+            // listen streams). A finished handler's queue is drained before its reply (above).
             tokio::select! {
                 biased;
-                Some(message) = state.notifications.recv() => {
-                    state.queued.push(sse::encode_message(&message));
-                }
                 reply = work => {
                     state.work = None;
                     state.reply = Some(reply);
+                }
+                Some(message) = state.notifications.recv() => {
+                    state.queued.push(sse::encode_message(&message));
                 }
                 _ = state.keep_alive.tick() => state.queued.push(sse::keep_alive()),
             }
