@@ -27,6 +27,8 @@ pub mod otel;
 pub mod server;
 #[cfg(feature = "mcp")]
 pub mod tasks;
+#[cfg(feature = "mcp")]
+pub mod tasks_2025;
 
 #[cfg(feature = "hostile")]
 pub mod hostile;

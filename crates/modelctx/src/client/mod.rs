@@ -106,6 +106,8 @@ mod pause;
 mod session;
 mod shared;
 mod tasks;
+mod tasks_2025;
+mod tasks_2025_table;
 mod tool_index;
 mod trace;
 mod transport;
@@ -114,11 +116,12 @@ pub use api::{Client, PendingRequest};
 pub use builder::ClientBuilder;
 pub use callbacks::{
     CallbackContext, ElicitationCallback, InputOrigin, NotificationCallback, ProgressCallback,
-    RootsCallback, SamplingCallback, TaskStatusCallback,
+    RootsCallback, SamplingCallback, Task2025StatusCallback, TaskStatusCallback,
 };
 pub use error::{ClientError, TransportError};
 pub use listen::{ListenEvent, Subscription};
 pub use negotiate::Mode;
 pub use session::{RequestOptions, RoundOutcome, Session};
 pub use tasks::{TaskFollow, TaskSettings, ToolStart};
+pub use tasks_2025::Tasks2025Settings;
 pub use transport::TransportKind;
