@@ -1,11 +1,13 @@
 //! A 2025-11-25 server with the experimental tasks (SEP-1686), on the SDK's low-level server
 //! in the handshake era: what the reference "everything" server does, scripted for tests.
 //!
-//! It declares `tasks.requests.tools.call` (patched into `initialize`'s result by a middleware,
+//! It speaks only the handshake era (`server/discover` is unknown, so clients fall back to
+//! `initialize`), and declares `tasks.requests.tools.call` (patched into `initialize`'s result by a middleware,
 //! which also turns a task-augmented `tools/call` into a task), and answers `tasks/get`,
 //! `tasks/result`, `tasks/list` and `tasks/cancel`. Its tools:
 //!
-//! * `research` (`taskSupport: "required"`): the task goes `input_required` at once; its
+//! * `research` (`taskSupport: "required"`): the task goes `input_required` at once (status
+//!   message `waiting for the depth of <topic>`); its
 //!   `tasks/result` asks the client (an `elicitation/create` tied to the task by its
 //!   related-task `_meta`, sent on `tasks/result`'s own stream) for a `depth`, then completes
 //!   with `research on <topic> at depth <depth>`.
@@ -91,7 +93,10 @@ impl Tasks {
         match tool {
             "research" => {
                 entry.task.status = TaskStatus::INPUT_REQUIRED;
-                entry.task.status_message = Some("waiting for the depth".to_owned());
+                // The topic is the caller's text, echoed: how a test sends hostile bytes
+                // through a status line.
+                entry.task.status_message =
+                    Some(format!("waiting for the depth of {}", entry.topic));
             }
             "quick" => {
                 let result = CallToolResult::text(format!("quick {} as a task", entry.topic));
@@ -226,6 +231,8 @@ impl Middleware for TaskCalls {
                 .and_then(|raw| serde_json::from_str(raw.get()).ok())
                 .unwrap_or(Value::Null);
             match request.method() {
+                // A 2025-11-25 server, as the reference one: no 2026-07-28 probe.
+                "server/discover" => Reply::error(ErrorObject::method_not_found("server/discover")),
                 "initialize" => {
                     let reply = next.run(request).await;
                     let Some(raw) = reply.result_json() else {
@@ -418,4 +425,60 @@ async fn client_task(
         "unknown": unknown,
     });
     Ok(CallToolResult::text(report.to_string()))
+}
+
+/// Serves [`server`] on stdin/stdout as a 2025-11-25-only server: a `server/discover` probe is
+/// refused with `-32601` before it reaches the SDK (which would otherwise commit the connection
+/// to 2026-07-28), so clients in `Mode::Auto` fall back to `initialize` as they do with the
+/// reference server.
+///
+/// # Errors
+/// I/O errors on stdin or stdout.
+pub async fn serve_stdio() -> std::io::Result<()> {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+    let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, from_server) = tokio::io::duplex(1 << 16);
+    // One writer for stdout: the server's lines and the refusals.
+    let (lines, mut outgoing) = tokio::sync::mpsc::channel::<String>(64);
+    tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = outgoing.recv().await {
+            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let from_server_lines = lines.clone();
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(from_server).lines();
+        while let Ok(Some(line)) = reader.next_line().await {
+            if from_server_lines.send(format!("{line}\n")).await.is_err() {
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = stdin.next_line().await {
+            let message: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            if message["method"] == "server/discover" {
+                let refusal = json!({"jsonrpc": "2.0", "id": message["id"],
+                    "error": {"code": -32601, "message": "Method not found: server/discover"}});
+                if lines.send(format!("{refusal}\n")).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+            if to_server
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        // Dropping `to_server` ends the server.
+    });
+    server().serve_io(server_in, server_out).await
 }

@@ -55,8 +55,7 @@ async fn connect(builder: ClientBuilder, via: Via) -> Client {
 #[ignore = "entry point of the stdio server child process"]
 async fn child_stdio_server() {
     if std::env::var_os("MCP_TASKS_2025_STDIO_SERVER").is_some() {
-        modelctx_test_support::tasks_2025::server()
-            .serve_stdio()
+        modelctx_test_support::tasks_2025::serve_stdio()
             .await
             .unwrap();
     }
@@ -147,7 +146,7 @@ async fn a_required_task_with_an_input_required_detour() {
             statuses.lines(),
             [
                 "working — started",
-                "input_required — waiting for the depth",
+                "input_required — waiting for the depth of tides",
                 "completed — done"
             ],
             "{via:?}"
