@@ -127,18 +127,15 @@ impl BackChannel {
             drop(admitted);
             return response;
         }
-        if request.method == CreateMessage::NAME
-            && self.callbacks.sampling.is_some()
-            && let Err(error) = gate.charge_sampling()
-        {
-            return encode_error(Some(&request.id), &error);
-        }
         if let Some(table) = table
             && runs_as_task(&request.method)
             && let Some(meta) = task_request(&request)
         {
             drop(admitted);
             return self.start_task(table, request, &meta, version);
+        }
+        if let Err(error) = self.charge(&request) {
+            return encode_error(Some(&request.id), &error);
         }
         let _running = gate.run().await;
         let response = self.callbacks.answer_server_request(request, version).await;
@@ -148,6 +145,15 @@ impl BackChannel {
 }
 
 impl BackChannel {
+    /// Charges a sampling request to a call in flight (see the module docs).
+    fn charge(&self, request: &Request) -> Result<(), ErrorObject> {
+        if request.method == CreateMessage::NAME && self.callbacks.sampling.is_some() {
+            self.gate.charge_sampling()
+        } else {
+            Ok(())
+        }
+    }
+
     /// Runs a task-augmented request as a client-side task: answers with its handle at once and
     /// runs the callback in the background, within the gate's callback slots.
     fn start_task(
@@ -158,14 +164,21 @@ impl BackChannel {
         version: Option<modelctx_types::ProtocolVersion>,
     ) -> Vec<u8> {
         let id = request.id.clone();
+        // A full table refuses before any budget is spent.
         let task = match table.create(meta) {
             Ok(task) => task,
             Err(error) => return encode_error(Some(&id), &error),
         };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return encode_error(Some(&id), &ErrorObject::internal("no runtime"));
-        };
         let task_id = task.task_id.clone();
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| ErrorObject::internal("no runtime"));
+        let runtime = match self.charge(&request).and(runtime) {
+            Ok(runtime) => runtime,
+            Err(error) => {
+                table.discard(&task_id);
+                return encode_error(Some(&id), &error);
+            }
+        };
         let (callbacks, gate, tasks) = (
             self.callbacks.clone(),
             Arc::clone(&self.gate),

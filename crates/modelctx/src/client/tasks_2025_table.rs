@@ -179,6 +179,11 @@ impl TaskTable {
         Ok(task)
     }
 
+    /// Forgets a task that never started (its request was refused after all).
+    pub(crate) fn discard(&self, task_id: &str) {
+        lock(&self.entries).remove(task_id);
+    }
+
     /// Remembers the running callback of `task_id`, to stop it on `tasks/cancel`.
     pub(crate) fn running(&self, task_id: &str, abort: AbortHandle) {
         match lock(&self.entries).get_mut(task_id) {
