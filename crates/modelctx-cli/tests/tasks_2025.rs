@@ -6,7 +6,7 @@
 
 use std::process::{Command, Output, Stdio};
 
-use modelctx_test_support::cli::{Running, assert_ok, stderr, stdout};
+use modelctx_test_support::cli::{Running, assert_ok, stderr, stdout, task_lines};
 use serde_json::Value;
 
 /// The `mcp` binary under test.
@@ -86,21 +86,6 @@ impl Via {
             .output()
             .expect("run mcp")
     }
-}
-
-/// The `task ID: …` lines of `mcp call`'s stderr, without the id, and the id.
-fn task_lines(stderr: &str) -> (String, Vec<String>) {
-    let mut id = String::new();
-    let lines = stderr
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix("task ")?;
-            let (task, status) = rest.split_once(": ")?;
-            id = task.to_owned();
-            Some(status.to_owned())
-        })
-        .collect();
-    (id, lines)
 }
 
 /// A tool with `taskSupport: "required"` runs as a task: each status is a line, the escape
