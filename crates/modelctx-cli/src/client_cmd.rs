@@ -6,12 +6,13 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use modelctx::client::{Client, ClientError, RequestOptions, TaskSettings};
+use modelctx::client::{Client, ClientError, RequestOptions, TaskSettings, Tasks2025Settings};
 use modelctx::types::Method as _;
 use modelctx::types::methods::{
     CallTool, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools, ReadResource,
 };
 use modelctx::types::tasks::DetailedTask;
+use modelctx::types::tasks_2025::Task as Task2025;
 use modelctx::types::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
 use serde_json::{Map, Value};
 
@@ -89,6 +90,8 @@ struct PendingState {
     client: Option<Client>,
     /// The task's id, and whether it has ended.
     task: Option<(String, bool)>,
+    /// Whether it is a 2025-11-25 task (cancelled with that protocol's `tasks/cancel`).
+    handshake: bool,
 }
 
 impl PendingTask {
@@ -102,6 +105,12 @@ impl PendingTask {
 
     fn seen(&self, task: &DetailedTask) {
         self.lock().task = Some((task.task_id.clone(), task.status.is_terminal()));
+    }
+
+    fn seen_2025(&self, task: &Task2025) {
+        let mut state = self.lock();
+        state.task = Some((task.task_id.clone(), task.status.is_terminal()));
+        state.handshake = true;
     }
 
     /// Whether a task status has been seen.
@@ -126,16 +135,23 @@ impl PendingTask {
 
     /// Cancels the task if one is still running (waiting at most a few seconds for the server).
     async fn cancel(&self) {
-        let (client, id) = {
+        let (client, id, handshake) = {
             let mut state = self.lock();
             match (state.client.take(), state.task.take()) {
-                (Some(client), Some((id, false))) => (client, id),
+                (Some(client), Some((id, false))) => (client, id, state.handshake),
                 _ => return,
             }
         };
         let shown = line(&id);
         eprintln!("cancelling task {shown}…");
-        match tokio::time::timeout(CANCEL_WAIT, client.cancel_task(&id)).await {
+        let cancel = async {
+            if handshake {
+                client.cancel_task_2025(&id).await.map(drop)
+            } else {
+                client.cancel_task(&id).await
+            }
+        };
+        match tokio::time::timeout(CANCEL_WAIT, cancel).await {
             Ok(Ok(())) => eprintln!("task {shown} cancelled"),
             Ok(Err(error)) => eprintln!("tasks/cancel {shown}: {}", line(&error.to_string())),
             Err(_) => eprintln!("tasks/cancel {shown}: no answer within {CANCEL_WAIT:?}"),
@@ -227,9 +243,12 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
     let asker = Arc::new(Asker::new(answers, &args.answer, true, progress.clone())?);
     // Tool calls the server runs as tasks are followed to their end; the builder does not
     // cancel an abandoned task itself: `pending` does, awaited, before the process exits.
+    // Both task protocols: the 2026-07-28 extension, and 2025-11-25's experimental tasks (which
+    // also let a handshake-era server ask its questions as tasks).
     let builder = asker
         .install(Client::builder())
-        .tasks(TaskSettings::new().cancel_on_drop(false));
+        .tasks(TaskSettings::new().cancel_on_drop(false))
+        .tasks_2025(Tasks2025Settings::new().cancel_on_drop(false));
     let pending = PendingTask::default();
     let call = bounded(&args.connect, async {
         let client = target.connect(builder, &args.connect).await?;
@@ -241,9 +260,17 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
             .on_progress(move |p| shown.update(&p))
             .on_task_status({
                 let shown = progress.clone();
+                let tracked = tracked.clone();
                 move |task| {
                     tracked.seen(task);
                     shown.task(task);
+                }
+            })
+            .on_task_2025_status({
+                let shown = progress.clone();
+                move |task| {
+                    tracked.seen_2025(task);
+                    shown.task_2025(task);
                 }
             });
         let result = match what {

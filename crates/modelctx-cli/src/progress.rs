@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use modelctx::types::ProgressNotificationParams;
 use modelctx::types::tasks::DetailedTask;
+use modelctx::types::tasks_2025::Task as Task2025;
 
 use crate::safe_text::line;
 use crate::sync::lock;
@@ -35,8 +36,25 @@ impl ProgressView {
     /// Shows a change of the task the request became: a line `task ID: STATUS — MESSAGE` per
     /// change of status or status message (above the bar on a terminal).
     pub(crate) fn task(&self, task: &DetailedTask) {
-        let status = task.status.to_string();
-        let message = task.status_message.clone().unwrap_or_default();
+        self.task_status(
+            &task.task_id,
+            task.status.as_str(),
+            task.status_message.as_deref(),
+        );
+    }
+
+    /// Shows a 2025-11-25 task's status: the same line as a 2026-07-28 task's.
+    pub(crate) fn task_2025(&self, task: &Task2025) {
+        self.task_status(
+            &task.task_id,
+            task.status.as_str(),
+            task.status_message.as_deref(),
+        );
+    }
+
+    /// `task ID: STATUS — MESSAGE`, once per change.
+    fn task_status(&self, task_id: &str, status: &str, message: Option<&str>) {
+        let (status, message) = (status.to_owned(), message.unwrap_or_default().to_owned());
         {
             let mut last = lock(&self.task);
             if last.as_ref() == Some(&(status.clone(), message.clone())) {
@@ -45,7 +63,7 @@ impl ProgressView {
             *last = Some((status.clone(), message.clone()));
         }
         // Server text: escaped before it reaches the terminal.
-        let (id, status, message) = (line(&task.task_id), line(&status), line(&message));
+        let (id, status, message) = (line(task_id), line(&status), line(&message));
         let shown = if message.is_empty() {
             format!("task {id}: {status}")
         } else {

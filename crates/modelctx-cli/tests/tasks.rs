@@ -7,25 +7,12 @@ use std::process::{Command, Stdio};
 
 use modelctx::client::{Client, TaskSettings};
 use modelctx::types::tasks::TaskStatus;
-use modelctx_test_support::cli::{HttpServer, Running, TempDir, assert_ok, mcp, stderr, stdout};
+use modelctx_test_support::cli::{
+    HttpServer, Running, TempDir, assert_ok, mcp, stderr, stdout, task_lines,
+};
 
 /// The `mcp` binary under test.
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
-
-/// The `task ID: …` lines of `mcp call`'s stderr, without the id, and the id.
-fn task_lines(stderr: &str) -> (String, Vec<String>) {
-    let mut id = String::new();
-    let lines = stderr
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix("task ")?;
-            let (task, status) = rest.split_once(": ")?;
-            id = task.to_owned();
-            Some(status.to_owned())
-        })
-        .collect();
-    (id, lines)
-}
 
 /// Over HTTP and stdio: the task's status changes are shown line by line, its question is
 /// answered from `--answer`, and the final result is printed.

@@ -66,6 +66,22 @@ pub fn assert_ok(output: &Output) {
     );
 }
 
+/// The `task ID: STATUS — MESSAGE` lines of `mcp call`'s stderr (either task protocol), without
+/// the `task ID: ` prefix, and the (last) id.
+pub fn task_lines(stderr: &str) -> (String, Vec<String>) {
+    let mut id = String::new();
+    let lines = stderr
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("task ")?;
+            let (task, status) = rest.split_once(": ")?;
+            id = task.to_owned();
+            Some(status.to_owned())
+        })
+        .collect();
+    (id, lines)
+}
+
 /// A spawned `mcp` (or server) whose stderr is read line by line.
 #[derive(Debug)]
 pub struct Running {

@@ -4,7 +4,8 @@
 //! The crate-agnostic helpers (`json`, `tempdir`, `process`, `redis`, `cli`) are always on;
 //! the fixtures built on the SDK need feature `mcp`, the in-memory OpenTelemetry exporters
 //! feature `otel`, the hostile-input runner feature `hostile`, the official-schema validators
-//! feature `spec`, the OTLP receiver feature `otlp`.
+//! feature `spec`, the OTLP receiver feature `otlp`, the 2025-11-25 tasks server alone feature
+//! `tasks-2025`.
 //! A test target takes it as a dev-dependency; for crate `modelctx` that is a dev-dependency cycle,
 //! which cargo resolves to the one `modelctx` library the test links, so the fixtures' types are the
 //! test's types.
@@ -27,6 +28,8 @@ pub mod otel;
 pub mod server;
 #[cfg(feature = "mcp")]
 pub mod tasks;
+#[cfg(feature = "tasks-2025")]
+pub mod tasks_2025;
 
 #[cfg(feature = "hostile")]
 pub mod hostile;

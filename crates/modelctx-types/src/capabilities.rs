@@ -50,6 +50,9 @@ wire_struct! {
         /// Extensions by identifier (e.g. `io.modelcontextprotocol/tasks`), each with its
         /// settings object.
         opt "extensions" => extensions: Extra,
+        /// 2025-11-25 only: the experimental tasks the client runs for the server
+        /// ([`crate::tasks_2025::client_tasks_capability`]).
+        opt "tasks" => tasks: Extra,
     }
 }
 
@@ -227,6 +230,9 @@ wire_struct! {
         opt "tools" => tools: ToolsCapability,
         /// Extensions by identifier, each with its settings object.
         opt "extensions" => extensions: Extra,
+        /// 2025-11-25 only: the experimental tasks the server runs
+        /// ([`crate::tasks_2025::server_runs_tool_tasks`]).
+        opt "tasks" => tasks: Extra,
     }
 }
 

@@ -95,6 +95,7 @@ mod roots;
 mod sampling;
 mod subscriptions;
 pub mod tasks;
+pub mod tasks_2025;
 mod tools;
 mod version;
 

@@ -44,6 +44,9 @@ wire_struct! {
         opt "outputSchema" => output_schema: Extra,
         /// Behaviour hints.
         opt "annotations" => annotations: ToolAnnotations,
+        /// 2025-11-25: whether a call may run as a task
+        /// ([`crate::tasks_2025::ToolExecution`]).
+        opt "execution" => execution: crate::tasks_2025::ToolExecution,
         /// Metadata.
         opt "_meta" => meta: Meta,
     }

@@ -72,7 +72,7 @@ mod redis_link;
 pub mod store;
 
 // Wherever system randomness (getrandom) is compiled in for ids: the server and durable flows.
-#[cfg(any(feature = "server", feature = "flows"))]
+#[cfg(any(feature = "server", feature = "client", feature = "flows"))]
 mod ids;
 
 #[cfg(feature = "server")]

@@ -26,6 +26,7 @@ use super::input_loop::{CallBudget, LoopLimits, answer_all, drive};
 use super::listen::Subscription;
 use super::session::{RequestOptions, RoundOutcome, Session};
 use super::tasks::{Follower, TaskSettings, ToolStart};
+use super::tasks_2025::Tasks2025Settings;
 use super::trace;
 use crate::span_fields::target_of;
 
@@ -76,6 +77,7 @@ pub struct Client {
     loop_timeout: Option<Duration>,
     back_channel: Arc<BackChannelGate>,
     tasks: TaskSettings,
+    tasks_2025: Tasks2025Settings,
 }
 
 /// What the builder hands a [`Client`] besides its session.
@@ -85,6 +87,7 @@ pub(crate) struct ClientParts {
     pub(crate) loop_timeout: Option<Duration>,
     pub(crate) back_channel: Arc<BackChannelGate>,
     pub(crate) tasks: TaskSettings,
+    pub(crate) tasks_2025: Tasks2025Settings,
 }
 
 impl Client {
@@ -95,6 +98,7 @@ impl Client {
             loop_timeout,
             back_channel,
             tasks,
+            tasks_2025,
         } = parts;
         Self {
             session,
@@ -103,6 +107,7 @@ impl Client {
             loop_timeout,
             back_channel,
             tasks,
+            tasks_2025,
         }
     }
 
@@ -277,6 +282,19 @@ impl Client {
         first: Option<InputRequiredResult>,
         options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
+        // 2025-11-25: a tool that runs as a task goes as one (client/tasks_2025.rs).
+        if first.is_none()
+            && self.session.era() == Some(Era::Handshake)
+            && self
+                .session
+                .wants_task_2025(&params.name, options.task_2025)
+                .await
+        {
+            let call = self
+                .session
+                .call_tool_as_task_2025(params, &self.tasks_2025, &options);
+            return Box::pin(self.bounded(call)).await;
+        }
         // One budget for the whole call: its input-required rounds and the task it may become.
         let mut budget = CallBudget::default();
         match self
@@ -642,6 +660,20 @@ impl Client {
             limits: &self.limits,
             settings: &self.tasks,
         }
+    }
+}
+
+/// The 2025-11-25 experimental tasks (client/tasks_2025.rs).
+impl Client {
+    /// `tasks/cancel` of a 2025-11-25 task: the task as the server left it.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn cancel_task_2025(
+        &self,
+        task_id: &str,
+    ) -> Result<modelctx_types::tasks_2025::Task, ClientError> {
+        self.session.cancel_task_2025(task_id).await
     }
 }
 

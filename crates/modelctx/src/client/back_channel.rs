@@ -26,8 +26,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use modelctx_types::jsonrpc::{Notification, Request, encode_error};
+use modelctx_types::jsonrpc::{Notification, Request, encode_error, encode_result};
 use modelctx_types::methods::{CreateMessage, Ping};
+use modelctx_types::tasks_2025::{GetTaskPayload, TaskMetadata};
 use modelctx_types::{Era, ErrorCode, ErrorObject, Method as _};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
@@ -35,6 +36,7 @@ use super::callbacks::Callbacks;
 use super::input_loop::LoopLimits;
 use super::middleware::{self, Chain};
 use super::shared::{Inbound, Shared};
+use super::tasks_2025_table::{TABLE_METHODS, TaskTable, created, runs_as_task, task_request};
 use crate::sync::lock;
 
 /// The connection's [`Inbound`] handler: the server's requests go to the callbacks within the
@@ -44,14 +46,22 @@ pub(crate) struct BackChannel {
     gate: Arc<BackChannelGate>,
     /// Around every answer (`ClientBuilder::middleware`).
     middleware: Chain,
+    /// 2025-11-25 client-side tasks, when opted in (client/tasks_2025_table.rs).
+    tasks: Option<Arc<TaskTable>>,
 }
 
 impl BackChannel {
-    pub(crate) fn new(callbacks: Callbacks, gate: Arc<BackChannelGate>, middleware: Chain) -> Self {
+    pub(crate) fn new(
+        callbacks: Callbacks,
+        gate: Arc<BackChannelGate>,
+        middleware: Chain,
+        tasks: Option<Arc<TaskTable>>,
+    ) -> Self {
         Self {
             callbacks,
             gate,
             middleware,
+            tasks,
         }
     }
 
@@ -95,21 +105,95 @@ impl BackChannel {
         if request.method == Ping::NAME {
             return self.callbacks.answer_server_request(request, version).await;
         }
+        // 2025-11-25 client-side tasks: `tasks/get`, `tasks/list` and `tasks/cancel` are
+        // answered at once from the table; `tasks/result` waits, so it is admitted like a
+        // question.
+        let table = self.tasks.as_ref();
+        if let Some(table) = table
+            && TABLE_METHODS.contains(&request.method.as_str())
+            && request.method != GetTaskPayload::NAME
+        {
+            return table.answer(&request).await;
+        }
         let gate = &self.gate;
         let admitted = match gate.admit() {
             Ok(permit) => permit,
             Err(error) => return encode_error(Some(&request.id), &error),
         };
-        if request.method == CreateMessage::NAME
-            && self.callbacks.sampling.is_some()
-            && let Err(error) = gate.charge_sampling()
+        if let Some(table) = table
+            && request.method == GetTaskPayload::NAME
         {
+            let response = table.answer(&request).await;
+            drop(admitted);
+            return response;
+        }
+        if let Some(table) = table
+            && runs_as_task(&request.method)
+            && let Some(meta) = task_request(&request)
+        {
+            drop(admitted);
+            return self.start_task(table, request, &meta, version);
+        }
+        if let Err(error) = self.charge(&request) {
             return encode_error(Some(&request.id), &error);
         }
         let _running = gate.run().await;
         let response = self.callbacks.answer_server_request(request, version).await;
         drop(admitted);
         response
+    }
+}
+
+impl BackChannel {
+    /// Charges a sampling request to a call in flight (see the module docs).
+    fn charge(&self, request: &Request) -> Result<(), ErrorObject> {
+        if request.method == CreateMessage::NAME && self.callbacks.sampling.is_some() {
+            self.gate.charge_sampling()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs a task-augmented request as a client-side task: answers with its handle at once and
+    /// runs the callback in the background, within the gate's callback slots.
+    fn start_task(
+        &self,
+        table: &Arc<TaskTable>,
+        request: Request,
+        meta: &TaskMetadata,
+        version: Option<modelctx_types::ProtocolVersion>,
+    ) -> Vec<u8> {
+        let id = request.id.clone();
+        // A full table refuses before any budget is spent.
+        let task = match table.create(meta) {
+            Ok(task) => task,
+            Err(error) => return encode_error(Some(&id), &error),
+        };
+        let task_id = task.task_id.clone();
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| ErrorObject::internal("no runtime"));
+        let runtime = match self.charge(&request).and(runtime) {
+            Ok(runtime) => runtime,
+            Err(error) => {
+                table.discard(&task_id);
+                return encode_error(Some(&id), &error);
+            }
+        };
+        let (callbacks, gate, tasks) = (
+            self.callbacks.clone(),
+            Arc::clone(&self.gate),
+            Arc::clone(table),
+        );
+        let running = runtime.spawn(async move {
+            let outcome = {
+                let _slot = gate.run().await;
+                callbacks.server_request_result(request, version).await
+            };
+            tasks.finish(&task_id, outcome);
+        });
+        table.running(&task.task_id, running.abort_handle());
+        encode_result(&id, &created(task))
+            .unwrap_or_else(|e| encode_error(Some(&id), &ErrorObject::internal(e.to_string())))
     }
 }
 

@@ -24,6 +24,8 @@ use super::negotiate::{Mode, NegotiationConfig, negotiate};
 use super::session::{Session, SessionConfig};
 use super::shared::Shared;
 use super::tasks::TaskSettings;
+use super::tasks_2025::Tasks2025Settings;
+use super::tasks_2025_table::TaskTable;
 use super::transport::engine::LineTransport;
 use super::transport::{Transport, TransportKind};
 use crate::transport::lines::DEFAULT_MAX_LINE;
@@ -60,6 +62,8 @@ pub struct ClientBuilder {
     http: HttpOptions,
     /// The tasks extension ([`ClientBuilder::tasks`]).
     tasks: Option<TaskSettings>,
+    /// 2025-11-25 experimental tasks, client side (client/tasks_2025*.rs).
+    tasks_2025: Option<Tasks2025Settings>,
     /// Around every message sent ([`ClientBuilder::middleware`]).
     middleware: Chain,
 }
@@ -122,6 +126,7 @@ impl ClientBuilder {
                 oauth: None,
             },
             tasks: None,
+            tasks_2025: None,
             middleware: Chain::default(),
         }
     }
@@ -401,6 +406,21 @@ impl ClientBuilder {
         self
     }
 
+    /// The 2025-11-25 experimental tasks (SEP-1686), for handshake-era sessions: declares
+    /// `capabilities.tasks` at `initialize` — `tasks/list`, `tasks/cancel`, and task-augmented
+    /// `elicitation/create` / `sampling/createMessage` for the callbacks given — so that the
+    /// server may ask the client to run those as tasks, which it then polls
+    /// (`client/tasks_2025_table.rs`); and sets how task-augmented `tools/call`s are followed.
+    ///
+    /// Without it, task-augmented calls of tools that require them still work, with
+    /// [`Tasks2025Settings::new`]; nothing is declared. Unrelated to [`Self::tasks`], the
+    /// 2026-07-28 extension.
+    #[must_use]
+    pub fn tasks_2025(mut self, settings: Tasks2025Settings) -> Self {
+        self.tasks_2025 = Some(settings);
+        self
+    }
+
     /// Signs in to OAuth-protected HTTP servers (see [`super::auth`]): on a 401 the client
     /// discovers the authorization server, registers, has the user authorize through the
     /// configured handler, and retries with the access token; it refreshes expired tokens and
@@ -529,10 +549,15 @@ impl ClientBuilder {
     /// The core of a new connection, with the back-channel as its inbound handler.
     fn core(&self) -> Core {
         let back_channel = Arc::new(BackChannelGate::new(&self.limits));
+        let table = self
+            .tasks_2025
+            .clone()
+            .map(|settings| Arc::new(TaskTable::new(settings.table_limits())));
         let inbound = BackChannel::new(
             self.callbacks.clone(),
             Arc::clone(&back_channel),
             self.middleware.clone(),
+            table,
         );
         Core {
             shared: Shared::new(Arc::new(inbound)),
@@ -548,9 +573,16 @@ impl ClientBuilder {
             capabilities = capabilities.with_extension(modelctx_types::TASKS_EXTENSION);
             result_types = result_types.with(modelctx_types::ResultType::TASK);
         }
+        let tasks_2025_capability = self.tasks_2025.as_ref().map(|_| {
+            modelctx_types::tasks_2025::client_tasks_capability(
+                self.callbacks.elicitation.is_some(),
+                self.callbacks.sampling.is_some(),
+            )
+        });
         let config = SessionConfig {
             client_info: self.client_info,
             capabilities,
+            tasks_2025_capability,
             request_timeout: self.request_timeout,
             log_level: self.log_level,
             result_types,
@@ -577,6 +609,7 @@ impl ClientBuilder {
                 loop_timeout: self.loop_timeout,
                 back_channel: core.back_channel,
                 tasks: self.tasks.unwrap_or_default(),
+                tasks_2025: self.tasks_2025.unwrap_or_default(),
             },
         ))
     }

@@ -23,6 +23,7 @@ use modelctx_types::{
     InputResponse, ListRootsResult, ProgressNotificationParams, ProtocolVersion, RequestId,
     SamplingCapability,
 };
+use serde_json::value::RawValue;
 
 use super::error::ClientError;
 
@@ -167,6 +168,9 @@ pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync
 /// Receives every change of a task a call follows (status, `statusMessage`, input requests).
 pub type TaskStatusCallback = Arc<dyn Fn(&modelctx_types::DetailedTask) + Send + Sync>;
 
+/// Receives every change of a 2025-11-25 task a call follows (client/tasks_2025.rs).
+pub type Task2025StatusCallback = Arc<dyn Fn(&modelctx_types::tasks_2025::Task) + Send + Sync>;
+
 /// The configured callbacks, and everything derived from which ones exist.
 #[derive(Clone, Default)]
 pub(crate) struct Callbacks {
@@ -281,17 +285,33 @@ impl Callbacks {
         version: Option<ProtocolVersion>,
     ) -> Vec<u8> {
         let id = request.id.clone();
-        let context = CallbackContext::new(InputOrigin::ServerRequest { id: id.clone() }, version);
-        let outcome: Result<Vec<u8>, ErrorObject> = match request.method.as_str() {
-            Ping::NAME => encode(&id, &EmptyResult::default()),
+        match self.server_request_result(request, version).await {
+            Ok(result) => encode_result(&id, &result)
+                .unwrap_or_else(|e| encode_error(Some(&id), &ErrorObject::internal(e.to_string()))),
+            Err(error) => encode_error(Some(&id), &error),
+        }
+    }
+
+    /// The result of a server request, or the error to answer it with (also what a
+    /// client-side 2025-11-25 task keeps as its outcome).
+    pub(crate) async fn server_request_result(
+        &self,
+        request: Request,
+        version: Option<ProtocolVersion>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let context = CallbackContext::new(
+            InputOrigin::ServerRequest {
+                id: request.id.clone(),
+            },
+            version,
+        );
+        match request.method.as_str() {
+            Ping::NAME => raw(&EmptyResult::default()),
             Elicit::NAME => match &self.elicitation {
                 None => Err(not_supported("Elicitation not supported")),
                 Some(cb) => match request.params_as::<ElicitRequestParams>() {
                     Err(e) => Err(ErrorObject::invalid_params(e.to_string())),
-                    Ok(params) => cb
-                        .elicit(context, params)
-                        .await
-                        .and_then(|r| encode(&id, &r)),
+                    Ok(params) => cb.elicit(context, params).await.and_then(|r| raw(&r)),
                 },
             },
             CreateMessage::NAME => match &self.sampling {
@@ -301,16 +321,15 @@ impl Callbacks {
                     Ok(params) => cb
                         .create_message(context, params)
                         .await
-                        .and_then(|r| encode(&id, &r)),
+                        .and_then(|r| raw(&r)),
                 },
             },
             ListRoots::NAME => match &self.roots {
                 None => Err(not_supported("List roots not supported")),
-                Some(cb) => cb.list_roots(context).await.and_then(|r| encode(&id, &r)),
+                Some(cb) => cb.list_roots(context).await.and_then(|r| raw(&r)),
             },
             other => Err(ErrorObject::method_not_found(other)),
-        };
-        outcome.unwrap_or_else(|error| encode_error(Some(&id), &error))
+        }
     }
 
     /// Hands an unclaimed notification to the notification callback, if any.
@@ -326,6 +345,6 @@ fn not_supported(message: &str) -> ErrorObject {
     ErrorObject::new(ErrorCode::INVALID_REQUEST, message)
 }
 
-fn encode<T: serde::Serialize>(id: &RequestId, result: &T) -> Result<Vec<u8>, ErrorObject> {
-    encode_result(id, result).map_err(|e| ErrorObject::internal(e.to_string()))
+fn raw<T: serde::Serialize>(result: &T) -> Result<Box<RawValue>, ErrorObject> {
+    serde_json::value::to_raw_value(result).map_err(|e| ErrorObject::internal(e.to_string()))
 }

@@ -26,10 +26,13 @@ const LAYERS: &[(&str, u8)] = &[
     ("session", 5),
     ("input_loop", 6),
     ("negotiate", 6),
+    // 2025-11-25 client-side tasks: a table the back-channel answers from.
+    ("tasks_2025_table", 6),
     // Features over the session, registering routes in the core.
     ("back_channel", 7),
     ("listen", 7),
     ("tasks", 7),
+    ("tasks_2025", 7),
     // The public client, its authorization layer, the builder that wires them, flows on top.
     ("api", 8),
     ("auth", 9),

@@ -42,6 +42,16 @@
 //! process — use the [`Session`] methods with `allow_input_required`, and
 //! [`Client::resume_call_tool`] / [`PendingRequest`].
 //!
+//! # Tasks
+//!
+//! Two protocols, one per era. On 2026-07-28, the tasks extension ([`ClientBuilder::tasks`]):
+//! the server may answer a `tools/call` with a task, which [`Client::call_tool`] follows to its
+//! end. On 2025-11-25, the experimental tasks of that revision: [`Client::call_tool`] calls a tool
+//! whose `execution.taskSupport` is `"required"` as a task by itself (`"optional"` with
+//! [`RequestOptions::as_task_2025`]), and [`ClientBuilder::tasks_2025`] lets the server run its
+//! sampling and elicitation requests as tasks on the client. See
+//! [`modelctx_types::tasks_2025`] for how the two differ.
+//!
 //! # Authorization
 //!
 //! With the `auth-client` feature, [`ClientBuilder::oauth`] makes an HTTP client sign in to
@@ -106,6 +116,8 @@ mod pause;
 mod session;
 mod shared;
 mod tasks;
+mod tasks_2025;
+mod tasks_2025_table;
 mod tool_index;
 mod trace;
 mod transport;
@@ -114,11 +126,12 @@ pub use api::{Client, PendingRequest};
 pub use builder::ClientBuilder;
 pub use callbacks::{
     CallbackContext, ElicitationCallback, InputOrigin, NotificationCallback, ProgressCallback,
-    RootsCallback, SamplingCallback, TaskStatusCallback,
+    RootsCallback, SamplingCallback, Task2025StatusCallback, TaskStatusCallback,
 };
 pub use error::{ClientError, TransportError};
 pub use listen::{ListenEvent, Subscription};
 pub use negotiate::Mode;
 pub use session::{RequestOptions, RoundOutcome, Session};
 pub use tasks::{TaskFollow, TaskSettings, ToolStart};
+pub use tasks_2025::Tasks2025Settings;
 pub use transport::TransportKind;

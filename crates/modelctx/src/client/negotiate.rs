@@ -184,9 +184,14 @@ fn adopt(session: &Session, result: DiscoverResult, version: ProtocolVersion) {
 
 /// The handshake: `initialize`, then `notifications/initialized`.
 async fn initialize(session: &Session, config: &NegotiationConfig) -> Result<(), ClientError> {
+    let mut capabilities = session.inner.config.capabilities.clone();
+    // 2025-11-25's experimental tasks exist only in the handshake era.
+    capabilities
+        .tasks
+        .clone_from(&session.inner.config.tasks_2025_capability);
     let mut params = InitializeRequestParams::new(
         config.handshake_version.clone(),
-        session.inner.config.capabilities.clone(),
+        capabilities,
         session.inner.config.client_info.clone(),
     );
     let envelope = Envelope {

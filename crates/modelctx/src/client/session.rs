@@ -70,6 +70,10 @@ pub struct RequestOptions {
     pub(crate) timeout: Option<Duration>,
     /// The tasks extension: changes of the task a `tools/call` becomes (client/tasks.rs).
     pub(crate) task_status: Option<TaskStatusCallback>,
+    /// 2025-11-25: call an `optional` task tool as a task (client/tasks_2025.rs).
+    pub(crate) task_2025: bool,
+    /// 2025-11-25: the statuses of the task a `tools/call` runs as.
+    pub(crate) task_2025_status: Option<super::callbacks::Task2025StatusCallback>,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -78,6 +82,8 @@ impl std::fmt::Debug for RequestOptions {
             .field("progress", &self.progress.is_some())
             .field("timeout", &self.timeout)
             .field("task_status", &self.task_status.is_some())
+            .field("task_2025", &self.task_2025)
+            .field("task_2025_status", &self.task_2025_status.is_some())
             .finish()
     }
 }
@@ -112,6 +118,9 @@ impl RequestOptions {
 pub(crate) struct SessionConfig {
     pub(crate) client_info: Implementation,
     pub(crate) capabilities: ClientCapabilities,
+    /// 2025-11-25: the `tasks` capability declared at `initialize` only
+    /// (client/tasks_2025_table.rs).
+    pub(crate) tasks_2025_capability: Option<modelctx_types::Extra>,
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) log_level: Option<modelctx_types::LoggingLevel>,
     pub(crate) result_types: ResultTypes,
@@ -574,9 +583,14 @@ impl Session {
             self.request::<ListTools>(params, &RequestOptions::new())
                 .await?,
         )?;
+        let complete_listing = first_page && result.next_cursor.is_none();
         if self.era() == Some(Era::Modern) {
-            let complete_listing = first_page && result.next_cursor.is_none();
             self.inner.tools.absorb(&mut result.tools, complete_listing);
+        } else {
+            // 2025-11-25: which tools run as tasks (client/tasks_2025.rs).
+            self.inner
+                .tools
+                .absorb_task_support(&result.tools, complete_listing);
         }
         Ok(result)
     }

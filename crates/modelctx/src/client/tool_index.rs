@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use modelctx_types::tasks_2025::TaskSupport;
 use modelctx_types::{CallToolResult, Extra, Tool};
 use serde_json::Value;
 
@@ -27,6 +28,8 @@ pub(crate) struct ToolIndex {
     /// Names whose results made the client read `tools/list` (once per name, so a tool the
     /// server never lists costs one listing, not one per call).
     looked_up: Mutex<HashSet<String>>,
+    /// 2025-11-25: each listed tool's `execution.taskSupport` (absent: `forbidden`).
+    task_support: Mutex<HashMap<String, TaskSupport>>,
 }
 
 impl ToolIndex {
@@ -57,6 +60,38 @@ impl ToolIndex {
                 false
             }
         });
+    }
+
+    /// 2025-11-25: records the `execution.taskSupport` of a page of `tools/list`; with
+    /// `complete` (a single-page listing) tools that disappeared are forgotten.
+    pub(crate) fn absorb_task_support(&self, tools: &[Tool], complete: bool) {
+        let mut index = lock(&self.task_support);
+        if complete {
+            index.clear();
+        }
+        for tool in tools {
+            let support = tool
+                .execution
+                .as_ref()
+                .and_then(|execution| execution.task_support.clone())
+                .unwrap_or(TaskSupport::FORBIDDEN);
+            index.insert(tool.name.clone(), support);
+        }
+    }
+
+    /// 2025-11-25: the `execution.taskSupport` of a listed tool; `None` for a tool never
+    /// listed.
+    pub(crate) fn task_support(&self, tool: &str) -> Option<TaskSupport> {
+        lock(&self.task_support).get(tool).cloned()
+    }
+
+    /// 2025-11-25: true the first time it is asked about a tool whose `taskSupport` no listing
+    /// has shown (the caller reads `tools/list` once for it).
+    pub(crate) fn first_look_task_support(&self, tool: &str) -> bool {
+        if lock(&self.task_support).contains_key(tool) {
+            return false;
+        }
+        lock(&self.looked_up).insert(tool.to_owned())
     }
 
     /// True the first time it is asked about a tool that no listing has shown: the caller

@@ -408,17 +408,7 @@ impl RequestContext {
         required: &ClientCapabilities,
         params: &P,
     ) -> Result<M::Result, ErrorObject> {
-        let (Some(handshake), Some(out)) = (&self.inner.handshake, &self.inner.notifier) else {
-            return Err(ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "Cannot send '{}': a 2026-07-28 request has no back-channel for server-initiated \
-                     requests; return an InputRequiredResult instead",
-                    M::NAME
-                ),
-            ));
-        };
-        if !self.client_capabilities().satisfies(required) {
+        if self.inner.handshake.is_some() && !self.client_capabilities().satisfies(required) {
             return Err(ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!(
@@ -427,15 +417,48 @@ impl RequestContext {
                 ),
             ));
         }
+        self.send_to_client(M::NAME, params).await
+    }
+
+    /// Sends any server→client request (handshake era only) and returns the client's result as
+    /// raw JSON — for requests without a typed helper, such as the 2025-11-25 experimental
+    /// tasks: a task-augmented `elicitation/create`, then `tasks/get` and `tasks/result` on
+    /// the client. Checking that the client declared what the request needs is the caller's
+    /// job (see [`RequestContext::client_capabilities`]).
+    ///
+    /// # Errors
+    /// On 2026-07-28, when the client answers with an error or goes away, or when this request
+    /// is over.
+    pub async fn request_client(
+        &self,
+        method: &'static str,
+        params: &Value,
+    ) -> Result<Value, ErrorObject> {
+        self.send_to_client(method, params).await
+    }
+
+    async fn send_to_client<R: serde::de::DeserializeOwned, P: Serialize>(
+        &self,
+        method: &'static str,
+        params: &P,
+    ) -> Result<R, ErrorObject> {
+        let (Some(handshake), Some(out)) = (&self.inner.handshake, &self.inner.notifier) else {
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Cannot send '{method}': a 2026-07-28 request has no back-channel for \
+                     server-initiated requests; return an InputRequiredResult instead"
+                ),
+            ));
+        };
         if self.inner.done.load(Ordering::Acquire) || self.inner.cancel.is_cancelled() {
             return Err(ErrorObject::internal(format!(
-                "Cannot send '{}': the request is over",
-                M::NAME
+                "Cannot send '{method}': the request is over"
             )));
         }
         handshake
             .session
-            .request::<M::Result>(out, M::NAME, params, &self.inner.cancel)
+            .request::<R>(out, method, params, &self.inner.cancel)
             .await
     }
 
