@@ -30,7 +30,6 @@ use futures::future::BoxFuture;
 use futures::stream::{self, Stream};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use modelctx_types::jsonrpc::MessageRef;
-use modelctx_types::methods::{Method as _, SubscriptionsListen};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -558,11 +557,6 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         Ok(MessageRef::Request(request)) => request.to_owned_request(),
     };
     drop(body.bytes);
-    let parts = if request.method == SubscriptionsListen::NAME {
-        detached(parts)
-    } else {
-        parts
-    };
     respond(
         state.server.clone(),
         Arc::new(parts),
@@ -571,28 +565,6 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         None,
     )
     .await
-}
-
-/// The request head of a listen stream, copied out of hyper's read buffer. Hyper hands out
-/// header values (and custom header names) as slices of the buffer it read the request into, so
-/// a stream holding them for hours would keep that buffer (8 KiB) alive beside the one hyper
-/// reads the connection's next bytes into. Copying costs about a microsecond, once per stream,
-/// and only listen streams pay it (RELIABILITY.md, "Change bus").
-fn detached(mut parts: http::request::Parts) -> http::request::Parts {
-    let (mut copy, ()) = http::Request::new(()).into_parts();
-    copy.method = parts.method.clone();
-    copy.uri = http::Uri::try_from(parts.uri.to_string()).unwrap_or_else(|_| parts.uri.clone());
-    copy.version = parts.version;
-    copy.headers.reserve(parts.headers.len());
-    for (name, value) in &parts.headers {
-        let name = header::HeaderName::from_bytes(name.as_str().as_bytes())
-            .unwrap_or_else(|_| name.clone());
-        let mut owned = HeaderValue::from_bytes(value.as_bytes()).unwrap_or_else(|_| value.clone());
-        owned.set_sensitive(value.is_sensitive());
-        copy.headers.append(name, owned);
-    }
-    copy.extensions = std::mem::take(&mut parts.extensions);
-    copy
 }
 
 /// `202 Accepted` with no body: a notification or a response taken.
@@ -875,45 +847,6 @@ fn events(state: StreamState) -> impl Stream<Item = Result<Bytes, Infallible>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A listen stream's head owns its bytes: nothing in it points into the buffer the
-    /// request was read into, and nothing is lost (repeated headers, sensitivity, extensions).
-    #[test]
-    fn a_detached_head_shares_no_bytes_with_the_read_buffer() {
-        let buffer = Bytes::from_static(b"Bearer abc");
-        let shared = HeaderValue::from_maybe_shared(buffer.clone()).unwrap();
-        let mut sensitive = shared.clone();
-        sensitive.set_sensitive(true);
-        let mut request = http::Request::post("http://h/mcp?x=1").body(()).unwrap();
-        request
-            .headers_mut()
-            .insert(header::AUTHORIZATION, sensitive);
-        request.headers_mut().append("mcp-method", shared);
-        request
-            .headers_mut()
-            .append("mcp-method", HeaderValue::from_static("two"));
-        request.extensions_mut().insert(7_u32);
-        let (parts, ()) = request.into_parts();
-        let inside = |value: &HeaderValue| {
-            let range = buffer.as_ptr_range();
-            range.contains(&value.as_bytes().as_ptr())
-        };
-        assert!(
-            inside(&parts.headers[header::AUTHORIZATION]),
-            "the test's premise"
-        );
-
-        let copy = detached(parts);
-        assert_eq!(copy.uri, "http://h/mcp?x=1");
-        assert_eq!(copy.method, http::Method::POST);
-        assert!(!inside(&copy.headers[header::AUTHORIZATION]));
-        assert!(copy.headers[header::AUTHORIZATION].is_sensitive());
-        assert_eq!(copy.headers[header::AUTHORIZATION], "Bearer abc");
-        let methods: Vec<_> = copy.headers.get_all("mcp-method").iter().collect();
-        assert_eq!(methods, ["Bearer abc", "two"]);
-        assert!(methods.iter().all(|value| !inside(value)));
-        assert_eq!(copy.extensions.get::<u32>(), Some(&7));
-    }
 
     /// Zero and huge keep-alive periods mean no keep-alive comments, not a panic (tokio's
     /// `interval_at` refuses a zero period; a huge one overflowed `Instant`).

@@ -62,6 +62,9 @@ impl Server {
         let Some(encoded) = Encoded::new(&tag) else {
             return Some(SubscriptionsListenResult::default());
         };
+        // Not kept for the stream's life (a map: ~600 bytes a stream); a task notification,
+        // rare beside the changes, builds it again.
+        drop(tag);
         // Created once: a fresh `cancelled()` future per change would lock the token and register
         // a waiter again for every stream (10,000 streams, one change: 20,000 registrations).
         let cancelled = ctx.cancelled();
@@ -72,7 +75,7 @@ impl Server {
                 () = &mut cancelled => return None,
                 () = &mut shutdown => return Some(SubscriptionsListenResult::default()),
                 Some(mut task) = tasks.next() => {
-                    task.meta = Some(tag.clone());
+                    task.meta = Some(Meta::for_subscription(ctx.id()));
                     ctx.notify::<TaskStatusNotification>(&task).await;
                 }
                 change = changes.recv() => match change {
