@@ -59,7 +59,7 @@ impl Server {
             &SubscriptionsAcknowledgedParams::new(honored.clone()).with_meta(tag.clone()),
         )
         .await;
-        let Some(encoded) = Encoded::new(&tag) else {
+        let Some(encoded) = Encoded::new(&tag, &honored) else {
             return Some(SubscriptionsListenResult::default());
         };
         // Not kept for the stream's life (a map: ~600 bytes a stream); a task notification,
@@ -76,17 +76,15 @@ impl Server {
                 () = &mut shutdown => return Some(SubscriptionsListenResult::default()),
                 Some(mut task) = tasks.next() => {
                     task.meta = Some(Meta::for_subscription(ctx.id()));
-                    ctx.notify::<TaskStatusNotification>(&task).await;
+                    // Boxed, as the task is: held inline, both would size every stream's
+                    // future (and the whole request future around it) for this rare case.
+                    Box::pin(ctx.notify::<TaskStatusNotification>(&*task)).await;
                 }
                 change = changes.recv() => match change {
-                    Ok(Change::ToolsListChanged) if honored.tools_list_changed == Some(true) => {
-                        ctx.notify_encoded(encoded.tools.clone()).await;
-                    }
-                    Ok(Change::PromptsListChanged) if honored.prompts_list_changed == Some(true) => {
-                        ctx.notify_encoded(encoded.prompts.clone()).await;
-                    }
-                    Ok(Change::ResourcesListChanged) if honored.resources_list_changed == Some(true) => {
-                        ctx.notify_encoded(encoded.resources.clone()).await;
+                    Ok(Change::ToolsListChanged) => encoded.send(ctx, &encoded.tools).await,
+                    Ok(Change::PromptsListChanged) => encoded.send(ctx, &encoded.prompts).await,
+                    Ok(Change::ResourcesListChanged) => {
+                        encoded.send(ctx, &encoded.resources).await;
                     }
                     Ok(Change::ResourceUpdated(uri))
                         if honored.resource_subscriptions.iter().flatten().any(|u| *u == uri) =>
@@ -109,14 +107,8 @@ impl Server {
 
     /// What a stream following `honored` is sent on [`Change::Resync`]: everything it follows.
     async fn resync(&self, ctx: &RequestContext, honored: &SubscriptionFilter, encoded: &Encoded) {
-        if honored.tools_list_changed == Some(true) {
-            ctx.notify_encoded(encoded.tools.clone()).await;
-        }
-        if honored.prompts_list_changed == Some(true) {
-            ctx.notify_encoded(encoded.prompts.clone()).await;
-        }
-        if honored.resources_list_changed == Some(true) {
-            ctx.notify_encoded(encoded.resources.clone()).await;
+        for list in [&encoded.tools, &encoded.prompts, &encoded.resources] {
+            encoded.send(ctx, list).await;
         }
         for uri in honored.resource_subscriptions.iter().flatten() {
             ctx.notify_encoded(encoded.updated(uri)).await;
@@ -145,10 +137,14 @@ impl Server {
         ctx: &RequestContext,
         filter: &SubscriptionFilter,
         honored: &mut SubscriptionFilter,
-    ) -> BoxStream<'static, DetailedTask> {
+    ) -> BoxStream<'static, Box<DetailedTask>> {
         #[cfg(feature = "tasks")]
         if let Some(tasks) = &self.inner.tasks {
-            return tasks.listen(ctx, filter, honored).await;
+            return tasks
+                .listen(ctx, filter, honored)
+                .await
+                .map(Box::new)
+                .boxed();
         }
         let _ = (ctx, filter, honored);
         futures::stream::pending().boxed()
@@ -184,9 +180,10 @@ impl Server {
 /// instead of a serialisation and a clone of the tag: one change to 10,000 streams is 10,000
 /// of these (RELIABILITY.md, "Change bus").
 struct Encoded {
-    tools: Vec<u8>,
-    prompts: Vec<u8>,
-    resources: Vec<u8>,
+    /// The list-changed notifications of the lists the stream follows (`None`: not followed).
+    tools: Option<Vec<u8>>,
+    prompts: Option<Vec<u8>>,
+    resources: Option<Vec<u8>>,
     /// `notifications/resources/updated` up to its URI, and what follows the URI.
     updated: (Vec<u8>, Vec<u8>),
 }
@@ -196,12 +193,15 @@ impl Encoded {
     /// out: control characters, which JSON always escapes, so no URI or tag can contain it.
     const URI_MARK: &'static str = "\u{1}uri\u{1}";
 
-    fn new(tag: &Meta) -> Option<Self> {
+    fn new(tag: &Meta, follows: &SubscriptionFilter) -> Option<Self> {
         let list_changed = NotificationParams::new().with_meta(tag.clone());
-        let encode = |method| {
+        let encode = |followed: Option<bool>, method| -> Result<Option<Vec<u8>>, ()> {
+            if followed != Some(true) {
+                return Ok(None);
+            }
             encode_notification(method, Some(&list_changed))
-                .inspect_err(|error| tracing::warn!(%error, "listen stream not encodable"))
-                .ok()
+                .map(Some)
+                .map_err(|error| tracing::warn!(%error, "listen stream not encodable"))
         };
         let updated = encode_notification(
             ResourceUpdated::NAME,
@@ -212,11 +212,17 @@ impl Encoded {
         let mark = serde_json::to_vec(Self::URI_MARK).ok()?;
         let at = updated.windows(mark.len()).position(|w| w == mark)?;
         Some(Self {
-            tools: encode(ToolListChanged::NAME)?,
-            prompts: encode(PromptListChanged::NAME)?,
-            resources: encode(ResourceListChanged::NAME)?,
+            tools: encode(follows.tools_list_changed, ToolListChanged::NAME).ok()?,
+            prompts: encode(follows.prompts_list_changed, PromptListChanged::NAME).ok()?,
+            resources: encode(follows.resources_list_changed, ResourceListChanged::NAME).ok()?,
             updated: (updated[..at].to_vec(), updated[at + mark.len()..].to_vec()),
         })
+    }
+    /// Sends a list-changed notification, if the stream follows that list.
+    async fn send(&self, ctx: &RequestContext, list: &Option<Vec<u8>>) {
+        if let Some(bytes) = list {
+            ctx.notify_encoded(bytes.clone()).await;
+        }
     }
 
     /// `notifications/resources/updated` for `uri`: the same bytes as encoding it afresh.
@@ -242,7 +248,16 @@ mod tests {
     fn encoded_notifications_match_fresh_encoding() {
         for id in [RequestId::from(7), RequestId::from("sub-\"quoted\"")] {
             let tag = Meta::for_subscription(&id);
-            let encoded = Encoded::new(&tag).expect("encodable");
+            let all = SubscriptionFilter::new()
+                .with_tools_list_changed()
+                .with_prompts_list_changed()
+                .with_resources_list_changed();
+            let encoded = Encoded::new(&tag, &all).expect("encodable");
+            let none = Encoded::new(&tag, &SubscriptionFilter::new()).expect("encodable");
+            assert_eq!(
+                (none.tools, none.prompts, none.resources),
+                (None, None, None)
+            );
             let list_changed = NotificationParams::new().with_meta(tag.clone());
             for (bytes, method) in [
                 (&encoded.tools, ToolListChanged::NAME),
@@ -251,7 +266,7 @@ mod tests {
             ] {
                 assert_eq!(
                     *bytes,
-                    encode_notification(method, Some(&list_changed)).unwrap()
+                    Some(encode_notification(method, Some(&list_changed)).unwrap())
                 );
             }
             for uri in [
