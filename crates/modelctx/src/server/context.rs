@@ -487,8 +487,12 @@ impl RequestContext {
             return;
         }
         if let Some(notifier) = &self.inner.notifier {
-            // A closed stream means the client went away; the request is being cancelled.
-            let _ = notifier.send(bytes).await;
+            // A closed stream means the client went away; the request is being cancelled. Only
+            // a full queue waits, in a boxed future: awaited inline, `send` would size the
+            // future of every listen stream holding this call (RELIABILITY.md, "Change bus").
+            if let Err(mpsc::error::TrySendError::Full(bytes)) = notifier.try_send(bytes) {
+                let _ = Box::pin(notifier.send(bytes)).await;
+            }
         }
     }
 }

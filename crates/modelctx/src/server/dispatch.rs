@@ -8,10 +8,12 @@
 //! once; only when typed decoding fails is `_meta` probed on its own, so that ladder errors keep
 //! their precedence over parameter errors.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt as _;
+use futures::future::Either;
 use modelctx_seal::Principal;
 use modelctx_types::jsonrpc::{encode_error, encode_result};
 use modelctx_types::methods::{
@@ -189,18 +191,25 @@ impl Server {
     /// Runs one request to its reply, in its `tracing` span when a subscriber wants it
     /// (`server::trace`) and through the middleware chain when there is one. Handler panics
     /// become `-32603` (the server keeps serving).
-    pub(crate) async fn dispatch(
-        &self,
-        incoming: Incoming<'_>,
+    ///
+    /// Not an `async fn`: one would add a state machine around [`Self::answer`]'s holding a
+    /// second copy of `incoming` for the whole request (rustc keeps a moved-from local's
+    /// storage), which every listen stream carries for its whole life.
+    pub(crate) fn dispatch<'a>(
+        &'a self,
+        incoming: Incoming<'a>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
-    ) -> Reply {
+    ) -> impl Future<Output = Reply> + 'a {
         let span = super::trace::request_span(&incoming);
-        if !span.is_disabled() {
+        if span.is_disabled() {
+            Either::Left(self.answer(incoming, notifier, cancel))
+        } else {
             // Boxed like the chain: the traced path's state stays out of the plain one.
-            return Box::pin(self.dispatch_traced(span, incoming, notifier, cancel)).await;
+            Either::Right(Box::pin(
+                self.dispatch_traced(span, incoming, notifier, cancel),
+            ))
         }
-        self.answer(incoming, notifier, cancel).await
     }
 
     async fn dispatch_traced(

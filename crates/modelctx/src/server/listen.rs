@@ -55,9 +55,11 @@ impl Server {
             .task_notifications(ctx, &params.notifications, &mut honored)
             .await;
         let tag = Meta::for_subscription(ctx.id());
-        ctx.notify::<SubscriptionsAcknowledged>(
+        // Boxed, as everything awaited once or rarely here: the stream's future keeps the size
+        // of its largest await for its whole life (RELIABILITY.md, "Change bus").
+        Box::pin(ctx.notify::<SubscriptionsAcknowledged>(
             &SubscriptionsAcknowledgedParams::new(honored.clone()).with_meta(tag.clone()),
-        )
+        ))
         .await;
         let Some(encoded) = Encoded::new(&tag, &honored) else {
             return Some(SubscriptionsListenResult::default());
@@ -91,13 +93,13 @@ impl Server {
                     {
                         ctx.notify_encoded(encoded.updated(&uri)).await;
                     }
-                    Ok(Change::Resync) => self.resync(ctx, &honored, &encoded).await,
+                    Ok(Change::Resync) => Box::pin(self.resync(ctx, &honored, &encoded)).await,
                     Ok(_) => {}
                     Err(RecvError::Lagged(missed)) => {
                         // Changes were dropped for this stream: its client refetches everything
                         // it follows, as after a bus outage.
                         tracing::warn!(missed, "listen stream fell behind; changes were dropped, resyncing");
-                        self.resync(ctx, &honored, &encoded).await;
+                        Box::pin(self.resync(ctx, &honored, &encoded)).await;
                     }
                     Err(RecvError::Closed) => return Some(SubscriptionsListenResult::default()),
                 },
@@ -184,8 +186,8 @@ struct Encoded {
     tools: Option<Vec<u8>>,
     prompts: Option<Vec<u8>>,
     resources: Option<Vec<u8>>,
-    /// `notifications/resources/updated` up to its URI, and what follows the URI.
-    updated: (Vec<u8>, Vec<u8>),
+    /// `notifications/resources/updated` without its URI, and where the URI goes.
+    updated: (Box<[u8]>, usize),
 }
 
 impl Encoded {
@@ -215,7 +217,12 @@ impl Encoded {
             tools: encode(follows.tools_list_changed, ToolListChanged::NAME).ok()?,
             prompts: encode(follows.prompts_list_changed, PromptListChanged::NAME).ok()?,
             resources: encode(follows.resources_list_changed, ResourceListChanged::NAME).ok()?,
-            updated: (updated[..at].to_vec(), updated[at + mark.len()..].to_vec()),
+            updated: (
+                [&updated[..at], &updated[at + mark.len()..]]
+                    .concat()
+                    .into(),
+                at,
+            ),
         })
     }
     /// Sends a list-changed notification, if the stream follows that list.
@@ -227,7 +234,8 @@ impl Encoded {
 
     /// `notifications/resources/updated` for `uri`: the same bytes as encoding it afresh.
     fn updated(&self, uri: &str) -> Vec<u8> {
-        let (head, tail) = &self.updated;
+        let (bytes, at) = &self.updated;
+        let (head, tail) = bytes.split_at(*at);
         let mut out = Vec::with_capacity(head.len() + uri.len() + 2 + tail.len());
         out.extend_from_slice(head);
         // Writing a `&str` into a `Vec` cannot fail.
