@@ -192,7 +192,10 @@ struct Encoded {
 
 impl Encoded {
     /// Stands for the URI while the `resources/updated` notification is encoded, then is cut
-    /// out: control characters, which JSON always escapes, so no URI or tag can contain it.
+    /// out. The tag is the client's request id, so it may hold these very characters; it is
+    /// found as the value of the `uri` member: a key followed by an unescaped quote can only be
+    /// the params' own member, since every quote inside the tag's strings is escaped and the
+    /// tag's keys are the SDK's.
     const URI_MARK: &'static str = "\u{1}uri\u{1}";
 
     fn new(tag: &Meta, follows: &SubscriptionFilter) -> Option<Self> {
@@ -212,7 +215,9 @@ impl Encoded {
         .inspect_err(|error| tracing::warn!(%error, "listen stream not encodable"))
         .ok()?;
         let mark = serde_json::to_vec(Self::URI_MARK).ok()?;
-        let at = updated.windows(mark.len()).position(|w| w == mark)?;
+        let member = [&b"\"uri\":"[..], &mark].concat();
+        let at =
+            updated.windows(member.len()).position(|w| w == member)? + member.len() - mark.len();
         Some(Self {
             tools: encode(follows.tools_list_changed, ToolListChanged::NAME).ok()?,
             prompts: encode(follows.prompts_list_changed, PromptListChanged::NAME).ok()?,
@@ -254,7 +259,13 @@ mod tests {
     /// whatever the URI holds (quotes, backslashes, control characters, non-ASCII).
     #[test]
     fn encoded_notifications_match_fresh_encoding() {
-        for id in [RequestId::from(7), RequestId::from("sub-\"quoted\"")] {
+        // The last id is the placeholder itself, the way a hostile client could pick it.
+        for id in [
+            RequestId::from(7),
+            RequestId::from("sub-\"quoted\""),
+            RequestId::from(Encoded::URI_MARK),
+            RequestId::from("\"uri\":\"\u{1}uri\u{1}\""),
+        ] {
             let tag = Meta::for_subscription(&id);
             let all = SubscriptionFilter::new()
                 .with_tools_list_changed()
