@@ -557,3 +557,28 @@ where
         });
     }
 }
+
+/// Serves `server` over streamable HTTP on 127.0.0.1 (a free port) in the background, for as long
+/// as the test's runtime lives; returns its MCP endpoint URL.
+pub async fn serve_http_background(server: Server) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        server
+            .serve_http_on(listener, HttpConfig::default(), std::future::pending())
+            .await
+    });
+    url
+}
+
+/// This test binary re-run as a stdio server child: it runs only the ignored test `entry`, which
+/// serves when `marker` is set in its environment. Its stderr is dropped; libtest's own lines on
+/// stdout are not JSON-RPC, and the client skips them.
+pub fn stdio_child(entry: &str, marker: &str) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args([entry, "--exact", "--ignored", "--quiet"])
+        .env(marker, "1")
+        .stderr(std::process::Stdio::null());
+    command
+}

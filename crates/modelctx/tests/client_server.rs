@@ -3,7 +3,6 @@
 //! 2026-07-28 input-required loop with sealed state, and the handshake era's back-channel.
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 
 use modelctx::client::{Client, ClientBuilder, InputOrigin, Mode};
 use modelctx::server::{RequestContext, Server, UriVariables};
@@ -15,6 +14,7 @@ use modelctx::types::{
     SamplingMessage, Tool,
 };
 use modelctx_test_support::client::{Recorder, answers, connect_in_memory, recording_builder};
+use modelctx_test_support::server::{serve_http_background, stdio_child};
 use serde_json::{Value, json};
 
 fn schema(value: Value) -> modelctx::types::Extra {
@@ -278,28 +278,16 @@ async fn connect(builder: ClientBuilder, via: Via) -> Client {
     match via {
         Via::Memory => connect_in_memory(build_server(), builder).await,
         Via::Http => {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-            let server = build_server();
-            tokio::spawn(async move {
-                server
-                    .serve_http_on(
-                        listener,
-                        modelctx::server::http::HttpConfig::default(),
-                        std::future::pending(),
-                    )
-                    .await
-            });
+            let url = serve_http_background(build_server()).await;
             builder.connect_http(&url).await.unwrap()
         }
-        Via::Stdio => {
-            let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
-            command
-                .args(["child_stdio_server", "--exact", "--ignored", "--quiet"])
-                .env("MCP_CLIENT_TEST_STDIO_SERVER", "1")
-                .stderr(Stdio::null());
-            builder.connect_stdio(command).await.unwrap()
-        }
+        Via::Stdio => builder
+            .connect_stdio(stdio_child(
+                "child_stdio_server",
+                "MCP_CLIENT_TEST_STDIO_SERVER",
+            ))
+            .await
+            .unwrap(),
     }
 }
 

@@ -3,7 +3,6 @@
 //! task-augmented `tools/call` (required with an `input_required` detour, optional, cancelled)
 //! and client-side tasks (elicitation and sampling run as tasks the server polls).
 
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use modelctx::client::{
     Client, ClientBuilder, ClientError, Mode, RequestOptions, Tasks2025Settings,
 };
 use modelctx::types::{CallToolRequestParams, CreateMessageResult, ElicitResult, Era};
+use modelctx_test_support::server::{serve_http_background, stdio_child};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy)]
@@ -25,28 +25,16 @@ async fn connect(builder: ClientBuilder, via: Via) -> Client {
     let builder = builder.mode(Mode::Handshake);
     match via {
         Via::Http => {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-            let server = modelctx_test_support::tasks_2025::server();
-            tokio::spawn(async move {
-                server
-                    .serve_http_on(
-                        listener,
-                        modelctx::server::http::HttpConfig::default(),
-                        std::future::pending(),
-                    )
-                    .await
-            });
+            let url = serve_http_background(modelctx_test_support::tasks_2025::server()).await;
             builder.connect_http(&url).await.unwrap()
         }
-        Via::Stdio => {
-            let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
-            command
-                .args(["child_stdio_server", "--exact", "--ignored", "--quiet"])
-                .env("MCP_TASKS_2025_STDIO_SERVER", "1")
-                .stderr(Stdio::null());
-            builder.connect_stdio(command).await.unwrap()
-        }
+        Via::Stdio => builder
+            .connect_stdio(stdio_child(
+                "child_stdio_server",
+                "MCP_TASKS_2025_STDIO_SERVER",
+            ))
+            .await
+            .unwrap(),
     }
 }
 

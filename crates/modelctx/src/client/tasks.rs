@@ -238,10 +238,11 @@ impl Follower<'_> {
         budget: &mut CallBudget,
     ) -> Result<CallToolResult, ClientError> {
         let settings = self.settings;
-        let mut guard = CancelGuard {
-            session: settings.cancel_on_drop.then(|| self.session.clone()),
-            task_id: task_id.to_owned(),
-        };
+        let guard = CancelGuard::new(
+            settings.cancel_on_drop.then(|| self.session.clone()),
+            task_id,
+            TaskProtocol::Extension,
+        );
         let follow = Follow {
             follower: self,
             options,
@@ -257,18 +258,45 @@ impl Follower<'_> {
                     after,
                 })),
         };
-        if !matches!(outcome, Err(ClientError::Timeout { .. })) {
-            // The task ended (or the follow failed for a reason unrelated to time): leave it be.
-            guard.session = None;
-        }
+        guard.settle(&outcome);
         outcome
     }
 }
 
-/// Sends `tasks/cancel` in the background when a follow is abandoned.
-struct CancelGuard {
+/// Which task protocol a followed task speaks: its `tasks/cancel` differs.
+#[derive(Clone, Copy)]
+pub(super) enum TaskProtocol {
+    /// The 2026-07-28 tasks extension.
+    Extension,
+    /// The 2025-11-25 experimental tasks (handshake era).
+    Handshake2025,
+}
+
+/// Sends `tasks/cancel` in the background when a follow is abandoned (dropped, or timed out),
+/// for either task protocol.
+pub(super) struct CancelGuard {
     session: Option<Session>,
     task_id: String,
+    protocol: TaskProtocol,
+}
+
+impl CancelGuard {
+    /// Armed when `session` is given (the settings' `cancel_on_drop`).
+    pub(super) fn new(session: Option<Session>, task_id: &str, protocol: TaskProtocol) -> Self {
+        Self {
+            session,
+            task_id: task_id.to_owned(),
+            protocol,
+        }
+    }
+
+    /// Settles a follow's outcome: only a timeout leaves the guard armed, since otherwise the task
+    /// ended (or the follow failed for a reason unrelated to time) and is left be.
+    pub(super) fn settle<T>(mut self, outcome: &Result<T, ClientError>) {
+        if !matches!(outcome, Err(ClientError::Timeout { .. })) {
+            self.session = None;
+        }
+    }
 }
 
 impl Drop for CancelGuard {
@@ -280,8 +308,15 @@ impl Drop for CancelGuard {
             return;
         };
         let task_id = std::mem::take(&mut self.task_id);
+        let protocol = self.protocol;
         handle.spawn(async move {
-            if let Err(error) = session.cancel_task(&task_id).await {
+            let cancelled = match protocol {
+                TaskProtocol::Extension => session.cancel_task(&task_id).await,
+                TaskProtocol::Handshake2025 => {
+                    session.cancel_task_2025(&task_id).await.map(drop)
+                }
+            };
+            if let Err(error) = cancelled {
                 tracing::debug!(task = %task_id, %error, "tasks/cancel of an abandoned task failed");
             }
         });

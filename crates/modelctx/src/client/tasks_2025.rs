@@ -38,6 +38,7 @@ use tokio::time::Instant;
 
 use super::error::ClientError;
 use super::session::{RequestOptions, RoundOutcome, Session};
+use super::tasks::{CancelGuard, TaskProtocol};
 use super::tasks_2025_table::TableLimits;
 
 /// How the client handles the 2025-11-25 experimental tasks
@@ -293,17 +294,15 @@ impl Session {
                 Started::Complete(result) => return Ok(result),
                 Started::Task(created) => created,
             };
-            let mut guard = CancelGuard {
-                session: settings.cancel_on_drop.then(|| self.clone()),
-                task_id: created.task.task_id.clone(),
-            };
+            let guard = CancelGuard::new(
+                settings.cancel_on_drop.then(|| self.clone()),
+                &created.task.task_id,
+                TaskProtocol::Handshake2025,
+            );
             let outcome = self
                 .follow_task_2025(created.task, settings, options, deadline)
                 .await;
-            if !matches!(outcome, Err(ClientError::Timeout { .. })) {
-                // The task ended, or the follow failed for a reason unrelated to time.
-                guard.session = None;
-            }
+            guard.settle(&outcome);
             outcome
         };
         tokio::time::timeout_at(deadline, follow)
@@ -379,29 +378,6 @@ fn only_complete<T>(outcome: RoundOutcome<T>) -> Result<T, ClientError> {
 
 fn protocol(message: &str) -> ClientError {
     ClientError::Protocol(message.to_owned())
-}
-
-/// Sends `tasks/cancel` in the background when a task-augmented call is abandoned.
-struct CancelGuard {
-    session: Option<Session>,
-    task_id: String,
-}
-
-impl Drop for CancelGuard {
-    fn drop(&mut self) {
-        let Some(session) = self.session.take() else {
-            return;
-        };
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let task_id = std::mem::take(&mut self.task_id);
-        handle.spawn(async move {
-            if let Err(error) = session.cancel_task_2025(&task_id).await {
-                tracing::debug!(task = %task_id, %error, "tasks/cancel of an abandoned task failed");
-            }
-        });
-    }
 }
 
 #[cfg(test)]
