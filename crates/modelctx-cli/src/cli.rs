@@ -147,6 +147,26 @@ pub(crate) struct ConnectArgs {
     /// URL is ignored and the server's own well-known location is used.
     #[arg(long)]
     pub(crate) oauth_cross_origin_metadata: bool,
+    /// DPoP (RFC 9449): bind tokens to a key of this client, so a leaked token is useless
+    /// without it. auto: when the authorization server advertises ES256 proofs; required:
+    /// always, and refuse tokens that are not DPoP-bound; off: bearer tokens only.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = DpopArg::Auto)]
+    pub(crate) oauth_dpop: DpopArg,
+    /// Workload identity federation: sign in as a workload with the identity token in this
+    /// file (e.g. a Kubernetes projected service-account token; read again for every sign-in,
+    /// so rotation is picked up), presented with the JWT-bearer grant (RFC 7523). Needs
+    /// --oauth-issuer (the token goes to that authorization server only) and --oauth-client-id;
+    /// no browser is involved.
+    #[arg(long, value_name = "PATH", conflicts_with = "oauth_identity_token_env")]
+    pub(crate) oauth_identity_token_file: Option<PathBuf>,
+    /// Workload identity federation with the identity token in this environment variable
+    /// (see --oauth-identity-token-file).
+    #[arg(long, value_name = "VAR")]
+    pub(crate) oauth_identity_token_env: Option<String>,
+    /// The client ID registered for this workload with --oauth-issuer (with an identity
+    /// token flag).
+    #[arg(long, value_name = "ID")]
+    pub(crate) oauth_client_id: Option<String>,
     /// Where --oauth keeps tokens and client registrations (default: $MCP_TOKEN_STORE, else
     /// $XDG_CONFIG_HOME/mcp/tokens.json, else ~/.config/mcp/tokens.json).
     #[arg(long, value_name = "FILE")]
@@ -154,6 +174,17 @@ pub(crate) struct ConnectArgs {
     /// The time spent signing in (not counted by --timeout).
     #[arg(skip)]
     pub(crate) sign_in: crate::oauth::SignInClock,
+}
+
+/// `--oauth-dpop`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DpopArg {
+    /// When the authorization server advertises it.
+    Auto,
+    /// Always; tokens that are not DPoP-bound are refused.
+    Required,
+    /// Never.
+    Off,
 }
 
 /// How input requests are answered.

@@ -10,11 +10,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use modelctx::client::auth::{
-    AuthError, AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, FileTokenStore,
-    LoopbackRedirect, OAuthConfig, RedirectFetcher, open_in_browser,
+    AuthError, AuthorizationHandler, AuthorizationRequest, AuthorizationResponse,
+    ClientRegistration, DpopMode, FileTokenStore, IdentityTokenSource, LoopbackRedirect,
+    OAuthConfig, RedirectFetcher, open_in_browser,
 };
 
-use crate::cli::ConnectArgs;
+use crate::cli::{ConnectArgs, DpopArg};
 use crate::error::{CliError, Result};
 use crate::sync::lock;
 
@@ -82,15 +83,47 @@ pub(crate) async fn within<T>(
     }
 }
 
-/// The OAuth configuration of `--oauth` / `--oauth-headless`, or `None` without them.
+/// The identity token source of `--oauth-identity-token-file` / `--oauth-identity-token-env`.
+fn identity_token(args: &ConnectArgs) -> Option<IdentityTokenSource> {
+    match (
+        &args.oauth_identity_token_file,
+        &args.oauth_identity_token_env,
+    ) {
+        (Some(path), _) => Some(IdentityTokenSource::file(path)),
+        (None, Some(name)) => Some(IdentityTokenSource::env(name)),
+        (None, None) => None,
+    }
+}
+
+/// The OAuth configuration of `--oauth` / `--oauth-headless` / an identity token flag, or
+/// `None` without them.
 pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
-    if !args.oauth && !args.oauth_headless {
-        if args.oauth_issuer.is_some() || args.oauth_cross_origin_metadata {
+    let identity = identity_token(args);
+    if !args.oauth && !args.oauth_headless && identity.is_none() {
+        if args.oauth_issuer.is_some()
+            || args.oauth_cross_origin_metadata
+            || args.oauth_client_id.is_some()
+            || args.oauth_dpop != DpopArg::Auto
+        {
             return Err(CliError::usage(
-                "--oauth-issuer and --oauth-cross-origin-metadata need --oauth or --oauth-headless",
+                "--oauth-issuer, --oauth-client-id, --oauth-dpop and --oauth-cross-origin-metadata \
+                 need --oauth, --oauth-headless or an identity token flag",
             ));
         }
         return Ok(None);
+    }
+    if identity.is_some() && (args.oauth_issuer.is_none() || args.oauth_client_id.is_none()) {
+        // The identity token is a credential: it goes to the one authorization server named.
+        return Err(CliError::usage(
+            "--oauth-identity-token-file/-env need --oauth-issuer (the only authorization \
+             server the token is sent to) and --oauth-client-id",
+        ));
+    }
+    if identity.is_none() && args.oauth_client_id.is_some() {
+        return Err(CliError::usage(
+            "--oauth-client-id is for workload identity: pass --oauth-identity-token-file or \
+             --oauth-identity-token-env",
+        ));
     }
     let path = token_store_path(args)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -101,6 +134,25 @@ pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
         builder
             .create(dir)
             .map_err(|e| CliError::failed(format!("token store {}: {e}", dir.display())))?;
+    }
+    let dpop = match args.oauth_dpop {
+        DpopArg::Auto => DpopMode::WhenAdvertised,
+        DpopArg::Required => DpopMode::Required,
+        DpopArg::Off => DpopMode::Off,
+    };
+    if let (Some(source), Some(issuer), Some(client_id)) =
+        (identity, &args.oauth_issuer, &args.oauth_client_id)
+    {
+        let config = OAuthConfig::workload_identity(
+            issuer,
+            ClientRegistration::new(client_id.clone()),
+            source,
+        )
+        .client_name("modelctx-cli")
+        .token_store(FileTokenStore::new(path))
+        .cross_origin_resource_metadata(args.oauth_cross_origin_metadata)
+        .dpop(dpop);
+        return Ok(Some(config));
     }
     let inner: Box<dyn AuthorizationHandler> = if args.oauth_headless {
         // Follows the authorization server's redirects within its own origin only, up to the
@@ -128,7 +180,8 @@ pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
     let mut config = OAuthConfig::new(handler)
         .client_name("modelctx-cli")
         .token_store(FileTokenStore::new(path))
-        .cross_origin_resource_metadata(args.oauth_cross_origin_metadata);
+        .cross_origin_resource_metadata(args.oauth_cross_origin_metadata)
+        .dpop(dpop);
     if let Some(issuer) = &args.oauth_issuer {
         config = config.issuer(issuer);
     }

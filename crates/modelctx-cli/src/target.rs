@@ -116,7 +116,13 @@ impl Target {
         client.map_err(|e| {
             CliError::failed(format!(
                 "cannot connect to {self}: {}",
-                explain(&e, args.oauth || args.oauth_headless)
+                explain(
+                    &e,
+                    args.oauth
+                        || args.oauth_headless
+                        || args.oauth_identity_token_file.is_some()
+                        || args.oauth_identity_token_env.is_some()
+                )
             ))
         })
     }

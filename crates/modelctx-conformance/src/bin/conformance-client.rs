@@ -15,14 +15,18 @@
 //! `tools/list` and a call of the first tool. The client-credentials extension scenarios use
 //! the client credentials grant (`client_secret_basic`, or `private_key_jwt` with the context's
 //! key); enterprise-managed authorization exchanges the context's ID token for an ID-JAG at
-//! the identity provider and presents it with the JWT bearer grant. Credentials are bound to
+//! the identity provider and presents it with the JWT bearer grant; workload identity
+//! federation presents the context's workload token, read from a file, with the same grant.
+//! DPoP is on whenever the authorization server advertises it (the client's default), which
+//! the `auth/dpop*` scenarios' servers do. Credentials are bound to
 //! the context's `issuer` when it names one, else to the first authorization server discovered.
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
 use modelctx::client::auth::{
-    AssertionRequest, AuthError, ClientRegistration, IssuerBinding, OAuthConfig, RedirectFetcher,
+    AssertionRequest, AuthError, ClientRegistration, IdentityTokenSource, IssuerBinding,
+    OAuthConfig, RedirectFetcher,
 };
 use modelctx::client::{Client, ClientError, Mode};
 use modelctx::types::{
@@ -134,6 +138,7 @@ async fn run_auth(
     // names it (pre-registration), else the first one discovered (the client credentials and
     // enterprise scenarios name none; their server names its own).
     let issuer = text("issuer").map_or(IssuerBinding::FirstDiscovered, IssuerBinding::from);
+    let mut identity_token_file = None;
     let config = match scenario {
         "auth/client-credentials-basic" => {
             let id = text("client_id").ok_or_else(|| Failure::Missing("client_id".to_owned()))?;
@@ -172,6 +177,24 @@ async fn run_auth(
                 async move { idp.exchange(&request).await }
             })
         }
+        "auth/wif-jwt-bearer" => {
+            // The workload's identity token as a platform hands it over: in a file (the one
+            // Kubernetes projects), read for every token request.
+            let id = text("client_id").ok_or_else(|| Failure::Missing("client_id".to_owned()))?;
+            let jwt = text("valid_jwt").ok_or_else(|| Failure::Missing("valid_jwt".to_owned()))?;
+            let path = std::env::temp_dir().join(format!(
+                "mcp-conformance-identity-token-{}",
+                std::process::id()
+            ));
+            std::fs::write(&path, jwt)
+                .map_err(|e| Failure::Client(AuthError::Handler(e.to_string()).into()))?;
+            identity_token_file = Some(path.clone());
+            OAuthConfig::workload_identity(
+                issuer,
+                ClientRegistration::new(id),
+                IdentityTokenSource::file(path),
+            )
+        }
         _ => {
             let mut config = OAuthConfig::new(RedirectFetcher::new(REDIRECT_URI))
                 .client_name("mcp-rust-conformance-client")
@@ -186,16 +209,23 @@ async fn run_auth(
             config
         }
     };
-    let client = connect(version, url, Some(config)).await?;
     let outcome = async {
-        let tools = client.list_tools().await?;
-        if let Some(tool) = tools.first() {
-            tolerate(&tool.name, client.call_tool(&tool.name, json!({})).await);
+        let client = connect(version, url, Some(config)).await?;
+        let outcome = async {
+            let tools = client.list_tools().await?;
+            if let Some(tool) = tools.first() {
+                tolerate(&tool.name, client.call_tool(&tool.name, json!({})).await);
+            }
+            Ok::<_, Failure>(())
         }
-        Ok::<_, Failure>(())
+        .await;
+        let _ = client.close().await;
+        outcome
     }
     .await;
-    let _ = client.close().await;
+    if let Some(path) = identity_token_file {
+        let _ = std::fs::remove_file(path);
+    }
     outcome
 }
 

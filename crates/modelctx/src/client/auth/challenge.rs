@@ -2,7 +2,7 @@
 
 use reqwest::header::{HeaderMap, WWW_AUTHENTICATE};
 
-/// The parameters of a `Bearer` challenge this client acts on.
+/// The parameters of a `Bearer` (or `DPoP`, RFC 9449 §7.1) challenge this client acts on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct BearerChallenge {
     /// `resource_metadata` (RFC 9728): where the protected resource metadata is.
@@ -11,37 +11,63 @@ pub(crate) struct BearerChallenge {
     pub(crate) scope: Option<String>,
     /// `error` (`invalid_token`, `insufficient_scope`, …).
     pub(crate) error: Option<String>,
+    /// A `DPoP` challenge says `error="use_dpop_nonce"` (RFC 9449 §9).
+    dpop_nonce: bool,
 }
 
 impl BearerChallenge {
-    /// The `Bearer` challenge among the response's `WWW-Authenticate` headers (default when
-    /// there is none).
+    /// The `Bearer` challenge among the response's `WWW-Authenticate` headers, else the
+    /// `DPoP` one (a server that takes DPoP-bound tokens only challenges with `DPoP`; its
+    /// parameters mean the same); default when there is neither.
     pub(crate) fn from_headers(headers: &HeaderMap) -> Self {
+        let mut bearer = None;
+        let mut dpop: Option<Self> = None;
         for value in headers.get_all(WWW_AUTHENTICATE) {
             let Ok(text) = value.to_str() else {
                 continue;
             };
             for (scheme, params) in parse(text) {
-                if scheme.eq_ignore_ascii_case("bearer") {
-                    let mut challenge = Self::default();
-                    for (name, value) in params {
-                        match name.to_ascii_lowercase().as_str() {
-                            "resource_metadata" => challenge.resource_metadata = Some(value),
-                            "scope" => challenge.scope = Some(value),
-                            "error" => challenge.error = Some(value),
-                            _ => {}
-                        }
-                    }
-                    return challenge;
+                let slot = if scheme.eq_ignore_ascii_case("bearer") {
+                    &mut bearer
+                } else if scheme.eq_ignore_ascii_case("dpop") {
+                    &mut dpop
+                } else {
+                    continue;
+                };
+                if slot.is_none() {
+                    *slot = Some(Self::of(params));
                 }
             }
         }
-        Self::default()
+        let dpop_nonce = dpop
+            .as_ref()
+            .is_some_and(|c| c.error.as_deref() == Some(crate::dpop::USE_NONCE_ERROR));
+        let mut challenge = bearer.or(dpop).unwrap_or_default();
+        challenge.dpop_nonce = dpop_nonce;
+        challenge
+    }
+
+    fn of(params: Vec<(String, String)>) -> Self {
+        let mut challenge = Self::default();
+        for (name, value) in params {
+            match name.to_ascii_lowercase().as_str() {
+                "resource_metadata" => challenge.resource_metadata = Some(value),
+                "scope" => challenge.scope = Some(value),
+                "error" => challenge.error = Some(value),
+                _ => {}
+            }
+        }
+        challenge
     }
 
     /// Whether this is a 403's step-up challenge.
     pub(crate) fn is_insufficient_scope(&self) -> bool {
         self.error.as_deref() == Some("insufficient_scope")
+    }
+
+    /// Whether the server wants a DPoP proof with its nonce (`use_dpop_nonce`).
+    pub(crate) fn wants_dpop_nonce(&self) -> bool {
+        self.dpop_nonce
     }
 }
 
@@ -183,5 +209,34 @@ mod tests {
             BearerChallenge::from_headers(&HeaderMap::new()),
             BearerChallenge::default()
         );
+    }
+
+    #[test]
+    fn dpop_challenges() {
+        let mut headers = HeaderMap::new();
+        headers.append(
+            WWW_AUTHENTICATE,
+            "DPoP error=\"use_dpop_nonce\", resource_metadata=\"https://rs/prm\""
+                .parse()
+                .unwrap(),
+        );
+        let challenge = BearerChallenge::from_headers(&headers);
+        assert!(challenge.wants_dpop_nonce());
+        assert_eq!(
+            challenge.resource_metadata.as_deref(),
+            Some("https://rs/prm")
+        );
+        // Beside a Bearer challenge, the Bearer one's parameters are used; the nonce is seen.
+        headers.append(WWW_AUTHENTICATE, "Bearer scope=\"a\"".parse().unwrap());
+        let both = BearerChallenge::from_headers(&headers);
+        assert!(both.wants_dpop_nonce());
+        assert_eq!(both.scope.as_deref(), Some("a"));
+        assert_eq!(both.resource_metadata, None);
+        let mut plain = HeaderMap::new();
+        plain.append(
+            WWW_AUTHENTICATE,
+            "Bearer error=\"use_dpop_nonce\"".parse().unwrap(),
+        );
+        assert!(!BearerChallenge::from_headers(&plain).wants_dpop_nonce());
     }
 }

@@ -41,6 +41,9 @@ pub(crate) struct ServerMetadata {
     pub(crate) client_id_metadata_document_supported: Option<bool>,
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: Option<bool>,
+    /// The JWS algorithms the server takes in DPoP proofs (RFC 9449 §5.1).
+    #[serde(default)]
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {

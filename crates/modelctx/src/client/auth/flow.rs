@@ -10,14 +10,15 @@ use std::fmt;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use reqwest::header::HeaderValue;
-use reqwest::{RequestBuilder, Response, StatusCode, Url};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 
 use super::challenge::BearerChallenge;
 use super::discovery::{ServerMetadata, is_loopback};
 use super::egress::{Egress, REQUEST_WAIT};
 use super::error::AuthError;
 use super::pause::PauseClock;
+use super::proof::{NonceBook, ProofKey};
 use super::store::StoredTokens;
 use super::{Grant, OAuthConfig};
 use crate::client::error::ClientError;
@@ -48,6 +49,12 @@ pub(crate) struct OAuthClient {
     loaded: tokio::sync::OnceCell<()>,
     flow: tokio::sync::Mutex<FlowState>,
     clock: PauseClock,
+    /// The key DPoP proofs are signed with: made on the first DPoP token request, or the
+    /// key stored with the tokens.
+    proof_key: RwLock<Option<Arc<ProofKey>>>,
+    /// The latest DPoP nonce of each authorization server, and of the MCP server, by origin.
+    as_nonces: NonceBook,
+    rs_nonces: NonceBook,
 }
 
 impl fmt::Debug for OAuthClient {
@@ -63,8 +70,27 @@ impl fmt::Debug for OAuthClient {
 /// refused with an old token does not start a second sign-in.
 #[derive(Default)]
 struct TokenSlot {
-    tokens: Option<Arc<StoredTokens>>,
+    tokens: Option<Credentials>,
     generation: u64,
+}
+
+/// An access token as requests present it: for a DPoP-bound token, with the key it is bound
+/// to.
+#[derive(Clone)]
+struct Credentials {
+    tokens: Arc<StoredTokens>,
+    key: Option<Arc<ProofKey>>,
+}
+
+impl Credentials {
+    /// `Authorization: Bearer …` or `DPoP …`, marked sensitive so that it is never logged.
+    fn authorization(&self) -> Option<HeaderValue> {
+        let scheme = if self.key.is_some() { "DPoP" } else { "Bearer" };
+        let mut value =
+            HeaderValue::from_str(&format!("{scheme} {}", self.tokens.access_token)).ok()?;
+        value.set_sensitive(true);
+        Some(value)
+    }
 }
 
 /// What the last discovery found, and the scopes asked for so far.
@@ -96,7 +122,7 @@ enum Recovery {
     SignedIn,
 }
 
-fn now() -> u64 {
+pub(super) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -135,27 +161,47 @@ impl OAuthClient {
             loaded: tokio::sync::OnceCell::new(),
             flow: tokio::sync::Mutex::new(FlowState::default()),
             clock: PauseClock::default(),
+            proof_key: RwLock::new(None),
+            as_nonces: NonceBook::default(),
+            rs_nonces: NonceBook::default(),
         })
     }
 
     /// Sends a request built by `build` (given the `Authorization` value, if any); signs in,
-    /// refreshes or steps up and sends it again as the server's answers require.
+    /// refreshes or steps up and sends it again as the server's answers require. With a
+    /// DPoP-bound token every attempt carries a fresh proof, and a `use_dpop_nonce` challenge
+    /// is answered once with the server's nonce.
     pub(crate) async fn send<F>(&self, build: F) -> Result<Response, ClientError>
     where
         F: Fn(Option<&HeaderValue>) -> Result<RequestBuilder, ClientError>,
     {
         let mut signed_in = false;
         let mut refreshed = false;
+        let mut nonce_retried = false;
         let mut step_ups = 0u32;
         for _ in 0..MAX_SENDS {
-            let (authorization, generation) = self.authorization().await?;
-            let response = build(authorization.as_ref())?.send().await?;
+            let (credentials, generation) = self.credentials().await?;
+            let authorization = credentials.as_ref().and_then(Credentials::authorization);
+            let request = build(authorization.as_ref())?;
+            let (response, proved) = match credentials {
+                Some(Credentials {
+                    tokens,
+                    key: Some(key),
+                }) => (self.send_proved(request, &key, &tokens).await?, true),
+                _ => (request.send().await?, false),
+            };
             match response.status() {
                 StatusCode::UNAUTHORIZED => {
+                    let challenge = BearerChallenge::from_headers(response.headers());
+                    if proved && challenge.wants_dpop_nonce() && !nonce_retried {
+                        // RFC 9449 §9: once more with the nonce just learned (send_proved
+                        // kept it); never a second time for the same request.
+                        nonce_retried = true;
+                        continue;
+                    }
                     if signed_in {
                         return Err(AuthError::Unauthorized.into());
                     }
-                    let challenge = BearerChallenge::from_headers(response.headers());
                     drop(response);
                     match self
                         .on_unauthorized(&challenge, generation, refreshed)
@@ -189,37 +235,90 @@ impl OAuthClient {
         Err(AuthError::Unauthorized.into())
     }
 
+    /// Sends `request` to the MCP server with a DPoP proof of `key` for it (its method and
+    /// URL, `ath` of the token, the server's latest nonce), and remembers the nonce the
+    /// response hands out.
+    async fn send_proved(
+        &self,
+        request: RequestBuilder,
+        key: &ProofKey,
+        tokens: &StoredTokens,
+    ) -> Result<Response, ClientError> {
+        let (client, request) = request.build_split();
+        let mut request = request?;
+        let url = request.url().clone();
+        let proof = key.proof(
+            request.method().as_str(),
+            &url,
+            Some(&tokens.access_token),
+            self.rs_nonces.get(&url),
+        )?;
+        request
+            .headers_mut()
+            .insert(crate::dpop::PROOF_HEADER, proof);
+        let response = client.execute(request).await?;
+        self.rs_nonces.learn(&url, response.headers());
+        Ok(response)
+    }
+
     /// The clock request time bounds exclude the user's time from.
     pub(crate) fn clock(&self) -> &PauseClock {
         &self.clock
     }
 
-    /// The `Authorization` value for requests that are not retried (the handshake era's GET
-    /// stream and session `DELETE`).
-    pub(crate) async fn current_authorization(&self) -> Option<HeaderValue> {
-        self.authorization().await.ok().and_then(|(value, _)| value)
+    /// The credential headers of a `method` request to `url` that is not retried (the
+    /// handshake era's GET stream and session `DELETE`): `Authorization`, and a DPoP proof for
+    /// a DPoP-bound token. Empty when there is no usable token.
+    pub(crate) async fn credentials_for(&self, method: &Method, url: &Url) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let Ok((Some(credentials), _)) = self.credentials().await else {
+            return headers;
+        };
+        let Some(authorization) = credentials.authorization() else {
+            return headers;
+        };
+        if let Some(key) = &credentials.key {
+            let nonce = self.rs_nonces.get(url);
+            match key.proof(
+                method.as_str(),
+                url,
+                Some(&credentials.tokens.access_token),
+                nonce,
+            ) {
+                Ok(proof) => {
+                    headers.insert(crate::dpop::PROOF_HEADER, proof);
+                }
+                // A DPoP token without its proof would be refused: send neither.
+                Err(_) => return headers,
+            }
+        }
+        headers.insert(AUTHORIZATION, authorization);
+        headers
     }
 
-    /// The current token as an `Authorization` value (refreshed first when it is about to
-    /// expire and can be), and its generation.
-    async fn authorization(&self) -> Result<(Option<HeaderValue>, u64), AuthError> {
+    /// The current token (refreshed first when it is about to expire and can be), and its
+    /// generation.
+    async fn credentials(&self) -> Result<(Option<Credentials>, u64), AuthError> {
         self.loaded
             .get_or_try_init(|| async {
-                if let Some(tokens) = self.config.store.load_tokens(&self.server_url).await? {
+                if let Some(tokens) = self.config.store.load_tokens(&self.server_url).await?
+                    && let Some(credentials) = self.credentials_of(tokens)
+                {
                     let mut slot = write(&self.slot);
-                    slot.tokens = Some(Arc::new(tokens));
+                    slot.tokens = Some(credentials);
                     slot.generation += 1;
                 }
                 Ok::<_, AuthError>(())
             })
             .await?;
-        let (tokens, generation) = self.snapshot();
+        let (credentials, generation) = self.snapshot();
         let margin = self.config.refresh_margin.as_secs();
-        let Some(tokens) = tokens else {
+        let Some(credentials) = credentials else {
             return Ok((None, generation));
         };
+        let tokens = Arc::clone(&credentials.tokens);
         if !tokens.expires_within(now(), margin) {
-            return Ok((bearer(&tokens), generation));
+            return Ok((Some(credentials), generation));
         }
         if tokens.refresh_token.is_some() {
             let flow = self.flow.lock().await;
@@ -237,11 +336,9 @@ impl OAuthClient {
                 }
             }
             drop(flow);
-            let (tokens, generation) = self.snapshot();
+            let (credentials, generation) = self.snapshot();
             return Ok((
-                tokens
-                    .filter(|t| !t.expires_within(now(), 0))
-                    .and_then(|t| bearer(&t)),
+                credentials.filter(|c| !c.tokens.expires_within(now(), 0)),
                 generation,
             ));
         }
@@ -249,9 +346,63 @@ impl OAuthClient {
         Ok((None, generation))
     }
 
-    fn snapshot(&self) -> (Option<Arc<StoredTokens>>, u64) {
+    /// Stored tokens as requests present them. A DPoP-bound token comes with its key, which
+    /// becomes the client's key (its refresh token is bound to it too); one whose key is
+    /// missing or unusable is not presented at all (as a bearer token it would be refused,
+    /// and would show the token to whoever accepts bearer tokens).
+    fn credentials_of(&self, tokens: StoredTokens) -> Option<Credentials> {
+        if !tokens.is_dpop() {
+            return Some(Credentials {
+                tokens: Arc::new(tokens),
+                key: None,
+            });
+        }
+        let stored = tokens.dpop_key.as_deref()?;
+        let current = read(&self.proof_key).clone();
+        let key = match current.filter(|key| key.pkcs8() == stored) {
+            Some(key) => key,
+            None => {
+                let Some(key) = ProofKey::restore(stored) else {
+                    tracing::debug!("the stored DPoP key is unusable; signing in again");
+                    return None;
+                };
+                let key = Arc::new(key);
+                *write(&self.proof_key) = Some(Arc::clone(&key));
+                key
+            }
+        };
+        Some(Credentials {
+            tokens: Arc::new(tokens),
+            key: Some(key),
+        })
+    }
+
+    /// The key for a DPoP token request (made on first use).
+    pub(super) fn proof_key(&self) -> Result<Arc<ProofKey>, AuthError> {
+        if let Some(key) = read(&self.proof_key).clone() {
+            return Ok(key);
+        }
+        let mut slot = write(&self.proof_key);
+        if let Some(key) = slot.clone() {
+            return Ok(key);
+        }
+        let key = Arc::new(ProofKey::generate()?);
+        tracing::debug!(jkt = key.thumbprint(), "made a DPoP key");
+        *slot = Some(Arc::clone(&key));
+        Ok(key)
+    }
+
+    fn snapshot(&self) -> (Option<Credentials>, u64) {
         let slot = read(&self.slot);
         (slot.tokens.clone(), slot.generation)
+    }
+
+    /// The current tokens.
+    fn current_tokens(&self) -> Option<Arc<StoredTokens>> {
+        read(&self.slot)
+            .tokens
+            .as_ref()
+            .map(|c| Arc::clone(&c.tokens))
     }
 
     async fn install(&self, tokens: StoredTokens) -> Result<(), AuthError> {
@@ -259,8 +410,9 @@ impl OAuthClient {
             .store
             .save_tokens(&self.server_url, tokens.clone())
             .await?;
+        let credentials = self.credentials_of(tokens);
         let mut slot = write(&self.slot);
-        slot.tokens = Some(Arc::new(tokens));
+        slot.tokens = credentials;
         slot.generation += 1;
         Ok(())
     }
@@ -289,7 +441,7 @@ impl OAuthClient {
                 .await?,
         );
         flow.discovered = Some(Arc::clone(&discovered));
-        let mut current = self.snapshot().0;
+        let mut current = self.current_tokens();
         if let Some(tokens) = &current
             && (tokens.issuer != discovered.issuer || tokens.resource != discovered.resource)
         {
@@ -339,7 +491,7 @@ impl OAuthClient {
             return Ok(Recovery::Retry);
         }
         let challenged = challenge.scope.clone().unwrap_or_default();
-        let current = self.snapshot().0;
+        let current = self.current_tokens();
         let granted: Vec<&str> = current
             .as_deref()
             .map(|t| t.scopes().collect())
@@ -407,13 +559,6 @@ impl OAuthClient {
             scope
         })
     }
-}
-
-/// `Authorization: Bearer …`, marked sensitive so that it is never logged.
-fn bearer(tokens: &StoredTokens) -> Option<HeaderValue> {
-    let mut value = HeaderValue::from_str(&format!("Bearer {}", tokens.access_token)).ok()?;
-    value.set_sensitive(true);
-    Some(value)
 }
 
 /// Space-separated scopes, merged in order without duplicates.

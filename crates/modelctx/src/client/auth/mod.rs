@@ -98,8 +98,10 @@ mod flow;
 mod handler;
 mod loopback;
 mod pkce;
+mod proof;
 mod request_auth;
 mod store;
+mod workload;
 
 use std::fmt;
 use std::future::Future;
@@ -115,6 +117,7 @@ pub use handler::{
 };
 pub use loopback::{LoopbackRedirect, open_in_browser};
 pub use store::{ClientRegistration, FileTokenStore, InMemoryTokenStore, StoredTokens, TokenStore};
+pub use workload::IdentityTokenSource;
 
 /// The pause clock is the client's (request bounds use it too); signing in pauses it.
 use super::pause;
@@ -137,6 +140,33 @@ impl ApplicationType {
             Self::Web => "web",
         }
     }
+}
+
+/// When the client binds its tokens to a key with DPoP (RFC 9449), set with
+/// [`OAuthConfig::dpop`].
+///
+/// With DPoP, every token request carries a proof signed with the client's ES256 key, the
+/// token the authorization server issues is bound to that key (`token_type` `DPoP`), and every
+/// request to the MCP server carries `Authorization: DPoP <token>` with a fresh proof for that
+/// request (its method, URL, and a hash of the token): a token that leaks is useless without
+/// the key. The key is kept with the tokens in the [`TokenStore`] (see
+/// [`StoredTokens::dpop_key`]), so a stored token stays usable in a later process. A server
+/// that asks for a nonce (`use_dpop_nonce`) gets the request once more with it; the latest
+/// nonce of each server is remembered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DpopMode {
+    /// Never: bearer tokens only.
+    Off,
+    /// When the authorization server's metadata lists `ES256` in
+    /// `dpop_signing_alg_values_supported` (the default). A server that answers a proof with a
+    /// `Bearer` token gets that token used as a bearer token.
+    #[default]
+    WhenAdvertised,
+    /// Always: token requests carry a proof even when the metadata does not advertise DPoP,
+    /// and a token that is not DPoP-bound is refused ([`AuthError::UnsupportedTokenType`]),
+    /// as is an authorization server that advertises DPoP without `ES256`.
+    Required,
 }
 
 /// How the client obtains tokens.
@@ -251,6 +281,7 @@ pub struct OAuthConfig {
     pub(crate) http: Option<reqwest::Client>,
     pub(crate) refresh_margin: Duration,
     pub(crate) assertion_key: Option<AssertionKey>,
+    pub(crate) dpop: DpopMode,
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -270,6 +301,7 @@ impl fmt::Debug for OAuthConfig {
             .field("pre_registered", &self.pre_registered)
             .field("refresh_tokens", &self.refresh_tokens)
             .field("max_step_ups", &self.max_step_ups)
+            .field("dpop", &self.dpop)
             .finish_non_exhaustive()
     }
 }
@@ -309,6 +341,24 @@ impl OAuthConfig {
             .bound_to(issuer.into(), client)
     }
 
+    /// Signs in with workload identity federation: the identity token the platform issues
+    /// to this workload (a Kubernetes projected service-account token, a cloud workload
+    /// identity token), read from `source` for every token request (so a rotated token is
+    /// picked up), presented with the JWT-bearer grant (RFC 7523) as `client`, pre-registered
+    /// with the authorization server `issuer`. No client secret is stored anywhere.
+    ///
+    /// Bound to `issuer` as [`Self::client_credentials`] is: the identity token is only ever
+    /// sent to the token endpoint of that authorization server, after its metadata's
+    /// `issuer` was checked; when the MCP server names another authorization server the
+    /// client fails with [`AuthError::IssuerNotAllowed`] and sends it nothing.
+    pub fn workload_identity(
+        issuer: impl Into<IssuerBinding>,
+        client: ClientRegistration,
+        source: IdentityTokenSource,
+    ) -> Self {
+        Self::identity_assertion(issuer, client, source)
+    }
+
     /// A machine grant's configuration: its credentials and its sign-in bound to `issuer`.
     fn bound_to(mut self, issuer: IssuerBinding, client: ClientRegistration) -> Self {
         self.pre_registered.push((issuer.clone(), client));
@@ -334,6 +384,7 @@ impl OAuthConfig {
             http: None,
             refresh_margin: Duration::from_secs(60),
             assertion_key: None,
+            dpop: DpopMode::default(),
         }
     }
 
@@ -459,6 +510,14 @@ impl OAuthConfig {
     #[must_use]
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http = Some(client);
+        self
+    }
+
+    /// When tokens are bound to the client's key with DPoP (default
+    /// [`DpopMode::WhenAdvertised`]); see [`DpopMode`].
+    #[must_use]
+    pub fn dpop(mut self, mode: DpopMode) -> Self {
+        self.dpop = mode;
         self
     }
 

@@ -1,8 +1,8 @@
 //! The OAuth client as the HTTP transport's authorization layer.
 
 use futures::future::BoxFuture;
-use reqwest::Response;
-use reqwest::header::HeaderValue;
+use reqwest::header::HeaderMap;
+use reqwest::{Method, Response, Url};
 
 use super::OAuthClient;
 use super::pause::PauseClock;
@@ -17,8 +17,8 @@ impl RequestAuth for OAuthClient {
         Box::pin(OAuthClient::send(self, build))
     }
 
-    fn current_authorization(&self) -> BoxFuture<'_, Option<HeaderValue>> {
-        Box::pin(OAuthClient::current_authorization(self))
+    fn credentials_for<'a>(&'a self, method: &'a Method, url: &'a Url) -> BoxFuture<'a, HeaderMap> {
+        Box::pin(OAuthClient::credentials_for(self, method, url))
     }
 
     fn pause_clock(&self) -> &PauseClock {

@@ -18,9 +18,9 @@ use crate::sync::lock;
 #[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StoredTokens {
-    /// The access token, sent as `Authorization: Bearer …` and nowhere else.
+    /// The access token, sent as `Authorization: Bearer …` (or `DPoP …`) and nowhere else.
     pub access_token: String,
-    /// `Bearer`.
+    /// `Bearer`, or `DPoP` for a token bound to [`Self::dpop_key`] (RFC 9449).
     pub token_type: String,
     /// The refresh token, when the authorization server issued one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,6 +37,12 @@ pub struct StoredTokens {
     pub issuer: String,
     /// The resource indicator (RFC 8707) the tokens were issued for.
     pub resource: String,
+    /// The private key a `DPoP` token (and its refresh token) is bound to: its PKCS#8 DER,
+    /// base64url. Keep it as confidential as the refresh token: it is what makes a stolen
+    /// DPoP token useless. A `DPoP` token stored without it is not used (the client signs in
+    /// again rather than presenting it as a bearer token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 impl StoredTokens {
@@ -54,7 +60,14 @@ impl StoredTokens {
             scope: None,
             issuer: issuer.into(),
             resource: resource.into(),
+            dpop_key: None,
         }
+    }
+
+    /// Whether the access token is DPoP-bound (`token_type` `DPoP`, compared as RFC 9449 §7.1
+    /// says auth schemes are: without regard to case).
+    pub(crate) fn is_dpop(&self) -> bool {
+        self.token_type.eq_ignore_ascii_case("dpop")
     }
 
     /// With a refresh token.
@@ -103,6 +116,7 @@ impl fmt::Debug for StoredTokens {
             .field("scope", &self.scope)
             .field("issuer", &self.issuer)
             .field("resource", &self.resource)
+            .field("dpop_key", &self.dpop_key.as_ref().map(|_| "<redacted>"))
             .finish()
     }
 }
@@ -487,9 +501,13 @@ mod tests {
     fn debug_redacts_secrets() {
         let tokens = StoredTokens::new("at-secret", "https://as", "https://rs/mcp")
             .with_refresh_token("rt-secret");
+        let mut tokens = tokens;
+        tokens.dpop_key = Some("key-secret".to_owned());
         let shown = format!("{tokens:?}");
         assert!(
-            !shown.contains("at-secret") && !shown.contains("rt-secret"),
+            !shown.contains("at-secret")
+                && !shown.contains("rt-secret")
+                && !shown.contains("key-secret"),
             "{shown}"
         );
         let client = ClientRegistration::new("id").with_secret("cs-secret");

@@ -84,9 +84,14 @@ pub(crate) trait RequestAuth: Send + Sync + std::fmt::Debug {
         build: &'a BuildRequest<'a>,
     ) -> BoxFuture<'a, Result<reqwest::Response, ClientError>>;
 
-    /// The `Authorization` value of requests that are not retried on a refusal (the handshake
-    /// era's GET stream and `DELETE`).
-    fn current_authorization(&self) -> BoxFuture<'_, Option<HeaderValue>>;
+    /// The credential headers (`Authorization`, and a DPoP proof for a DPoP-bound token) of a
+    /// `method` request to `url` that is not retried on a refusal (the handshake era's GET
+    /// stream and `DELETE`).
+    fn credentials_for<'a>(
+        &'a self,
+        method: &'a reqwest::Method,
+        url: &'a reqwest::Url,
+    ) -> BoxFuture<'a, HeaderMap>;
 
     /// The clock whose paused time (the user signing in) request time bounds do not count.
     #[cfg(feature = "auth-client")]
@@ -319,16 +324,16 @@ impl HttpInner {
         Ok(self.post_request(body, method, extra, None)?.send().await?)
     }
 
-    /// The `Authorization` header of requests that are not retried on a refusal (the
-    /// handshake era's GET stream and `DELETE`).
+    /// The credentials of a `method` request to the server that is not retried on a refusal
+    /// (the handshake era's GET stream and `DELETE`).
     pub(crate) async fn authorize(
         &self,
+        method: reqwest::Method,
         request: reqwest::RequestBuilder,
     ) -> reqwest::RequestBuilder {
-        if let Some(auth) = &self.config.auth
-            && let Some(value) = auth.current_authorization().await
-        {
-            return request.headers(authorization_header(&value));
+        if let Some(auth) = &self.config.auth {
+            // Replaces any configured Authorization header rather than adding a second one.
+            return request.headers(auth.credentials_for(&method, &self.config.url).await);
         }
         request
     }

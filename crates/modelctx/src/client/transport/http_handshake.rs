@@ -136,6 +136,7 @@ async fn get(
 ) -> Result<Option<reqwest::Response>, ClientError> {
     let mut request = inner
         .authorize(
+            reqwest::Method::GET,
             inner
                 .config
                 .client
@@ -178,6 +179,7 @@ pub(super) async fn end_session(inner: &HttpInner) {
     };
     let mut request = inner
         .authorize(
+            reqwest::Method::DELETE,
             inner
                 .config
                 .client

@@ -135,7 +135,7 @@ impl OAuthClient {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json")
             .body(serde_json::to_vec(&body).unwrap_or_default());
-        let (status, bytes, refused) = post(request, &url).await?;
+        let (status, bytes, refused, _) = post(request, &url, None).await?;
         if let Some(error) = refused {
             return Err(AuthError::Registration(format!(
                 "{} answered {status}{}",

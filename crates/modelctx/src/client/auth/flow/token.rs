@@ -1,6 +1,8 @@
 //! The grants (authorization code with PKCE, client credentials, identity assertion, refresh)
 //! and the token endpoint request they end in.
 
+use std::sync::Arc;
+
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{RequestBuilder, StatusCode, Url};
 use serde::Deserialize;
@@ -8,14 +10,15 @@ use serde_json::Value;
 
 use super::client_auth::form_body;
 use super::{Discovered, OAuthClient, now, read_limited};
-use crate::client::auth::AssertionRequest;
-use crate::client::auth::Grant;
 use crate::client::auth::discovery::secure_url;
 use crate::client::auth::egress::request_error;
 use crate::client::auth::error::AuthError;
 use crate::client::auth::handler::{AuthorizationHandler, AuthorizationRequest};
 use crate::client::auth::pkce::{Pkce, constant_time_eq, random_token};
+use crate::client::auth::proof::{ALGORITHM, NonceBook, ProofKey};
 use crate::client::auth::store::{ClientRegistration, StoredTokens};
+use crate::client::auth::{AssertionRequest, DpopMode, Grant};
+use crate::dpop::{PROOF_HEADER, USE_NONCE_ERROR};
 
 /// A token endpoint response (RFC 6749 §5.1).
 #[derive(Deserialize)]
@@ -232,13 +235,15 @@ impl OAuthClient {
         Ok(tokens_from(response, discovered, None, Some(tokens)))
     }
 
-    /// A token endpoint request with client authentication; the parsed response.
+    /// A token endpoint request with client authentication (and a DPoP proof when DPoP is
+    /// on for this authorization server); the parsed response, and the key the token is bound
+    /// to when it is a DPoP token.
     async fn token_request(
         &self,
         discovered: &Discovered,
         client: &ClientRegistration,
-        mut form: Vec<(&'static str, String)>,
-    ) -> Result<TokenResponse, AuthError> {
+        form: Vec<(&'static str, String)>,
+    ) -> Result<(TokenResponse, Option<Arc<ProofKey>>), AuthError> {
         let endpoint = discovered
             .metadata
             .token_endpoint
@@ -247,57 +252,116 @@ impl OAuthClient {
                 AuthError::Discovery(format!("{} has no token_endpoint", discovered.issuer))
             })?;
         let url = secure_url(endpoint, self.config.allow_insecure_http)?;
-        let request = self
-            .client_for_issuer(&url, &discovered.issuer)?
-            .post(url.clone())
-            .header(ACCEPT, "application/json")
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
-        let request = self.authenticate(request, &mut form, client, discovered)?;
-        let (status, bytes, refused) = post(request.body(form_body(&form)), &url).await?;
-        if let Some(error) = refused {
+        let key = self.dpop_for(discovered)?;
+        let nonces = key.as_ref().map(|_| &self.as_nonces);
+        let mut nonce_retried = false;
+        let (status, bytes) = loop {
+            // Built anew for a retry: a client assertion and a proof are each used once.
+            let mut form = form.clone();
+            let mut request = self
+                .client_for_issuer(&url, &discovered.issuer)?
+                .post(url.clone())
+                .header(ACCEPT, "application/json")
+                .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
+            if let Some(key) = &key {
+                let proof = key.proof("POST", &url, None, self.as_nonces.get(&url))?;
+                request = request.header(PROOF_HEADER, proof);
+            }
+            let request = self.authenticate(request, &mut form, client, discovered)?;
+            let (status, bytes, refused, learned) =
+                post(request.body(form_body(&form)), &url, nonces).await?;
+            let Some(error) = refused else {
+                break (status, bytes);
+            };
+            // RFC 9449 §8: a 400 `use_dpop_nonce` with a fresh nonce is answered once.
+            if learned
+                && !nonce_retried
+                && status == StatusCode::BAD_REQUEST
+                && error.error.as_deref() == Some(USE_NONCE_ERROR)
+            {
+                nonce_retried = true;
+                continue;
+            }
             return Err(AuthError::Token {
                 status: status.as_u16(),
                 error: error.error,
                 description: error.error_description,
             });
-        }
+        };
         let token: TokenResponse =
             serde_json::from_slice(&bytes).map_err(|e| AuthError::Token {
                 status: status.as_u16(),
                 error: Some("unreadable token response".to_owned()),
                 description: Some(e.to_string()),
             })?;
-        if !token.token_type.eq_ignore_ascii_case("bearer") {
+        let bound = if token.token_type.eq_ignore_ascii_case("dpop") {
+            // A DPoP token is only usable with the key its proof was signed with: one issued
+            // without a proof cannot be presented.
+            Some(key.ok_or_else(|| AuthError::UnsupportedTokenType(token.token_type.clone()))?)
+        } else if token.token_type.eq_ignore_ascii_case("bearer")
+            && self.config.dpop != DpopMode::Required
+        {
+            // A proof the server ignored: the token is an ordinary bearer token.
+            None
+        } else {
             return Err(AuthError::UnsupportedTokenType(token.token_type));
-        }
-        Ok(token)
+        };
+        Ok((token, bound))
+    }
+
+    /// The key to sign token request proofs with, when DPoP is on for this authorization
+    /// server.
+    fn dpop_for(&self, discovered: &Discovered) -> Result<Option<Arc<ProofKey>>, AuthError> {
+        let advertised = discovered
+            .metadata
+            .dpop_signing_alg_values_supported
+            .as_ref();
+        let takes_es256 = advertised.is_some_and(|algs| algs.iter().any(|a| a == ALGORITHM));
+        let on = match self.config.dpop {
+            DpopMode::Off => false,
+            DpopMode::WhenAdvertised => takes_es256,
+            DpopMode::Required => {
+                if advertised.is_some() && !takes_es256 {
+                    return Err(AuthError::InvalidConfig(format!(
+                        "DPoP is required but {} does not take {ALGORITHM} proofs",
+                        discovered.issuer
+                    )));
+                }
+                true
+            }
+        };
+        on.then(|| self.proof_key()).transpose()
     }
 }
 
 /// Sends a request to the authorization server: the status and the body (read within bounds),
-/// with the OAuth error body (RFC 6749 §5.2) when the status is not a success.
+/// with the OAuth error body (RFC 6749 §5.2) when the status is not a success, and whether the
+/// response handed out a DPoP nonce (kept in `nonces`).
 pub(super) async fn post(
     request: RequestBuilder,
     url: &Url,
-) -> Result<(StatusCode, Vec<u8>, Option<ErrorBody>), AuthError> {
+    nonces: Option<&NonceBook>,
+) -> Result<(StatusCode, Vec<u8>, Option<ErrorBody>, bool), AuthError> {
     let mut response = request.send().await.map_err(|e| request_error(e, url))?;
     let status = response.status();
+    let learned = nonces.is_some_and(|nonces| nonces.learn(url, response.headers()));
     let bytes = read_limited(&mut response).await?;
     let refused =
         (!status.is_success()).then(|| serde_json::from_slice(&bytes).unwrap_or_default());
-    Ok((status, bytes, refused))
+    Ok((status, bytes, refused, learned))
 }
 
 /// Stored tokens from a token response (a refresh keeps what the response leaves out).
 fn tokens_from(
-    response: TokenResponse,
+    (response, key): (TokenResponse, Option<Arc<ProofKey>>),
     discovered: &Discovered,
     requested_scope: Option<String>,
     previous: Option<&StoredTokens>,
 ) -> StoredTokens {
     StoredTokens {
         access_token: response.access_token,
-        token_type: "Bearer".to_owned(),
+        token_type: if key.is_some() { "DPoP" } else { "Bearer" }.to_owned(),
+        dpop_key: key.map(|key| key.pkcs8().to_owned()),
         refresh_token: response
             .refresh_token
             .or_else(|| previous.and_then(|p| p.refresh_token.clone())),
