@@ -596,3 +596,112 @@ async fn a_fleet_shares_its_replay_cache_over_redis() {
         .await
         .assert_refused("DPoP", "invalid_dpop_proof", "replayed on a sibling");
 }
+
+/// The local test authorization server issues DPoP-bound tokens for a token request with a
+/// proof (after demanding its nonce), and the resource server accepts them with a proof only.
+#[tokio::test]
+async fn the_test_authorization_server_issues_tokens_the_resource_server_binds() {
+    use modelctx_test_support::client::auth::auth_server::{AuthServer, AuthServerConfig};
+
+    let mut config = AuthServerConfig {
+        dpop: true,
+        dpop_nonce: true,
+        ..AuthServerConfig::default()
+    };
+    config
+        .clients
+        .insert("svc".into(), (Some("s3cret".into()), Vec::new()));
+    let auth = AuthServer::start(config, 0).await.unwrap();
+    let http = reqwest::Client::new();
+    let metadata: Value = http
+        .get(format!(
+            "{}/.well-known/oauth-authorization-server",
+            auth.issuer()
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        metadata["dpop_signing_alg_values_supported"],
+        json!(["ES256"])
+    );
+
+    let peer =
+        HttpPeer::start_configured(Server::builder("Protected", "1.0.0").build().unwrap(), {
+            let (issuer, jwks) = (auth.issuer().to_owned(), auth.jwks_url());
+            move |addr| {
+                let resource = format!("http://localhost:{}/mcp", addr.port());
+                let verifier = JwtVerifier::new(&issuer, &resource, JwksSource::Url(jwks));
+                HttpConfig::default()
+                    .auth(ResourceServer::new(&resource, verifier).dpop(Dpop::required()))
+            }
+        })
+        .await;
+    let resource = format!("http://localhost:{}/mcp", peer.addr.port());
+    let client = Key::new();
+    let token_url = format!("{}/token", auth.issuer());
+    let token_request = |nonce: Option<&str>| {
+        let mut claims = json!({"jti": format!("{:x}", rand_u128()), "htm": "POST",
+            "htu": token_url, "iat": now()});
+        if let Some(nonce) = nonce {
+            claims["nonce"] = json!(nonce);
+        }
+        http.post(&token_url)
+            .header("dpop", client.proof(&claims))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "grant_type=client_credentials&client_id=svc&client_secret=s3cret&resource={}",
+                resource.replace(':', "%3A").replace('/', "%2F")
+            ))
+            .send()
+    };
+    let first = token_request(None).await.unwrap();
+    assert_eq!(first.status(), 400);
+    let nonce = first.headers()["dpop-nonce"].to_str().unwrap().to_owned();
+    let body: Value = first.json().await.unwrap();
+    assert_eq!(body["error"], "use_dpop_nonce");
+    let granted: Value = token_request(Some(&nonce))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(granted["token_type"], "DPoP", "{granted}");
+    let token = granted["access_token"].as_str().unwrap();
+    let payload = token.split('.').nth(1).unwrap();
+    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    assert_eq!(claims["cnf"]["jkt"], json!(client.thumbprint()));
+
+    let endpoint = Endpoint {
+        url: peer.url.clone(),
+        resource: resource.clone(),
+        client: peer.client.clone(),
+        _peer: peer,
+    };
+    let discover = |authorization: String, proof: Option<String>| {
+        let mut builder = endpoint
+            .client
+            .post(&endpoint.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "server/discover")
+            .header("authorization", authorization);
+        if let Some(proof) = proof {
+            builder = builder.header("dpop", proof);
+        }
+        builder
+            .body(serde_json::to_vec(&request(1, "server/discover", json!({}))).unwrap())
+            .send()
+    };
+    let proof = client.proof(&proof_claims(&endpoint.resource, token));
+    let answer = discover(format!("DPoP {token}"), Some(proof))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let answer = discover(format!("Bearer {token}"), None).await.unwrap();
+    assert_eq!(answer.status(), 401);
+}

@@ -307,8 +307,11 @@ impl ResourceServer {
             }
         };
         // A bound token proves nothing without its key: never accepted as Bearer.
-        match (&proof, access.dpop_thumbprint()) {
-            (None, None) if access.claims.contains_key("cnf") => {
+        let confirmation = access.claims.get("cnf");
+        let thumbprint = confirmation.and_then(|cnf| cnf.get("jkt")?.as_str());
+        match (&proof, thumbprint) {
+            // Bound some other way (a certificate, RFC 8705): nothing here can check it.
+            (None, None) if confirmation.is_some() => {
                 return Err(self.refuse_token(scheme, "the token is bound to a key"));
             }
             (None, None) => {}
