@@ -378,12 +378,31 @@ pub(crate) struct DemoArgs {
     /// `http://ADDR/mcp` of the bound address).
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     pub(crate) auth_resource: Option<String>,
+    /// Accept DPoP-bound tokens (RFC 9449): `allowed` takes them next to bearer tokens,
+    /// `required` takes nothing else. Each request's proof is checked (method, URL, token, time,
+    /// replay); the metadata advertises ES256. A DPoP-bound token sent as a bearer token is
+    /// always refused.
+    #[arg(long, value_name = "MODE", requires = "auth_issuer")]
+    pub(crate) auth_dpop: Option<DpopMode>,
+    /// Demand a nonce this server issued in every DPoP proof (`use_dpop_nonce`), fresh every
+    /// 5 minutes.
+    #[arg(long, requires = "auth_dpop")]
+    pub(crate) auth_dpop_nonce: bool,
     /// Send the server's traces and metrics to an OpenTelemetry collector at URL over
     /// OTLP/HTTP (e.g. http://localhost:4318; /v1/traces and /v1/metrics are appended). Default:
     /// $OTEL_EXPORTER_OTLP_ENDPOINT; without either nothing is exported. The service name is
     /// mcp-demo-server unless $OTEL_SERVICE_NAME is set.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
+}
+
+/// `--auth-dpop`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DpopMode {
+    /// DPoP-bound and bearer tokens.
+    Allowed,
+    /// DPoP-bound tokens only.
+    Required,
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,7 +9,7 @@
 //!   cancels it.
 //! * `mcp listen TARGET [--resource URI]… [--lists …] [--task ID]…` follows a server's
 //!   changes, a line per notification, listening again when the server closes the stream.
-//! * `mcp serve demo [--http ADDR [--auth-issuer ISSUER]] [--bus redis://…]` runs the [`demo`]
+//! * `mcp serve demo [--http ADDR [--auth-issuer ISSUER [--auth-dpop MODE]]] [--bus redis://…]` runs the [`demo`]
 //!   server, optionally accepting only the access tokens of ISSUER, and sharing changes with the
 //!   other instances on the bus.
 //! * `mcp keys generate` and `mcp state inspect --key K TOKEN` help operators with sealed

@@ -3,15 +3,16 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use modelctx::seal::RequestStateSecurity;
-use modelctx::server::auth::{JwksSource, JwtVerifier, ResourceServer};
+use modelctx::server::auth::{Dpop, JwksSource, JwtVerifier, ResourceServer};
 use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
 use modelctx::server::tasks::{MemoryStore, SqliteStore, TaskStore};
 use serde_json::Value;
 
-use crate::cli::DemoArgs;
+use crate::cli::{DemoArgs, DpopMode};
 use crate::demo::server_with_tasks;
 use crate::error::{CliError, Result};
 use crate::telemetry::Exporting;
@@ -109,10 +110,20 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
             None => discover_jwks(&issuer).await?,
         };
         let verifier = JwtVerifier::new(&issuer, &resource, JwksSource::Url(jwks));
-        let resource_server = ResourceServer::new(&resource, verifier)
+        let mut resource_server = ResourceServer::new(&resource, verifier)
             .authorization_server(&issuer)
             .require_scopes(args.auth_scopes.iter().cloned())
             .resource_name("mcp demo server");
+        if let Some(mode) = args.auth_dpop {
+            let mut dpop = match mode {
+                DpopMode::Allowed => Dpop::allowed(),
+                DpopMode::Required => Dpop::required(),
+            };
+            if args.auth_dpop_nonce {
+                dpop = dpop.require_nonce(Duration::from_secs(300));
+            }
+            resource_server = resource_server.dpop(dpop);
+        }
         eprintln!("tokens of {issuer} required for {resource}");
         config = config.auth(resource_server);
     }
@@ -148,7 +159,7 @@ async fn discover_jwks(issuer: &str) -> Result<String> {
     }
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(std::time::Duration::from_secs(30))
+        .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| CliError::failed(format!("HTTP client: {e}")))?;
     let mut tried = Vec::new();

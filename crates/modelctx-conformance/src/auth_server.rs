@@ -4,7 +4,9 @@
 //! authorization endpoint that approves a configured user at once (PKCE `S256` required,
 //! `resource` required, RFC 9207 `iss` in the redirect), and a token endpoint issuing ES256 JWT
 //! access tokens whose audience is the `resource` (RFC 8707), with refresh tokens (rotated) and
-//! the client credentials grant.
+//! the client credentials grant. With [`AuthServerConfig::dpop`], a token request carrying a
+//! valid DPoP proof (RFC 9449) gets a DPoP-bound token (`token_type` `DPoP`, `cnf.jkt`), and with
+//! [`AuthServerConfig::dpop_nonce`] the proof must carry the server's nonce (`use_dpop_nonce`).
 //!
 //! It binds 127.0.0.1 only. Behaviours a client must reject can be switched on
 //! ([`AuthServerConfig::iss_in_redirect`], [`AuthServerConfig::advertise_pkce`]…), and
@@ -80,6 +82,11 @@ pub struct AuthServerConfig {
     /// Answers every authorization request with a redirect to this URL instead (a hostile
     /// server sending a headless sign-in elsewhere).
     pub authorize_redirect: Option<String>,
+    /// Advertises `dpop_signing_alg_values_supported: ["ES256"]` and binds the tokens of
+    /// requests that carry a DPoP proof to its key (off: proofs are ignored, tokens are Bearer).
+    pub dpop: bool,
+    /// Demands the server's nonce in every DPoP proof (400 `use_dpop_nonce` + `DPoP-Nonce`).
+    pub dpop_nonce: bool,
 }
 
 impl Default for AuthServerConfig {
@@ -109,6 +116,8 @@ impl Default for AuthServerConfig {
             resources: Vec::new(),
             endpoints_base: None,
             authorize_redirect: None,
+            dpop: false,
+            dpop_nonce: false,
         }
     }
 }
@@ -143,6 +152,8 @@ pub struct AuthStats {
     pub client_credentials: u32,
     /// Token requests refused.
     pub token_errors: u32,
+    /// DPoP-bound access tokens issued.
+    pub dpop_tokens: u32,
 }
 
 struct Registered {
@@ -164,6 +175,9 @@ struct RefreshGrant {
     client_id: String,
     resource: String,
     scope: Option<String>,
+    /// The DPoP key thumbprint the grant is bound to (RFC 9449 §5: for public clients the
+    /// refresh token is bound too).
+    jkt: Option<String>,
 }
 
 struct Inner {
@@ -173,6 +187,8 @@ struct Inner {
     key: EncodingKey,
     jwk: Value,
     random: SystemRandom,
+    /// The nonce DPoP proofs must carry when `dpop_nonce` is on (one per server run).
+    dpop_nonce: String,
     clients: Mutex<HashMap<String, Registered>>,
     codes: Mutex<HashMap<String, CodeGrant>>,
     refresh: Mutex<HashMap<String, RefreshGrant>>,
@@ -247,6 +263,11 @@ impl AuthServer {
             kid,
             key: EncodingKey::from_ec_der(pkcs8.as_ref()),
             jwk,
+            dpop_nonce: {
+                let mut bytes = [0u8; 16];
+                let _ = random.fill(&mut bytes);
+                URL_SAFE_NO_PAD.encode(bytes)
+            },
             random,
             clients: Mutex::new(clients),
             codes: Mutex::new(HashMap::new()),
@@ -307,7 +328,21 @@ impl AuthServer {
 
     /// A signed access token for `resource`, as the token endpoint would issue it.
     pub fn mint(&self, client_id: &str, resource: &str, scope: Option<&str>, ttl: u64) -> String {
-        self.inner.access_token(client_id, resource, scope, ttl)
+        self.inner
+            .access_token(client_id, resource, scope, ttl, None)
+    }
+
+    /// A signed access token bound to the DPoP key whose RFC 7638 thumbprint is `jkt`.
+    pub fn mint_dpop(
+        &self,
+        client_id: &str,
+        resource: &str,
+        scope: Option<&str>,
+        jkt: &str,
+    ) -> String {
+        let ttl = self.inner.config.access_token_ttl;
+        self.inner
+            .access_token(client_id, resource, scope, ttl, Some(jkt))
     }
 }
 
@@ -336,6 +371,7 @@ impl Inner {
         resource: &str,
         scope: Option<&str>,
         ttl: u64,
+        jkt: Option<&str>,
     ) -> String {
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(self.kid.clone());
@@ -347,6 +383,9 @@ impl Inner {
         });
         if let Some(scope) = scope {
             claims["scope"] = Value::from(scope);
+        }
+        if let Some(jkt) = jkt {
+            claims["cnf"] = json!({"jkt": jkt});
         }
         jsonwebtoken::encode(&header, &claims, &self.key).unwrap_or_default()
     }
@@ -496,6 +535,9 @@ async fn metadata(State(inner): State<Arc<Inner>>) -> Response {
     }
     if inner.config.client_id_metadata_documents {
         document["client_id_metadata_document_supported"] = Value::from(true);
+    }
+    if inner.config.dpop {
+        document["dpop_signing_alg_values_supported"] = json!(["ES256"]);
     }
     json_response(StatusCode::OK, &document)
 }
@@ -758,6 +800,14 @@ fn token_grant(inner: &Inner, headers: &HeaderMap, form: &HashMap<String, String
     let grant =
         |error: &str, description: &str| oauth_error(StatusCode::BAD_REQUEST, error, description);
     let ttl = inner.config.access_token_ttl;
+    let jkt = match dpop_key(inner, headers) {
+        Ok(jkt) => jkt,
+        Err(response) => return *response,
+    };
+    let token_type = if jkt.is_some() { "DPoP" } else { "Bearer" };
+    if jkt.is_some() {
+        lock(&inner.stats).dpop_tokens += 1;
+    }
     match form.get("grant_type").map(String::as_str) {
         Some("authorization_code") => {
             let Some(code) = form.get("code") else {
@@ -792,9 +842,10 @@ fn token_grant(inner: &Inner, headers: &HeaderMap, form: &HashMap<String, String
                 &code_grant.resource,
                 code_grant.scope.as_deref(),
                 ttl,
+                jkt.as_deref(),
             );
             let mut body =
-                json!({"access_token": access, "token_type": "Bearer", "expires_in": ttl});
+                json!({"access_token": access, "token_type": token_type, "expires_in": ttl});
             if let Some(scope) = &code_grant.scope {
                 body["scope"] = Value::from(scope.clone());
             }
@@ -806,6 +857,7 @@ fn token_grant(inner: &Inner, headers: &HeaderMap, form: &HashMap<String, String
                         client_id,
                         resource: code_grant.resource,
                         scope: code_grant.scope,
+                        jkt,
                     },
                 );
                 body["refresh_token"] = Value::from(refresh);
@@ -822,14 +874,25 @@ fn token_grant(inner: &Inner, headers: &HeaderMap, form: &HashMap<String, String
             if refresh.client_id != client_id {
                 return grant("invalid_grant", "refresh token of another client");
             }
+            if refresh.jkt.is_some() && refresh.jkt != jkt {
+                return grant(
+                    "invalid_grant",
+                    "the refresh token is bound to another DPoP key",
+                );
+            }
             if form.get("resource").is_some_and(|r| r != &refresh.resource) {
                 return grant("invalid_target", "resource differs from the original grant");
             }
             lock(&inner.stats).refreshes += 1;
-            let access =
-                inner.access_token(&client_id, &refresh.resource, refresh.scope.as_deref(), ttl);
+            let access = inner.access_token(
+                &client_id,
+                &refresh.resource,
+                refresh.scope.as_deref(),
+                ttl,
+                jkt.as_deref(),
+            );
             let rotated = inner.random();
-            let mut body = json!({"access_token": access, "token_type": "Bearer", "expires_in": ttl, "refresh_token": rotated});
+            let mut body = json!({"access_token": access, "token_type": token_type, "expires_in": ttl, "refresh_token": rotated});
             if let Some(scope) = &refresh.scope {
                 body["scope"] = Value::from(scope.clone());
             }
@@ -842,14 +905,76 @@ fn token_grant(inner: &Inner, headers: &HeaderMap, form: &HashMap<String, String
             };
             lock(&inner.stats).client_credentials += 1;
             let scope = form.get("scope").map(String::as_str);
-            let access = inner.access_token(&client_id, resource, scope, ttl);
+            let access = inner.access_token(&client_id, resource, scope, ttl, jkt.as_deref());
             json_response(
                 StatusCode::OK,
-                &json!({"access_token": access, "token_type": "Bearer", "expires_in": ttl}),
+                &json!({"access_token": access, "token_type": token_type, "expires_in": ttl}),
             )
         }
         _ => grant("unsupported_grant_type", "unsupported grant_type"),
     }
+}
+
+/// The thumbprint of the key of the request's DPoP proof, when DPoP is on and a proof came
+/// (RFC 9449 §4.3, as a test server checks it: form, ES256 signature by the header's `jwk`,
+/// `htm` POST, `htu` this token endpoint, `iat` within 60 s, and the nonce when demanded).
+fn dpop_key(inner: &Inner, headers: &HeaderMap) -> Result<Option<String>, Box<Response>> {
+    let mut proofs = headers.get_all("dpop").iter();
+    let proof = match (proofs.next(), proofs.next()) {
+        _ if !inner.config.dpop => return Ok(None),
+        (None, _) => return Ok(None),
+        (Some(proof), None) if proof.len() <= 8 * 1024 => proof.to_str().unwrap_or_default(),
+        _ => return Err(invalid_proof("one DPoP header of at most 8 KiB")),
+    };
+    let header = jsonwebtoken::decode_header(proof).map_err(|_| invalid_proof("malformed"))?;
+    let (Some("dpop+jwt"), Algorithm::ES256, Some(jwk)) =
+        (header.typ.as_deref(), header.alg, header.jwk.as_ref())
+    else {
+        return Err(invalid_proof(
+            "typ dpop+jwt, alg ES256 and a jwk are required",
+        ));
+    };
+    let key = jsonwebtoken::DecodingKey::from_jwk(jwk).map_err(|_| invalid_proof("bad jwk"))?;
+    let mut validation = jsonwebtoken::Validation::new(Algorithm::ES256);
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    let claims = jsonwebtoken::decode::<Value>(proof, &key, &validation)
+        .map_err(|_| invalid_proof("bad signature"))?
+        .claims;
+    let fits = claims["htm"] == "POST"
+        && claims["htu"] == format!("{}/token", inner.issuer).as_str()
+        && claims["jti"].as_str().is_some_and(|jti| !jti.is_empty())
+        && claims["iat"]
+            .as_u64()
+            .is_some_and(|iat| iat + 60 >= now() && iat <= now() + 5);
+    if !fits {
+        return Err(invalid_proof(
+            "htm, htu, jti or iat do not fit this request",
+        ));
+    }
+    if inner.config.dpop_nonce && claims["nonce"] != inner.dpop_nonce.as_str() {
+        let mut response = oauth_error(
+            StatusCode::BAD_REQUEST,
+            "use_dpop_nonce",
+            "the proof must carry the server's nonce",
+        );
+        if let Ok(nonce) = inner.dpop_nonce.parse() {
+            response.headers_mut().insert("dpop-nonce", nonce);
+        }
+        return Err(Box::new(response));
+    }
+    jwk.thumbprint(jsonwebtoken::jwk::ThumbprintHash::SHA256)
+        .map(Some)
+        .map_err(|_| invalid_proof("bad jwk"))
+}
+
+fn invalid_proof(description: &str) -> Box<Response> {
+    Box::new(oauth_error(
+        StatusCode::BAD_REQUEST,
+        "invalid_dpop_proof",
+        description,
+    ))
 }
 
 #[cfg(test)]

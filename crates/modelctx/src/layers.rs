@@ -20,7 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("redis_link", 1),
     // What the server's and the client's request spans record alike.
     ("span_fields", 1),
-    // DPoP (RFC 9449) pieces the client and the resource server share (proof claims, JWK).
+    // DPoP (RFC 9449): the proof and JWK pieces the client and the resource server share.
     ("dpop", 1),
     // Byte-level plumbing both sides share: HTTP headers and SSE, line framing, in-memory pipes.
     ("http", 2),

@@ -1,11 +1,14 @@
 //! A local OAuth 2.1 authorization server for tests and demos (see
 //! `modelctx_conformance::auth_server`): approves every authorization request for one user at once,
 //! issues ES256 JWT access tokens (audience = the `resource` indicator) verifiable with the
-//! JWKS at `<issuer>/jwks`, refresh tokens, dynamic registration. Binds 127.0.0.1 only.
+//! JWKS at `<issuer>/jwks`, refresh tokens, dynamic registration; with `--dpop`, DPoP-bound
+//! tokens for token requests that carry a proof (`--dpop-nonce`: the proof must carry the
+//! server's nonce). Binds 127.0.0.1 only.
 //!
 //! ```text
 //! test-auth-server [--port N] [--user NAME] [--scopes "a b"] [--token-ttl SECS]
 //!                  [--client ID[:SECRET]]... [--resource URL]... [--no-refresh-tokens]
+//!                  [--dpop [--dpop-nonce]]
 //! ```
 //!
 //! Prints `listening on http://127.0.0.1:<port>` (the issuer) on stdout once it accepts
@@ -23,7 +26,8 @@ fn say(line: &str) {
 fn usage() -> ExitCode {
     say(
         "usage: test-auth-server [--port N] [--user NAME] [--scopes \"a b\"] [--token-ttl SECS] \
-         [--client ID[:SECRET]]... [--resource URL]... [--no-refresh-tokens]",
+         [--client ID[:SECRET]]... [--resource URL]... [--no-refresh-tokens] \
+         [--dpop [--dpop-nonce]]",
     );
     ExitCode::from(2)
 }
@@ -70,6 +74,8 @@ async fn main() -> ExitCode {
                 None => return usage(),
             },
             "--no-refresh-tokens" => config.refresh_tokens = false,
+            "--dpop" => config.dpop = true,
+            "--dpop-nonce" => config.dpop_nonce = true,
             "-h" | "--help" => {
                 usage();
                 return ExitCode::SUCCESS;

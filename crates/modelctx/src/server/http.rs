@@ -593,7 +593,7 @@ async fn authenticate(state: &HttpState, parts: &mut http::request::Parts) -> Re
     #[cfg(feature = "auth")]
     if let Some(auth) = &state.config.auth {
         let token = auth
-            .authenticate(&parts.headers)
+            .authenticate(parts)
             .await
             .map_err(super::auth::AuthRejection::into_response)?;
         parts.extensions.insert(token.principal());

@@ -11,11 +11,16 @@
 //!   metadata at `/.well-known/oauth-protected-resource{path}` and answers `401` (no or invalid
 //!   token) / `403` (insufficient scope) with a `WWW-Authenticate` challenge naming that
 //!   document and the scope.
+//! * [`Dpop`] (RFC 9449), when configured with [`ResourceServer::dpop`]: DPoP-bound tokens are
+//!   accepted with a proof of their key on every request, optionally with server-issued nonces;
+//!   a DPoP-bound token sent as Bearer is refused whatever the configuration (see the `dpop`
+//!   module's documentation for what each proof is checked against).
 //! * On success the request carries the [`AccessToken`] and its [`modelctx_seal::Principal`] in its
 //!   extensions: handlers read them through `RequestContext::http_parts`, and sealed
 //!   `requestState` is bound to the principal (client id, issuer, subject), so a flow started by
 //!   one user cannot be finished by another, even through the same OAuth client.
 
+mod dpop;
 mod introspection;
 mod jwt;
 
@@ -28,6 +33,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use modelctx_seal::Principal;
 use serde_json::Value;
 
+pub use dpop::{DEFAULT_REPLAY_CAPACITY, Dpop, DpopMode};
 pub use introspection::IntrospectionVerifier;
 pub use jwt::{JwksSource, JwtVerifier};
 
@@ -59,6 +65,12 @@ impl AccessToken {
             self.issuer.as_deref(),
             self.subject.as_deref(),
         )
+    }
+
+    /// The thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449 §6): such a token
+    /// is accepted only with a DPoP proof signed by that key.
+    pub fn dpop_thumbprint(&self) -> Option<&str> {
+        self.claims.get("cnf")?.get("jkt")?.as_str()
     }
 
     /// Whether every scope in `required` was granted.
@@ -136,6 +148,7 @@ pub struct ResourceServer {
     required_scopes: Vec<String>,
     scopes_supported: Vec<String>,
     resource_name: Option<String>,
+    dpop: Option<Dpop>,
 }
 
 impl fmt::Debug for ResourceServer {
@@ -144,6 +157,7 @@ impl fmt::Debug for ResourceServer {
             .field("resource", &self.resource)
             .field("authorization_servers", &self.authorization_servers)
             .field("required_scopes", &self.required_scopes)
+            .field("dpop", &self.dpop)
             .finish_non_exhaustive()
     }
 }
@@ -159,7 +173,17 @@ impl ResourceServer {
             required_scopes: Vec::new(),
             scopes_supported: Vec::new(),
             resource_name: None,
+            dpop: None,
         }
+    }
+
+    /// Accepts DPoP-bound tokens (RFC 9449) as configured, and advertises it in the metadata.
+    /// Without it, only Bearer tokens are accepted (DPoP-bound ones never are: their proofs
+    /// would go unchecked).
+    #[must_use]
+    pub fn dpop(mut self, dpop: Dpop) -> Self {
+        self.dpop = Some(dpop);
+        self
     }
 
     /// Adds an authorization server (its issuer URL) to the protected resource metadata.
@@ -228,92 +252,256 @@ impl ResourceServer {
         if let Some(name) = &self.resource_name {
             document["resource_name"] = Value::from(name.clone());
         }
+        if let Some(dpop) = &self.dpop {
+            document["dpop_signing_alg_values_supported"] =
+                serde_json::json!([crate::dpop::PROOF_ALG]);
+            document["dpop_bound_access_tokens_required"] =
+                Value::from(dpop.mode == DpopMode::Required);
+        }
         document
     }
 
-    /// Authenticates one request from its headers.
+    /// Authenticates one request: its `Authorization` header, and for a DPoP-bound token the
+    /// `DPoP` proof, checked against the request's method and path.
     ///
     /// # Errors
     /// The `401` / `403` / `503` response to send instead.
-    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<AccessToken, AuthRejection> {
-        let Some(token) = bearer(headers) else {
-            return Err(self.reject(StatusCode::UNAUTHORIZED, None, None));
+    pub async fn authenticate(
+        &self,
+        request: &http::request::Parts,
+    ) -> Result<AccessToken, AuthRejection> {
+        let Some((scheme, token)) = credentials(&request.headers) else {
+            return Err(self.reject(StatusCode::UNAUTHORIZED, None));
         };
-        match self.verifier.verify(token).await {
-            Ok(access) if !access.has_scopes(&self.required_scopes) => Err(self.reject(
-                StatusCode::FORBIDDEN,
-                Some("insufficient_scope"),
-                Some("the token lacks a required scope"),
-            )),
-            Ok(access) => Ok(access),
+        let dpop = match (scheme, &self.dpop) {
+            (Scheme::Bearer, Some(dpop)) if dpop.mode == DpopMode::Required => {
+                return Err(self.refuse_token(Scheme::Dpop, "this resource requires DPoP"));
+            }
+            (Scheme::Bearer, _) => None,
+            (Scheme::Dpop, Some(dpop)) => Some(dpop),
+            // Not configured: the scheme is unknown here, as if no token came.
+            (Scheme::Dpop, None) => return Err(self.reject(StatusCode::UNAUTHORIZED, None)),
+        };
+        // The proof is checked before the token: it costs no network call, the token may.
+        let proof = match dpop {
+            Some(dpop) => Some(
+                dpop.check_proof(
+                    &request.headers,
+                    &request.method,
+                    &self.target_uri(request),
+                    token,
+                )
+                .map_err(|refusal| self.refuse_proof(refusal))?,
+            ),
+            None => None,
+        };
+        let access = match self.verifier.verify(token).await {
+            Ok(access) => access,
             Err(TokenError::Unavailable(reason)) => {
                 tracing::warn!(%reason, "token could not be verified");
-                Err(AuthRejection {
-                    status: StatusCode::SERVICE_UNAVAILABLE,
-                    challenge: None,
-                })
+                return Err(unavailable());
             }
             Err(error) => {
-                tracing::info!(%error, "bearer token refused");
-                Err(self.reject(
-                    StatusCode::UNAUTHORIZED,
-                    Some("invalid_token"),
-                    Some("the access token is invalid"),
-                ))
+                tracing::info!(%error, "access token refused");
+                return Err(self.refuse_token(scheme, "the access token is invalid"));
+            }
+        };
+        // A bound token proves nothing without its key: never accepted as Bearer.
+        let confirmation = access.claims.get("cnf");
+        let thumbprint = confirmation.and_then(|cnf| cnf.get("jkt")?.as_str());
+        match (&proof, thumbprint) {
+            // Bound some other way (a certificate, RFC 8705): nothing here can check it.
+            (None, None) if confirmation.is_some() => {
+                return Err(self.refuse_token(scheme, "the token is bound to a key"));
+            }
+            (None, None) => {}
+            (None, Some(_)) => {
+                tracing::info!("a DPoP-bound token was sent as a bearer token");
+                return Err(self.refuse_token(scheme, "the token is DPoP-bound: send it with DPoP"));
+            }
+            (Some(_), None) => {
+                return Err(self.refuse_token(scheme, "the token is not DPoP-bound"));
+            }
+            (Some(proof), Some(thumbprint)) => {
+                if proof.key.thumbprint() != thumbprint {
+                    return Err(self.refuse_proof(dpop::ProofRefusal::Invalid(
+                        "the proof is signed by another key than the token is bound to",
+                    )));
+                }
             }
         }
+        if !access.has_scopes(&self.required_scopes) {
+            return Err(self.reject(
+                StatusCode::FORBIDDEN,
+                Some(Refusal {
+                    scheme,
+                    error: "insufficient_scope",
+                    description: "the token lacks a required scope",
+                }),
+            ));
+        }
+        if let (Some(dpop), Some(proof)) = (dpop, &proof) {
+            dpop.redeem(proof)
+                .await
+                .map_err(|refusal| self.refuse_proof(refusal))?;
+        }
+        Ok(access)
     }
 
-    fn reject(
-        &self,
-        status: StatusCode,
-        error: Option<&str>,
-        description: Option<&str>,
-    ) -> AuthRejection {
-        let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
-        if !self.required_scopes.is_empty() {
-            challenge.push_str(&format!(", scope=\"{}\"", self.required_scopes.join(" ")));
+    /// What a proof's `htu` must name: the configured resource's scheme and authority, and the
+    /// path the request arrived on (a router that nests the endpoint under a prefix strips it
+    /// from that path: serve it unnested, at the resource URI's path).
+    fn target_uri(&self, request: &http::request::Parts) -> String {
+        format!("{}{}", origin(&self.resource), request.uri.path())
+    }
+
+    fn refuse_token(&self, scheme: Scheme, description: &'static str) -> AuthRejection {
+        self.reject(
+            StatusCode::UNAUTHORIZED,
+            Some(Refusal {
+                scheme,
+                error: "invalid_token",
+                description,
+            }),
+        )
+    }
+
+    fn refuse_proof(&self, refusal: dpop::ProofRefusal) -> AuthRejection {
+        let (error, description) = match refusal {
+            dpop::ProofRefusal::Invalid(description) => ("invalid_dpop_proof", description),
+            dpop::ProofRefusal::UseNonce(description) => {
+                let mut rejection = self.reject(
+                    StatusCode::UNAUTHORIZED,
+                    Some(Refusal {
+                        scheme: Scheme::Dpop,
+                        error: crate::dpop::USE_NONCE_ERROR,
+                        description,
+                    }),
+                );
+                let nonce = self.dpop.as_ref().and_then(Dpop::fresh_nonce);
+                if let Some(nonce) = nonce.and_then(|n| HeaderValue::from_str(&n).ok()) {
+                    rejection.headers.insert(crate::dpop::NONCE_HEADER, nonce);
+                }
+                return rejection;
+            }
+            dpop::ProofRefusal::Unavailable(reason) => {
+                tracing::warn!(%reason, "the DPoP replay guard could not answer");
+                return unavailable();
+            }
+        };
+        tracing::info!(description, "DPoP proof refused");
+        self.reject(
+            StatusCode::UNAUTHORIZED,
+            Some(Refusal {
+                scheme: Scheme::Dpop,
+                error,
+                description,
+            }),
+        )
+    }
+
+    /// The challenges of every scheme accepted (RFC 9449 §7.1: Bearer and DPoP side by side
+    /// when both are); the error, if any, goes on the scheme the client used, listed first.
+    fn reject(&self, status: StatusCode, refusal: Option<Refusal>) -> AuthRejection {
+        let schemes: &[Scheme] = match self.dpop.as_ref().map(|dpop| dpop.mode) {
+            None => &[Scheme::Bearer],
+            Some(DpopMode::Allowed) => match refusal.as_ref().map(|r| r.scheme) {
+                Some(Scheme::Dpop) => &[Scheme::Dpop, Scheme::Bearer],
+                _ => &[Scheme::Bearer, Scheme::Dpop],
+            },
+            Some(DpopMode::Required) => &[Scheme::Dpop],
+        };
+        let mut headers = HeaderMap::new();
+        for &scheme in schemes {
+            let mut challenge = format!(
+                "{} resource_metadata=\"{}\"",
+                scheme.name(),
+                self.metadata_url()
+            );
+            if !self.required_scopes.is_empty() {
+                challenge.push_str(&format!(", scope=\"{}\"", self.required_scopes.join(" ")));
+            }
+            if scheme == Scheme::Dpop {
+                challenge.push_str(&format!(", algs=\"{}\"", crate::dpop::PROOF_ALG));
+            }
+            if let Some(refusal) = refusal.as_ref().filter(|r| r.scheme == scheme) {
+                challenge.push_str(&format!(
+                    ", error=\"{}\", error_description=\"{}\"",
+                    refusal.error, refusal.description
+                ));
+            }
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                headers.append(header::WWW_AUTHENTICATE, value);
+            }
         }
-        if let Some(error) = error {
-            challenge.push_str(&format!(", error=\"{error}\""));
-        }
-        if let Some(description) = description {
-            challenge.push_str(&format!(", error_description=\"{description}\""));
-        }
-        AuthRejection {
-            status,
-            challenge: HeaderValue::from_str(&challenge).ok(),
+        AuthRejection { status, headers }
+    }
+}
+
+/// The authorization schemes a token may come with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    Dpop,
+}
+
+impl Scheme {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Bearer => "Bearer",
+            Self::Dpop => "DPoP",
         }
     }
 }
 
-/// A refused request: the status and the `WWW-Authenticate` challenge to answer with.
+/// The error of a challenge, and the scheme it answers.
+#[derive(Clone, Copy)]
+struct Refusal {
+    scheme: Scheme,
+    error: &'static str,
+    description: &'static str,
+}
+
+fn unavailable() -> AuthRejection {
+    AuthRejection {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        headers: HeaderMap::new(),
+    }
+}
+
+/// A refused request: the status and the headers to answer with.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AuthRejection {
     /// 401, 403 or 503.
     pub status: StatusCode,
-    /// The challenge (absent for 503).
-    pub challenge: Option<HeaderValue>,
+    /// The `WWW-Authenticate` challenges, one per scheme accepted (none for 503), and a fresh
+    /// `DPoP-Nonce` when a proof lacked a current nonce.
+    pub headers: HeaderMap,
 }
 
 impl AuthRejection {
     pub(crate) fn into_response(self) -> axum::response::Response {
         let mut response = axum::response::Response::new(axum::body::Body::empty());
         *response.status_mut() = self.status;
-        if let Some(challenge) = self.challenge {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, challenge);
-        }
+        *response.headers_mut() = self.headers;
         response
     }
 }
 
-/// The bearer token of `Authorization` (tokens are accepted only there, never in the query).
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+/// The scheme and token of `Authorization` (tokens are accepted only there, never in the query).
+fn credentials(headers: &HeaderMap) -> Option<(Scheme, &str)> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    (scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()).then(|| token.trim())
+    let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+        Scheme::Bearer
+    } else if scheme.eq_ignore_ascii_case("dpop") {
+        Scheme::Dpop
+    } else {
+        return None;
+    };
+    let token = token.trim();
+    (!token.is_empty()).then_some((scheme, token))
 }
 
 /// `scheme://authority` of a URL.
