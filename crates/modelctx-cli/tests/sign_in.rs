@@ -357,3 +357,105 @@ async fn headless_sign_in_goes_nowhere_else() {
     );
     drop(server);
 }
+
+/// The first value of `key` anywhere in `value` (the token store's layout is the library's).
+fn find_string<'a>(value: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    match value {
+        serde_json::Value::Object(map) => map
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .or_else(|| map.values().find_map(|v| find_string(v, key))),
+        serde_json::Value::Array(items) => items.iter().find_map(|v| find_string(v, key)),
+        _ => None,
+    }
+}
+
+/// DPoP end to end (issue 21): the authorization server issues DPoP-bound tokens and wants its
+/// nonce, the demo server requires DPoP with nonces of its own; `mcp call --oauth-headless`
+/// signs in with a proof, calls with `Authorization: DPoP` and a proof per request (each
+/// nonce retried once), keeps the key with the tokens, and a later command reuses both. The
+/// stored token without its key (a thief's copy) is refused with a DPoP challenge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dpop_sign_in_end_to_end() {
+    let auth = AuthServer::start(
+        AuthServerConfig {
+            dpop: true,
+            dpop_nonce: true,
+            ..AuthServerConfig::default()
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let server = demo_behind(&auth, &["--auth-dpop", "required", "--auth-dpop-nonce"]).await;
+    let url = server.url.clone();
+    let dir = TempDir::new("sign-in-dpop");
+    let store = dir.path().join("tokens.json").display().to_string();
+    let call = {
+        let (url, store) = (url.clone(), store.clone());
+        move || {
+            mcp(
+                &[
+                    "call",
+                    "--timeout",
+                    "30",
+                    "--oauth-headless",
+                    "--token-store",
+                    &store,
+                    &url,
+                    "provision",
+                    "name=orders",
+                    "--answer",
+                    REGION,
+                ],
+                "",
+            )
+        }
+    };
+    let first = blocking(call.clone()).await;
+    assert_ok(&first);
+    assert_eq!(stdout(&first).trim(), "Provisioned 'orders' in eu-west-1.");
+    assert_eq!(auth.stats().dpop_tokens, 1);
+
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+    assert!(
+        find_string(&kept, "token_type").is_some_and(|t| t.eq_ignore_ascii_case("dpop")),
+        "{kept}"
+    );
+    assert!(
+        find_string(&kept, "dpop_key").is_some(),
+        "the key is kept with the tokens"
+    );
+    let token = find_string(&kept, "access_token").unwrap().to_owned();
+
+    // A later command signs with the stored key: no new sign-in.
+    let again = blocking(call).await;
+    assert_ok(&again);
+    assert_eq!(auth.stats().authorization_requests, 1);
+    assert_eq!(auth.stats().dpop_tokens, 1);
+
+    // The token alone, as a thief would send it.
+    let http = reqwest::Client::new();
+    for scheme in ["Bearer", "DPoP"] {
+        let stolen = http
+            .post(&url)
+            .header("Authorization", format!("{scheme} {token}"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stolen.status(), 401, "{scheme}");
+        let challenge = stolen
+            .headers()
+            .get_all("www-authenticate")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+            .join(" | ");
+        assert!(challenge.starts_with("DPoP "), "{scheme}: {challenge}");
+    }
+    drop(server);
+}

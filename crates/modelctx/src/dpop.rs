@@ -37,10 +37,6 @@ pub(crate) struct EcPublicJwk {
 impl EcPublicJwk {
     /// The JWK of a P-256 public key given as the uncompressed SEC1 point (`04 || x || y`), as
     /// aws-lc-rs hands it out. `None` for anything else.
-    #[allow(
-        dead_code,
-        reason = "the DPoP client (auth-client) makes its JWK with it"
-    )]
     pub(crate) fn from_uncompressed_p256(point: &[u8]) -> Option<Self> {
         let (&tag, xy) = point.split_first()?;
         if tag != 0x04 || xy.len() != 64 {
