@@ -28,6 +28,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("negotiate", 6),
     // 2025-11-25 client-side tasks: a table the back-channel answers from.
     ("tasks_2025_table", 6),
+    // One cancel-on-abandon guard for both task protocols.
+    ("task_cancel", 6),
     // Features over the session, registering routes in the core.
     ("back_channel", 7),
     ("listen", 7),

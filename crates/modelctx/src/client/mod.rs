@@ -115,6 +115,7 @@ mod negotiate;
 mod pause;
 mod session;
 mod shared;
+mod task_cancel;
 mod tasks;
 mod tasks_2025;
 mod tasks_2025_table;

@@ -65,6 +65,7 @@ use super::error::ClientError;
 use super::input_loop::{CallBudget, LoopLimits, answer_all};
 use super::session::{RequestOptions, RoundOutcome, Session};
 use super::shared::Route;
+use super::task_cancel::CancelGuard;
 use crate::sync::lock;
 
 /// How the client learns that a task changed.
@@ -241,7 +242,7 @@ impl Follower<'_> {
         let guard = CancelGuard::new(
             settings.cancel_on_drop.then(|| self.session.clone()),
             task_id,
-            TaskProtocol::Extension,
+            |session, task_id| Box::pin(async move { session.cancel_task(&task_id).await }),
         );
         let follow = Follow {
             follower: self,
@@ -260,66 +261,6 @@ impl Follower<'_> {
         };
         guard.settle(&outcome);
         outcome
-    }
-}
-
-/// Which task protocol a followed task speaks: its `tasks/cancel` differs.
-#[derive(Clone, Copy)]
-pub(super) enum TaskProtocol {
-    /// The 2026-07-28 tasks extension.
-    Extension,
-    /// The 2025-11-25 experimental tasks (handshake era).
-    Handshake2025,
-}
-
-/// Sends `tasks/cancel` in the background when a follow is abandoned (dropped, or timed out),
-/// for either task protocol.
-pub(super) struct CancelGuard {
-    session: Option<Session>,
-    task_id: String,
-    protocol: TaskProtocol,
-}
-
-impl CancelGuard {
-    /// Armed when `session` is given (the settings' `cancel_on_drop`).
-    pub(super) fn new(session: Option<Session>, task_id: &str, protocol: TaskProtocol) -> Self {
-        Self {
-            session,
-            task_id: task_id.to_owned(),
-            protocol,
-        }
-    }
-
-    /// Settles a follow's outcome: only a timeout leaves the guard armed, since otherwise the task
-    /// ended (or the follow failed for a reason unrelated to time) and is left be.
-    pub(super) fn settle<T>(mut self, outcome: &Result<T, ClientError>) {
-        if !matches!(outcome, Err(ClientError::Timeout { .. })) {
-            self.session = None;
-        }
-    }
-}
-
-impl Drop for CancelGuard {
-    fn drop(&mut self) {
-        let Some(session) = self.session.take() else {
-            return;
-        };
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let task_id = std::mem::take(&mut self.task_id);
-        let protocol = self.protocol;
-        handle.spawn(async move {
-            let cancelled = match protocol {
-                TaskProtocol::Extension => session.cancel_task(&task_id).await,
-                TaskProtocol::Handshake2025 => {
-                    session.cancel_task_2025(&task_id).await.map(drop)
-                }
-            };
-            if let Err(error) = cancelled {
-                tracing::debug!(task = %task_id, %error, "tasks/cancel of an abandoned task failed");
-            }
-        });
     }
 }
 

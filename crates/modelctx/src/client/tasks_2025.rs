@@ -38,7 +38,7 @@ use tokio::time::Instant;
 
 use super::error::ClientError;
 use super::session::{RequestOptions, RoundOutcome, Session};
-use super::tasks::{CancelGuard, TaskProtocol};
+use super::task_cancel::CancelGuard;
 use super::tasks_2025_table::TableLimits;
 
 /// How the client handles the 2025-11-25 experimental tasks
@@ -297,7 +297,9 @@ impl Session {
             let guard = CancelGuard::new(
                 settings.cancel_on_drop.then(|| self.clone()),
                 &created.task.task_id,
-                TaskProtocol::Handshake2025,
+                |session, task_id| {
+                    Box::pin(async move { session.cancel_task_2025(&task_id).await.map(drop) })
+                },
             );
             let outcome = self
                 .follow_task_2025(created.task, settings, options, deadline)
