@@ -126,6 +126,37 @@ async fn refreshes_tokens_before_they_expire() {
     client.close().await.unwrap();
 }
 
+/// A token that lives less than the refresh margin and has no refresh token is used until it
+/// expires: one sign-in serves every call (before, each request dropped it at the margin and
+/// the server's 401 asked the user again).
+#[tokio::test]
+async fn a_short_lived_token_without_refresh_is_used_until_it_expires() {
+    let auth = AuthServer::start(
+        AuthServerConfig {
+            access_token_ttl: 120,
+            refresh_tokens: false,
+            ..AuthServerConfig::default()
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let rs = Protected::start(auth.issuer(), &auth.jwks_url(), &["mcp:tools"], None).await;
+    let client = connect(
+        &rs.url,
+        OAuthConfig::new(fetcher()).refresh_margin(Duration::from_secs(3600)),
+    )
+    .await
+    .unwrap();
+    for _ in 0..3 {
+        assert_eq!(whoami(&client).await, "alice mcp:tools,offline_access");
+    }
+    let stats = auth.stats();
+    assert_eq!(stats.authorization_requests, 1, "{stats:?}");
+    assert_eq!(stats.refreshes, 0, "{stats:?}");
+    client.close().await.unwrap();
+}
+
 #[tokio::test]
 async fn steps_up_with_the_union_of_scopes() {
     let auth = AuthServer::start(AuthServerConfig::default(), 0)

@@ -342,8 +342,13 @@ impl OAuthClient {
                 generation,
             ));
         }
-        // Expired and not refreshable now: the server's 401 starts a new authorization.
-        Ok((None, generation))
+        // Not refreshable: the margin is for refreshing ahead of time, so the token serves until
+        // it really expires (a token living less than the margin would otherwise never be
+        // used). Expired: the server's 401 starts a new authorization.
+        if tokens.expires_within(now(), 0) {
+            return Ok((None, generation));
+        }
+        Ok((Some(credentials), generation))
     }
 
     /// Stored tokens as requests present them. A DPoP-bound token comes with its key, which
