@@ -218,9 +218,16 @@ impl Server {
                             span: tracing::Span::none(),
                         };
                         let reply = server
-                            .dispatch(incoming, Some(out.clone()), cancel.clone())
+                            .dispatch_in_task(incoming, Some(out.clone()), cancel.clone())
                             .await;
-                        lock(&in_flight).remove(&request.id);
+                        {
+                            let mut in_flight = lock(&in_flight);
+                            // Most requests finish on their first poll and were never
+                            // registered: an empty map saves hashing the id (SipHash).
+                            if !in_flight.is_empty() {
+                                in_flight.remove(&request.id);
+                            }
+                        }
                         // After a cancellation nothing more is sent for the request.
                         if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
                         {
