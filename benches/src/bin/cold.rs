@@ -8,8 +8,10 @@
 //! ```
 //!
 //! Runs the command N times (default 7), one after the other, and prints one line:
-//! `median_ms=… min_ms=… max_ms=… runs=N samples_ms=a,b,…`. With `--discover` the answer must be a
-//! JSON-RPC result for id 1; with `--exit` the process must exit with status 0 and print something.
+//! `median_ms=… min_ms=… max_ms=… runs=N samples_ms=a,b,…`; with `--discover` also
+//! `rss_kib=…`, the median VmRSS of the server right after its answer (its idle memory on
+//! stdio). With `--discover` the answer must be a JSON-RPC result for id 1; with `--exit` the
+//! process must exit with status 0 and print something.
 //! The clock starts just before `spawn` (fork + exec included) and stops when the answer is read.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -34,9 +36,18 @@ fn discover_request() -> String {
     )
 }
 
-/// Spawn → first stdout line answering `server/discover`; the server is then told to stop by
-/// closing its stdin, and reaped (outside the measured time).
-fn discover_once(command: &[String], request: &[u8]) -> Result<Duration, String> {
+/// VmRSS of process `pid` in KiB.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Spawn → first stdout line answering `server/discover`, and the server's VmRSS then; the
+/// server is then told to stop by closing its stdin, and reaped (outside the measured time).
+fn discover_once(command: &[String], request: &[u8]) -> Result<(Duration, u64), String> {
     let start = Instant::now();
     let mut child = Command::new(&command[0])
         .args(&command[1..])
@@ -55,6 +66,7 @@ fn discover_once(command: &[String], request: &[u8]) -> Result<Duration, String>
         .read_line(&mut line)
         .map_err(|e| format!("read: {e}"))?;
     let elapsed = start.elapsed();
+    let rss = rss_kib(child.id()).unwrap_or(0);
     drop(stdin);
     let value: serde_json::Value =
         serde_json::from_str(&line).map_err(|_| format!("not a JSON line: {line:?}"))?;
@@ -66,7 +78,7 @@ fn discover_once(command: &[String], request: &[u8]) -> Result<Duration, String>
     // Whatever else it writes before it stops is not measured.
     let _ = stdout.read_to_end(&mut Vec::new());
     child.wait().map_err(|e| format!("wait: {e}"))?;
-    Ok(elapsed)
+    Ok((elapsed, rss))
 }
 
 /// Spawn → exit with status 0, stdout read to EOF (and not empty).
@@ -115,17 +127,24 @@ fn run() -> Result<String, String> {
     };
     let request = discover_request();
     let mut samples = Vec::with_capacity(runs);
+    let mut rss = Vec::with_capacity(runs);
     for _ in 0..runs {
-        samples.push(if discover {
-            discover_once(&command, request.as_bytes())?
+        if discover {
+            let (elapsed, kib) = discover_once(&command, request.as_bytes())?;
+            samples.push(elapsed);
+            rss.push(kib);
         } else {
-            exit_once(&command)?
-        });
+            samples.push(exit_once(&command)?);
+        }
     }
     let listed = samples.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(",");
     samples.sort();
+    rss.sort_unstable();
+    let rss = rss
+        .get((runs - 1) / 2)
+        .map_or_else(String::new, |kib| format!(" rss_kib={kib}"));
     Ok(format!(
-        "median_ms={} min_ms={} max_ms={} runs={runs} samples_ms={listed}",
+        "median_ms={} min_ms={} max_ms={} runs={runs} samples_ms={listed}{rss}",
         ms(samples[(samples.len() - 1) / 2]),
         ms(samples[0]),
         ms(samples[samples.len() - 1]),
