@@ -175,15 +175,12 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' {
-            i += 1;
-            continue;
-        }
+    // Runs of plain bytes are found with one table lookup per byte and copied whole.
+    while let Some(offset) = bytes[start..].iter().position(|&b| !PLAIN[usize::from(b)]) {
+        let i = start + offset;
         out.extend_from_slice(&bytes[start..i]);
-        if b < 0x80 {
+        let b = bytes[i];
+        start = if b < 0x80 {
             match b {
                 b'"' => out.extend_from_slice(b"\\\""),
                 b'\\' => out.extend_from_slice(b"\\\\"),
@@ -194,18 +191,29 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
                 0x0c => out.extend_from_slice(b"\\f"),
                 _ => write_u16_escape(out, u16::from(b)),
             }
-            i += 1;
+            i + 1
         } else {
             // `i` is at a character boundary: everything before it was consumed whole.
             let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
             write_unicode_escape(out, ch);
-            i += ch.len_utf8();
-        }
-        start = i;
+            i + ch.len_utf8()
+        };
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
+
+/// The bytes [`write_str`] copies as they are: printable ASCII except `"` and `\`. Everything
+/// else is escaped (non-ASCII as `\uXXXX`, as Python's `ensure_ascii`).
+const PLAIN: [bool; 256] = {
+    let mut plain = [false; 256];
+    let mut b = 0x20;
+    while b < 0x7f {
+        plain[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    plain
+};
 
 fn write_unicode_escape(out: &mut Vec<u8>, ch: char) {
     let mut units = [0u16; 2];

@@ -13,7 +13,6 @@
 use std::fmt;
 
 use aws_lc_rs::aead::{Aad, NONCE_LEN, Nonce};
-use aws_lc_rs::rand;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
@@ -123,7 +122,9 @@ impl Codec for AesGcmCodec {
         let mut raw = Vec::with_capacity(MIN_RAW_LEN + payload.len());
         raw.extend_from_slice(&key.kid);
         let mut nonce = [0u8; NONCE_LEN];
-        rand::fill(&mut nonce).map_err(|_| SealError::Random)?;
+        // A fresh random nonce from the kernel per seal (see DESIGN.md, Request state: unique
+        // per key across processes sharing the key, and across `fork`).
+        getrandom::fill(&mut nonce).map_err(|_| SealError::Random)?;
         raw.extend_from_slice(&nonce);
         raw.extend_from_slice(payload);
         let tag = key

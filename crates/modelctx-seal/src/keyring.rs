@@ -13,7 +13,7 @@
 use std::fmt;
 
 use aws_lc_rs::aead::{AES_256_GCM, LessSafeKey, UnboundKey};
-use aws_lc_rs::{digest, hkdf, rand};
+use aws_lc_rs::{digest, hkdf};
 use zeroize::Zeroizing;
 
 use crate::error::ConfigError;
@@ -90,8 +90,10 @@ impl Keyring {
     /// If the system random generator fails, which leaves no safe way to continue.
     pub fn generate() -> Self {
         let mut secret = Zeroizing::new([0u8; MIN_SECRET_LEN]);
+        // The kernel's generator (one `getrandom` call), not aws-lc's: its first use seeds a
+        // DRBG from CPU jitter, tens of milliseconds that every `mcp serve` would pay at start-up.
         #[allow(clippy::expect_used, reason = "no key can be made without randomness")]
-        rand::fill(secret.as_mut()).expect("system random generator failed");
+        getrandom::fill(secret.as_mut()).expect("system random generator failed");
         #[allow(
             clippy::expect_used,
             reason = "a 32-byte random secret is always valid"

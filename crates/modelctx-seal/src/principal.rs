@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use aws_lc_rs::{constant_time, digest, rand};
+use aws_lc_rs::{constant_time, digest};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
@@ -77,7 +77,7 @@ impl Principal {
     /// A fresh salted `p` claim for this principal (32 base64url characters).
     pub(crate) fn claim(&self) -> Result<[u8; CLAIM_LEN], SealError> {
         let mut raw = [0u8; SALT_LEN + TAG_LEN];
-        rand::fill(&mut raw[..SALT_LEN]).map_err(|_| SealError::Random)?;
+        getrandom::fill(&mut raw[..SALT_LEN]).map_err(|_| SealError::Random)?;
         let tag = self.tag(&raw[..SALT_LEN]);
         raw[SALT_LEN..].copy_from_slice(&tag);
         let mut out = [0u8; CLAIM_LEN];
