@@ -116,9 +116,19 @@ impl Dpop {
     pub fn require_nonce(mut self, period: Duration) -> Self {
         let key = match self.nonces.take() {
             Some(nonces) => nonces.key,
-            None => hmac::Key::generate(hmac::HMAC_SHA256, &aws_lc_rs::rand::SystemRandom::new())
-                // Only fails when the system has no randomness, which nothing here survives.
-                .unwrap_or_else(|_| hmac::Key::new(hmac::HMAC_SHA256, &random_fallback())),
+            // From the kernel, like the sealing key: nothing seeds a generator at start-up. Without
+            // system randomness no nonce is issued and every proof is refused (fail closed),
+            // never a guessable key.
+            None => {
+                let mut secret = [0u8; 32];
+                match getrandom::fill(&mut secret) {
+                    Ok(()) => Some(hmac::Key::new(hmac::HMAC_SHA256, &secret)),
+                    Err(error) => {
+                        tracing::error!(%error, "no system randomness for DPoP nonces: every proof is refused");
+                        None
+                    }
+                }
+            }
         };
         self.nonces = Some(Nonces {
             key,
@@ -136,15 +146,15 @@ impl Dpop {
             .as_ref()
             .map_or(Duration::from_secs(300), |nonces| nonces.period);
         self.nonces = Some(Nonces {
-            key: hmac::Key::new(hmac::HMAC_SHA256, secret),
+            key: Some(hmac::Key::new(hmac::HMAC_SHA256, secret)),
             period,
         });
         self
     }
 
-    /// A fresh nonce, when nonces are on.
+    /// A fresh nonce, when nonces are on (and could be keyed).
     pub(super) fn fresh_nonce(&self) -> Option<String> {
-        self.nonces.as_ref().map(|nonces| nonces.issue(now()))
+        self.nonces.as_ref().and_then(|nonces| nonces.issue(now()))
     }
 
     /// Checks the request's proof for everything but its key binding and replay (RFC 9449 §4.3):
@@ -248,7 +258,8 @@ fn same_target(htu: &str, target: &str) -> bool {
 /// Stateless nonces: `base64url(slot ‖ HMAC(key, slot)[..16])`, slot = Unix time / period.
 #[derive(Clone)]
 struct Nonces {
-    key: hmac::Key,
+    /// `None`: the system had no randomness to key them; no nonce is issued or accepted.
+    key: Option<hmac::Key>,
     period: Duration,
 }
 
@@ -267,18 +278,19 @@ impl Nonces {
         now / self.period.as_secs().max(1)
     }
 
-    fn tag(&self, slot: u64) -> [u8; NONCE_TAG_LEN] {
+    fn tag(&self, slot: u64) -> Option<[u8; NONCE_TAG_LEN]> {
+        let key = self.key.as_ref()?;
         let mut tag = [0u8; NONCE_TAG_LEN];
-        tag.copy_from_slice(&hmac::sign(&self.key, &slot.to_be_bytes()).as_ref()[..NONCE_TAG_LEN]);
-        tag
+        tag.copy_from_slice(&hmac::sign(key, &slot.to_be_bytes()).as_ref()[..NONCE_TAG_LEN]);
+        Some(tag)
     }
 
-    fn issue(&self, now: u64) -> String {
+    fn issue(&self, now: u64) -> Option<String> {
         let slot = self.slot(now);
         let mut bytes = [0u8; 8 + NONCE_TAG_LEN];
         bytes[..8].copy_from_slice(&slot.to_be_bytes());
-        bytes[8..].copy_from_slice(&self.tag(slot));
-        URL_SAFE_NO_PAD.encode(bytes)
+        bytes[8..].copy_from_slice(&self.tag(slot)?);
+        Some(URL_SAFE_NO_PAD.encode(bytes))
     }
 
     /// A nonce of the current slot or the one before, made with our key.
@@ -294,21 +306,10 @@ impl Nonces {
         let slot = u64::from_be_bytes(slot);
         let current = self.slot(now);
         (slot == current || slot.checked_add(1) == Some(current))
-            && aws_lc_rs::constant_time::verify_slices_are_equal(&self.tag(slot), &bytes[8..])
-                .is_ok()
+            && self.tag(slot).is_some_and(|tag| {
+                aws_lc_rs::constant_time::verify_slices_are_equal(&tag, &bytes[8..]).is_ok()
+            })
     }
-}
-
-/// A key for [`Dpop::require_nonce`] when the system has no randomness (unreachable in
-/// practice): the time, so nonces still work, though predictably.
-fn random_fallback() -> [u8; 32] {
-    let mut key = [0u8; 32];
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    key[..16].copy_from_slice(&nanos.to_be_bytes());
-    key
 }
 
 fn now() -> u64 {
@@ -324,22 +325,39 @@ mod tests {
     #[test]
     fn nonces_live_for_their_slot_and_the_next() {
         let nonces = Nonces {
-            key: hmac::Key::new(hmac::HMAC_SHA256, b"k"),
+            key: Some(hmac::Key::new(hmac::HMAC_SHA256, b"k")),
             period: Duration::from_secs(300),
         };
         let t = 1_000_000 * 300;
-        let nonce = nonces.issue(t);
+        let nonce = nonces.issue(t).unwrap();
         assert!(nonces.accepts(&nonce, t));
         assert!(nonces.accepts(&nonce, t + 599));
         assert!(!nonces.accepts(&nonce, t + 600), "two slots later: stale");
         assert!(!nonces.accepts(&nonce, t - 1), "from the future");
         let other = Nonces {
-            key: hmac::Key::new(hmac::HMAC_SHA256, b"other"),
+            key: Some(hmac::Key::new(hmac::HMAC_SHA256, b"other")),
             period: Duration::from_secs(300),
         };
         assert!(!other.accepts(&nonce, t), "another key");
         assert!(!nonces.accepts("garbage", t));
         assert!(!nonces.accepts("", t));
+    }
+
+    /// Without system randomness there is no key: no nonce is issued and none is accepted
+    /// (fail closed), rather than nonces anyone could compute.
+    #[test]
+    fn keyless_nonces_issue_and_accept_nothing() {
+        let keyed = Nonces {
+            key: Some(hmac::Key::new(hmac::HMAC_SHA256, b"k")),
+            period: Duration::from_secs(300),
+        };
+        let keyless = Nonces {
+            key: None,
+            period: Duration::from_secs(300),
+        };
+        let t = 1_000_000 * 300;
+        assert_eq!(keyless.issue(t), None);
+        assert!(!keyless.accepts(&keyed.issue(t).unwrap(), t));
     }
 
     #[test]
