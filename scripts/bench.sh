@@ -17,6 +17,9 @@
 #   (e) server RSS: idle, after the sequential stdio run, and under wrk (VmRSS / VmHWM from
 #       /proc), and while 100 000 flows are suspended (`load --suspend`);
 #   (f) the floors, measured the same way in every table;
+#   (g) cold start (spawn → first `server/discover` answer) and idle stdio memory against rmcp, a
+#       cold `mcp call`, and client instructions per call against rmcp 3.11's client
+#       (scripts/bench-cold.sh);
 #   and seal + open through the whole boundary (criterion, `cargo bench -p modelctx-seal`).
 #
 # It writes the tables between the `bench:begin` / `bench:end` markers of BENCHMARKS.md, and
@@ -105,7 +108,8 @@ if (( BUILD )); then
   log "cargo build --release (bench-peers/rmcp-echo, rmcp 3.11)"
   (cd bench-peers/rmcp-echo && CARGO_TARGET_DIR="$ROOT/bench-peers/target" cargo build --release --quiet)
 fi
-for exe in "$BIN/echo-server" "$BIN/axum-floor" "$BIN/stdio-floor" "$BIN/load" "$BIN/mcp" "$RMCP"; do
+for exe in "$BIN/echo-server" "$BIN/axum-floor" "$BIN/stdio-floor" "$BIN/load" "$BIN/cold" "$BIN/mcp" "$RMCP" \
+  "$ROOT/bench-peers/target/release/rmcp-client"; do
   [[ -x "$exe" ]] || { echo "missing $exe (run without --no-build)" >&2; exit 1; }
 done
 PY="$(scripts/python-env.sh)"
@@ -307,6 +311,13 @@ BENCH_NO_BUILD=1 RESULTS_JSONL="$OUT/peers.jsonl" CALLS="$PEERS_CALLS" RUNS="$PE
 log "scripts/bench-callgrind.sh --peers"
 OUT="$OUT/callgrind" NATIVE_RUNS=0 RMCP_ECHO="$RMCP" \
   scripts/bench-callgrind.sh --no-build --peers "${CALLGRIND_ARGS[@]}" "${write_flag[@]}" >"$OUT/callgrind.md"
+
+# (g) Cold start, idle stdio memory, a cold `mcp call`, and client instructions against rmcp's
+# client (issue 22), with every server of the run stopped.
+log "scripts/bench-cold.sh"
+cold_flag=()
+(( QUICK )) && cold_flag=(--quick)
+scripts/bench-cold.sh "$BIN" "$ROOT/bench-peers/target/release" "$OUT/cold" "${cold_flag[@]}" >>"$RES"
 
 put minutes "$(( (SECONDS - STARTED + 30) / 60 ))"
 put load_start "$LOAD_START"
