@@ -8,12 +8,10 @@
 //! once; only when typed decoding fails is `_meta` probed on its own, so that ladder errors keep
 //! their precedence over parameter errors.
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt as _;
-use futures::future::Either;
 use modelctx_seal::Principal;
 use modelctx_types::jsonrpc::{encode_error, encode_result};
 use modelctx_types::methods::{
@@ -194,13 +192,16 @@ impl Server {
     ///
     /// Not an `async fn`: one would add a state machine around [`Self::answer`]'s holding a
     /// second copy of `incoming` for the whole request (rustc keeps a moved-from local's
-    /// storage), which every listen stream carries for its whole life.
+    /// storage), which every listen stream carries for its whole life. The HTTP transport's; the
+    /// stdio loop uses [`Self::dispatch_in_task`].
+    #[cfg(feature = "http-server")]
     pub(crate) fn dispatch<'a>(
         &'a self,
         incoming: Incoming<'a>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> impl Future<Output = Reply> + 'a {
+        use futures::future::Either;
         let span = super::trace::request_span(&incoming);
         if span.is_disabled() {
             Either::Left(self.answer(incoming, notifier, cancel))
