@@ -227,18 +227,9 @@ run_server() {
   esac
 }
 
-# Total instructions (Ir) of a callgrind output file.
-# The total less aws-lc's one-off seeding of its generator with CPU-jitter entropy
-# (tree_jitter_initialize_once; our servers create a sealing key at startup): ~320 M
-# instructions whose count varies by ~2 M with timing, which would not cancel in the difference
-# (±1-5 k per request).
-total_ir() {
-  local total jitter
-  total="$(awk '/^(summary|totals):/ { print $2; exit }' "$1")"
-  jitter="$(callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null \
-    | awk '/tree_jitter_initialize_once/ { gsub(",", "", $1); print $1; exit }')"
-  echo "$(( total - ${jitter:-0} ))"
-}
+# total_ir FILE: a callgrind file's instructions, less aws-lc's one-off jitter-entropy seeding.
+# shellcheck source=scripts/callgrind-total.sh
+source "$ROOT/scripts/callgrind-total.sh"
 
 # Per-function costs of one callgrind file, "cost<TAB>function" (file names and binaries dropped,
 # so inlined pieces of one function add up). $2: self (summed) or inclusive (largest entry).

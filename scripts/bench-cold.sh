@@ -65,15 +65,9 @@ for s in ours demo rmcp; do
   printf 'stdio.%s.idle_kib\t%s\n' "$s" "$(median ${RSS[$s]})"
 done
 
-# Total instructions of a callgrind output file, less aws-lc's one-off jitter-entropy seeding
-# when a client seeded it (its count varies with timing and would not cancel out).
-total_ir() {
-  local total jitter
-  total="$(awk '/^(summary|totals):/ { print $2; exit }' "$1")"
-  jitter="$(callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null \
-    | awk '/tree_jitter_initialize_once/ { gsub(",", "", $1); print $1; exit }')"
-  echo "$(( total - ${jitter:-0} ))"
-}
+# total_ir FILE: a callgrind file's instructions, less aws-lc's one-off jitter-entropy seeding.
+# shellcheck source=scripts/callgrind-total.sh
+source "$(dirname "${BASH_SOURCE[0]}")/callgrind-total.sh"
 
 # client_ir NAME CMD…: client instructions per call; CMD takes the call count as `{N}`.
 client_ir() {
