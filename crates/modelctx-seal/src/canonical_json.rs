@@ -171,49 +171,100 @@ impl Formatter for PythonFormatter {
 
 /// Appends `s` as a quoted, ASCII-only JSON string with Python's escapes.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    out.reserve(s.len() + 2);
-    out.push(b'"');
     let bytes = s.as_bytes();
-    let mut start = 0;
-    // Runs of plain bytes are found with one table lookup per byte and copied whole.
-    while let Some(offset) = bytes[start..].iter().position(|&b| !PLAIN[usize::from(b)]) {
-        let i = start + offset;
-        out.extend_from_slice(&bytes[start..i]);
-        let b = bytes[i];
-        start = if b < 0x80 {
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                _ => write_u16_escape(out, u16::from(b)),
-            }
-            i + 1
-        } else {
-            // `i` is at a character boundary: everything before it was consumed whole.
-            let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
-            write_unicode_escape(out, ch);
-            i + ch.len_utf8()
-        };
+    let escaped_len: usize = bytes
+        .iter()
+        .map(|&b| usize::from(ESCAPED_LEN[usize::from(b)]))
+        .sum();
+    let start = out.len();
+    // Every escape is longer than what it replaces, so equal lengths mean nothing to escape:
+    // the common case (methods, names, digests, audiences) is one copy.
+    if escaped_len == bytes.len() {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
     }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    // Otherwise (typically JSON state written into JSON, a quote every few bytes) size the
+    // output exactly once and fill it byte by byte: cheaper than a copy call per short run.
+    out.resize(start + escaped_len + 2, 0);
+    let dst = &mut out[start..];
+    dst[0] = b'"';
+    let mut j = 1;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match ESCAPED_LEN[usize::from(b)] {
+            1 => {
+                dst[j] = b;
+                j += 1;
+                i += 1;
+            }
+            2 => {
+                dst[j] = b'\\';
+                dst[j + 1] = match b {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'\n' => b'n',
+                    b'\r' => b'r',
+                    b'\t' => b't',
+                    0x08 => b'b',
+                    _ => b'f', // 0x0c, the last byte with a short escape
+                };
+                j += 2;
+                i += 1;
+            }
+            _ if b < 0x80 => {
+                put_u16_escape(&mut dst[j..j + 6], u16::from(b));
+                j += 6;
+                i += 1;
+            }
+            _ => {
+                // `i` is at a character boundary: everything before it was consumed whole.
+                let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
+                let mut units = [0u16; 2];
+                for unit in ch.encode_utf16(&mut units) {
+                    put_u16_escape(&mut dst[j..j + 6], *unit);
+                    j += 6;
+                }
+                i += ch.len_utf8();
+            }
+        }
+    }
+    dst[j] = b'"';
 }
 
-/// The bytes [`write_str`] copies as they are: printable ASCII except `"` and `\`. Everything
-/// else is escaped (non-ASCII as `\uXXXX`, as Python's `ensure_ascii`).
-const PLAIN: [bool; 256] = {
-    let mut plain = [false; 256];
-    let mut b = 0x20;
-    while b < 0x7f {
-        plain[b] = b != b'"' as usize && b != b'\\' as usize;
+/// How many bytes [`write_str`] writes for each byte of a string: 1 for printable ASCII except
+/// `"` and `\\`; 2 for the short escapes; 6 for `\\u00XX` (other controls and DEL); for UTF-8, the
+/// lead byte counts the whole character (6, or 12 for a surrogate pair above U+FFFF, as Python's
+/// `ensure_ascii`) and continuation bytes 0.
+const ESCAPED_LEN: [u8; 256] = {
+    let mut len = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        len[b] = match b {
+            0x08 | 0x09 | 0x0a | 0x0c | 0x0d | 0x22 | 0x5c => 2,
+            0x00..=0x1f | 0x7f => 6,
+            0x20..=0x7e => 1,
+            0x80..=0xbf => 0,
+            0xc0..=0xef => 6,
+            _ => 12,
+        };
         b += 1;
     }
-    plain
+    len
 };
+
+fn put_u16_escape(dst: &mut [u8], unit: u16) {
+    dst.copy_from_slice(&[
+        b'\\',
+        b'u',
+        HEX[usize::from(unit >> 12)],
+        HEX[usize::from((unit >> 8) & 0xf)],
+        HEX[usize::from((unit >> 4) & 0xf)],
+        HEX[usize::from(unit & 0xf)],
+    ]);
+}
 
 fn write_unicode_escape(out: &mut Vec<u8>, ch: char) {
     let mut units = [0u16; 2];
@@ -223,14 +274,9 @@ fn write_unicode_escape(out: &mut Vec<u8>, ch: char) {
 }
 
 fn write_u16_escape(out: &mut Vec<u8>, unit: u16) {
-    out.extend_from_slice(&[
-        b'\\',
-        b'u',
-        HEX[usize::from(unit >> 12)],
-        HEX[usize::from((unit >> 8) & 0xf)],
-        HEX[usize::from((unit >> 4) & 0xf)],
-        HEX[usize::from(unit & 0xf)],
-    ]);
+    let mut escape = [0u8; 6];
+    put_u16_escape(&mut escape, unit);
+    out.extend_from_slice(&escape);
 }
 
 fn write_number(n: &serde_json::Number, out: &mut Vec<u8>) {
@@ -506,6 +552,17 @@ mod tests {
         ];
         for (value, expected) in cases {
             assert_eq!(repr(*value), *expected, "repr of {value:e}");
+        }
+    }
+
+    proptest::proptest! {
+        /// `write_str` (sized escaping) against the serde_json formatter path, which escapes
+        /// independently; both must be Python's `ensure_ascii` output.
+        #[test]
+        fn write_str_matches_the_formatter(s in "(\\PC|[\\x00-\\x1f\\x7f\"\\\\]){0,40}") {
+            let mut out = Vec::new();
+            write_str(&mut out, &s);
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), to_string(&s).unwrap());
         }
     }
 
