@@ -368,11 +368,24 @@ impl FloatRepr {
         // value when several are equally short: the same digits CPython's repr picks. Only the
         // layout differs, so decompose its output into digits and a decimal exponent.
         let mut shortest = zmij::Buffer::new();
-        let (digits, exp) = decompose(shortest.format_finite(value.abs()).as_bytes());
-        let digits = &digits.buf[..digits.len];
+        let text = shortest.format_finite(value.abs()).as_bytes();
         if value.is_sign_negative() {
             self.push(b"-");
         }
+        // zmij writes fixed notation for decimal exponents -5..=15, CPython for -4..=15, both
+        // with the same digits (`12.34`, `100.0`, `0.001234`): inside the common range zmij's
+        // text already is repr's (every timestamp `iat`/`exp` takes this path).
+        if !text.contains(&b'e') && !text.starts_with(b"0.0000") {
+            self.push(text);
+            return;
+        }
+        self.layout_digits(text);
+    }
+
+    /// CPython's layout of zmij's shortest digits, for any exponent.
+    fn layout_digits(&mut self, text: &[u8]) {
+        let (digits, exp) = decompose(text);
+        let digits = &digits.buf[..digits.len];
         // CPython: fixed notation iff -4 <= exponent < 16, otherwise d.ddde±XX.
         if (-4..16).contains(&exp) {
             let point = exp + 1; // digits before the decimal point
@@ -553,6 +566,42 @@ mod tests {
         for (value, expected) in cases {
             assert_eq!(repr(*value), *expected, "repr of {value:e}");
         }
+    }
+
+    #[test]
+    fn zmij_fixed_notation_is_repr_where_used_as_is() {
+        // The fast path of `layout` hands zmij's fixed notation through unchanged; it must be
+        // exactly what the general layout makes of the same digits, across the whole range.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut checked = 0;
+        for i in 0..200_000u64 {
+            // xorshift over all bit patterns, plus values around every power of ten in range.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let value = if i % 2 == 0 {
+                f64::from_bits(state).abs()
+            } else {
+                let exp = i32::try_from((i / 2) % 24).unwrap() - 6;
+                10f64.powi(exp) * (1.0 + f64::from(u32::try_from(state % 10_000).unwrap()) / 1e4)
+            };
+            if !value.is_finite() || value == 0.0 {
+                continue;
+            }
+            let mut shortest = zmij::Buffer::new();
+            let text = shortest.format_finite(value).as_bytes();
+            if text.contains(&b'e') || text.starts_with(b"0.0000") {
+                continue;
+            }
+            let mut general = FloatRepr {
+                buf: [0; 48],
+                len: 0,
+            };
+            general.layout_digits(text);
+            assert_eq!(repr(value).as_bytes(), general.as_bytes(), "{value:e}");
+            checked += 1;
+        }
+        assert!(checked > 50_000, "{checked}");
     }
 
     proptest::proptest! {
