@@ -28,7 +28,6 @@
 //! );
 //! ```
 
-use std::fmt::Write as _;
 use std::io;
 
 use serde::Serialize;
@@ -202,15 +201,7 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
             }
             2 => {
                 dst[j] = b'\\';
-                dst[j + 1] = match b {
-                    b'"' => b'"',
-                    b'\\' => b'\\',
-                    b'\n' => b'n',
-                    b'\r' => b'r',
-                    b'\t' => b't',
-                    0x08 => b'b',
-                    _ => b'f', // 0x0c, the last byte with a short escape
-                };
+                dst[j + 1] = SHORT_ESCAPE[usize::from(b)];
                 j += 2;
                 i += 1;
             }
@@ -255,6 +246,19 @@ const ESCAPED_LEN: [u8; 256] = {
     len
 };
 
+/// The letter after the backslash of each short escape (`\\n` …); 0 for the other bytes.
+const SHORT_ESCAPE: [u8; 256] = {
+    let mut letter = [0u8; 256];
+    letter[b'"' as usize] = b'"';
+    letter[b'\\' as usize] = b'\\';
+    letter[b'\n' as usize] = b'n';
+    letter[b'\r' as usize] = b'r';
+    letter[b'\t' as usize] = b't';
+    letter[0x08] = b'b';
+    letter[0x0c] = b'f';
+    letter
+};
+
 fn put_u16_escape(dst: &mut [u8], unit: u16) {
     dst.copy_from_slice(&[
         b'\\',
@@ -281,11 +285,12 @@ fn write_u16_escape(out: &mut Vec<u8>, unit: u16) {
 
 fn write_number(n: &serde_json::Number, out: &mut Vec<u8>) {
     if let Some(i) = n.as_i64() {
-        let mut buf = stack_buf();
-        out.extend_from_slice(fmt_into(&mut buf, format_args!("{i}")));
+        if i < 0 {
+            out.push(b'-');
+        }
+        write_u64(out, i.unsigned_abs());
     } else if let Some(u) = n.as_u64() {
-        let mut buf = stack_buf();
-        out.extend_from_slice(fmt_into(&mut buf, format_args!("{u}")));
+        write_u64(out, u);
     } else if let Some(f) = n.as_f64() {
         out.extend_from_slice(FloatRepr::new(f).as_bytes());
     } else {
@@ -299,35 +304,35 @@ pub(crate) fn write_f64(out: &mut Vec<u8>, value: f64) {
     out.extend_from_slice(FloatRepr::new(value).as_bytes());
 }
 
-fn stack_buf() -> StackBuf {
-    StackBuf {
-        buf: [0; 48],
-        len: 0,
-    }
+/// Appends `n` in decimal (without going through `fmt`, which costs more than the digits).
+pub(crate) fn write_u64(out: &mut Vec<u8>, n: u64) {
+    let digits = Decimal::new(n);
+    out.extend_from_slice(digits.as_bytes());
 }
 
-fn fmt_into<'b>(buf: &'b mut StackBuf, args: std::fmt::Arguments<'_>) -> &'b [u8] {
-    buf.len = 0;
-    // StackBuf is large enough for any integer or shortest float, so this cannot fail.
-    let _ = buf.write_fmt(args);
-    &buf.buf[..buf.len]
+/// The decimal digits of a `u64`, rendered on the stack.
+struct Decimal {
+    buf: [u8; 20],
+    start: usize,
 }
 
-/// A fixed-size `fmt::Write` sink, so number formatting never allocates.
-struct StackBuf {
-    buf: [u8; 48],
-    len: usize,
-}
-
-impl std::fmt::Write for StackBuf {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        if end > self.buf.len() {
-            return Err(std::fmt::Error);
+impl Decimal {
+    fn new(mut n: u64) -> Self {
+        let mut buf = [0u8; 20];
+        let mut start = buf.len();
+        loop {
+            start -= 1;
+            // `n % 10 < 10`, so the cast cannot truncate.
+            buf[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                return Self { buf, start };
+            }
         }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
     }
 }
 
@@ -420,12 +425,7 @@ impl FloatRepr {
             if magnitude < 10 {
                 self.push(b"0");
             }
-            let mut buf = stack_buf();
-            let text = fmt_into(&mut buf, format_args!("{magnitude}"));
-            let mut copy = [0u8; 8];
-            let len = text.len().min(copy.len());
-            copy[..len].copy_from_slice(&text[..len]);
-            self.push(&copy[..len]);
+            self.push(Decimal::new(u64::from(magnitude)).as_bytes());
         }
     }
 
@@ -626,6 +626,25 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#""a\"b\\c\n\r\t\b\f\u0001\u001f\u007f\u00e9\uffff\ud83d\ude00/""#
         );
+    }
+
+    #[test]
+    fn integers_are_written_as_they_are() {
+        let value = json!([
+            0,
+            7,
+            -1,
+            10,
+            1000,
+            -90,
+            i64::MIN,
+            i64::MAX,
+            u64::MAX,
+            1u64 << 63
+        ]);
+        assert_eq!(to_string_sorted(&value), value.to_string());
+        assert_eq!(repr(1e100), "1e+100");
+        assert_eq!(repr(2.5e-300), "2.5e-300");
     }
 
     #[test]

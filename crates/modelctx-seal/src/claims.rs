@@ -11,9 +11,8 @@
 //! decided by the policy.
 
 use std::borrow::Cow;
-use std::io::Write as _;
 
-use crate::canonical_json::{write_f64, write_str};
+use crate::canonical_json::{write_f64, write_str, write_u64};
 
 /// Claims for one sealed round.
 pub(crate) struct ClaimsOut<'a> {
@@ -56,8 +55,7 @@ impl ClaimsOut<'_> {
         }
         if let Some(round) = self.round {
             out.extend_from_slice(b",\"r\":");
-            // Writing into a Vec cannot fail.
-            let _ = write!(out, "{round}");
+            write_u64(out, u64::from(round));
         }
         if let Some(trace_context) = self.trace_context {
             out.extend_from_slice(b",\"tc\":");
@@ -372,31 +370,33 @@ impl<'a> Reader<'a> {
             _ => return Err(Malformed),
         }
         // Escapes present (typically JSON state inside JSON, a quote every few bytes): decode
-        // into one buffer. Escapes only shrink the text, so the rest of the payload bounds it.
-        let mut owned = Vec::with_capacity(self.bytes.len() - start);
-        owned.extend_from_slice(&self.bytes[start..start + run]);
+        // into one buffer sized once. Escapes only shrink the text, so the string's scanned
+        // part plus the rest of the payload bounds it; filling by index costs less than a copy
+        // call (or a capacity check) per short run.
+        let mut owned = vec![0u8; run + (self.bytes.len() - self.pos)];
+        owned[..run].copy_from_slice(&self.bytes[start..start + run]);
+        let mut len = run;
         loop {
-            self.escape(&mut owned)?;
-            let run = self.run_to_stop()?;
-            let (plain, stop) = (
-                &self.bytes[self.pos..self.pos + run],
-                self.bytes[self.pos + run],
-            );
-            // Runs between escapes are a few bytes: a copy call would cost more than the bytes.
-            for &b in plain {
-                owned.push(b);
-            }
-            self.pos += run + 1;
-            match stop {
-                b'"' => {
-                    // Unescaped bytes come from valid UTF-8 text and escapes are encoded whole,
-                    // so this never fails; stay total anyway.
-                    return String::from_utf8(owned)
-                        .map(Cow::Owned)
-                        .map_err(|_| Malformed);
+            len = self.escape(&mut owned, len)?;
+            loop {
+                let b = self.bump()?;
+                if !STRING_STOP[usize::from(b)] {
+                    *owned.get_mut(len).ok_or(Malformed)? = b;
+                    len += 1;
+                    continue;
                 }
-                b'\\' => {}
-                _ => return Err(Malformed),
+                match b {
+                    b'"' => {
+                        owned.truncate(len);
+                        // Unescaped bytes come from valid UTF-8 text and escapes are encoded
+                        // whole, so this never fails; stay total anyway.
+                        return String::from_utf8(owned)
+                            .map(Cow::Owned)
+                            .map_err(|_| Malformed);
+                    }
+                    b'\\' => break,
+                    _ => return Err(Malformed),
+                }
             }
         }
     }
@@ -410,8 +410,9 @@ impl<'a> Reader<'a> {
             .ok_or(Malformed)
     }
 
-    /// Decodes one escape sequence as UTF-8; the backslash is already consumed.
-    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), Malformed> {
+    /// Decodes one escape sequence as UTF-8 into `out[len..]` and returns the new length; the
+    /// backslash is already consumed.
+    fn escape(&mut self, out: &mut [u8], len: usize) -> Result<usize, Malformed> {
         let byte = match self.bump()? {
             b'"' => b'"',
             b'\\' => b'\\',
@@ -439,13 +440,15 @@ impl<'a> Reader<'a> {
                     0xdc00..=0xdfff => return Err(Malformed),
                     _ => char::from_u32(unit).ok_or(Malformed)?,
                 };
-                out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
-                return Ok(());
+                let end = len + ch.len_utf8();
+                let dst = out.get_mut(len..end).ok_or(Malformed)?;
+                ch.encode_utf8(dst);
+                return Ok(end);
             }
             _ => return Err(Malformed),
         };
-        out.push(byte);
-        Ok(())
+        *out.get_mut(len).ok_or(Malformed)? = byte;
+        Ok(len + 1)
     }
 
     fn hex4(&mut self) -> Result<u32, Malformed> {
