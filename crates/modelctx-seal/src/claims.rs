@@ -588,7 +588,7 @@ mod string_tests {
         // Whatever the writer escapes, the reader restores.
         let state = "{\"v\":3,\"q\":\"\u{1}\u{7f}é😀\\\"\"}";
         let mut payload = b"{\"s\":".to_vec();
-        crate::canonical_json::write_str(&mut payload, state);
+        write_str(&mut payload, state);
         payload.push(b'}');
         assert_eq!(
             state_of(std::str::from_utf8(&payload).unwrap()).unwrap(),
