@@ -28,7 +28,6 @@
 //! );
 //! ```
 
-use std::fmt::Write as _;
 use std::io;
 
 use serde::Serialize;
@@ -171,59 +170,97 @@ impl Formatter for PythonFormatter {
 
 /// Appends `s` as a quoted, ASCII-only JSON string with Python's escapes.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    out.reserve(s.len() + 2);
-    out.push(b'"');
     let bytes = s.as_bytes();
-    let mut start = 0;
-    // Runs of plain bytes are found with one table lookup per byte and copied whole.
-    while let Some(offset) = bytes[start..].iter().position(|&b| !PLAIN[usize::from(b)]) {
-        let i = start + offset;
-        out.extend_from_slice(&bytes[start..i]);
-        let b = bytes[i];
-        start = if b < 0x80 {
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                _ => write_u16_escape(out, u16::from(b)),
-            }
-            i + 1
-        } else {
-            // `i` is at a character boundary: everything before it was consumed whole.
-            let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
-            write_unicode_escape(out, ch);
-            i + ch.len_utf8()
-        };
+    let escaped_len: usize = bytes
+        .iter()
+        .map(|&b| usize::from(ESCAPED_LEN[usize::from(b)]))
+        .sum();
+    let start = out.len();
+    // Every escape is longer than what it replaces, so equal lengths mean nothing to escape:
+    // the common case (methods, names, digests, audiences) is one copy.
+    if escaped_len == bytes.len() {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
     }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    // Otherwise (typically JSON state written into JSON, a quote every few bytes) size the
+    // output exactly once and fill it byte by byte: cheaper than a copy call per short run.
+    out.resize(start + escaped_len + 2, 0);
+    let dst = &mut out[start..];
+    dst[0] = b'"';
+    let mut j = 1;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match ESCAPED_LEN[usize::from(b)] {
+            1 => {
+                dst[j] = b;
+                j += 1;
+                i += 1;
+            }
+            2 => {
+                dst[j] = b'\\';
+                dst[j + 1] = SHORT_ESCAPE[usize::from(b)];
+                j += 2;
+                i += 1;
+            }
+            _ if b < 0x80 => {
+                put_u16_escape(&mut dst[j..j + 6], u16::from(b));
+                j += 6;
+                i += 1;
+            }
+            _ => {
+                // `i` is at a character boundary: everything before it was consumed whole.
+                let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
+                let mut units = [0u16; 2];
+                for unit in ch.encode_utf16(&mut units) {
+                    put_u16_escape(&mut dst[j..j + 6], *unit);
+                    j += 6;
+                }
+                i += ch.len_utf8();
+            }
+        }
+    }
+    dst[j] = b'"';
 }
 
-/// The bytes [`write_str`] copies as they are: printable ASCII except `"` and `\`. Everything
-/// else is escaped (non-ASCII as `\uXXXX`, as Python's `ensure_ascii`).
-const PLAIN: [bool; 256] = {
-    let mut plain = [false; 256];
-    let mut b = 0x20;
-    while b < 0x7f {
-        plain[b] = b != b'"' as usize && b != b'\\' as usize;
+/// How many bytes [`write_str`] writes for each byte of a string: 1 for printable ASCII except
+/// `"` and `\\`; 2 for the short escapes; 6 for `\\u00XX` (other controls and DEL); for UTF-8, the
+/// lead byte counts the whole character (6, or 12 for a surrogate pair above U+FFFF, as Python's
+/// `ensure_ascii`) and continuation bytes 0.
+const ESCAPED_LEN: [u8; 256] = {
+    let mut len = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        len[b] = match b {
+            0x08 | 0x09 | 0x0a | 0x0c | 0x0d | 0x22 | 0x5c => 2,
+            0x00..=0x1f | 0x7f => 6,
+            0x20..=0x7e => 1,
+            0x80..=0xbf => 0,
+            0xc0..=0xef => 6,
+            _ => 12,
+        };
         b += 1;
     }
-    plain
+    len
 };
 
-fn write_unicode_escape(out: &mut Vec<u8>, ch: char) {
-    let mut units = [0u16; 2];
-    for unit in ch.encode_utf16(&mut units) {
-        write_u16_escape(out, *unit);
-    }
-}
+/// The letter after the backslash of each short escape (`\\n` …); 0 for the other bytes.
+const SHORT_ESCAPE: [u8; 256] = {
+    let mut letter = [0u8; 256];
+    letter[b'"' as usize] = b'"';
+    letter[b'\\' as usize] = b'\\';
+    letter[b'\n' as usize] = b'n';
+    letter[b'\r' as usize] = b'r';
+    letter[b'\t' as usize] = b't';
+    letter[0x08] = b'b';
+    letter[0x0c] = b'f';
+    letter
+};
 
-fn write_u16_escape(out: &mut Vec<u8>, unit: u16) {
-    out.extend_from_slice(&[
+fn put_u16_escape(dst: &mut [u8], unit: u16) {
+    dst.copy_from_slice(&[
         b'\\',
         b'u',
         HEX[usize::from(unit >> 12)],
@@ -233,13 +270,27 @@ fn write_u16_escape(out: &mut Vec<u8>, unit: u16) {
     ]);
 }
 
+fn write_unicode_escape(out: &mut Vec<u8>, ch: char) {
+    let mut units = [0u16; 2];
+    for unit in ch.encode_utf16(&mut units) {
+        write_u16_escape(out, *unit);
+    }
+}
+
+fn write_u16_escape(out: &mut Vec<u8>, unit: u16) {
+    let mut escape = [0u8; 6];
+    put_u16_escape(&mut escape, unit);
+    out.extend_from_slice(&escape);
+}
+
 fn write_number(n: &serde_json::Number, out: &mut Vec<u8>) {
     if let Some(i) = n.as_i64() {
-        let mut buf = stack_buf();
-        out.extend_from_slice(fmt_into(&mut buf, format_args!("{i}")));
+        if i < 0 {
+            out.push(b'-');
+        }
+        write_u64(out, i.unsigned_abs());
     } else if let Some(u) = n.as_u64() {
-        let mut buf = stack_buf();
-        out.extend_from_slice(fmt_into(&mut buf, format_args!("{u}")));
+        write_u64(out, u);
     } else if let Some(f) = n.as_f64() {
         out.extend_from_slice(FloatRepr::new(f).as_bytes());
     } else {
@@ -253,35 +304,35 @@ pub(crate) fn write_f64(out: &mut Vec<u8>, value: f64) {
     out.extend_from_slice(FloatRepr::new(value).as_bytes());
 }
 
-fn stack_buf() -> StackBuf {
-    StackBuf {
-        buf: [0; 48],
-        len: 0,
-    }
+/// Appends `n` in decimal (without going through `fmt`, which costs more than the digits).
+pub(crate) fn write_u64(out: &mut Vec<u8>, n: u64) {
+    let digits = Decimal::new(n);
+    out.extend_from_slice(digits.as_bytes());
 }
 
-fn fmt_into<'b>(buf: &'b mut StackBuf, args: std::fmt::Arguments<'_>) -> &'b [u8] {
-    buf.len = 0;
-    // StackBuf is large enough for any integer or shortest float, so this cannot fail.
-    let _ = buf.write_fmt(args);
-    &buf.buf[..buf.len]
+/// The decimal digits of a `u64`, rendered on the stack.
+struct Decimal {
+    buf: [u8; 20],
+    start: usize,
 }
 
-/// A fixed-size `fmt::Write` sink, so number formatting never allocates.
-struct StackBuf {
-    buf: [u8; 48],
-    len: usize,
-}
-
-impl std::fmt::Write for StackBuf {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        if end > self.buf.len() {
-            return Err(std::fmt::Error);
+impl Decimal {
+    fn new(mut n: u64) -> Self {
+        let mut buf = [0u8; 20];
+        let mut start = buf.len();
+        loop {
+            start -= 1;
+            // `n % 10 < 10`, so the cast cannot truncate.
+            buf[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                return Self { buf, start };
+            }
         }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
     }
 }
 
@@ -322,11 +373,24 @@ impl FloatRepr {
         // value when several are equally short: the same digits CPython's repr picks. Only the
         // layout differs, so decompose its output into digits and a decimal exponent.
         let mut shortest = zmij::Buffer::new();
-        let (digits, exp) = decompose(shortest.format_finite(value.abs()).as_bytes());
-        let digits = &digits.buf[..digits.len];
+        let text = shortest.format_finite(value.abs()).as_bytes();
         if value.is_sign_negative() {
             self.push(b"-");
         }
+        // zmij writes fixed notation for decimal exponents -5..=15, CPython for -4..=15, both
+        // with the same digits (`12.34`, `100.0`, `0.001234`): inside the common range zmij's
+        // text already is repr's (every timestamp `iat`/`exp` takes this path).
+        if !text.contains(&b'e') && !text.starts_with(b"0.0000") {
+            self.push(text);
+            return;
+        }
+        self.layout_digits(text);
+    }
+
+    /// CPython's layout of zmij's shortest digits, for any exponent.
+    fn layout_digits(&mut self, text: &[u8]) {
+        let (digits, exp) = decompose(text);
+        let digits = &digits.buf[..digits.len];
         // CPython: fixed notation iff -4 <= exponent < 16, otherwise d.ddde±XX.
         if (-4..16).contains(&exp) {
             let point = exp + 1; // digits before the decimal point
@@ -361,12 +425,7 @@ impl FloatRepr {
             if magnitude < 10 {
                 self.push(b"0");
             }
-            let mut buf = stack_buf();
-            let text = fmt_into(&mut buf, format_args!("{magnitude}"));
-            let mut copy = [0u8; 8];
-            let len = text.len().min(copy.len());
-            copy[..len].copy_from_slice(&text[..len]);
-            self.push(&copy[..len]);
+            self.push(Decimal::new(u64::from(magnitude)).as_bytes());
         }
     }
 
@@ -510,6 +569,53 @@ mod tests {
     }
 
     #[test]
+    fn zmij_fixed_notation_is_repr_where_used_as_is() {
+        // The fast path of `layout` hands zmij's fixed notation through unchanged; it must be
+        // exactly what the general layout makes of the same digits, across the whole range.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut checked = 0;
+        for i in 0..200_000u64 {
+            // xorshift over all bit patterns, plus values around every power of ten in range.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let value = if i % 2 == 0 {
+                f64::from_bits(state).abs()
+            } else {
+                let exp = i32::try_from((i / 2) % 24).unwrap() - 6;
+                10f64.powi(exp) * (1.0 + f64::from(u32::try_from(state % 10_000).unwrap()) / 1e4)
+            };
+            if !value.is_finite() || value == 0.0 {
+                continue;
+            }
+            let mut shortest = zmij::Buffer::new();
+            let text = shortest.format_finite(value).as_bytes();
+            if text.contains(&b'e') || text.starts_with(b"0.0000") {
+                continue;
+            }
+            let mut general = FloatRepr {
+                buf: [0; 48],
+                len: 0,
+            };
+            general.layout_digits(text);
+            assert_eq!(repr(value).as_bytes(), general.as_bytes(), "{value:e}");
+            checked += 1;
+        }
+        assert!(checked > 50_000, "{checked}");
+    }
+
+    proptest::proptest! {
+        /// `write_str` (sized escaping) against the serde_json formatter path, which escapes
+        /// independently; both must be Python's `ensure_ascii` output.
+        #[test]
+        fn write_str_matches_the_formatter(s in "(\\PC|[\\x00-\\x1f\\x7f\"\\\\]){0,40}") {
+            let mut out = Vec::new();
+            write_str(&mut out, &s);
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), to_string(&s).unwrap());
+        }
+    }
+
+    #[test]
     fn strings_are_ascii_with_python_escapes() {
         let mut out = Vec::new();
         write_str(
@@ -520,6 +626,25 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#""a\"b\\c\n\r\t\b\f\u0001\u001f\u007f\u00e9\uffff\ud83d\ude00/""#
         );
+    }
+
+    #[test]
+    fn integers_are_written_as_they_are() {
+        let value = json!([
+            0,
+            7,
+            -1,
+            10,
+            1000,
+            -90,
+            i64::MIN,
+            i64::MAX,
+            u64::MAX,
+            1u64 << 63
+        ]);
+        assert_eq!(to_string_sorted(&value), value.to_string());
+        assert_eq!(repr(1e100), "1e+100");
+        assert_eq!(repr(2.5e-300), "2.5e-300");
     }
 
     #[test]

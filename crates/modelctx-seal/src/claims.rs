@@ -11,9 +11,8 @@
 //! decided by the policy.
 
 use std::borrow::Cow;
-use std::io::Write as _;
 
-use crate::canonical_json::{write_f64, write_str};
+use crate::canonical_json::{write_f64, write_str, write_u64};
 
 /// Claims for one sealed round.
 pub(crate) struct ClaimsOut<'a> {
@@ -56,8 +55,7 @@ impl ClaimsOut<'_> {
         }
         if let Some(round) = self.round {
             out.extend_from_slice(b",\"r\":");
-            // Writing into a Vec cannot fail.
-            let _ = write!(out, "{round}");
+            write_u64(out, u64::from(round));
         }
         if let Some(trace_context) = self.trace_context {
             out.extend_from_slice(b",\"tc\":");
@@ -147,6 +145,20 @@ impl<'a> ClaimsIn<'a> {
 /// The payload is not a JSON object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Malformed;
+
+/// The bytes that end a run of plain string content: `"`, `\\` and the C0 controls (which
+/// JSON strings must escape).
+const STRING_STOP: [bool; 256] = {
+    let mut stop = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        stop[b] = true;
+        b += 1;
+    }
+    stop[b'"' as usize] = true;
+    stop[b'\\' as usize] = true;
+    stop
+};
 
 /// Nesting limit, the same as serde_json's default (the top-level object counts).
 const MAX_DEPTH: usize = 128;
@@ -350,50 +362,69 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Result<Cow<'a, str>, Malformed> {
         self.expect(b'"')?;
         let start = self.pos;
-        loop {
-            match self.bump()? {
-                b'"' => return Ok(Cow::Borrowed(&self.text[start..self.pos - 1])),
-                b'\\' => break,
-                0x00..=0x1f => return Err(Malformed),
-                _ => {}
-            }
+        let run = self.run_to_stop()?;
+        self.pos += run + 1;
+        match self.bytes[start + run] {
+            b'"' => return Ok(Cow::Borrowed(&self.text[start..start + run])),
+            b'\\' => {}
+            _ => return Err(Malformed),
         }
-        // Escapes present: copy what was scanned and decode the rest.
-        let mut owned = String::with_capacity(self.bytes.len() - start);
-        owned.push_str(&self.text[start..self.pos - 1]);
-        self.escape(&mut owned)?;
+        // Escapes present (typically JSON state inside JSON, a quote every few bytes): decode
+        // into one buffer sized once. Escapes only shrink the text, so the string's scanned
+        // part plus the rest of the payload bounds it; filling by index costs less than a copy
+        // call (or a capacity check) per short run.
+        let mut owned = vec![0u8; run + (self.bytes.len() - self.pos)];
+        owned[..run].copy_from_slice(&self.bytes[start..start + run]);
+        let mut len = run;
         loop {
-            let run = self.pos;
+            len = self.escape(&mut owned, len)?;
             loop {
-                match self.peek().ok_or(Malformed)? {
-                    b'"' | b'\\' => break,
-                    0x00..=0x1f => return Err(Malformed),
-                    _ => self.pos += 1,
+                let b = self.bump()?;
+                if !STRING_STOP[usize::from(b)] {
+                    *owned.get_mut(len).ok_or(Malformed)? = b;
+                    len += 1;
+                    continue;
+                }
+                match b {
+                    b'"' => {
+                        owned.truncate(len);
+                        // Unescaped bytes come from valid UTF-8 text and escapes are encoded
+                        // whole, so this never fails; stay total anyway.
+                        return String::from_utf8(owned)
+                            .map(Cow::Owned)
+                            .map_err(|_| Malformed);
+                    }
+                    b'\\' => break,
+                    _ => return Err(Malformed),
                 }
             }
-            // Runs end at ASCII bytes, hence at character boundaries of the valid UTF-8 text.
-            owned.push_str(&self.text[run..self.pos]);
-            if self.bump()? == b'"' {
-                return Ok(Cow::Owned(owned));
-            }
-            self.escape(&mut owned)?;
         }
     }
 
-    /// Decodes one escape sequence; the backslash is already consumed.
-    fn escape(&mut self, out: &mut String) -> Result<(), Malformed> {
-        let ch = match self.bump()? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
+    /// Length of the run of plain string bytes at the cursor, up to the next `"`, `\\` or control
+    /// byte (which must exist).
+    fn run_to_stop(&self) -> Result<usize, Malformed> {
+        self.bytes[self.pos..]
+            .iter()
+            .position(|&b| STRING_STOP[usize::from(b)])
+            .ok_or(Malformed)
+    }
+
+    /// Decodes one escape sequence as UTF-8 into `out[len..]` and returns the new length; the
+    /// backslash is already consumed.
+    fn escape(&mut self, out: &mut [u8], len: usize) -> Result<usize, Malformed> {
+        let byte = match self.bump()? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
             b'u' => {
                 let unit = self.hex4()?;
-                match unit {
+                let ch = match unit {
                     0xd800..=0xdbff => {
                         // A high surrogate must be followed by an escaped low surrogate; lone
                         // surrogates cannot be represented and are refused (as serde_json does).
@@ -408,12 +439,16 @@ impl<'a> Reader<'a> {
                     }
                     0xdc00..=0xdfff => return Err(Malformed),
                     _ => char::from_u32(unit).ok_or(Malformed)?,
-                }
+                };
+                let end = len + ch.len_utf8();
+                let dst = out.get_mut(len..end).ok_or(Malformed)?;
+                ch.encode_utf8(dst);
+                return Ok(end);
             }
             _ => return Err(Malformed),
         };
-        out.push(ch);
-        Ok(())
+        *out.get_mut(len).ok_or(Malformed)? = byte;
+        Ok(len + 1)
     }
 
     fn hex4(&mut self) -> Result<u32, Malformed> {
@@ -530,5 +565,51 @@ mod tests {
         assert_eq!(c.s.as_str(), Some("é😀/\u{8}\u{c}\n\r\t\"\\ é"));
         assert_eq!(c.t, Field::Other);
         assert_eq!(c.v.as_num(), Some(0.0));
+    }
+}
+
+#[cfg(test)]
+mod string_tests {
+    use super::*;
+
+    fn state_of(payload: &str) -> Result<String, Malformed> {
+        let claims = ClaimsIn::parse(payload.as_bytes())?;
+        Ok(claims.s.as_str().unwrap_or("<not a string>").to_owned())
+    }
+
+    #[test]
+    fn escaped_strings_decode_and_round_trip() {
+        assert_eq!(
+            state_of(r#"{"s":"a\"b\\c\/\b\f\n\r\t\u00e9\ud83d\ude00x\u0041"}"#).unwrap(),
+            "a\"b\\c/\u{8}\u{c}\n\r\t\u{e9}\u{1f600}xA"
+        );
+        assert_eq!(state_of(r#"{"s":"\"\""}"#).unwrap(), "\"\"");
+        assert_eq!(state_of(r#"{"s":"plain é"}"#).unwrap(), "plain é");
+        // Whatever the writer escapes, the reader restores.
+        let state = "{\"v\":3,\"q\":\"\u{1}\u{7f}é😀\\\"\"}";
+        let mut payload = b"{\"s\":".to_vec();
+        write_str(&mut payload, state);
+        payload.push(b'}');
+        assert_eq!(
+            state_of(std::str::from_utf8(&payload).unwrap()).unwrap(),
+            state
+        );
+    }
+
+    #[test]
+    fn bad_strings_are_malformed() {
+        for bad in [
+            "{\"s\":\"a\\\"}",
+            "{\"s\":\"a\\x\"}",
+            "{\"s\":\"a\\\"b\nc\"}",
+            "{\"s\":\"a\\\"b",
+            "{\"s\":\"\\ud83d\"}",
+            "{\"s\":\"\\ude00\"}",
+            "{\"s\":\"\\ud83d\\u0041\"}",
+            "{\"s\":\"\\u12\"}",
+            "{\"s\":\"a\u{1}\"}",
+        ] {
+            assert_eq!(state_of(bad), Err(Malformed), "{bad}");
+        }
     }
 }

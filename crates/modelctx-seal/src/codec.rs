@@ -115,18 +115,24 @@ fn aad(kid: &[u8]) -> [u8; TOKEN_PREFIX.len() + KID_LEN] {
     aad
 }
 
-impl Codec for AesGcmCodec {
-    fn seal(&self, payload: &[u8]) -> Result<String, SealError> {
+impl AesGcmCodec {
+    /// Seals the payload `write` appends (about `len_hint` bytes) without a copy of it: the
+    /// policy writes its claims straight into the token body.
+    pub(crate) fn seal_with(
+        &self,
+        len_hint: usize,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<String, SealError> {
         let key = self.ring.minting();
         // One buffer laid out as the token body: kid ‖ nonce ‖ payload→ciphertext ‖ tag.
-        let mut raw = Vec::with_capacity(MIN_RAW_LEN + payload.len());
+        let mut raw = Vec::with_capacity(MIN_RAW_LEN + len_hint);
         raw.extend_from_slice(&key.kid);
         let mut nonce = [0u8; NONCE_LEN];
         // A fresh random nonce from the kernel per seal (see DESIGN.md, Request state: unique
         // per key across processes sharing the key, and across `fork`).
         getrandom::fill(&mut nonce).map_err(|_| SealError::Random)?;
         raw.extend_from_slice(&nonce);
-        raw.extend_from_slice(payload);
+        write(&mut raw);
         let tag = key
             .key
             .seal_in_place_separate_tag(
@@ -137,10 +143,26 @@ impl Codec for AesGcmCodec {
             .map_err(|_| SealError::Crypto)?;
         raw.extend_from_slice(tag.as_ref());
 
-        let mut token = String::with_capacity(TOKEN_PREFIX.len() + raw.len().div_ceil(3) * 4);
-        token.push_str(TOKEN_PREFIX);
-        URL_SAFE_NO_PAD.encode_string(&raw, &mut token);
-        Ok(token)
+        // The token is encoded into its final buffer in one pass (no chunked staging buffer).
+        let mut token = vec![0u8; TOKEN_PREFIX.len() + base64_len(raw.len())];
+        let (prefix, body) = token.split_at_mut(TOKEN_PREFIX.len());
+        prefix.copy_from_slice(TOKEN_PREFIX.as_bytes());
+        URL_SAFE_NO_PAD
+            .encode_slice(&raw, body)
+            .map_err(|_| SealError::Crypto)?;
+        // base64url output is ASCII, so this never fails.
+        String::from_utf8(token).map_err(|_| SealError::Crypto)
+    }
+}
+
+/// Length of the unpadded base64 encoding of `len` bytes.
+const fn base64_len(len: usize) -> usize {
+    len / 3 * 4 + (len % 3 * 4).div_ceil(3)
+}
+
+impl Codec for AesGcmCodec {
+    fn seal(&self, payload: &[u8]) -> Result<String, SealError> {
+        self.seal_with(payload.len(), |raw| raw.extend_from_slice(payload))
     }
 
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {

@@ -67,6 +67,9 @@ pub const INPUT_REQUIRED_METHODS: [&str; 3] = ["tools/call", "prompts/get", "res
 #[derive(Clone)]
 pub struct RequestStateSecurity {
     codec: Arc<dyn Codec>,
+    /// `codec` itself when it is the built-in one, whose seal takes the claims written
+    /// straight into the token body instead of a copy.
+    builtin: Option<Arc<AesGcmCodec>>,
     ttl: Duration,
     audience: Option<Arc<str>>,
     clock: Arc<dyn Clock>,
@@ -85,11 +88,20 @@ impl RequestStateSecurity {
     fn from_codec(codec: Arc<dyn Codec>, ephemeral: bool) -> Self {
         Self {
             codec,
+            builtin: None,
             ttl: DEFAULT_TTL,
             audience: None,
             clock: Arc::new(SystemClock),
             ephemeral,
             bind_principal: true,
+        }
+    }
+
+    fn from_builtin(codec: AesGcmCodec, ephemeral: bool) -> Self {
+        let codec = Arc::new(codec);
+        Self {
+            builtin: Some(codec.clone()),
+            ..Self::from_codec(codec, ephemeral)
         }
     }
 
@@ -102,10 +114,7 @@ impl RequestStateSecurity {
     /// # Panics
     /// If the system random generator fails.
     pub fn ephemeral() -> Self {
-        Self::from_codec(
-            Arc::new(AesGcmCodec::from_keyring(Keyring::generate())),
-            true,
-        )
+        Self::from_builtin(AesGcmCodec::from_keyring(Keyring::generate()), true)
     }
 
     /// The built-in AES-256-GCM codec over `keys` (each ≥ 32 bytes; `keys[0]` mints).
@@ -122,7 +131,7 @@ impl RequestStateSecurity {
 
     /// The built-in codec over an existing [`Keyring`].
     pub fn with_keyring(ring: Keyring) -> Self {
-        Self::from_codec(Arc::new(AesGcmCodec::from_keyring(ring)), false)
+        Self::from_builtin(AesGcmCodec::from_keyring(ring), false)
     }
 
     /// A custom codec. The policy still stamps and checks every claim around it, and a codec
@@ -288,8 +297,7 @@ impl RequestStateSecurity {
             None => None,
         };
         let iat = epoch_seconds(now);
-        let mut buf = Vec::with_capacity(160 + state.len() + binding.target().len());
-        ClaimsOut {
+        let claims = ClaimsOut {
             iat,
             exp: iat + self.ttl.as_secs_f64(),
             method: binding.method(),
@@ -302,12 +310,17 @@ impl RequestStateSecurity {
                 .map(|p| std::str::from_utf8(p).unwrap_or_default()),
             round: (lineage.round() > 1).then_some(lineage.round()),
             trace_context,
-        }
-        .write(&mut buf);
-        match catch_unwind(AssertUnwindSafe(|| self.codec.seal(&buf))) {
-            Ok(result) => result,
-            Err(_) => Err(SealError::CodecPanicked),
-        }
+        };
+        let len_hint = 160 + state.len() + binding.target().len();
+        let sealed = catch_unwind(AssertUnwindSafe(|| match &self.builtin {
+            Some(builtin) => builtin.seal_with(len_hint, |raw| claims.write(raw)),
+            None => {
+                let mut buf = Vec::with_capacity(len_hint);
+                claims.write(&mut buf);
+                self.codec.seal(&buf)
+            }
+        }));
+        sealed.unwrap_or(Err(SealError::CodecPanicked))
     }
 
     /// Verifies `token` for `binding` and returns the plaintext state the server sealed.
@@ -489,5 +502,38 @@ impl fmt::Debug for RequestStateSecurity {
             .field("ephemeral", &self.ephemeral)
             .field("bind_principal", &self.bind_principal)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &[u8; 32] = b"builtin-path-secret-0123456789ab";
+
+    /// The built-in codec seals through `seal_with` (claims written into the token body); the
+    /// same codec behind `with_codec` goes through `Codec::seal`. Each opens the other's
+    /// tokens, and the plaintext the codec sees is the same claims envelope.
+    #[test]
+    fn built_in_and_trait_paths_seal_the_same_envelope() {
+        let direct = RequestStateSecurity::with_keys([KEY])
+            .unwrap()
+            .with_audience("svc");
+        assert!(direct.builtin.is_some());
+        let via_trait =
+            RequestStateSecurity::with_codec(Arc::new(AesGcmCodec::new([KEY]).unwrap()))
+                .with_audience("svc");
+        assert!(via_trait.builtin.is_none());
+        let args = serde_json::json!({"q": "é\"x"});
+        let binding = RequestBinding::tool_call("t", Some(&args));
+        let state = r#"{"v":3,"asked":{"k":"\u00e9"}}"#;
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let a = direct.seal_at(state, &binding, now).unwrap();
+        let b = via_trait.seal_at(state, &binding, now).unwrap();
+        assert_ne!(a, b, "fresh nonces");
+        assert_eq!(via_trait.open_at(&a, &binding, now).unwrap(), state);
+        assert_eq!(direct.open_at(&b, &binding, now).unwrap(), state);
+        let codec = AesGcmCodec::new([KEY]).unwrap();
+        assert_eq!(codec.unseal(&a).unwrap(), codec.unseal(&b).unwrap());
     }
 }
