@@ -135,11 +135,9 @@ fn single_pass<'a, S: ParamsSeed>(text: &'a str, seed: &S) -> Option<Read<'a, S:
 /// separators, one key and whitespace lie around them.
 fn params_text(text: &str, after: usize) -> Option<&str> {
     let bytes = text.as_bytes();
+    let is_ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     let skip_ws = |mut i: usize| {
-        while bytes
-            .get(i)
-            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        {
+        while bytes.get(i).is_some_and(|&b| is_ws(b)) {
             i += 1;
         }
         i
@@ -159,14 +157,19 @@ fn params_text(text: &str, after: usize) -> Option<&str> {
     i = skip_ws(i + 1);
     (bytes.get(i) == Some(&b':')).then_some(())?;
     let start = skip_ws(i + 1);
-    let end = text
-        .trim_end_matches([' ', '\t', '\n', '\r'])
-        .strip_suffix('}')?
-        .trim_end_matches([' ', '\t', '\n', '\r'])
-        .len();
+    // Back from the end: whitespace, the envelope's `}`, whitespace.
+    let mut end = bytes.len();
+    while end > start && is_ws(bytes[end - 1]) {
+        end -= 1;
+    }
+    (end > start && bytes[end - 1] == b'}').then_some(())?;
+    end -= 1;
+    while end > start && is_ws(bytes[end - 1]) {
+        end -= 1;
+    }
     let params = text.get(start..end)?;
     // Only an object is typed (`params` of another type is the two phases' error).
-    (params.starts_with('{') && params.ends_with('}')).then_some(params)
+    (params.len() >= 2 && params.starts_with('{') && params.ends_with('}')).then_some(params)
 }
 
 /// Where a raw member's value ends, as an offset into `text` (it borrows from it).

@@ -6,6 +6,7 @@
 //! few writes. A malformed line gets `-32700` / `-32600` and the server keeps serving; end of
 //! input ends the server once the requests in flight have answered.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
@@ -204,7 +205,8 @@ impl Server {
                     };
                     let request = if bytes.len() > KEEP_LINE_CAPACITY {
                         let span = request.params().map(|text| span_in(bytes, text));
-                        let (id, method) = (request.id().clone(), request.method().to_owned());
+                        let id = request.id().clone();
+                        let method = Cow::Owned(request.method().to_owned());
                         match request_in_place(id, method, span, &mut lines) {
                             Ok(request) => request,
                             Err((id, error)) => {
@@ -381,7 +383,7 @@ fn span_in(line: &[u8], raw: &str) -> Range<usize> {
 /// (unreachable: the decoder read these bytes as JSON text) carries the error to answer.
 fn request_in_place<R: AsyncRead + Unpin>(
     id: RequestId,
-    method: String,
+    method: Cow<'static, str>,
     span: Option<Range<usize>>,
     lines: &mut LineReader<R>,
 ) -> Result<OwnedRequest, (RequestId, ErrorObject)> {

@@ -1,6 +1,8 @@
 //! The requests the transports decode in one pass (DESIGN.md, "How is a message decoded?"):
 //! the router's [`ParamsSeed`], and the request a transport owns while serving it.
 
+use std::borrow::Cow;
+
 use modelctx_types::jsonrpc::{Decoded, MessageRef, ParamsSeed, RequestRef, TypedRequest};
 use modelctx_types::methods::CallTool;
 use modelctx_types::{CallToolRequestParams, Method, RequestId};
@@ -45,7 +47,8 @@ pub(crate) fn decode(
 /// decoder), and typed when the envelope's pass decoded them.
 pub(crate) struct OwnedRequest {
     pub(crate) id: RequestId,
-    pub(crate) method: String,
+    /// A typed request's is the router's constant (no allocation).
+    pub(crate) method: Cow<'static, str>,
     pub(crate) params: Option<Box<str>>,
     pub(crate) typed: Option<TypedParams>,
 }
@@ -55,7 +58,7 @@ impl OwnedRequest {
     pub(crate) fn raw(request: &RequestRef<'_>) -> Self {
         Self {
             id: request.id.clone(),
-            method: request.method.clone().into_owned(),
+            method: Cow::Owned(request.method.clone().into_owned()),
             params: request.params.map(|raw| raw.get().into()),
             typed: None,
         }
@@ -65,7 +68,9 @@ impl OwnedRequest {
     pub(crate) fn typed(request: TypedRequest<'_, TypedParams>) -> Self {
         Self {
             id: request.id,
-            method: request.method.into_owned(),
+            method: Cow::Borrowed(match request.params {
+                TypedParams::CallTool(_) => CallTool::NAME,
+            }),
             params: Some(request.params_text.into()),
             typed: Some(request.params),
         }
