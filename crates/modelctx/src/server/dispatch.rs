@@ -35,13 +35,17 @@ use super::context::{ContextParts, Notifier};
 use super::handshake::HandshakeSession;
 use super::headers::{HeaderAccess, check_headers};
 use super::registry::Registry;
+use super::typed_params::TypedParams;
 use super::{CachePolicy, RequestContext, Server};
 
 /// One request as a transport hands it over.
 pub(crate) struct Incoming<'a> {
     pub(crate) id: RequestId,
     pub(crate) method: &'a str,
-    pub(crate) params: Option<&'a RawValue>,
+    /// The params object as JSON text (checked by the decoder).
+    pub(crate) params: Option<&'a str>,
+    /// The params, when the envelope's pass decoded them (taken by the router).
+    pub(crate) typed: Option<TypedParams>,
     pub(crate) headers: Option<&'a dyn HeaderAccess>,
     /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]),
     /// or, once `principal_bound`, the hook's answer.
@@ -110,23 +114,21 @@ fn invalid_params(error: &serde_json::Error) -> ErrorObject {
 }
 
 pub(crate) fn decode_params<P: DeserializeOwned>(
-    params: Option<&RawValue>,
+    params: Option<&str>,
 ) -> Result<P, serde_json::Error> {
-    serde_json::from_str(params.map_or("{}", RawValue::get))
+    serde_json::from_str(params.unwrap_or("{}"))
 }
 
 /// `_meta` alone, for the ladder when the typed params did not decode: `Ok(None)` when the
 /// params carry no `_meta` object, the precise `-32602` naming the member when `_meta` is there
 /// but one of its members has the wrong type.
-pub(crate) fn probe_meta(
-    params: Option<&RawValue>,
-) -> Result<Option<Box<RequestMeta>>, ErrorObject> {
+pub(crate) fn probe_meta(params: Option<&str>) -> Result<Option<Box<RequestMeta>>, ErrorObject> {
     #[derive(Deserialize)]
     struct Probe<'a> {
         #[serde(rename = "_meta", borrow)]
         meta: Option<&'a RawValue>,
     }
-    let text = params.map_or("{}", RawValue::get);
+    let text = params.unwrap_or("{}");
     let Some(raw) = serde_json::from_str::<Probe<'_>>(text)
         .ok()
         .and_then(|p| p.meta)
@@ -143,13 +145,13 @@ pub(crate) fn probe_meta(
 
 /// Whether `requestState` is present but neither a string nor null. Only its first byte is
 /// looked at: a state nested past serde's depth limit is still a malformed state.
-fn request_state_is_malformed(params: Option<&RawValue>) -> bool {
+fn request_state_is_malformed(params: Option<&str>) -> bool {
     #[derive(Deserialize)]
     struct Probe<'a> {
         #[serde(rename = "requestState", borrow)]
         request_state: Option<&'a RawValue>,
     }
-    serde_json::from_str::<Probe<'_>>(params.map_or("{}", RawValue::get))
+    serde_json::from_str::<Probe<'_>>(params.unwrap_or("{}"))
         .ok()
         .and_then(|p| p.request_state)
         .is_some_and(|s| !s.get().starts_with('"') && s.get() != "null")
@@ -294,7 +296,7 @@ impl Server {
 
     async fn route(
         &self,
-        incoming: Incoming<'_>,
+        mut incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Result<Option<Vec<u8>>, ErrorObject> {
@@ -305,10 +307,15 @@ impl Server {
             return Ok(Some(reply));
         }
         match incoming.method {
-            CallTool::NAME => self
-                .call_tool(&incoming, &registry, notifier, cancel)
-                .await
-                .map(Some),
+            CallTool::NAME => {
+                let typed = incoming
+                    .typed
+                    .take()
+                    .map(|TypedParams::CallTool(params)| *params);
+                self.call_tool(&incoming, typed, &registry, notifier, cancel)
+                    .await
+                    .map(Some)
+            }
             GetPrompt::NAME => self
                 .get_prompt(&incoming, &registry, notifier, cancel)
                 .await
@@ -511,10 +518,24 @@ impl Server {
         incoming: &Incoming<'_>,
         target: fn(&P) -> Option<&str>,
     ) -> Result<(P, Box<RequestMeta>, ProtocolVersion), ErrorObject> {
+        self.prepare_typed(incoming, None, target)
+    }
+
+    /// [`Self::prepare`] with the params the envelope's pass decoded, when it did (`typed`: what
+    /// decoding `incoming.params` gives, so nothing else differs).
+    pub(crate) fn prepare_typed<P: DeserializeOwned + RequestParams>(
+        &self,
+        incoming: &Incoming<'_>,
+        typed: Option<P>,
+        target: fn(&P) -> Option<&str>,
+    ) -> Result<(P, Box<RequestMeta>, ProtocolVersion), ErrorObject> {
+        let decoded = match typed {
+            Some(params) => Ok(params),
+            None => decode_params::<P>(incoming.params),
+        };
         if let Some(session) = &incoming.handshake {
             // The handshake era: the session, not the request, carries version and capabilities.
-            let mut params =
-                decode_params::<P>(incoming.params).map_err(|e| params_error(incoming, &e))?;
+            let mut params = decoded.map_err(|e| params_error(incoming, &e))?;
             let own = params.meta_mut().take().map(|own| *own);
             return Ok((
                 params,
@@ -522,7 +543,7 @@ impl Server {
                 session.version.clone(),
             ));
         }
-        match decode_params::<P>(incoming.params) {
+        match decoded {
             Ok(mut params) => {
                 let meta = params.meta_mut().take();
                 let (meta, version) = self.ladder(incoming, meta, target(&params))?;

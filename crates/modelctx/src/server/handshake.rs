@@ -239,7 +239,7 @@ pub(crate) fn initialize_on_modern(requested: &str, supported: &[ProtocolVersion
 
 /// Whether a request carries the 2026-07-28 envelope (`params._meta.protocolVersion`), which is
 /// how the first request of a stdio connection picks its era.
-pub(crate) fn has_modern_envelope(params: Option<&RawValue>) -> bool {
+pub(crate) fn has_modern_envelope(params: Option<&str>) -> bool {
     #[derive(serde::Deserialize)]
     struct Envelope {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
@@ -251,7 +251,7 @@ pub(crate) fn has_modern_envelope(params: Option<&RawValue>) -> bool {
         meta: Option<Envelope>,
     }
     params
-        .and_then(|p| serde_json::from_str::<Params>(p.get()).ok())
+        .and_then(|p| serde_json::from_str::<Params>(p).ok())
         .and_then(|p| p.meta)
         .is_some_and(|m| m.version.is_some())
 }

@@ -29,7 +29,8 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use modelctx_types::jsonrpc::MessageRef;
+use modelctx_types::jsonrpc::{Decoded, MessageRef};
+use serde_json::value::RawValue;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -40,6 +41,7 @@ use super::headers::{HeaderAccess, Repeated};
 use super::http_body::{BodyBudget, BodyError};
 use super::middleware::Message;
 pub use super::peer_rate::RateLimit;
+use super::typed_params::{self, OwnedRequest};
 use crate::http::sse;
 
 /// Settings of the HTTP endpoint.
@@ -525,21 +527,21 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
         return super::http_handshake::post(state, peer, parts, body.bytes).await;
     }
     // Classify first: only requests get a response stream.
-    let request = match MessageRef::decode_slice(&body.bytes) {
+    let request = match typed_params::decode(&body.bytes) {
         Err(error) => {
             return match error_reply(error.id(), &error.to_error_object()) {
                 Reply::Message { body, status } => json(status, body),
                 Reply::Nothing => plain(StatusCode::BAD_REQUEST, "bad request"),
             };
         }
-        Ok(MessageRef::Notification(notification)) => {
+        Ok(Decoded::Raw(MessageRef::Notification(notification))) => {
             // 2026-07-28 defines no client notification over HTTP (closing a stream is the
             // cancellation): the middleware sees it, then it is dropped.
             if state.server.has_middleware() {
                 let message = Message {
                     id: None,
                     method: &notification.method,
-                    params: notification.params,
+                    params: notification.params.map(RawValue::get),
                     era: modelctx_types::Era::Modern,
                     handshake: None,
                     principal: state.server.principal_of(&parts),
@@ -552,9 +554,10 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
             }
             return accepted();
         }
-        Ok(MessageRef::Response(_)) => return accepted(),
+        Ok(Decoded::Raw(MessageRef::Response(_))) => return accepted(),
         // Decoded once: the owned request moves into the response future.
-        Ok(MessageRef::Request(request)) => request.to_owned_request(),
+        Ok(Decoded::Raw(MessageRef::Request(request))) => OwnedRequest::raw(&request),
+        Ok(Decoded::Typed(request)) => OwnedRequest::typed(request),
     };
     drop(body.bytes);
     respond(
@@ -612,7 +615,7 @@ type Work = BoxFuture<'static, Reply>;
 pub(crate) async fn respond(
     server: Server,
     parts: Arc<http::request::Parts>,
-    request: modelctx_types::jsonrpc::Request,
+    request: OwnedRequest,
     config: &HttpConfig,
     handshake: Option<Arc<super::handshake::HandshakeSession>>,
 ) -> Response {
@@ -630,6 +633,7 @@ pub(crate) async fn respond(
             id: request.id.clone(),
             method: &request.method,
             params: request.params.as_deref(),
+            typed: request.typed,
             // Header/body agreement is a 2026-07-28 rule.
             headers: if handshake.is_none() {
                 Some(&parts.headers as &dyn HeaderAccess)

@@ -20,6 +20,7 @@ use modelctx_types::methods::{Initialize, Initialized};
 use modelctx_types::{
     ErrorCode, ErrorObject, InitializeRequestParams, Method as _, NotificationMethod as _,
 };
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
@@ -102,8 +103,12 @@ pub(crate) async fn post(
                 "Invalid params: {error}"
             ))),
         };
-        let span =
-            super::trace::initialize_span(&request.id, &request.method, request.params, true);
+        let span = super::trace::initialize_span(
+            &request.id,
+            &request.method,
+            request.params.map(RawValue::get),
+            true,
+        );
         let reply = async {
             if !state.server.has_middleware() {
                 return serve();
@@ -111,7 +116,7 @@ pub(crate) async fn post(
             let message = Message {
                 id: Some(&request.id),
                 method: &request.method,
-                params: request.params,
+                params: request.params.map(RawValue::get),
                 era: modelctx_types::Era::Handshake,
                 handshake: None,
                 principal: principal(&parts).cloned(),
@@ -172,7 +177,7 @@ pub(crate) async fn post(
                 let message = Message {
                     id: None,
                     method: &notification.method,
-                    params: notification.params,
+                    params: notification.params.map(RawValue::get),
                     era: modelctx_types::Era::Handshake,
                     handshake: Some(&session),
                     principal: principal(&parts).cloned(),
@@ -192,10 +197,10 @@ pub(crate) async fn post(
             accepted()
         }
         MessageRef::Request(request) => {
-            if handshake::has_modern_envelope(request.params) {
+            if handshake::has_modern_envelope(request.params.map(RawValue::get)) {
                 return request_error(&request.id, &handshake::era_mismatch_handshake());
             }
-            let request = request.to_owned_request();
+            let request = super::typed_params::OwnedRequest::raw(&request);
             respond(
                 state.server.clone(),
                 Arc::new(parts),

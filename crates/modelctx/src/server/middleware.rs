@@ -156,7 +156,8 @@ pub trait Middleware: Send + Sync + 'static {
 pub struct Request<'a> {
     id: Option<RequestId>,
     method: &'a str,
-    params: Option<&'a RawValue>,
+    /// JSON text (checked by the decoder).
+    params: Option<&'a str>,
     target: Option<Cow<'a, str>>,
     meta: Option<Box<RequestMeta>>,
     context: Option<RequestContext>,
@@ -203,7 +204,9 @@ impl Request<'_> {
 
     /// The raw `params`, as the client sent them.
     pub fn params(&self) -> Option<&RawValue> {
-        self.params
+        // Kept as text: the transports may have decoded the params in the envelope's pass,
+        // which yields no `RawValue`. Read as one only when a middleware asks.
+        self.params.and_then(|text| serde_json::from_str(text).ok())
     }
 
     /// `params._meta` (on a handshake-era session, completed with what `initialize` fixed);
@@ -412,7 +415,8 @@ impl Reply {
 pub(crate) struct Message<'a> {
     pub(crate) id: Option<&'a RequestId>,
     pub(crate) method: &'a str,
-    pub(crate) params: Option<&'a RawValue>,
+    /// The params object as JSON text.
+    pub(crate) params: Option<&'a str>,
     pub(crate) era: Era,
     /// The handshake-era session the message belongs to, when there is one.
     pub(crate) handshake: Option<&'a HandshakeSession>,
@@ -424,10 +428,7 @@ pub(crate) struct Message<'a> {
 
 /// The `_meta` a middleware sees: the request's own, completed from the session in the
 /// handshake era.
-fn meta_of(
-    params: Option<&RawValue>,
-    handshake: Option<&HandshakeSession>,
-) -> Option<Box<RequestMeta>> {
+fn meta_of(params: Option<&str>, handshake: Option<&HandshakeSession>) -> Option<Box<RequestMeta>> {
     let own = probe_meta(params).ok().flatten();
     match handshake {
         Some(session) => Some(handshake_meta(session, own.map(|meta| *meta))),
@@ -481,7 +482,7 @@ impl Server {
             id: Some(id.clone()),
             method: incoming.method,
             params: incoming.params,
-            target: target_of(incoming.method, incoming.params.map(RawValue::get)),
+            target: target_of(incoming.method, incoming.params),
             meta,
             context: Some(context.clone()),
             principal: transport_principal,
@@ -515,7 +516,7 @@ impl Server {
             id: message.id.cloned(),
             method: message.method,
             params: message.params,
-            target: target_of(message.method, message.params.map(RawValue::get)),
+            target: target_of(message.method, message.params),
             meta: meta_of(message.params, message.handshake),
             context: None,
             principal: message.principal,

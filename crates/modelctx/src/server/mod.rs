@@ -69,6 +69,7 @@ pub mod single_use;
 mod stdio;
 // The `tracing` span of each request (OpenTelemetry's MCP conventions).
 mod trace;
+mod typed_params;
 // The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;

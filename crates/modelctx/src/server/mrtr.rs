@@ -14,7 +14,6 @@ use modelctx_types::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::context::Notifier;
@@ -26,7 +25,7 @@ use super::{CachePolicy, RequestContext, Server};
 use crate::schema_check::SchemaCheck;
 
 /// `arguments` from the raw params (the binding of sealed state; read only when sealing acts).
-fn raw_arguments(params: Option<&RawValue>) -> Option<Value> {
+fn raw_arguments(params: Option<&str>) -> Option<Value> {
     #[derive(Deserialize)]
     struct Probe {
         arguments: Option<Value>,
@@ -260,12 +259,15 @@ impl Server {
     pub(crate) async fn call_tool(
         &self,
         incoming: &Incoming<'_>,
+        typed: Option<CallToolRequestParams>,
         registry: &Registry,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Result<Vec<u8>, ErrorObject> {
         let (mut params, meta, version) =
-            self.prepare::<CallToolRequestParams>(incoming, |p| Some(p.name.as_str()))?;
+            self.prepare_typed(incoming, typed, |p: &CallToolRequestParams| {
+                Some(p.name.as_str())
+            })?;
         self.gate(incoming, self.has_tools(registry))?;
         let entry = registry
             .tool(&params.name)

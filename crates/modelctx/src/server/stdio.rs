@@ -6,6 +6,7 @@
 //! few writes. A malformed line gets `-32700` / `-32600` and the server keeps serving; end of
 //! input ends the server once the requests in flight have answered.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
@@ -14,7 +15,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use modelctx_types::Method as _;
-use modelctx_types::jsonrpc::{MessageRef, Request, encode_error};
+use modelctx_types::jsonrpc::{Decoded, MessageRef, NotificationRef, ResponseRef, encode_error};
 use modelctx_types::methods::{Cancelled, Initialize, Initialized};
 use modelctx_types::{
     CancelledNotificationParams, Era, ErrorCode, ErrorObject, NotificationMethod, RequestId,
@@ -28,9 +29,10 @@ use tokio_util::task::AbortOnDropHandle;
 use tracing::Instrument as _;
 
 use super::Server;
-use super::dispatch::{Incoming, Reply};
+use super::dispatch::{Incoming, Reply, decode_params};
 use super::handshake::{self, HandshakeSession};
 use super::middleware::{self, Message};
+use super::typed_params::{self, OwnedRequest, Received};
 use crate::sync::lock;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
@@ -151,13 +153,30 @@ impl Server {
                     continue;
                 }
             };
-            match MessageRef::decode_slice(bytes) {
+            // A huge request keeps its params raw, to own them in place (`request_in_place`).
+            let decoded = if bytes.len() > KEEP_LINE_CAPACITY {
+                MessageRef::decode_slice(bytes).map(Decoded::Raw)
+            } else {
+                typed_params::decode(bytes)
+            };
+            let decoded = match decoded {
+                Ok(Decoded::Typed(request)) => Ok(Line::Request(Received::Typed(request))),
+                Ok(Decoded::Raw(MessageRef::Request(request))) => {
+                    Ok(Line::Request(Received::Raw(request)))
+                }
+                Ok(Decoded::Raw(MessageRef::Notification(notification))) => {
+                    Ok(Line::Notification(notification))
+                }
+                Ok(Decoded::Raw(MessageRef::Response(response))) => Ok(Line::Response(response)),
+                Err(error) => Err(error),
+            };
+            match decoded {
                 Err(error) => {
                     let _ = out
                         .send(encode_error(error.id(), &error.to_error_object()))
                         .await;
                 }
-                Ok(MessageRef::Request(request)) => {
+                Ok(Line::Request(request)) => {
                     let handshake =
                         match self.era_for(&mut connection, &request, &out).await {
                             Route::Done => continue,
@@ -185,8 +204,9 @@ impl Server {
                         break Ok(());
                     };
                     let request = if bytes.len() > KEEP_LINE_CAPACITY {
-                        let span = request.params.map(|raw| span_in(bytes, raw));
-                        let (id, method) = (request.id, request.method.into_owned());
+                        let span = request.params().map(|text| span_in(bytes, text));
+                        let id = request.id().clone();
+                        let method = Cow::Owned(request.method().to_owned());
                         match request_in_place(id, method, span, &mut lines) {
                             Ok(request) => request,
                             Err((id, error)) => {
@@ -195,7 +215,7 @@ impl Server {
                             }
                         }
                     } else {
-                        request.to_owned_request()
+                        request.into_owned()
                     };
                     let cancel = CancellationToken::new();
                     let key = request.id.clone();
@@ -209,6 +229,7 @@ impl Server {
                             id: request.id.clone(),
                             method: &request.method,
                             params: request.params.as_deref(),
+                            typed: request.typed,
                             headers: None,
                             principal: None,
                             principal_bound: false,
@@ -243,7 +264,7 @@ impl Server {
                         tasks.spawn(task);
                     }
                 }
-                Ok(MessageRef::Notification(notification)) => {
+                Ok(Line::Notification(notification)) => {
                     let session = match &connection {
                         Connection::Handshake(session) => Some(Arc::clone(session)),
                         _ => None,
@@ -253,7 +274,7 @@ impl Server {
                             session.as_deref(),
                             &in_flight,
                             &notification.method,
-                            notification.params,
+                            notification.params.map(RawValue::get),
                         );
                         continue;
                     }
@@ -267,7 +288,7 @@ impl Server {
                         break Ok(());
                     };
                     let method = notification.method.into_owned();
-                    let params = notification.params.map(RawValue::to_owned);
+                    let params: Option<Box<str>> = notification.params.map(|raw| raw.get().into());
                     let server = self.clone();
                     let in_flight = Arc::clone(&in_flight);
                     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
@@ -303,7 +324,7 @@ impl Server {
                         tasks.spawn(task);
                     }
                 }
-                Ok(MessageRef::Response(response)) => {
+                Ok(Line::Response(response)) => {
                     // A handshake-era client answering one of our back-channel requests.
                     let answered = match (&connection, &response.id) {
                         (Connection::Handshake(session), Some(id)) => {
@@ -335,7 +356,7 @@ fn serve_notification(
     session: Option<&HandshakeSession>,
     in_flight: &InFlight,
     method: &str,
-    params: Option<&RawValue>,
+    params: Option<&str>,
 ) {
     if method == Initialized::NAME
         && let Some(session) = session
@@ -343,7 +364,7 @@ fn serve_notification(
         session.mark_initialized();
     } else if method == Cancelled::NAME
         && let Some(params) = params
-        && let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params.get())
+        && let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params)
         && let Some(token) = lock(in_flight).get(&params.request_id)
     {
         token.cancel();
@@ -351,9 +372,9 @@ fn serve_notification(
 }
 
 /// Where `raw`, borrowed from `line`, lies in it.
-fn span_in(line: &[u8], raw: &RawValue) -> Range<usize> {
-    let start = (raw.get().as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
-    start..start + raw.get().len()
+fn span_in(line: &[u8], raw: &str) -> Range<usize> {
+    let start = (raw.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+    start..start + raw.len()
 }
 
 /// A huge request, owned without a second copy of its params: they stay in the bytes already
@@ -362,23 +383,25 @@ fn span_in(line: &[u8], raw: &RawValue) -> Range<usize> {
 /// (unreachable: the decoder read these bytes as JSON text) carries the error to answer.
 fn request_in_place<R: AsyncRead + Unpin>(
     id: RequestId,
-    method: String,
+    method: Cow<'static, str>,
     span: Option<Range<usize>>,
     lines: &mut LineReader<R>,
-) -> Result<Request, (RequestId, ErrorObject)> {
+) -> Result<OwnedRequest, (RequestId, ErrorObject)> {
     let Some(span) = span else {
         lines.release_large_buffer();
-        return Ok(Request {
+        return Ok(OwnedRequest {
             id,
             method,
             params: None,
+            typed: None,
         });
     };
     match params_in_place(lines.take_line(), span) {
-        Some(params) => Ok(Request {
+        Some(params) => Ok(OwnedRequest {
             id,
             method,
             params: Some(params),
+            typed: None,
         }),
         None => Err((
             id,
@@ -392,13 +415,21 @@ fn request_in_place<R: AsyncRead + Unpin>(
 
 /// The params at `span` of `line`, moved to the front of the line's buffer (no allocation).
 /// `None` if those bytes are not JSON text.
-fn params_in_place(mut line: Vec<u8>, span: Range<usize>) -> Option<Box<RawValue>> {
+fn params_in_place(mut line: Vec<u8>, span: Range<usize>) -> Option<Box<str>> {
     if span.end > line.len() {
         return None;
     }
     line.truncate(span.end);
     line.drain(..span.start);
-    RawValue::from_string(String::from_utf8(line).ok()?).ok()
+    let text = String::from_utf8(line).ok()?;
+    RawValue::from_string(text).ok().map(Box::<str>::from)
+}
+
+/// A decoded line: a request (typed or raw), a notification or a response.
+enum Line<'a> {
+    Request(Received<'a>),
+    Notification(NotificationRef<'a>),
+    Response(ResponseRef<'a>),
 }
 
 /// The era of a stream connection, fixed by its first request.
@@ -431,14 +462,13 @@ impl Server {
     async fn era_for(
         &self,
         connection: &mut Connection,
-        request: &modelctx_types::RequestRef<'_>,
+        request: &Received<'_>,
         out: &mpsc::Sender<Vec<u8>>,
     ) -> Route {
-        let initialize = request.method == Initialize::NAME;
+        let initialize = request.method() == Initialize::NAME;
         match connection {
             Connection::Modern if initialize => {
-                let requested = request
-                    .params_as::<modelctx_types::Extra>()
+                let requested = decode_params::<modelctx_types::Extra>(request.params())
                     .ok()
                     .and_then(|p| {
                         p.get("protocolVersion")
@@ -447,7 +477,7 @@ impl Server {
                     })
                     .unwrap_or_default();
                 let error = handshake::initialize_on_modern(&requested, self.supported_versions());
-                let _ = out.send(encode_error(Some(&request.id), &error)).await;
+                let _ = out.send(encode_error(Some(request.id()), &error)).await;
                 Route::Done
             }
             Connection::Modern => Route::Modern,
@@ -455,15 +485,15 @@ impl Server {
                 self.open_session(connection, request, out).await
             }
             Connection::Handshake(session) => {
-                if handshake::has_modern_envelope(request.params) {
+                if handshake::has_modern_envelope(request.params()) {
                     let error = handshake::era_mismatch_handshake();
-                    let _ = out.send(encode_error(Some(&request.id), &error)).await;
+                    let _ = out.send(encode_error(Some(request.id()), &error)).await;
                     return Route::Done;
                 }
                 Route::Handshake(Arc::clone(session), false)
             }
             Connection::Unset if initialize => self.open_session(connection, request, out).await,
-            Connection::Unset if handshake::has_modern_envelope(request.params) => {
+            Connection::Unset if handshake::has_modern_envelope(request.params()) => {
                 *connection = Connection::Modern;
                 Route::Modern
             }
@@ -480,24 +510,25 @@ impl Server {
     async fn open_session(
         &self,
         connection: &mut Connection,
-        request: &modelctx_types::RequestRef<'_>,
+        request: &Received<'_>,
         out: &mpsc::Sender<Vec<u8>>,
     ) -> Route {
         let opened = Mutex::new(None);
-        let serve = || match request.params_as::<modelctx_types::InitializeRequestParams>() {
-            Ok(params) => {
-                let (session, result) = self.initialize(params);
-                *lock(&opened) = Some(session);
-                middleware::Reply::result(&result)
-            }
-            Err(error) => middleware::Reply::error(ErrorObject::invalid_params(format!(
-                "Invalid params: {error}"
-            ))),
-        };
+        let serve =
+            || match decode_params::<modelctx_types::InitializeRequestParams>(request.params()) {
+                Ok(params) => {
+                    let (session, result) = self.initialize(params);
+                    *lock(&opened) = Some(session);
+                    middleware::Reply::result(&result)
+                }
+                Err(error) => middleware::Reply::error(ErrorObject::invalid_params(format!(
+                    "Invalid params: {error}"
+                ))),
+            };
         let message = Message {
-            id: Some(&request.id),
-            method: &request.method,
-            params: request.params,
+            id: Some(request.id()),
+            method: request.method(),
+            params: request.params(),
             era: Era::Handshake,
             handshake: None,
             principal: None,
@@ -505,7 +536,7 @@ impl Server {
             http: None,
         };
         let span =
-            super::trace::initialize_span(&request.id, &request.method, request.params, false);
+            super::trace::initialize_span(request.id(), request.method(), request.params(), false);
         let reply = async {
             if self.has_middleware() {
                 self.through_middleware(message, &serve).await
@@ -517,7 +548,7 @@ impl Server {
         .await;
         // A middleware that refused `initialize` after the server answered it opens no session.
         let refused = reply.as_error().is_some();
-        let reply = reply.encode(Some(&request.id));
+        let reply = reply.encode(Some(request.id()));
         let version = lock(&opened)
             .as_ref()
             .map(|session| session.version.clone());
@@ -629,9 +660,9 @@ mod tests {
         };
         let raw = request.params.unwrap();
         let expected = raw.get().to_owned();
-        let span = span_in(&line, raw);
+        let span = span_in(&line, raw.get());
         let params = params_in_place(line, span).unwrap();
-        assert_eq!(params.get(), expected);
+        assert_eq!(&*params, expected);
         // Bytes that are not JSON text are refused, not passed on.
         assert!(params_in_place(b"{\"a\":".to_vec(), 0..5).is_none());
         assert!(params_in_place(b"{}".to_vec(), 0..9).is_none());

@@ -96,7 +96,7 @@ pub(crate) fn record_request(span: &Span, incoming: &Incoming<'_>) {
     if let Some(version) = version.as_ref().map(ProtocolVersion::as_str) {
         span.record("mcp.protocol.version", logged(version));
     }
-    let target = target_of(incoming.method, incoming.params.map(RawValue::get));
+    let target = target_of(incoming.method, incoming.params);
     record_target(span, incoming.method, target.as_deref());
 }
 
@@ -145,13 +145,14 @@ pub(crate) fn record_reply(span: &Span, reply: &Reply) {
 pub(crate) fn initialize_span(
     id: &RequestId,
     method: &str,
-    params: Option<&RawValue>,
+    params: Option<&str>,
     over_http: bool,
 ) -> Span {
     let incoming = Incoming {
         id: id.clone(),
         method,
         params,
+        typed: None,
         headers: None,
         principal: None,
         principal_bound: false,
