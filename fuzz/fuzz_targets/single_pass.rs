@@ -5,31 +5,15 @@
 
 use libfuzzer_sys::fuzz_target;
 use modelctx_types::CallToolRequestParams;
-use modelctx_types::jsonrpc::{Decoded, MessageRef, ParamsSeed};
-use serde::{Deserialize as _, Deserializer};
+use modelctx_types::jsonrpc::{Decoded, MessageRef, MethodSeed};
+use modelctx_types::methods::CallTool;
 
-/// A router that knows `tools/call`, as the server's does.
-struct Tools;
-
-impl ParamsSeed for Tools {
-    type Params = CallToolRequestParams;
-
-    fn accepts(&self, method: &str) -> bool {
-        method == "tools/call"
-    }
-
-    fn deserialize<'de, D: Deserializer<'de>>(
-        &self,
-        _method: &str,
-        params: D,
-    ) -> Result<CallToolRequestParams, D::Error> {
-        CallToolRequestParams::deserialize(params)
-    }
-}
+/// The seed the server's router delegates `tools/call` to.
+const CALL_TOOL: MethodSeed<CallTool> = MethodSeed::new();
 
 fuzz_target!(|data: &[u8]| {
     let two_phases = MessageRef::decode_slice(data);
-    match (MessageRef::decode_slice_with(data, &Tools), two_phases) {
+    match (MessageRef::decode_slice_with(data, &CALL_TOOL), two_phases) {
         (Err(one), Err(two)) => assert_eq!(one, two),
         (Ok(Decoded::Raw(one)), Ok(two)) => assert_eq!(format!("{one:?}"), format!("{two:?}")),
         (Ok(Decoded::Typed(one)), Ok(MessageRef::Request(two))) => {

@@ -45,9 +45,16 @@ impl ProtocolVersion {
 
     /// The era of a known revision; `None` for unknown strings.
     pub fn era(&self) -> Option<Era> {
-        if Self::MODERN.contains(self) {
+        Self::era_of(self.as_str())
+    }
+
+    /// The era of the known revision spelled `version`; `None` for unknown strings. For a
+    /// borrowed header or field, without the `String` a [`ProtocolVersion`] owns.
+    pub fn era_of(version: &str) -> Option<Era> {
+        let known = |list: &[Self]| list.iter().any(|v| v.as_str() == version);
+        if known(Self::MODERN) {
             Some(Era::Modern)
-        } else if Self::HANDSHAKE.contains(self) {
+        } else if known(Self::HANDSHAKE) {
             Some(Era::Handshake)
         } else {
             None
@@ -77,6 +84,9 @@ mod tests {
             Some(Era::Handshake)
         );
         assert_eq!(ProtocolVersion::new("1900-01-01").era(), None);
+        assert_eq!(ProtocolVersion::era_of("2026-07-28"), Some(Era::Modern));
+        assert_eq!(ProtocolVersion::era_of("2024-11-05"), Some(Era::Handshake));
+        assert_eq!(ProtocolVersion::era_of("2025-11-25 "), None);
         assert!(!ProtocolVersion::new("v999.0.0").is_known());
     }
 }

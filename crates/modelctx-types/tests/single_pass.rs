@@ -1,29 +1,12 @@
 //! The single pass (`MessageRef::decode_with`): typed params in the envelope's pass when
 //! `method` comes first, and exactly the two phases' result and errors for everything else.
 
-use modelctx_types::jsonrpc::{Decoded, MessageRef, ParamsSeed};
+use modelctx_types::jsonrpc::{Decoded, MessageRef, MethodSeed};
+use modelctx_types::methods::CallTool;
 use modelctx_types::{CallToolRequestParams, RequestId};
-use serde::{Deserialize as _, Deserializer};
 
-/// A router that knows `tools/call` only.
-struct Tools;
-
-impl ParamsSeed for Tools {
-    type Params = CallToolRequestParams;
-
-    fn accepts(&self, method: &str) -> bool {
-        method == "tools/call"
-    }
-
-    fn deserialize<'de, D: Deserializer<'de>>(
-        &self,
-        method: &str,
-        params: D,
-    ) -> Result<CallToolRequestParams, D::Error> {
-        assert_eq!(method, "tools/call");
-        CallToolRequestParams::deserialize(params)
-    }
-}
+/// The seed the server's router delegates `tools/call` to.
+const CALL_TOOL: MethodSeed<CallTool> = MethodSeed::new();
 
 const PARAMS: &str = r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
 
@@ -35,7 +18,7 @@ fn agrees(text: &str) -> bool {
 
 fn agrees_slice(bytes: &[u8]) -> bool {
     let two_phases = MessageRef::decode_slice(bytes);
-    match (MessageRef::decode_slice_with(bytes, &Tools), two_phases) {
+    match (MessageRef::decode_slice_with(bytes, &CALL_TOOL), two_phases) {
         (Err(one), Err(two)) => {
             assert_eq!(one, two, "{}", String::from_utf8_lossy(bytes));
             false
@@ -62,7 +45,7 @@ fn agrees_slice(bytes: &[u8]) -> bool {
 #[test]
 fn typed_in_one_pass_when_method_comes_first() {
     let text = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{PARAMS}}}"#);
-    let Decoded::Typed(request) = MessageRef::decode_with(&text, &Tools).unwrap() else {
+    let Decoded::Typed(request) = MessageRef::decode_with(&text, &CALL_TOOL).unwrap() else {
         panic!("not typed")
     };
     assert_eq!(request.id, RequestId::Number(7));

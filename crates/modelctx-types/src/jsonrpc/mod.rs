@@ -23,7 +23,7 @@ pub use decode::{
 pub use encode::{encode_error, encode_notification, encode_request, encode_result};
 pub use error::{ErrorCode, ErrorObject};
 pub use id::RequestId;
-pub use single_pass::{Decoded, ParamsSeed, TypedRequest};
+pub use single_pass::{Decoded, MethodSeed, ParamsSeed, TypedRequest};
 
 /// The only JSON-RPC version MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";

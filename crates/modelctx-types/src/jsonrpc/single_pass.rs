@@ -10,12 +10,14 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::decode::{RawEnvelope, raw_str};
 use super::{DecodeError, MessageRef, RequestId};
+use crate::methods::Method;
 
 /// Decodes the `params` of the methods a receiver knows, in the envelope's own pass.
 ///
@@ -39,6 +41,46 @@ pub trait ParamsSeed {
         method: &str,
         params: D,
     ) -> Result<Self::Params, D::Error>;
+}
+
+/// The seed of one method: accepts `M::NAME` and decodes `M::Params`. A router with one
+/// method served far more than the rest (a server's `tools/call`) builds on it, and it is what a
+/// test or fuzz target of the single pass decodes with.
+pub struct MethodSeed<M>(PhantomData<fn() -> M>);
+
+impl<M: Method> MethodSeed<M> {
+    /// The seed of `M`.
+    pub const fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<M: Method> fmt::Debug for MethodSeed<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("MethodSeed").field(&M::NAME).finish()
+    }
+}
+
+impl<M: Method> Default for MethodSeed<M> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<M: Method> ParamsSeed for MethodSeed<M> {
+    type Params = M::Params;
+
+    fn accepts(&self, method: &str) -> bool {
+        method == M::NAME
+    }
+
+    fn deserialize<'de, D: Deserializer<'de>>(
+        &self,
+        _method: &str,
+        params: D,
+    ) -> Result<M::Params, D::Error> {
+        M::Params::deserialize(params)
+    }
 }
 
 /// A request whose params were decoded in the envelope's pass.

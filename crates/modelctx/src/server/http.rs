@@ -484,9 +484,7 @@ fn is_modern(headers: &HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .is_some_and(|v| {
-            !modelctx_types::ProtocolVersion::HANDSHAKE
-                .iter()
-                .any(|known| known.as_str() == v)
+            modelctx_types::ProtocolVersion::era_of(v) != Some(modelctx_types::Era::Handshake)
         })
 }
 

@@ -3,10 +3,12 @@
 
 use std::borrow::Cow;
 
-use modelctx_types::jsonrpc::{Decoded, MessageRef, ParamsSeed, RequestRef, TypedRequest};
+use modelctx_types::jsonrpc::{
+    Decoded, MessageRef, MethodSeed, ParamsSeed, RequestRef, TypedRequest,
+};
 use modelctx_types::methods::CallTool;
 use modelctx_types::{CallToolRequestParams, Method, RequestId};
-use serde::{Deserialize as _, Deserializer};
+use serde::Deserializer;
 
 /// Params the envelope's pass decoded, by method. Boxed: the request travels through several
 /// futures, each of which would otherwise hold room for the params.
@@ -18,19 +20,22 @@ pub(crate) enum TypedParams {
 /// other method's params stay raw until the router decodes them.
 pub(crate) struct Router;
 
+const CALL_TOOL: MethodSeed<CallTool> = MethodSeed::new();
+
 impl ParamsSeed for Router {
     type Params = TypedParams;
 
     fn accepts(&self, method: &str) -> bool {
-        method == CallTool::NAME
+        CALL_TOOL.accepts(method)
     }
 
     fn deserialize<'de, D: Deserializer<'de>>(
         &self,
-        _method: &str,
+        method: &str,
         params: D,
     ) -> Result<TypedParams, D::Error> {
-        CallToolRequestParams::deserialize(params)
+        CALL_TOOL
+            .deserialize(method, params)
             .map(|params| TypedParams::CallTool(Box::new(params)))
     }
 }
@@ -56,10 +61,11 @@ pub(crate) struct OwnedRequest {
 impl OwnedRequest {
     /// A request whose params are raw.
     pub(crate) fn raw(request: &RequestRef<'_>) -> Self {
+        let modelctx_types::jsonrpc::Request { id, method, params } = request.to_owned_request();
         Self {
-            id: request.id.clone(),
-            method: Cow::Owned(request.method.clone().into_owned()),
-            params: request.params.map(|raw| raw.get().into()),
+            id,
+            method: Cow::Owned(method),
+            params: params.map(Box::<str>::from),
             typed: None,
         }
     }
