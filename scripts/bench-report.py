@@ -184,15 +184,18 @@ def issue_22_goals(run: Run, i_ours, i_floor, h_ours, h_floor, ours_us, floor_us
                 "the dynamic loader applies about 54,000 relocations of a 14 MB binary (aws-lc, jsonschema, "
                 "regex, hyper/axum pointer tables; about half of the cold instructions) and more text to map",
             )
-    call_ms, demo_ms = v("cold.call.ms"), v("cold.demo.ms")
+    call_ms, demo_ms, exit_ms = v("cold.call.ms"), v("cold.demo.ms"), v("cold.call_exit.ms")
     if call_ms and demo_ms:
         row(
-            "cold `mcp call` (client + demo server) within 2× the demo's own cold start",
-            f"{call_ms:.2f} ms vs {demo_ms:.2f} ms",
+            "cold `mcp call` (client + demo server, spawn → result printed) within 2× the demo's own "
+            "cold start",
+            f"{call_ms:.2f} ms vs {demo_ms:.2f} ms"
+            + (f" ({exit_ms:.2f} ms to exit, the server closed and reaped)" if exit_ms else ""),
             ratio(call_ms, demo_ms),
             call_ms <= 2 * demo_ms,
             "the 26 MB `mcp` binary starts twice (the client and the server it spawns), each with its "
-            "own loader, runtime and start-up checks, so one more start than the goal allows",
+            "own loader and runtime, and `text=hello` costs a `tools/list` round trip (a `key=value` "
+            "is typed by the tool's input schema)",
         )
     binary = (
         "the gap is our binary's resident text (aws-lc, jsonschema's regex engines, hyper/axum), "

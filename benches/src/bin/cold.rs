@@ -4,14 +4,17 @@
 //! cold [-n N] --discover [--] CMD [ARGS...]   # spawn a stdio server, send `server/discover`,
 //!                                             # time spawn → the first line on its stdout
 //! cold [-n N] --exit [--] CMD [ARGS...]       # time spawn → the process exited (a one-shot
-//!                                             # client such as `mcp call`), stdout read to EOF
+//!                                             # client such as `mcp call`), stdout read to EOF,
+//!                                             # and spawn → its first line on stdout
 //! ```
 //!
 //! Runs the command N times (default 7), one after the other, and prints one line:
-//! `median_ms=… min_ms=… max_ms=… runs=N samples_ms=a,b,…`; with `--discover` also
+//! `median_ms=… min_ms=… max_ms=… samples_ms=a,b,… runs=N`; with `--discover` also
 //! `rss_kib=…`, the median VmRSS of the server right after its answer (its idle memory on
-//! stdio). With `--discover` the answer must be a JSON-RPC result for id 1; with `--exit` the
-//! process must exit with status 0 and print something.
+//! stdio); with `--exit` also `printed_median_ms=…` (and `printed_min_ms`, `printed_max_ms`,
+//! `printed_samples_ms`): spawn → the first line on stdout, the result shown. With `--discover`
+//! the answer must be a JSON-RPC result for id 1; with `--exit` the process must exit with
+//! status 0 and print something.
 //! The clock starts just before `spawn` (fork + exec included) and stops when the answer is read.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -81,25 +84,48 @@ fn discover_once(command: &[String], request: &[u8]) -> Result<(Duration, u64), 
     Ok((elapsed, rss))
 }
 
-/// Spawn → exit with status 0, stdout read to EOF (and not empty).
-fn exit_once(command: &[String]) -> Result<Duration, String> {
+/// Spawn → the first line on stdout (the result printed), and spawn → exit with status 0,
+/// stdout read to EOF (and not empty).
+fn exit_once(command: &[String]) -> Result<(Duration, Duration), String> {
     let start = Instant::now();
-    let output = Command::new(&command[0])
+    let mut child = Command::new(&command[0])
         .args(&command[1..])
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .output()
+        .spawn()
         .map_err(|e| format!("spawn {}: {e}", command[0]))?;
-    let elapsed = start.elapsed();
-    if !output.status.success() || output.stdout.is_empty() {
+    let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    let mut printed = Vec::new();
+    stdout
+        .read_until(b'\n', &mut printed)
+        .map_err(|e| format!("read: {e}"))?;
+    let first_line = start.elapsed();
+    stdout
+        .read_to_end(&mut printed)
+        .map_err(|e| format!("read: {e}"))?;
+    let status = child.wait().map_err(|e| format!("wait: {e}"))?;
+    let exited = start.elapsed();
+    if !status.success() || printed.is_empty() {
         return Err(format!(
-            "{} exited with {} and printed {:?}",
+            "{} exited with {status} and printed {:?}",
             command[0],
-            output.status,
-            String::from_utf8_lossy(&output.stdout)
+            String::from_utf8_lossy(&printed)
         ));
     }
-    Ok(elapsed)
+    Ok((first_line, exited))
+}
+
+/// `median_ms=… min_ms=… max_ms=… samples_ms=…` of `samples`, each key after `prefix`.
+fn summary(prefix: &str, samples: &mut [Duration]) -> String {
+    let listed = samples.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(",");
+    samples.sort();
+    format!(
+        "{prefix}median_ms={} {prefix}min_ms={} {prefix}max_ms={} {prefix}samples_ms={listed}",
+        ms(samples[(samples.len() - 1) / 2]),
+        ms(samples[0]),
+        ms(samples[samples.len() - 1]),
+    )
 }
 
 fn ms(duration: Duration) -> String {
@@ -127,6 +153,7 @@ fn run() -> Result<String, String> {
     };
     let request = discover_request();
     let mut samples = Vec::with_capacity(runs);
+    let mut printed = Vec::with_capacity(runs);
     let mut rss = Vec::with_capacity(runs);
     for _ in 0..runs {
         if discover {
@@ -134,21 +161,21 @@ fn run() -> Result<String, String> {
             samples.push(elapsed);
             rss.push(kib);
         } else {
-            samples.push(exit_once(&command)?);
+            let (first_line, exited) = exit_once(&command)?;
+            printed.push(first_line);
+            samples.push(exited);
         }
     }
-    let listed = samples.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(",");
-    samples.sort();
     rss.sort_unstable();
     let rss = rss
         .get((runs - 1) / 2)
         .map_or_else(String::new, |kib| format!(" rss_kib={kib}"));
-    Ok(format!(
-        "median_ms={} min_ms={} max_ms={} runs={runs} samples_ms={listed}{rss}",
-        ms(samples[(samples.len() - 1) / 2]),
-        ms(samples[0]),
-        ms(samples[samples.len() - 1]),
-    ))
+    let printed = if printed.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", summary("printed_", &mut printed))
+    };
+    Ok(format!("{} runs={runs}{rss}{printed}", summary("", &mut samples)))
 }
 
 fn main() -> ExitCode {

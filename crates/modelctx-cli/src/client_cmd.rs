@@ -211,12 +211,13 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
                 (Value::Object(both), human)
             }
         };
-        let _ = client.close().await;
+        // Shown before the server is closed: its shutdown is not the user's wait.
         if args.json {
             println!("{}", render::json(&raw));
         } else {
             print!("{human}");
         }
+        let _ = client.close().await;
         Ok(ExitCode::SUCCESS)
     })
     .await
@@ -307,20 +308,32 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
             .map(|r| to_json(&r))
             .map_err(failed(ReadResource::NAME)),
         };
-        let _ = client.close().await;
-        result
+        Ok((result, client))
     });
     let outcome = tokio::select! {
         outcome = call => outcome,
         _ = tokio::signal::ctrl_c() => Err(CliError::interrupted("interrupted")),
     };
-    if outcome.is_err() {
-        // Interrupted or out of time while a task runs: cancel it rather than leave it behind.
-        progress.clear();
-        pending.cancel().await;
-    }
+    // The server is closed after the result is shown: its shutdown (stdin closed, then up to
+    // the grace period for it to exit) is not the user's wait.
+    let (outcome, client) = match outcome {
+        Ok((result, client)) => (result, Some(client)),
+        Err(error) => (Err(error), None),
+    };
+    let result = match outcome {
+        Ok(result) => result,
+        Err(error) => {
+            if let Some(client) = client {
+                let _ = client.close().await;
+            }
+            // Interrupted or out of time while a task runs: cancel it rather than leave it
+            // behind.
+            progress.clear();
+            pending.cancel().await;
+            return Err(error);
+        }
+    };
     progress.clear();
-    let result = outcome?;
     if args.json {
         println!("{}", render::json(&result));
     } else {
@@ -330,6 +343,9 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
             Get::Resource => render::read_result(&result),
         };
         println!("{text}");
+    }
+    if let Some(client) = client {
+        let _ = client.close().await;
     }
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         eprintln!("error: the tool reported an error (isError)");
