@@ -122,18 +122,24 @@ impl Server {
         let (out, outbox) = mpsc::channel::<Vec<u8>>(1024);
         let writer_task = tokio::spawn(write_lines(writer, outbox));
         let in_flight: InFlight = Arc::default();
-        let permits = Arc::new(Semaphore::new(config.max_concurrent_requests.max(1)));
+        // The requests that wait (a slow tool, a back-channel question) run as tasks of their own;
+        // reading pauses while `max_concurrent_requests` of them run. A request answered on its
+        // first poll is never one of them, so it costs no semaphore permit (an acquire and a
+        // release under the semaphore's lock, ~300 of ~23k instructions per call).
+        let max_requests = config.max_concurrent_requests.max(1);
+        let mut requests = JoinSet::new();
         // Notification chains that wait (a slow middleware) have a bound of their own: a
-        // `notifications/cancelled` must never wait for a request's permit, which is what it
-        // may be about to free.
-        let notification_permits = Arc::new(Semaphore::new(config.max_concurrent_requests.max(1)));
-        let mut tasks = JoinSet::new();
+        // `notifications/cancelled` must never wait for a request's room, which is what it may
+        // be about to free.
+        let notification_permits = Arc::new(Semaphore::new(max_requests));
+        let mut notifications = JoinSet::new();
         let mut lines = LineReader::new(reader, config.max_message_size);
         // The first request fixes the era of the connection (see `Connection`).
         let mut connection = Connection::Unset;
         let mut forwarder = None;
         let result = loop {
-            while tasks.try_join_next().is_some() {}
+            while requests.try_join_next().is_some() {}
+            while notifications.try_join_next().is_some() {}
             let frame = match lines.next_frame().await {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break Ok(()),
@@ -200,9 +206,9 @@ impl Server {
                                 Some(session)
                             }
                         };
-                    let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
-                        break Ok(());
-                    };
+                    while requests.len() >= max_requests {
+                        let _ = requests.join_next().await;
+                    }
                     let request = if bytes.len() > KEEP_LINE_CAPACITY {
                         let span = request.params().map(|text| span_in(bytes, text));
                         let id = request.id().clone();
@@ -254,14 +260,13 @@ impl Server {
                         {
                             let _ = out.send(body).await;
                         }
-                        drop(permit);
                     });
                     // Most requests finish without waiting on anything: run them right here
                     // and spawn a task only for those that wait (a slow tool, a back-channel
                     // question). Nothing is read meanwhile, so no cancellation can be missed.
                     if futures::poll!(task.as_mut()).is_pending() {
                         lock(&in_flight).insert(key, token);
-                        tasks.spawn(task);
+                        requests.spawn(task);
                     }
                 }
                 Ok(Line::Notification(notification)) => {
@@ -321,7 +326,7 @@ impl Server {
                     if keep_order {
                         task.await;
                     } else if futures::poll!(task.as_mut()).is_pending() {
-                        tasks.spawn(task);
+                        notifications.spawn(task);
                     }
                 }
                 Ok(Line::Response(response)) => {
@@ -343,7 +348,8 @@ impl Server {
         if let Some(forwarder) = forwarder {
             forwarder.abort();
         }
-        while tasks.join_next().await.is_some() {}
+        while requests.join_next().await.is_some() {}
+        while notifications.join_next().await.is_some() {}
         drop(out);
         let _ = writer_task.await;
         result
