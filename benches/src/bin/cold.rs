@@ -175,7 +175,10 @@ fn run() -> Result<String, String> {
     } else {
         format!(" {}", summary("printed_", &mut printed))
     };
-    Ok(format!("{} runs={runs}{rss}{printed}", summary("", &mut samples)))
+    Ok(format!(
+        "{} runs={runs}{rss}{printed}",
+        summary("", &mut samples)
+    ))
 }
 
 fn main() -> ExitCode {

@@ -28,7 +28,7 @@ use axum::routing::any;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::jsonrpc::{Decoded, MessageRef};
 use serde_json::value::RawValue;
 use tokio::net::{TcpListener, ToSocketAddrs};
@@ -42,7 +42,7 @@ use super::http_body::{BodyBudget, BodyError};
 use super::middleware::Message;
 pub use super::peer_rate::RateLimit;
 use super::typed_params::{self, OwnedRequest};
-use crate::http::sse;
+use crate::http::{headers, sse};
 
 /// Settings of the HTTP endpoint.
 #[derive(Debug, Clone)]
@@ -222,9 +222,21 @@ pub(crate) struct HttpState {
     pub(crate) sessions: super::http_sessions::Sessions,
 }
 
+/// The standard MCP headers as `HeaderName`s: a lookup by `&str` parses the name (checks and
+/// lower-cases each byte) every time, ~300 instructions a lookup, four lookups a request.
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static(headers::PROTOCOL_VERSION);
+const METHOD_HEADER: HeaderName = HeaderName::from_static(headers::METHOD);
+const NAME_HEADER: HeaderName = HeaderName::from_static(headers::NAME);
+
 impl HeaderAccess for HeaderMap {
     fn single(&self, name: &str) -> Result<Option<&[u8]>, Repeated> {
-        let mut values = self.get_all(name).iter();
+        let values = match name {
+            headers::PROTOCOL_VERSION => self.get_all(PROTOCOL_VERSION_HEADER),
+            headers::METHOD => self.get_all(METHOD_HEADER),
+            headers::NAME => self.get_all(NAME_HEADER),
+            _ => self.get_all(name),
+        };
+        let mut values = values.iter();
         match (values.next(), values.next()) {
             (None, _) => Ok(None),
             (Some(value), None) => Ok(Some(value.as_bytes())),
@@ -434,7 +446,7 @@ fn check_host_and_origin(request: &Request, config: &HttpConfig) -> Result<(), B
 }
 
 /// The media types listed in a header (parameters dropped), without allocating.
-fn media_types(headers: &HeaderMap, name: header::HeaderName) -> impl Iterator<Item = &[u8]> {
+fn media_types(headers: &HeaderMap, name: HeaderName) -> impl Iterator<Item = &[u8]> {
     // Bytes, not `str` patterns: these run on every request, and `split(char)` plus `trim` were
     // ~1.7k instructions of a ~51k-instruction HTTP call. `to_str` still drops a value with
     // non-visible bytes whole, as before; what is left is ASCII, so `trim_ascii` is `trim`.
@@ -451,11 +463,31 @@ fn media_types(headers: &HeaderMap, name: header::HeaderName) -> impl Iterator<I
 
 /// Whether `Content-Type` is JSON.
 fn is_json(headers: &HeaderMap) -> bool {
+    if let Some(value) = headers.get(header::CONTENT_TYPE)
+        && value.as_bytes() == b"application/json"
+    {
+        return true;
+    }
     media_types(headers, header::CONTENT_TYPE).any(|t| t.eq_ignore_ascii_case(b"application/json"))
 }
 
+/// The `Accept` values clients send (the spec's own, in either order): compared whole before
+/// parsing the list, which cost ~1k instructions a request.
+const ACCEPT_BOTH: [&[u8]; 4] = [
+    b"application/json, text/event-stream",
+    b"text/event-stream, application/json",
+    b"application/json,text/event-stream",
+    b"text/event-stream,application/json",
+];
+
 /// `Accept` must cover both JSON and event streams (an absent header is tolerated).
 fn accepts_both(headers: &HeaderMap) -> bool {
+    let mut all = headers.get_all(header::ACCEPT).iter();
+    if let (Some(value), None) = (all.next(), all.next())
+        && ACCEPT_BOTH.contains(&value.as_bytes())
+    {
+        return true;
+    }
     let (mut any, mut json, mut sse) = (false, false, false);
     for media in media_types(headers, header::ACCEPT) {
         any = true;
@@ -480,7 +512,7 @@ fn accepts_both(headers: &HeaderMap) -> bool {
 /// by the handshake-era transport on the same endpoint.
 fn is_modern(headers: &HeaderMap) -> bool {
     headers
-        .get(crate::http::headers::PROTOCOL_VERSION)
+        .get(PROTOCOL_VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .is_some_and(|v| {
@@ -894,6 +926,18 @@ mod tests {
         for (accept, both) in [
             (&[][..], true),
             (&[&b"application/json, text/event-stream"[..]][..], true),
+            (&[&b"text/event-stream, application/json"[..]][..], true),
+            (&[&b"application/json,text/event-stream"[..]][..], true),
+            (&[&b"text/event-stream,application/json"[..]][..], true),
+            (&[&b"application/json, text/event-stream "[..]][..], true),
+            (
+                &[
+                    &b"application/json, text/event-stream"[..],
+                    &b"text/html"[..],
+                ][..],
+                true,
+            ),
+            (&[&b"application/json, text/event-streams"[..]][..], false),
             (
                 &[&b" Application/JSON ;q=0.9 ,TEXT/Event-Stream"[..]][..],
                 true,
@@ -925,6 +969,29 @@ mod tests {
             assert_eq!(is_json(&map), json, "{content_type:?}");
         }
         assert!(!is_json(&HeaderMap::new()));
+    }
+
+    /// The ladder's lookups of the standard headers go through `HeaderName` constants; any
+    /// other name, and a repeated header, read as before.
+    #[test]
+    fn the_standard_headers_are_read_by_their_constant_names() {
+        use crate::http::headers::{METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
+        let map = headers(&[
+            ("mcp-protocol-version", b"2026-07-28"),
+            ("mcp-method", b"tools/call"),
+            ("mcp-name", b"echo"),
+            ("mcp-name", b"again"),
+            ("mcp-param-region", b"eu"),
+        ]);
+        assert_eq!(
+            map.single(PROTOCOL_VERSION).unwrap(),
+            Some(&b"2026-07-28"[..])
+        );
+        assert_eq!(map.single(METHOD).unwrap(), Some(&b"tools/call"[..]));
+        assert!(map.single(NAME).is_err(), "repeated");
+        assert_eq!(map.single("mcp-param-region").unwrap(), Some(&b"eu"[..]));
+        assert_eq!(map.single(SESSION_ID).unwrap(), None);
+        assert!(is_modern(&map));
     }
 
     #[test]
