@@ -29,7 +29,9 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 target="${CARGO_TARGET_DIR:-$root/target/bench-peers}"
 if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
   echo "bench-peers: building mcp and echo-server (release)" >&2
-  CARGO_TARGET_DIR="$target" cargo build --release --quiet -p modelctx-cli -p modelctx-benches
+  # Separately, so that echo-server is built with its own features only (scripts/bench.sh).
+  CARGO_TARGET_DIR="$target" cargo build --release --quiet -p modelctx-cli
+  CARGO_TARGET_DIR="$target" cargo build --release --quiet -p modelctx-benches
   echo "bench-peers: building rmcp-echo (rmcp 3.11, release)" >&2
   (cd bench-peers/rmcp-echo && CARGO_TARGET_DIR="$root/bench-peers/target" cargo build --release --quiet)
 fi

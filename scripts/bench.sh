@@ -101,8 +101,13 @@ need wrk wrk
 need valgrind valgrind
 
 if (( BUILD )); then
-  log "cargo build --release -p modelctx-benches -p modelctx-cli (target dir $CARGO_TARGET_DIR)"
-  cargo build --release --quiet -p modelctx-benches -p modelctx-cli --bins
+  # Two builds, not one: built together, Cargo unifies features across the packages, and the
+  # benches' echo-server would carry the CLI's (OAuth client, SQLite task store, Redis bus, …):
+  # 2.5 MB more text than a server that depends on what it uses, as a user's server does (and
+  # as rmcp-echo is built, in its own workspace).
+  log "cargo build --release -p modelctx-cli, then -p modelctx-benches (target dir $CARGO_TARGET_DIR)"
+  cargo build --release --quiet -p modelctx-cli --bins
+  cargo build --release --quiet -p modelctx-benches --bins
   log "cargo bench --no-run -p modelctx-seal (criterion, built before anything is measured)"
   cargo bench --quiet --no-run -p modelctx-seal --bench seal 2>/dev/null
   log "cargo build --release (bench-peers/rmcp-echo, rmcp 3.11)"
