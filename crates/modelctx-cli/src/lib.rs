@@ -55,10 +55,16 @@ use crate::telemetry::Exporting;
 /// 1 failure or a tool error, 2 usage).
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // A client command runs on one thread: its requests go out one after another, and on
+    // tokio's multi-thread runtime each round trip hopped between the main thread (the command)
+    // and a worker (the transport's reader and writer tasks), a thread wake-up each way. The
+    // server and `mcp bench` keep the multi-thread runtime: a server serves requests at once,
+    // and the bench measures the client as an SDK user's `#[tokio::main]` runs it.
+    let mut runtime = match cli.command {
+        Command::Serve(_) | Command::Bench(_) => tokio::runtime::Builder::new_multi_thread(),
+        _ => tokio::runtime::Builder::new_current_thread(),
+    };
+    let runtime = match runtime.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");
