@@ -67,6 +67,8 @@ mod peer_rate;
 mod registry;
 pub mod single_use;
 mod stdio;
+// What listen streams and handshake-era subscriptions may hold.
+mod subscription_limits;
 // The `tracing` span of each request (OpenTelemetry's MCP conventions).
 mod trace;
 mod typed_params;
@@ -97,6 +99,7 @@ pub use listen::Change;
 pub use middleware::{Middleware, Next};
 pub use registry::RegistrationError;
 pub use stdio::StdioConfig;
+pub use subscription_limits::SubscriptionLimits;
 pub use uri_template::{InvalidTemplate, UriVariables};
 
 #[cfg(feature = "macros")]
@@ -184,6 +187,8 @@ struct Inner {
     /// The change bus to other instances (`ServerBuilder::bus`); `None`: this process only.
     bus: Option<Arc<bus::Bus>>,
     shutdown: CancellationToken,
+    /// What listen streams and handshake-era subscriptions hold (`ServerBuilder::subscription_limits`).
+    subscriptions: Arc<subscription_limits::SubscriptionBudget>,
     principal: Option<PrincipalHook>,
     /// The middleware chain, outermost first (`ServerBuilder::middleware`).
     middleware: Vec<Arc<dyn Middleware>>,
@@ -430,6 +435,7 @@ pub struct ServerBuilder {
     principal: Option<PrincipalHook>,
     middleware: Vec<Arc<dyn Middleware>>,
     bus: Option<Arc<dyn bus::ChangeBus>>,
+    subscription_limits: SubscriptionLimits,
     #[cfg(feature = "tasks")]
     tasks: Option<tasks::Tasks>,
 }
@@ -460,6 +466,7 @@ impl ServerBuilder {
             principal: None,
             middleware: Vec::new(),
             bus: None,
+            subscription_limits: SubscriptionLimits::default(),
             #[cfg(feature = "tasks")]
             tasks: None,
         }
@@ -732,6 +739,9 @@ impl ServerBuilder {
                 changes,
                 bus,
                 shutdown: CancellationToken::new(),
+                subscriptions: subscription_limits::SubscriptionBudget::new(
+                    self.subscription_limits,
+                ),
                 principal: self.principal,
                 middleware: self.middleware,
                 #[cfg(feature = "tasks")]
