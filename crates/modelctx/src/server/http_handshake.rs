@@ -104,6 +104,7 @@ pub(crate) async fn post(
             ))),
         };
         let span = super::trace::initialize_span(
+            &state.server,
             &request.id,
             &request.method,
             request.params.map(RawValue::get),

@@ -541,8 +541,13 @@ impl Server {
             #[cfg(feature = "http-server")]
             http: None,
         };
-        let span =
-            super::trace::initialize_span(request.id(), request.method(), request.params(), false);
+        let span = super::trace::initialize_span(
+            self,
+            request.id(),
+            request.method(),
+            request.params(),
+            false,
+        );
         let reply = async {
             if self.has_middleware() {
                 self.through_middleware(message, &serve).await
