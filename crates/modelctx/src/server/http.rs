@@ -684,6 +684,14 @@ pub(crate) async fn respond(
     let error_statuses = handshake.is_none();
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
+    // A handshake-era client cancels with a `notifications/cancelled` POSTed on its own: the
+    // session finds the request by its id while it runs (`in_flight`).
+    let cancellable = handshake.as_ref().map(|session| {
+        let registered = session
+            .in_flight
+            .register(request.id.clone(), cancel.clone());
+        (registered, cancel.clone())
+    });
     // Dropping the response (the client went away) cancels the request.
     let guard = cancel.clone().drop_guard();
     let work: Work = Box::pin(async move {
@@ -704,7 +712,17 @@ pub(crate) async fn respond(
             http: Some(Arc::clone(&parts)),
             span: tracing::Span::none(),
         };
-        server.dispatch(incoming, Some(notifier), cancel).await
+        let reply = server.dispatch(incoming, Some(notifier), cancel).await;
+        match cancellable {
+            // The handler has stopped (its questions withdrawn on the stream meanwhile); the
+            // POST's response still has to end, and with a response for its id: `-32800`, as
+            // the Python SDK answers a cancelled 2025-11-25 request, never the result.
+            Some((_registered, cancel)) if cancel.is_cancelled() => error_reply(
+                Some(&request.id),
+                &super::http_handshake::request_cancelled(),
+            ),
+            _ => reply,
+        }
     });
     let mut work = work;
     tokio::select! {
