@@ -355,7 +355,7 @@ pub(crate) struct DemoArgs {
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origins: Vec<String>,
     /// Keep `long_report`'s tasks in this SQLite file (they survive a restart) instead of in
-    /// memory.
+    /// memory. A new file is created readable and writable by you only (mode 0600).
     #[arg(long, value_name = "FILE")]
     pub(crate) tasks_db: Option<PathBuf>,
     /// Join the change bus of a fleet on Redis (`redis://HOST:PORT`): resource updates and list

@@ -46,6 +46,10 @@ pub(crate) struct HandshakeSession {
     /// For the HTTP session table's idle eviction (a stdio session lives as long as its pipe).
     #[cfg(feature = "http-server")]
     last_used: Mutex<Instant>,
+    /// The requests POSTed on an HTTP session that its client may cancel (a stdio connection
+    /// keeps its own table, for both eras).
+    #[cfg(feature = "http-server")]
+    pub(crate) in_flight: Arc<super::in_flight::InFlight>,
 }
 
 impl HandshakeSession {
@@ -74,6 +78,8 @@ impl HandshakeSession {
             initialized: AtomicBool::new(false),
             #[cfg(feature = "http-server")]
             last_used: Mutex::new(Instant::now()),
+            #[cfg(feature = "http-server")]
+            in_flight: Arc::default(),
         }
     }
 

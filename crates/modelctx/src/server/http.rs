@@ -416,17 +416,7 @@ fn origin_allowed(list: Option<&Vec<String>>, origin: &HeaderValue) -> bool {
 fn check_host_and_origin(request: &Request, config: &HttpConfig) -> Result<(), Box<Response>> {
     let headers = request.headers();
     if config.allowed_hosts.is_some() {
-        // HTTP/2 carries the host in the `:authority` pseudo-header (the request's URI), and a
-        // `Host` header only if the client adds one; when both are there they must agree
-        // (RFC 9113, 8.3.1), so either names the host asked for.
-        let host = match headers.get(header::HOST) {
-            Some(host) => host.to_str().ok(),
-            None if request.version() == http::Version::HTTP_2 => {
-                request.uri().authority().map(http::uri::Authority::as_str)
-            }
-            None => None,
-        }
-        .map(host_part);
+        let host = request_authority(request)?.map(host_part);
         if !host.is_some_and(|h| allowed(config.allowed_hosts.as_ref(), h)) {
             return Err(Box::new(plain(
                 StatusCode::MISDIRECTED_REQUEST,
@@ -443,6 +433,30 @@ fn check_host_and_origin(request: &Request, config: &HttpConfig) -> Result<(), B
         )));
     }
     Ok(())
+}
+
+/// The authority the request asked for: the `Host` header, or over HTTP/2 the `:authority`
+/// pseudo-header (the request's URI), where a `Host` header is there only if the client added
+/// one. Over HTTP/2 the check reads `:authority` whenever there is one, which is what the
+/// client connected for, and a `Host` that names another authority makes the request malformed
+/// (RFC 9113, 8.3.1): 400, rather than a check of whichever of the two suits the sender.
+fn request_authority(request: &Request) -> Result<Option<&str>, Box<Response>> {
+    let host = request.headers().get(header::HOST);
+    if request.version() != http::Version::HTTP_2 {
+        return Ok(host.and_then(|host| host.to_str().ok()));
+    }
+    let Some(authority) = request.uri().authority().map(http::uri::Authority::as_str) else {
+        return Ok(host.and_then(|host| host.to_str().ok()));
+    };
+    match host {
+        Some(host) if !host.as_bytes().eq_ignore_ascii_case(authority.as_bytes()) => {
+            Err(Box::new(plain(
+                StatusCode::BAD_REQUEST,
+                "Host header does not match :authority",
+            )))
+        }
+        _ => Ok(Some(authority)),
+    }
 }
 
 /// The media types listed in a header (parameters dropped), without allocating.
@@ -670,6 +684,14 @@ pub(crate) async fn respond(
     let error_statuses = handshake.is_none();
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
+    // A handshake-era client cancels with a `notifications/cancelled` POSTed on its own: the
+    // session finds the request by its id while it runs (`in_flight`).
+    let cancellable = handshake.as_ref().map(|session| {
+        let registered = session
+            .in_flight
+            .register(request.id.clone(), cancel.clone());
+        (registered, cancel.clone())
+    });
     // Dropping the response (the client went away) cancels the request.
     let guard = cancel.clone().drop_guard();
     let work: Work = Box::pin(async move {
@@ -690,7 +712,17 @@ pub(crate) async fn respond(
             http: Some(Arc::clone(&parts)),
             span: tracing::Span::none(),
         };
-        server.dispatch(incoming, Some(notifier), cancel).await
+        let reply = server.dispatch(incoming, Some(notifier), cancel).await;
+        match cancellable {
+            // The handler has stopped (its questions withdrawn on the stream meanwhile); the
+            // POST's response still has to end, and with a response for its id: `-32800`, as
+            // the Python SDK answers a cancelled 2025-11-25 request, never the result.
+            Some((_registered, cancel)) if cancel.is_cancelled() => error_reply(
+                Some(&request.id),
+                &super::http_handshake::request_cancelled(),
+            ),
+            _ => reply,
+        }
     });
     let mut work = work;
     tokio::select! {

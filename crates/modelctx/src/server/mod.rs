@@ -55,6 +55,7 @@ mod http_body;
 mod http_handshake;
 #[cfg(feature = "http-server")]
 mod http_sessions;
+mod in_flight;
 mod listen;
 // The high-level server; its items are re-exported below, the macro support only through
 // `crate::__private`.

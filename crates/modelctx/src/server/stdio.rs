@@ -7,7 +7,6 @@
 //! input ends the server once the requests in flight have answered.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::ops::Range;
@@ -16,10 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use modelctx_types::Method as _;
 use modelctx_types::jsonrpc::{Decoded, MessageRef, NotificationRef, ResponseRef, encode_error};
-use modelctx_types::methods::{Cancelled, Initialize, Initialized};
-use modelctx_types::{
-    CancelledNotificationParams, Era, ErrorCode, ErrorObject, NotificationMethod, RequestId,
-};
+use modelctx_types::methods::{Initialize, Initialized};
+use modelctx_types::{Era, ErrorCode, ErrorObject, NotificationMethod, RequestId};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
@@ -31,6 +28,7 @@ use tracing::Instrument as _;
 use super::Server;
 use super::dispatch::{Incoming, Reply, decode_params};
 use super::handshake::{self, HandshakeSession};
+use super::in_flight::{InFlight, serve_notification};
 use super::middleware::{self, Message};
 use super::typed_params::{self, OwnedRequest, Received};
 use crate::sync::lock;
@@ -54,8 +52,6 @@ impl Default for StdioConfig {
         }
     }
 }
-
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
 
 impl Server {
     /// Serves on this process's stdin and stdout until stdin closes. Logs must go to stderr.
@@ -121,7 +117,7 @@ impl Server {
     {
         let (out, outbox) = mpsc::channel::<Vec<u8>>(1024);
         let writer_task = tokio::spawn(write_lines(writer, outbox));
-        let in_flight: InFlight = Arc::default();
+        let in_flight = Arc::new(InFlight::default());
         // The requests that wait (a slow tool, a back-channel question) run as tasks of their own;
         // reading pauses while `max_concurrent_requests` of them run. A request answered on its
         // first poll is never one of them, so it costs no semaphore permit (an acquire and a
@@ -247,14 +243,7 @@ impl Server {
                         let reply = server
                             .dispatch_in_task(incoming, Some(out.clone()), cancel.clone())
                             .await;
-                        {
-                            let mut in_flight = lock(&in_flight);
-                            // Most requests finish on their first poll and were never
-                            // registered: an empty map saves hashing the id (SipHash).
-                            if !in_flight.is_empty() {
-                                in_flight.remove(&request.id);
-                            }
-                        }
+                        in_flight.remove(&request.id);
                         // After a cancellation nothing more is sent for the request.
                         if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
                         {
@@ -265,7 +254,7 @@ impl Server {
                     // and spawn a task only for those that wait (a slow tool, a back-channel
                     // question). Nothing is read meanwhile, so no cancellation can be missed.
                     if futures::poll!(task.as_mut()).is_pending() {
-                        lock(&in_flight).insert(key, token);
+                        in_flight.insert(key, token);
                         requests.spawn(task);
                     }
                 }
@@ -353,27 +342,6 @@ impl Server {
         drop(out);
         let _ = writer_task.await;
         result
-    }
-}
-
-/// What the transport itself does with a notification: `initialized` opens a handshake-era
-/// session, `cancelled` cancels the request it names.
-fn serve_notification(
-    session: Option<&HandshakeSession>,
-    in_flight: &InFlight,
-    method: &str,
-    params: Option<&str>,
-) {
-    if method == Initialized::NAME
-        && let Some(session) = session
-    {
-        session.mark_initialized();
-    } else if method == Cancelled::NAME
-        && let Some(params) = params
-        && let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params)
-        && let Some(token) = lock(in_flight).get(&params.request_id)
-    {
-        token.cancel();
     }
 }
 
@@ -541,8 +509,13 @@ impl Server {
             #[cfg(feature = "http-server")]
             http: None,
         };
-        let span =
-            super::trace::initialize_span(request.id(), request.method(), request.params(), false);
+        let span = super::trace::initialize_span(
+            self,
+            request.id(),
+            request.method(),
+            request.params(),
+            false,
+        );
         let reply = async {
             if self.has_middleware() {
                 self.through_middleware(message, &serve).await
