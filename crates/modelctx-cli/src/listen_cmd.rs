@@ -7,7 +7,7 @@ use modelctx::client::{Client, ListenEvent, TaskSettings};
 use modelctx::types::Method as _;
 use modelctx::types::tasks::TaskIdsFilter as _;
 use modelctx::types::{SubscriptionFilter, methods::SubscriptionsListen};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::cli::{ListKind, ListenArgs};
 use crate::error::{CliError, Result};
@@ -159,6 +159,10 @@ fn show(event: &ListenEvent, as_json: bool) -> String {
     }
     let short = method.strip_prefix("notifications/").unwrap_or(method);
     match (short, &params) {
+        (_, None) => line(short).into_owned(),
+        // JSON-RPC params are an object or an array: a string is the text of params the client
+        // could not parse (`ListenEvent::Other`), shown as it came, escaped.
+        (_, Some(Value::String(raw))) => format!("{} {}", line(short), line(raw)),
         ("resources/updated", Some(params)) => {
             format!(
                 "{short} {}",
@@ -178,7 +182,6 @@ fn show(event: &ListenEvent, as_json: bool) -> String {
             }
             shown
         }
-        (_, None) => short.to_owned(),
         (_, Some(params)) => format!("{} {}", line(short), json_line(params)),
     }
 }
@@ -211,8 +214,18 @@ mod tests {
         assert_eq!(show(&task, false), "task t1 working: step 1");
         let other = ListenEvent::Other {
             method: "notifications/x".into(),
-            params: Some(serde_json::Value::Bool(true)),
+            params: Some(Value::Bool(true)),
         };
         assert_eq!(show(&other, false), "x true");
+        let bare = ListenEvent::Other {
+            method: "notifications/x\u{1b}[2J".into(),
+            params: None,
+        };
+        assert_eq!(show(&bare, false), "x\\u{1b}[2J");
+        let raw = ListenEvent::Other {
+            method: "notifications/x".into(),
+            params: Some(Value::String("[[\"\u{9b}\"]]".into())),
+        };
+        assert_eq!(show(&raw, false), "x [[\"\\u{9b}\"]]");
     }
 }

@@ -62,7 +62,10 @@ pub enum ListenEvent {
     Other {
         /// The method.
         method: String,
-        /// The params, when there were any.
+        /// The params, when there were any. Params that cannot be parsed into a [`Value`]
+        /// (nested deeper than `serde_json`'s limit of 128 levels) are kept as their raw JSON
+        /// text in a [`Value::String`]: JSON-RPC params are an object or an array, so a string
+        /// here is always that text. It is the server's, unchecked: escape it before printing.
         params: Option<Value>,
     },
 }
@@ -94,10 +97,12 @@ impl ListenEvent {
     fn other(notification: &Notification) -> Self {
         Self::Other {
             method: notification.method.clone(),
-            params: notification
-                .params
-                .as_deref()
-                .and_then(|raw| serde_json::from_str(raw.get()).ok()),
+            // Dropped, unparsable params left the method alone to show, and hid what the server
+            // sent: the raw text says it.
+            params: notification.params.as_deref().map(|raw| {
+                serde_json::from_str(raw.get())
+                    .unwrap_or_else(|_| Value::String(raw.get().to_owned()))
+            }),
         }
     }
 
