@@ -12,8 +12,9 @@ out.";
 
 const ANSWER_HELP: &str = "\
 Input requests (elicitation, sampling, roots) are answered in the terminal: forms field by field \
-(type `!decline` or `!cancel` at any prompt), URLs after showing the full URL with its domain \
-highlighted and asking consent (the URL is never opened or fetched). Roots default to the \
+(type `!decline` or `!cancel` at any prompt), URLs after showing the URL as a browser reads it \
+with its domain highlighted (and, with a warning, the server's text when it differs) and asking \
+consent (the URL is never opened or fetched). Roots default to the \
 current directory; sampling runs --llm-cmd once you consent to the prompt shown (--yes: without \
 asking; --max-sampling: at most N per request), or is declined. Text from the server is shown \
 with control and invisible characters escaped (e.g. \\u{1b}).

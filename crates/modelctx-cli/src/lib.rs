@@ -39,6 +39,7 @@ mod progress;
 mod render;
 mod safe_text;
 mod serve;
+mod shown_url;
 mod sync;
 mod target;
 mod telemetry;
