@@ -48,8 +48,16 @@ pub(crate) async fn listen(args: ListenArgs) -> Result<ExitCode> {
                 line(&server),
                 describe(subscription.acknowledged())
             );
+            let mut missed = 0;
             while let Some(event) = subscription.next().await {
                 pause = RELISTEN_MIN;
+                if subscription.missed() > missed {
+                    missed = subscription.missed();
+                    eprintln!(
+                        "{missed} notifications dropped so far (mcp fell behind the server); \
+                         what it follows is shown as changed"
+                    );
+                }
                 println!("{}", show(&event, args.json));
             }
             if let Some(error) = subscription.error() {
