@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::cli::{ListKind, ListenArgs};
 use crate::error::{CliError, Result};
 use crate::safe_text::{json_line, line};
-use crate::target::{Target, describe_server, explain, timeout};
+use crate::target::{Target, close, describe_server, explain, timeout};
 
 /// The pause before listening again after a graceful close, doubled while closes follow each
 /// other without an event in between (a server that closes every stream at once must not make
@@ -27,13 +27,17 @@ pub(crate) async fn listen(args: ListenArgs) -> Result<ExitCode> {
         return Err(CliError::usage(format!("unexpected argument {extra:?}")));
     }
     let filter = filter(&args)?;
+    let mut builder = Client::builder();
+    if !args.tasks.is_empty() {
+        builder = builder.tasks(TaskSettings::new());
+    }
+    let client = tokio::select! {
+        client = target.connect(builder, &args.connect) => client?,
+        // Ctrl-C stops listening, even before it started.
+        _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+    };
+    let server = format!("{} ({target})", describe_server(&client));
     let follow = async {
-        let mut builder = Client::builder();
-        if !args.tasks.is_empty() {
-            builder = builder.tasks(TaskSettings::new());
-        }
-        let client = target.connect(builder, &args.connect).await?;
-        let server = format!("{} ({target})", describe_server(&client));
         let mut pause = RELISTEN_MIN;
         loop {
             let mut subscription = client.listen(filter.clone()).await.map_err(|e| {
@@ -73,6 +77,7 @@ pub(crate) async fn listen(args: ListenArgs) -> Result<ExitCode> {
             pause = (pause * 2).min(RELISTEN_MAX);
         }
     };
+    // `--timeout` counts from the connection on, as for the other commands.
     let stop = async {
         match timeout(&args.connect) {
             Some(after) => tokio::select! {
@@ -84,10 +89,13 @@ pub(crate) async fn listen(args: ListenArgs) -> Result<ExitCode> {
             }
         }
     };
-    tokio::select! {
+    let outcome = tokio::select! {
         outcome = follow => outcome,
         () = stop => Ok(ExitCode::SUCCESS),
-    }
+    };
+    // The subscription is dropped: the server is told before the process exits.
+    close(client).await;
+    outcome
 }
 
 /// The filter the flags ask for; at least one thing to follow.
