@@ -29,6 +29,7 @@ use crate::cli::AnswerArgs;
 use crate::form;
 use crate::progress::ProgressView;
 use crate::safe_text::{self, line};
+use crate::shown_url::highlight_url;
 
 /// What the user may type (lower-cased) to "Send …?" after filling a form, and what it means:
 /// Enter accepts the answer shown.
@@ -659,65 +660,6 @@ fn rejected(why: &str) -> ErrorObject {
     )
 }
 
-/// A URL for display: the full URL with its host highlighted, and what looks suspicious.
-#[derive(Debug, PartialEq)]
-pub(crate) struct ShownUrl {
-    /// The whole URL, the host styled.
-    pub(crate) line: String,
-    /// The host (and port), as the browser would connect to it.
-    pub(crate) host: String,
-    /// Reasons for caution.
-    pub(crate) warnings: Vec<String>,
-}
-
-/// Splits `url` into scheme, user info, host and the rest, and highlights the host. Control
-/// and invisible characters are shown escaped (they could hide or reorder the URL's tail) and
-/// earn a warning.
-pub(crate) fn highlight_url(url: &str) -> ShownUrl {
-    let mut warnings = Vec::new();
-    if matches!(line(url), std::borrow::Cow::Owned(_)) {
-        warnings
-            .push("the URL contains control or invisible characters (shown as \\u{…})".to_owned());
-    }
-    let Some((scheme, rest)) = url.split_once("://") else {
-        warnings.insert(0, "this is not an absolute URL".to_owned());
-        return ShownUrl {
-            line: line(url).into_owned(),
-            host: String::new(),
-            warnings,
-        };
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    let (userinfo, host) = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => (Some(userinfo), host),
-        None => (None, authority),
-    };
-    let (scheme, host, path) = (line(scheme), line(host), line(path));
-    let userinfo = userinfo.map(line);
-    if !scheme.eq_ignore_ascii_case("https") {
-        warnings.push(format!("the URL uses {scheme}, not https"));
-    }
-    if let Some(userinfo) = &userinfo {
-        warnings.push(format!(
-            "the text before '@' ({userinfo}) is not the site: the site is {host}"
-        ));
-    }
-    if host.contains("xn--") {
-        warnings.push("the domain uses punycode (it may imitate another name)".to_owned());
-    }
-    let shown = format!(
-        "{scheme}://{}{}{path}",
-        userinfo.map(|u| format!("{u}@")).unwrap_or_default(),
-        style(&host).yellow().bold().underlined().for_stderr(),
-    );
-    ShownUrl {
-        line: shown,
-        host: host.into_owned(),
-        warnings,
-    }
-}
-
 /// The text given to `--llm-cmd`: the system prompt, then the conversation.
 fn sampling_prompt(params: &CreateMessageRequestParams) -> String {
     let mut prompt = String::new();
@@ -825,22 +767,6 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_show_the_host() {
-        let shown = highlight_url("https://auth.example.com/connect?session=1");
-        assert_eq!(shown.host, "auth.example.com");
-        assert!(shown.warnings.is_empty());
-        assert!(
-            console::strip_ansi_codes(&shown.line) == "https://auth.example.com/connect?session=1"
-        );
-
-        let tricky = highlight_url("http://accounts.example.com@evil.test:8080/login");
-        assert_eq!(tricky.host, "evil.test:8080");
-        assert_eq!(tricky.warnings.len(), 2, "{:?}", tricky.warnings);
-
-        assert_eq!(highlight_url("not a url").warnings.len(), 1);
-    }
 
     #[test]
     fn file_uris_are_encoded() {

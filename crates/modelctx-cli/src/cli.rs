@@ -12,8 +12,9 @@ out.";
 
 const ANSWER_HELP: &str = "\
 Input requests (elicitation, sampling, roots) are answered in the terminal: forms field by field \
-(type `!decline` or `!cancel` at any prompt), URLs after showing the full URL with its domain \
-highlighted and asking consent (the URL is never opened or fetched). Roots default to the \
+(type `!decline` or `!cancel` at any prompt), URLs after showing the URL as a browser reads it \
+with its domain highlighted (and, with a warning, the server's text when it differs) and asking \
+consent (the URL is never opened or fetched). Roots default to the \
 current directory; sampling runs --llm-cmd once you consent to the prompt shown (--yes: without \
 asking; --max-sampling: at most N per request), or is declined. Text from the server is shown \
 with control and invisible characters escaped (e.g. \\u{1b}).
@@ -93,7 +94,7 @@ pub(crate) enum Command {
         (`--json`: one JSON object per line): `tools/list_changed`, `resources/updated URI`, \
         `task ID STATUS[: message]`, …. The line saying what the server agreed to send goes to \
         stderr. When the server ends the stream gracefully (an instance shutting down), mcp \
-        listens again. Stops on Ctrl-C or after --timeout seconds (exit 0)."))]
+        listens again. Stops on Ctrl-C or after --timeout seconds of listening (exit 0)."))]
     Listen(ListenArgs),
     /// Run a server.
     #[command(subcommand)]
@@ -121,9 +122,17 @@ pub(crate) struct ConnectArgs {
     /// 2026-07-28 only, or the 2025-11-25 handshake.
     #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
     pub(crate) mode: ModeArg,
-    /// Give up after this many seconds (connecting, every round and every question included).
+    /// Give up after this many seconds once connected (every round and every question
+    /// included; connecting counts against --connect-timeout instead). On giving up (or on
+    /// Ctrl-C) the server is told: the request in flight is cancelled, a 2025-11-25 HTTP session
+    /// ended.
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     pub(crate) timeout: Option<Duration>,
+    /// Give up connecting after this many seconds: starting a stdio server (a Node or Python
+    /// server may take seconds, `npx` longer) and the first exchange with the server. Signing
+    /// in does not count.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds, default_value = "30")]
+    pub(crate) connect_timeout: Duration,
     /// The most InputRequiredResult rounds one request may take.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub(crate) max_rounds: u32,

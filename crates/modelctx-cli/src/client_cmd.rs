@@ -24,7 +24,7 @@ use crate::progress::ProgressView;
 use crate::render;
 use crate::safe_text::line;
 use crate::sync::lock;
-use crate::target::{Target, describe_server, explain, timeout};
+use crate::target::{Target, close, describe_server, explain, interruptible, timeout};
 
 /// How long `tasks/cancel` may take when the command is interrupted.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
@@ -47,8 +47,8 @@ pub(crate) enum Get {
     Task,
 }
 
-/// Runs `work` under `--timeout`.
-/// Runs `work` under `--timeout` (the time spent signing in is not counted).
+/// Runs `work` under `--timeout` (the time spent signing in is not counted). Connecting is not
+/// part of it: `--connect-timeout` bounds that.
 async fn bounded<T>(args: &ConnectArgs, work: impl Future<Output = Result<T>>) -> Result<T> {
     let after = timeout(args);
     crate::oauth::within(after, &args.sign_in, work)
@@ -87,7 +87,6 @@ struct PendingTask(Arc<Mutex<PendingState>>);
 
 #[derive(Debug, Default)]
 struct PendingState {
-    client: Option<Client>,
     /// The task's id, and whether it has ended.
     task: Option<(String, bool)>,
     /// Whether it is a 2025-11-25 task (cancelled with that protocol's `tasks/cancel`).
@@ -97,10 +96,6 @@ struct PendingState {
 impl PendingTask {
     fn lock(&self) -> std::sync::MutexGuard<'_, PendingState> {
         lock(&self.0)
-    }
-
-    fn set_client(&self, client: &Client) {
-        self.lock().client = Some(client.clone());
     }
 
     fn seen(&self, task: &DetailedTask) {
@@ -134,11 +129,11 @@ impl PendingTask {
     }
 
     /// Cancels the task if one is still running (waiting at most a few seconds for the server).
-    async fn cancel(&self) {
-        let (client, id, handshake) = {
+    async fn cancel(&self, client: &Client) {
+        let (id, handshake) = {
             let mut state = self.lock();
-            match (state.client.take(), state.task.take()) {
-                (Some(client), Some((id, false))) => (client, id, state.handshake),
+            match state.task.take() {
+                Some((id, false)) => (id, state.handshake),
                 _ => return,
             }
         };
@@ -156,7 +151,6 @@ impl PendingTask {
             Ok(Err(error)) => eprintln!("tasks/cancel {shown}: {}", line(&error.to_string())),
             Err(_) => eprintln!("tasks/cancel {shown}: no answer within {CANCEL_WAIT:?}"),
         }
-        let _ = client.close().await;
     }
 }
 
@@ -170,9 +164,9 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
     if let Some(extra) = rest.first() {
         return Err(CliError::usage(format!("unexpected argument {extra:?}")));
     }
-    bounded(&args.connect, async {
-        let client = target.connect(Client::builder(), &args.connect).await?;
-        let (raw, human) = match what {
+    let client = interruptible(target.connect(Client::builder(), &args.connect)).await?;
+    let listing = bounded(&args.connect, async {
+        Ok(match what {
             List::Tools => {
                 let tools = to_json(&client.list_tools().await.map_err(failed(ListTools::NAME))?);
                 let human = render::tools(tools.as_array().map_or(&[], Vec::as_slice));
@@ -210,17 +204,23 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
                 both.insert("resourceTemplates".to_owned(), templates);
                 (Value::Object(both), human)
             }
-        };
-        // Shown before the server is closed: its shutdown is not the user's wait.
-        if args.json {
-            println!("{}", render::json(&raw));
-        } else {
-            print!("{human}");
+        })
+    });
+    let (raw, human) = match interruptible(listing).await {
+        Ok(listed) => listed,
+        Err(error) => {
+            close(client).await;
+            return Err(error);
         }
-        let _ = client.close().await;
-        Ok(ExitCode::SUCCESS)
-    })
-    .await
+    };
+    // Shown before the server is closed: its shutdown is not the user's wait.
+    if args.json {
+        println!("{}", render::json(&raw));
+    } else {
+        print!("{human}");
+    }
+    let _ = client.close().await;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `mcp call|prompt|read [TARGET] NAME …`.
@@ -251,10 +251,9 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         .tasks(TaskSettings::new().cancel_on_drop(false))
         .tasks_2025(Tasks2025Settings::new().cancel_on_drop(false));
     let pending = PendingTask::default();
+    let client = interruptible(target.connect(builder, &args.connect)).await?;
+    asker.set_server(format!("{} ({target})", describe_server(&client)));
     let call = bounded(&args.connect, async {
-        let client = target.connect(builder, &args.connect).await?;
-        asker.set_server(format!("{} ({target})", describe_server(&client)));
-        pending.set_client(&client);
         let shown = progress.clone();
         let tracked = pending.clone();
         let options = RequestOptions::new()
@@ -274,7 +273,7 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                     shown.task_2025(task);
                 }
             });
-        let result = match what {
+        match what {
             Get::Tool => {
                 let arguments = tool_arguments(&client, name, rest).await?;
                 let params = CallToolRequestParams::new(name.clone(), Some(arguments));
@@ -307,29 +306,18 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
             .await
             .map(|r| to_json(&r))
             .map_err(failed(ReadResource::NAME)),
-        };
-        Ok((result, client))
+        }
     });
-    let outcome = tokio::select! {
-        outcome = call => outcome,
-        _ = tokio::signal::ctrl_c() => Err(CliError::interrupted("interrupted")),
-    };
-    // The server is closed after the result is shown: its shutdown (stdin closed, then up to
-    // the grace period for it to exit) is not the user's wait.
-    let (outcome, client) = match outcome {
-        Ok((result, client)) => (result, Some(client)),
-        Err(error) => (Err(error), None),
-    };
-    let result = match outcome {
+    let result = match interruptible(call).await {
         Ok(result) => result,
         Err(error) => {
-            if let Some(client) = client {
-                let _ = client.close().await;
-            }
-            // Interrupted or out of time while a task runs: cancel it rather than leave it
-            // behind.
+            // Failed, interrupted or out of time: a task still running is cancelled rather than
+            // left behind, and the request in flight is abandoned, which the server is told
+            // (`notifications/cancelled`, then `DELETE` of a 2025-11-25 HTTP session) before
+            // the process exits.
             progress.clear();
-            pending.cancel().await;
+            pending.cancel(&client).await;
+            close(client).await;
             return Err(error);
         }
     };
@@ -344,9 +332,9 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         };
         println!("{text}");
     }
-    if let Some(client) = client {
-        let _ = client.close().await;
-    }
+    // The server is closed after the result is shown: its shutdown (stdin closed, then up to
+    // the grace period for it to exit) is not the user's wait.
+    let _ = client.close().await;
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         eprintln!("error: the tool reported an error (isError)");
         return Ok(ExitCode::from(1));

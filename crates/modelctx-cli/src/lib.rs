@@ -39,6 +39,7 @@ mod progress;
 mod render;
 mod safe_text;
 mod serve;
+mod shown_url;
 mod sync;
 mod target;
 mod telemetry;
@@ -125,8 +126,10 @@ pub fn run() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            // Error messages quote the server (its errors, names, ids): escaped for the terminal.
-            eprintln!("error: {}", safe_text::block(&error.to_string()));
+            // Error messages quote the server (its errors, names, ids): escaped for the terminal,
+            // and on one line, newlines included: a server's second line would otherwise pass for
+            // one of ours (`error: your sign-in expired; run …`).
+            eprintln!("error: {}", safe_text::line(&error.to_string()));
             error.exit_code()
         }
     }

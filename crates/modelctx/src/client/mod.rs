@@ -109,6 +109,7 @@ mod input_loop;
 #[cfg(test)]
 pub(crate) mod layers;
 mod listen;
+mod listen_queue;
 pub mod middleware;
 mod negotiate;
 #[cfg(feature = "auth-client")]
