@@ -402,6 +402,12 @@ pub(crate) struct DemoArgs {
     /// mcp-demo-server unless $OTEL_SERVICE_NAME is set.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
+    /// On SIGTERM or SIGINT the server stops taking requests, ends listen streams with their
+    /// closing result and gives the requests in flight this many seconds to answer (default 5;
+    /// those still running are then dropped), then sends its telemetry and exits 0. Keep it
+    /// below the time your supervisor waits before SIGKILL (docker stop: 10 s).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub(crate) shutdown_grace: Option<Duration>,
 }
 
 /// `--auth-dpop`.
