@@ -119,7 +119,8 @@ pub(crate) enum Command {
 #[derive(Debug, Args, Clone)]
 pub(crate) struct ConnectArgs {
     /// Which era to speak: probe with server/discover and fall back to the handshake (auto),
-    /// 2026-07-28 only, or the 2025-11-25 handshake.
+    /// 2026-07-28 only (`2026-07-28`), or the 2025-11-25 handshake (`handshake` or
+    /// `2025-11-25`).
     #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
     pub(crate) mode: ModeArg,
     /// Give up after this many seconds once connected (every round and every question
@@ -410,6 +411,12 @@ pub(crate) struct DemoArgs {
     /// mcp-demo-server unless $OTEL_SERVICE_NAME is set.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
+    /// On SIGTERM or SIGINT the server stops taking requests, ends listen streams with their
+    /// closing result and gives the requests in flight this many seconds to answer (default 5;
+    /// those still running are then dropped), then sends its telemetry and exits 0. Keep it
+    /// below the time your supervisor waits before SIGKILL (docker stop: 10 s).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub(crate) shutdown_grace: Option<Duration>,
 }
 
 /// `--auth-dpop`.
@@ -455,11 +462,13 @@ pub(crate) struct InspectArgs {
 pub(crate) enum ModeArg {
     /// Probe with server/discover, fall back to the handshake.
     Auto,
-    /// 2026-07-28 without probing.
-    #[value(name = "2026-07-28")]
+    /// 2026-07-28 without probing (also `modern`).
+    #[value(name = "2026-07-28", alias = "modern")]
     Modern,
-    /// The 2025-11-25 initialize handshake (`handshake` is accepted as an alias, the name before).
-    #[value(alias = "legacy")]
+    /// The 2025-11-25 initialize handshake (also `2025-11-25`, and `legacy`, its name before).
+    // Named by the era like `auto`'s fallback, and by the revision like `2026-07-28`: users
+    // type either, and scripts written before the rename still say `legacy`.
+    #[value(aliases = ["2025-11-25", "legacy"])]
     Handshake,
 }
 
@@ -477,19 +486,27 @@ mod tests {
         }
     }
 
-    /// The handshake era is `--mode handshake`; `--mode handshake`, its name before, still works
-    /// in users' scripts.
+    /// The handshake era is `--mode handshake` or `--mode 2025-11-25` (as the other era is
+    /// `--mode 2026-07-28` or `--mode modern`); `--mode legacy`, its name before, still works in
+    /// users' scripts.
     #[test]
-    fn the_handshake_mode_keeps_its_old_name_as_an_alias() {
-        assert_eq!(
-            mode_of(&["mcp", "tools", "--mode", "handshake", "http://x"]),
-            ModeArg::Handshake
-        );
-        assert_eq!(
-            mode_of(&["mcp", "tools", "--mode", "legacy", "http://x"]),
-            ModeArg::Handshake
-        );
+    fn each_era_is_named_by_its_revision_and_its_name() {
+        for (value, mode) in [
+            ("handshake", ModeArg::Handshake),
+            ("2025-11-25", ModeArg::Handshake),
+            ("legacy", ModeArg::Handshake),
+            ("2026-07-28", ModeArg::Modern),
+            ("modern", ModeArg::Modern),
+            ("auto", ModeArg::Auto),
+        ] {
+            assert_eq!(
+                mode_of(&["mcp", "tools", "--mode", value, "http://x"]),
+                mode,
+                "{value}"
+            );
+        }
         assert_eq!(mode_of(&["mcp", "tools", "http://x"]), ModeArg::Auto);
+        assert!(Cli::try_parse_from(["mcp", "tools", "--mode", "2024-11-05", "http://x"]).is_err());
     }
 
     /// clap's debug assertions hold for every (deferred) subcommand: names, conflicts, groups.

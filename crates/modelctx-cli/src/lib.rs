@@ -11,7 +11,7 @@
 //!   changes, a line per notification, listening again when the server closes the stream.
 //! * `mcp serve demo [--http ADDR [--auth-issuer ISSUER [--auth-dpop MODE]]] [--bus redis://…]` runs the [`demo`]
 //!   server, optionally accepting only the access tokens of ISSUER, and sharing changes with the
-//!   other instances on the bus.
+//!   other instances on the bus; SIGTERM or SIGINT stops it cleanly (`--shutdown-grace`).
 //! * `mcp keys generate` and `mcp state inspect --key K TOKEN` help operators with sealed
 //!   request state.
 //! * `mcp bench TARGET --tool NAME` measures calls/s and latency against any server.

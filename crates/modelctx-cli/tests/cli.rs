@@ -146,6 +146,60 @@ fn answer_flag_completes_provision_against_both_servers() {
     }
 }
 
+/// `--mode` takes either era by its revision as well as by its name: `2025-11-25` speaks the
+/// handshake (the Python provisioner says which protocol served the call), like `handshake` and
+/// `legacy`, its name before; `2026-07-28` and `modern` speak the other era. The help names the
+/// values as they are (it called `handshake` the old alias, which is `legacy`).
+#[test]
+fn mode_takes_both_revisions_and_says_so() {
+    let py = python();
+    let provisioner = provisioner();
+    for (mode, era) in [
+        ("2025-11-25", "2025-11-25"),
+        ("handshake", "2025-11-25"),
+        ("legacy", "2025-11-25"),
+        ("2026-07-28", "2026-07-28"),
+        ("modern", "2026-07-28"),
+    ] {
+        let output = mcp(
+            &[
+                "call",
+                "--timeout",
+                "60",
+                "--mode",
+                mode,
+                "--answer",
+                r#"region="eu-west-1""#,
+                "provision",
+                "name=orders",
+                "--",
+                py,
+                &provisioner,
+            ],
+            "",
+        );
+        assert_ok(&output);
+        let text = stdout(&output);
+        assert!(
+            text.contains(&format!("(protocol {era},")),
+            "{mode}: {text}"
+        );
+    }
+    let help = mcp(&["call", "--help"], "");
+    assert_ok(&help);
+    let help = stdout(&help);
+    for said in [
+        "the 2025-11-25 handshake (`handshake` or `2025-11-25`)",
+        "also `2025-11-25`, and `legacy`, its name before",
+    ] {
+        assert!(help.contains(said), "{said:?} not in:\n{help}");
+    }
+    assert!(
+        !help.contains("`handshake` is accepted as an alias"),
+        "{help}"
+    );
+}
+
 /// Two questions in one round, asked field by field from piped stdin: wrong input is refused
 /// with a reason and asked again; enums take a number or a value.
 #[test]

@@ -7,7 +7,8 @@
 //! never minted nor honoured.
 //!
 //! Mount it in your own axum app with [`Server::http_router`], or run it alone with
-//! [`Server::serve_http`], which binds with `TCP_NODELAY` (no Nagle stalls on SSE).
+//! [`Server::serve_http`] or [`Server::serve_http_on`], which serve with `TCP_NODELAY` (no Nagle
+//! stalls on SSE) and, on a shutdown, drain within [`HttpConfig::shutdown_grace`].
 //! Host and Origin are checked against loopback names by default (DNS-rebinding protection).
 //! They are separate settings: serving beyond localhost widens [`HttpConfig::allowed_hosts`]
 //! (or [`HttpConfig::allow_any_host`]) and keeps the Origin allowlist, which the transport
@@ -15,7 +16,6 @@
 //! [`HttpConfig::allowed_origins`].
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +31,6 @@ use futures::stream::{self, Stream};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::jsonrpc::{Decoded, MessageRef};
 use serde_json::value::RawValue;
-use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -41,6 +40,7 @@ use super::headers::{HeaderAccess, Repeated};
 use super::http_body::{BodyBudget, BodyError};
 use super::middleware::Message;
 pub use super::peer_rate::RateLimit;
+use super::shutdown::DEFAULT_SHUTDOWN_GRACE;
 use super::typed_params::{self, OwnedRequest};
 use crate::http::{headers, sse};
 
@@ -86,6 +86,11 @@ pub struct HttpConfig {
     /// [`Server::http_router`] is served with
     /// `into_make_service_with_connect_info::<SocketAddr>()`; otherwise nothing is limited.
     pub session_rate: Option<RateLimit>,
+    /// Under [`Server::serve_http_on`]: how long the requests in flight may take to finish once
+    /// its shutdown future completes ([`DEFAULT_SHUTDOWN_GRACE`], 5 s); the connections still
+    /// open after it are closed, dropping their requests. `Duration::MAX` waits for them
+    /// however long they take.
+    pub shutdown_grace: Duration,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<super::auth::ResourceServer>>,
@@ -108,6 +113,7 @@ impl Default for HttpConfig {
             keep_alive: Duration::from_secs(15),
             sse_responses: false,
             session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -213,6 +219,14 @@ impl HttpConfig {
         self.session_rate = rate;
         self
     }
+
+    /// How long requests in flight may take to finish once a shutdown begins (the field of the
+    /// same name).
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
 }
 
 pub(crate) struct HttpState {
@@ -247,8 +261,9 @@ impl HeaderAccess for HeaderMap {
 
 impl Server {
     /// An axum router serving this server at `config.path` (a tower service; mount it in your
-    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`], as
-    /// [`Server::serve_http_on`] does, to give [`HttpConfig::session_rate`] and
+    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`] (the
+    /// `ConnectInfo` [`Server::serve_http_on`] gives its connections too) to give
+    /// [`HttpConfig::session_rate`] and
     /// [`RequestContext::peer_addr`](super::RequestContext::peer_addr) the peers' addresses.
     pub fn http_router(&self, config: HttpConfig) -> Router {
         let path = config.path.clone();
@@ -280,56 +295,6 @@ impl Server {
             None => router,
         };
         router.with_state(state)
-    }
-
-    /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
-    /// ends. Use a loopback address (`127.0.0.1:3000`) unless you also configure hosts.
-    ///
-    /// # Errors
-    /// Binding or accept errors.
-    pub async fn serve_http(&self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
-        self.serve_http_on(listener, HttpConfig::default(), std::future::pending())
-            .await
-    }
-
-    /// Serves the endpoint on an existing listener until `shutdown` completes.
-    ///
-    /// On shutdown the listener closes and the requests in flight finish; connections still
-    /// waiting in the kernel's accept backlog are reset, so a rolling restart behind a load
-    /// balancer should drain the instance at the balancer before triggering `shutdown`.
-    /// `subscriptions/listen` streams end at once with their closing result
-    /// ([`Server::shutdown_subscriptions`]), so that their clients listen again elsewhere and
-    /// the shutdown does not wait for them to hang up.
-    ///
-    /// # Errors
-    /// Accept errors.
-    pub async fn serve_http_on(
-        &self,
-        listener: TcpListener,
-        config: HttpConfig,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        use axum::serve::ListenerExt as _;
-        let listener = listener.tap_io(|tcp| {
-            // Without it, an SSE response waits on Nagle + delayed ACK (~40 ms per request).
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "could not set TCP_NODELAY");
-            }
-        });
-        // The peer's address rides in each request's extensions (`ConnectInfo`), as it does for
-        // a mounted router served the same way: one mechanism, visible to `bind_principal`.
-        let service = self
-            .http_router(config)
-            .into_make_service_with_connect_info::<SocketAddr>();
-        let server = self.clone();
-        let shutdown = async move {
-            shutdown.await;
-            server.shutdown_subscriptions();
-        };
-        axum::serve(listener, service)
-            .with_graceful_shutdown(shutdown)
-            .await
     }
 }
 
@@ -636,7 +601,8 @@ pub(crate) fn accepted() -> Response {
 }
 
 /// The peer's address, when the service was made with
-/// `into_make_service_with_connect_info::<SocketAddr>()` (as [`Server::serve_http_on`] does).
+/// `into_make_service_with_connect_info::<SocketAddr>()`, or the connection is served by
+/// [`Server::serve_http_on`] (which inserts the same `ConnectInfo`).
 pub(crate) fn peer_addr(parts: &http::request::Parts) -> Option<SocketAddr> {
     let connected = parts
         .extensions
@@ -838,7 +804,9 @@ fn complete_event_stream(
 }
 
 /// A stream of notifications only (the handshake-era `GET` stream), kept alive until the client
-/// closes it; the forwarding task ends with it.
+/// closes it, or until the forwarding task ends (the server shuts down: the stream ends after
+/// what was queued, so that a shutdown does not wait for the client to hang up); the forwarding
+/// task ends with it.
 pub(crate) fn event_stream_only(
     notifications: mpsc::Receiver<Vec<u8>>,
     forwarder: tokio::task::JoinHandle<()>,
@@ -846,14 +814,19 @@ pub(crate) fn event_stream_only(
 ) -> Response {
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
+    let abort = forwarder.abort_handle();
     tokio::spawn(async move {
         stop.cancelled().await;
-        forwarder.abort();
+        abort.abort();
     });
+    let forwarded = async move {
+        let _ = forwarder.await;
+        Reply::Nothing
+    };
     let state = StreamState {
         queued: Vec::new(),
         notifications,
-        work: Some(Box::pin(std::future::pending())),
+        work: Some(Box::pin(forwarded)),
         reply: None,
         finished: false,
         keep_alive: keep_alive_timer(keep_alive),
