@@ -531,10 +531,49 @@ async fn a_tool_choice_needs_sampling_tools_on_the_back_channel_too() {
     peer.send(&call(1, "choose")).await;
     let next = peer.next().await.unwrap();
     assert_eq!(next["id"], 1, "nothing is asked: {next}");
-    assert_eq!(next["error"]["code"], -32600, "{next}");
+    assert_eq!(next["error"]["code"], -32021, "{next}");
     assert_eq!(
         next["error"]["message"],
-        "Cannot send 'sampling/createMessage': the client did not declare the capability"
+        "Client did not declare the sampling.tools capability required by this request"
+    );
+    assert_eq!(
+        next["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {"tools": {}}})
+    );
+    peer.close().await.unwrap();
+}
+
+/// A task tool run synchronously on a handshake-era session asks over the back-channel; a
+/// question the client did not declare it can answer is `-32021` with
+/// `data.requiredCapabilities`, as the resolvers and the bridge answer (it used to be `-32600`).
+#[tokio::test]
+async fn a_task_tool_asking_an_undeclared_capability_is_32021() {
+    use modelctx::server::tasks::{MemoryStore, TaskContext, TaskInput, TaskStep, TaskTool};
+    let asks = TaskTool::new(
+        tool("long_report"),
+        |_ctx: TaskContext, _input: TaskInput| async move {
+            TaskStep::ask(
+                "format",
+                form("Which format?", "format", json!({"type": "string"})),
+            )
+        },
+    );
+    let tasks = modelctx::server::tasks::Tasks::builder(MemoryStore::new())
+        .tool(asks)
+        .build();
+    let server = Server::builder("capabilities", "1.0.0")
+        .tasks(tasks)
+        .build()
+        .unwrap();
+    let mut peer = session_on(server, r#"{"sampling":{}}"#).await;
+    peer.send(&call(1, "long_report")).await;
+    let reply = peer.next().await.unwrap();
+    assert_eq!(reply["id"], 1, "nothing is asked: {reply}");
+    assert_eq!(reply["error"]["code"], -32021, "{reply}");
+    assert_eq!(
+        reply["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"form": {}}}),
+        "{reply}"
     );
     peer.close().await.unwrap();
 }

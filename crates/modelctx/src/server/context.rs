@@ -317,7 +317,7 @@ impl RequestContext {
     ///
     /// # Errors
     /// On 2026-07-28 (return an `InputRequiredResult` instead), when the client did not declare
-    /// the elicitation mode, when it answers with an error or goes away, or when an accepted
+    /// the elicitation mode (`-32021`, with `data.requiredCapabilities`), when it answers with an error or goes away, or when an accepted
     /// form answer does not match the requested schema (`-32603`).
     pub async fn elicit(
         &self,
@@ -408,14 +408,11 @@ impl RequestContext {
         required: &ClientCapabilities,
         params: &P,
     ) -> Result<M::Result, ErrorObject> {
-        if self.inner.handshake.is_some() && !self.client_capabilities().satisfies(required) {
-            return Err(ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "Cannot send '{}': the client did not declare the capability",
-                    M::NAME
-                ),
-            ));
+        if self.inner.handshake.is_some() {
+            // `-32021`, as an `InputRequiredResult` asking the same is refused (and as the
+            // resolvers and the bridge refuse it): one code for one missing capability, whichever
+            // path asks (a task tool run synchronously used to answer `-32600` here).
+            self.require_capabilities(required)?;
         }
         self.send_to_client(M::NAME, params).await
     }
