@@ -192,10 +192,25 @@ fn decline_cancel_and_closed_stdin() {
     let declined_by_flag = ["--answer", r#"region={"action":"decline"}"#];
     // (options before the tool, stdin, the stream that says it, what it says)
     let cases: [(&[&str], &str, Stream, &str); 4] = [
-        (&[], "!decline\n", stdout, "elicitation was decline"),
-        (&[], "eu-west-1\nc\n", stdout, "elicitation was cancel"),
+        (
+            &[],
+            "!decline\n",
+            stdout,
+            "the question for 'region' was declined, so nothing was done",
+        ),
+        (
+            &[],
+            "eu-west-1\nc\n",
+            stdout,
+            "the question for 'region' was cancelled, so nothing was done",
+        ),
         (&[], "", stderr, "stdin is closed; cancelling"),
-        (&declined_by_flag, "", stdout, "elicitation was decline"),
+        (
+            &declined_by_flag,
+            "",
+            stdout,
+            "the question for 'region' was declined, so nothing was done",
+        ),
     ];
     for (options, stdin, stream, expected) in cases {
         let args = [
@@ -326,8 +341,16 @@ fn sampling_through_llm_cmd_asks_first_or_is_declined() {
 fn answer_flags_mean_the_same_in_both_eras() {
     for mode in ["2026-07-28", "handshake"] {
         for (answer, code, printed) in [
-            (r#"{"action":"decline"}"#, 1, "elicitation was decline"),
-            (r#"{"action":"cancel"}"#, 1, "elicitation was cancel"),
+            (
+                r#"{"action":"decline"}"#,
+                1,
+                "the question for 'region' was declined, so nothing was done",
+            ),
+            (
+                r#"{"action":"cancel"}"#,
+                1,
+                "the question for 'region' was cancelled, so nothing was done",
+            ),
             (
                 r#"{"region":"eu-west-1"}"#,
                 0,

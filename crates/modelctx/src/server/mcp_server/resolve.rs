@@ -123,9 +123,15 @@ impl<T> FromElicitation<T> for T {
     fn from_elicitation(outcome: Elicitation<T>, parameter: &str) -> Result<Self, Interrupt> {
         match outcome {
             Elicitation::Accept(value) => Ok(value),
+            // Said for the person who answered: which value is missing and why, without
+            // the resolver machinery (the Python SDK's "Resolver for parameter … could not
+            // resolve: elicitation was decline" read like a crash).
             other => Err(Interrupt::Failed(format!(
-                "Resolver for parameter '{parameter}' could not resolve: elicitation was {}",
-                action_name(other.action())
+                "the question for '{parameter}' was {}, so nothing was done",
+                match other.action() {
+                    ElicitAction::Decline => "declined",
+                    _ => "cancelled",
+                }
             ))),
         }
     }
@@ -134,14 +140,6 @@ impl<T> FromElicitation<T> for T {
 impl<T> FromElicitation<T> for Elicitation<T> {
     fn from_elicitation(outcome: Elicitation<T>, _parameter: &str) -> Result<Self, Interrupt> {
         Ok(outcome)
-    }
-}
-
-fn action_name(action: ElicitAction) -> &'static str {
-    match action {
-        ElicitAction::Accept => "accept",
-        ElicitAction::Decline => "decline",
-        ElicitAction::Cancel => "cancel",
     }
 }
 
