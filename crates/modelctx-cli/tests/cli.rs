@@ -616,7 +616,7 @@ fn keys_and_state_inspect() {
         "target:    provision",
         "(matches --args)",
         "audience:  mcp-demo",
-        "\"modelctx_cli::demo::region\"",
+        "\"region\"",
     ] {
         assert!(text.contains(expected), "{expected:?} in\n{text}");
     }

@@ -42,9 +42,15 @@ use crate::sync::lock;
 /// argument the consumer does not have fails the consumer's constant check.
 #[derive(Debug)]
 pub struct ResolverInfo {
-    /// The key of this resolver's question in `inputRequests` and in the state:
-    /// `module::path::resolver_name`.
+    /// The key of this resolver's question in `inputRequests` and in the state: the
+    /// resolver's name (`region`). Short, because clients show it and users type it
+    /// (`mcp call --answer region=…`), and stable: it does not change when the function moves
+    /// to another module. Two resolvers of one name in one consumer's graph would share it;
+    /// [`check_resolvers`](super::check_resolvers) refuses that at compile time.
     pub key: &'static str,
+    /// The resolver's full path (`my_server::questions::region`): which function it is, for
+    /// telling two resolvers of the same name apart.
+    pub path: &'static str,
     /// The resolver's name, for messages.
     pub name: &'static str,
     /// The arguments taken by name.
@@ -509,48 +515,6 @@ pub fn gather<T>(
 /// Never in generated code (it checks `pending` first); a failed call otherwise.
 pub fn gathered<T>(outcome: Option<Elicitation<T>>) -> Result<Elicitation<T>, Interrupt> {
     outcome.ok_or(Interrupt::Pending)
-}
-
-/// Compile-time check of a consumer's resolver graph: every argument a resolver (or one of its
-/// dependencies) takes by name must be one of `names`. Panics — a compile error in the
-/// generated `const` — with the resolver's message otherwise.
-pub const fn check_resolvers(resolvers: &[&ResolverInfo], names: &[&str]) {
-    let mut i = 0;
-    while i < resolvers.len() {
-        let info = resolvers[i];
-        let mut j = 0;
-        while j < info.arguments.len() {
-            let mut found = false;
-            let mut k = 0;
-            while k < names.len() {
-                if str_eq(names[k], info.arguments[j].name) {
-                    found = true;
-                }
-                k += 1;
-            }
-            if !found {
-                panic!("{}", info.arguments[j].error);
-            }
-            j += 1;
-        }
-        check_resolvers(info.dependencies, names);
-        i += 1;
-    }
-}
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 #[cfg(test)]
