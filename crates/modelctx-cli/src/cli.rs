@@ -19,14 +19,17 @@ asking; --max-sampling: at most N per request), or is declined. Text from the se
 with control and invisible characters escaped (e.g. \\u{1b}).
 
 For scripts, --answer KEY=JSON (repeatable) and --answers FILE (a JSON object of KEY: JSON) answer \
-without asking. KEY names an input request (its full key, or the last segment of a key such as \
-`my_server::ask_region`) or a form field. For an input request the JSON is the form content \
-(an object), the value of a one-field form, `{\"action\": \"decline\"}`/`{\"action\": \"cancel\"}`, \
-`true`/`false` for a URL, the text of a sampling answer, or a list of root paths or URIs. For a \
-field it is that field's value. A value that is not valid JSON is taken as a string. A 2025-11-25 \
-server's questions carry no key: there an object named after a form field (`{\"action\": \"decline\"}` \
-or the form content) answers the whole form, as it does on 2026-07-28, and URL, sampling and roots \
-questions are asked. Questions the answers do not cover are asked on stdin (line by line when \
+without asking. KEY names a question, a form field, or a kind of question. A question's key is the \
+server's input-request key (shown with URL and sampling questions; the last segment of a key such \
+as `__main__:ask_region` will do). A 2025-11-25 server's questions carry no key, so there a \
+question's kind is its key: `form`, `url`, `sampling` or `roots` (e.g. `--answer url=accept`); a \
+kind answers every question of that kind in either era, unless the question's own key is answered \
+too. For a question the JSON is the form content (an object), the value of a one-field form, \
+`{\"action\": \"decline\"}`/`{\"action\": \"cancel\"}`, `accept`/`decline`/`cancel` (or \
+`true`/`false`) for a URL, the text of a sampling answer, or a list of root paths or URIs. For a \
+field it is that field's value; an object named after a form field (`{\"action\": \"decline\"}` or \
+the form content) answers the whole form. A value that is not valid JSON is taken as a string. \
+Questions the answers do not cover are asked on stdin (line by line when \
 stdin is not a terminal); when stdin is closed they are cancelled.";
 
 /// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of

@@ -278,6 +278,97 @@ fn url_elicitation_asks_consent() {
     );
 }
 
+/// A URL question has no input-request key on 2025-11-25 (through `mcp-remote` or
+/// `supergateway` a server's bridged question arrives as a bare back-channel request): its kind,
+/// `url`, is its key, the question says so, and `--answer url=…` answers it — in either era,
+/// where on 2026-07-28 the server's own key (`consent`) works too. No stdin: nothing is asked.
+#[test]
+fn answer_url_answers_a_url_question_in_both_eras() {
+    let connect = |mode: &str, answer: &str| {
+        let args = [
+            "call",
+            "--timeout",
+            "60",
+            "--mode",
+            mode,
+            "--answer",
+            answer,
+            "connect_account",
+            "service=github",
+            "--",
+            MCP,
+            "serve",
+            "demo",
+        ];
+        mcp(&args, "")
+    };
+    for (mode, answer, shown) in [
+        ("handshake", "url=accept", "--answer url=accept"),
+        ("2026-07-28", "url=accept", "--answer consent=accept"),
+        ("2026-07-28", "consent=accept", "--answer consent=accept"),
+    ] {
+        let accepted = connect(mode, answer);
+        assert_ok(&accepted);
+        assert_eq!(
+            stdout(&accepted).trim(),
+            "Connected your github account.",
+            "{mode} {answer}: {}",
+            stderr(&accepted)
+        );
+        let err = stderr(&accepted);
+        assert!(
+            err.contains(&format!("({shown} answers this without asking)")),
+            "{mode} {answer}: {err}"
+        );
+        assert!(
+            err.contains("answered from --answer: accept"),
+            "{mode} {answer}: {err}"
+        );
+    }
+    let declined = connect("handshake", "url=decline");
+    assert_ok(&declined);
+    assert_eq!(
+        stdout(&declined).trim(),
+        "Your github account was not connected (declined)."
+    );
+    let help = mcp(&["call", "--help"], "");
+    assert!(
+        stdout(&help).contains("`form`, `url`, `sampling` or `roots` (e.g. `--answer url=accept`)"),
+        "{}",
+        stdout(&help)
+    );
+}
+
+/// A form question shows no key: its fields are named at its prompts, and `--answer FIELD=…`
+/// answers them. The demo's keys are resolver names, never a Rust path.
+#[test]
+fn a_form_question_shows_no_key() {
+    let args = [
+        "call",
+        "--timeout",
+        "60",
+        "provision",
+        "name=x",
+        "--",
+        MCP,
+        "serve",
+        "demo",
+    ];
+    let answered = mcp(&args, "eu-west-1\n\n");
+    assert_ok(&answered);
+    assert_eq!(stdout(&answered).trim(), "Provisioned 'x' in eu-west-1.");
+    let err = stderr(&answered);
+    assert!(err.contains("region* (text): "), "{err}");
+    for hidden in [
+        "input request",
+        "modelctx_cli",
+        "::",
+        "answers this without asking",
+    ] {
+        assert!(!err.contains(hidden), "{hidden:?} in {err}");
+    }
+}
+
 /// Sampling goes to --llm-cmd (prompt on stdin, text on stdout) once the user consents to the
 /// prompt shown, or with --yes; otherwise, and without --llm-cmd, it is declined — the command
 /// never runs. The same in both eras.

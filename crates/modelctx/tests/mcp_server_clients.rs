@@ -263,10 +263,12 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
     );
     let asked = seen.take();
     assert_eq!(asked.len(), 2);
+    // A back-channel request has no input-request key: the callback sees its kind instead.
     assert!(
         asked
             .iter()
-            .all(|(kind, key, _)| kind == "elicitation" && key.is_empty())
+            .all(|(kind, key, _)| kind == "elicitation" && key == "form"),
+        "{asked:?}"
     );
     let result = client.call_tool("where_am_i", json!({})).await.unwrap();
     assert_eq!(result.first_text(), Some("roots: file:///tmp/shop (shop)"));
@@ -278,7 +280,7 @@ async fn our_client_on_a_handshake_era_session_is_asked_through_the_back_channel
         seen.take(),
         [(
             "elicitation".to_owned(),
-            String::new(),
+            "form".to_owned(),
             "Confirm manual step for x=7?".to_owned()
         )]
     );
