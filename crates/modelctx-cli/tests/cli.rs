@@ -226,26 +226,29 @@ fn decline_cancel_and_closed_stdin() {
     }
 }
 
-/// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked. In
-/// both eras: on 2025-11-25 the tool's `InputRequiredResult` is bridged over the back-channel.
-#[test]
-fn url_elicitation_asks_consent() {
-    let connect = |mode: &str, stdin: &str| {
-        let args = [
-            "call",
-            "--timeout",
-            "60",
-            "--mode",
-            mode,
+/// `mcp call connect_account service=github` against the demo over stdio, in `mode`.
+fn connect_account(mode: &str, options: &[&str], stdin: &str) -> Output {
+    let args = [
+        &["call", "--timeout", "60", "--mode", mode][..],
+        options,
+        &[
             "connect_account",
             "service=github",
             "--",
             MCP,
             "serve",
             "demo",
-        ];
-        mcp(&args, stdin)
-    };
+        ],
+    ]
+    .concat();
+    mcp(&args, stdin)
+}
+
+/// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked. In
+/// both eras: on 2025-11-25 the tool's `InputRequiredResult` is bridged over the back-channel.
+#[test]
+fn url_elicitation_asks_consent() {
+    let connect = |mode: &str, stdin: &str| connect_account(mode, &[], stdin);
     for mode in ["auto", "handshake"] {
         let accepted = connect(mode, "y\n");
         assert_ok(&accepted);
@@ -284,24 +287,7 @@ fn url_elicitation_asks_consent() {
 /// where on 2026-07-28 the server's own key (`consent`) works too. No stdin: nothing is asked.
 #[test]
 fn answer_url_answers_a_url_question_in_both_eras() {
-    let connect = |mode: &str, answer: &str| {
-        let args = [
-            "call",
-            "--timeout",
-            "60",
-            "--mode",
-            mode,
-            "--answer",
-            answer,
-            "connect_account",
-            "service=github",
-            "--",
-            MCP,
-            "serve",
-            "demo",
-        ];
-        mcp(&args, "")
-    };
+    let connect = |mode: &str, answer: &str| connect_account(mode, &["--answer", answer], "");
     for (mode, answer, shown) in [
         ("handshake", "url=accept", "--answer url=accept"),
         ("2026-07-28", "url=accept", "--answer consent=accept"),
