@@ -239,6 +239,9 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
     {
         return Err(CliError::usage(format!("unexpected argument {extra:?}")));
     }
+    if let Some(missing) = missing_name(what, name) {
+        return Err(CliError::usage(missing));
+    }
     let answers = Answers::from_args(&args.answer.answers, args.answer.answers_file.as_deref())?;
     let progress = ProgressView::stderr();
     let asker = Arc::new(Asker::new(answers, &args.answer, true, progress.clone())?);
@@ -354,6 +357,28 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Says that the tool or prompt name is missing when the first operand is an argument (a JSON
+/// object, `key=value` or `key:=JSON`): sent as a name, it would only earn the server's
+/// "unknown tool", which does not say what went wrong. Names with `=` or a leading `{` are not
+/// names a server gives (the spec's tool names are letters, digits, `_`, `-` and `.`).
+fn missing_name(what: Get, name: &str) -> Option<String> {
+    let (kind, usage) = match what {
+        Get::Tool => ("tool", "mcp call [TARGET] TOOL [ARGS_JSON | key=value …]"),
+        Get::Prompt => ("prompt", "mcp prompt [TARGET] NAME [key=value …]"),
+        Get::Resource | Get::Task => return None,
+    };
+    let looks_like = if name.trim_start().starts_with('{') {
+        "a JSON object of arguments"
+    } else if name.contains('=') {
+        "an argument"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the {kind} name is missing: {name:?} is {looks_like}, not a {kind} name (`{usage}`)"
+    ))
+}
+
 /// The tool's arguments: one JSON object, or `key=value` / `key:=JSON` pairs. A `key=value`
 /// is a string unless the tool's input schema gives the property another type.
 async fn tool_arguments(
@@ -444,6 +469,20 @@ fn split_pair(operand: &str) -> Result<(String, String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_name_is_said_locally() {
+        let json = missing_name(Get::Tool, r#"{"text": "hi"}"#).unwrap();
+        assert!(
+            json.starts_with(r#"the tool name is missing: "{\"text\": \"hi\"}" is a JSON object"#),
+            "{json}"
+        );
+        let pair = missing_name(Get::Prompt, "topic=Q3").unwrap();
+        assert!(pair.starts_with("the prompt name is missing"), "{pair}");
+        assert_eq!(missing_name(Get::Tool, "echo"), None);
+        assert_eq!(missing_name(Get::Tool, "ns.tool-name_2"), None);
+        assert_eq!(missing_name(Get::Resource, "demo://x?a=b"), None);
+    }
 
     #[test]
     fn pairs() {

@@ -647,6 +647,30 @@ fn lists_and_arguments() {
     );
 }
 
+/// `mcp call '{json}' -- srv` forgot the tool name: said locally (exit 2), rather than sent as
+/// a tool named `{json}`. The same for `key=value` and for prompts.
+#[test]
+fn a_missing_tool_name_is_said_locally() {
+    for args in [
+        &["call", r#"{"text": "hi"}"#, "--", MCP, "serve", "demo"][..],
+        &["call", "text=hi", "--", MCP, "serve", "demo"][..],
+        &["prompt", "topic=Q3", "--", MCP, "serve", "demo"][..],
+    ] {
+        let output = mcp(args, "");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(" name is missing: "),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
 /// `mcp keys generate` makes keys the demo accepts; `mcp state inspect` opens its tokens.
 #[test]
 fn keys_and_state_inspect() {
