@@ -23,6 +23,9 @@ Tolerated (a conforming client completes them):
 * `irr-url`       URL-mode elicitation {"mode":"url","message":"Open the consent page to continue",
                   "url":"https://example.com/consent"}; the retry -> "irr-url: action=<action>"
 * `echo {text}`   returns the text (a plain control)
+* `asks-legacy`   fails as FastMCP 4.1.6's `ctx.elicit` does on a 2026-07-28 connection (on every
+                  connection here): isError, "elicitation via server-initiated requests is
+                  unavailable on 2026-07-28 connections."
 All IRRs use the input-request key "q"; elicitation schema {ok: boolean} required.
 
 Transports: stdio (default, newline-delimited JSON-RPC) or `--http PORT` (stateless Streamable HTTP
@@ -54,7 +57,8 @@ def _tool(name: str, description: str, props: dict[str, Any] | None = None) -> d
 
 
 TOOLS = [_tool(v, f"fake-server variant {v}") for v in STRICT + TOLERATED] + [
-    _tool("echo", "Return the given text unchanged.", {"text": {"type": "string"}})
+    _tool("echo", "Return the given text unchanged.", {"text": {"type": "string"}}),
+    _tool("asks-legacy", "Fails as a server that can only ask over the back-channel."),
 ]
 
 
@@ -112,6 +116,9 @@ class Fake:
         variant = self.variant or name
         if variant == "echo" or (self.variant is None and name == "echo"):
             return self._text(str(args.get("text", "")))
+        if variant == "asks-legacy":
+            message = "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."
+            return {"content": [{"type": "text", "text": message}], "isError": True, "resultType": "complete"}
         if variant == "no-result-type":
             return {"content": [{"type": "text", "text": "no-result-type"}]}
         if variant == "list-no-cache":

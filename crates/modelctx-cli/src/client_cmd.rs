@@ -13,7 +13,9 @@ use modelctx::types::methods::{
 };
 use modelctx::types::tasks::DetailedTask;
 use modelctx::types::tasks_2025::Task as Task2025;
-use modelctx::types::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
+use modelctx::types::{
+    CallToolRequestParams, Era, GetPromptRequestParams, ReadResourceRequestParams,
+};
 use serde_json::{Map, Value};
 
 use crate::answers::{Answers, lenient_json};
@@ -28,6 +30,10 @@ use crate::target::{Target, describe_server, explain, timeout};
 
 /// How long `tasks/cancel` may take when the command is interrupted.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
+
+/// What to suggest when a server says it cannot ask on this (2026-07-28) connection.
+const TRY_LEGACY: &str = "the server asks its questions only over 2025-11-25 connections \
+    (server-to-client requests, which 2026-07-28 removed): try again with --mode legacy";
 
 /// What to list.
 #[derive(Debug, Clone, Copy)]
@@ -323,8 +329,15 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         Ok((result, client)) => (result, Some(client)),
         Err(error) => (Err(error), None),
     };
+    let modern = client.as_ref().is_some_and(|c| c.era() == Era::Modern);
     let result = match outcome {
         Ok(result) => result,
+        Err(error) if modern && cannot_ask_on_2026(&error.to_string()) => {
+            if let Some(client) = client {
+                let _ = client.close().await;
+            }
+            return Err(error.with_note(TRY_LEGACY));
+        }
         Err(error) => {
             if let Some(client) = client {
                 let _ = client.close().await;
@@ -351,10 +364,39 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         let _ = client.close().await;
     }
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        eprintln!("error: the tool reported an error (isError)");
+        let mut said = result
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block.get("text").and_then(Value::as_str));
+        let hint = if modern && said.any(cannot_ask_on_2026) {
+            format!("; {TRY_LEGACY}")
+        } else {
+            String::new()
+        };
+        eprintln!("error: the tool reported an error (isError){hint}");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a server's error says that it cannot ask (elicit, sample, list roots) on a
+/// 2026-07-28 connection: a server written for server-to-client requests, such as FastMCP
+/// 4.1.6's `ctx.elicit` ("elicitation via server-initiated requests is unavailable on
+/// 2026-07-28 connections"), works on 2025-11-25, which a user cannot guess from that text.
+fn cannot_ask_on_2026(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    text.contains("2026-07-28")
+        && [
+            "unavailable",
+            "not available",
+            "not supported",
+            "unsupported",
+            "server-initiated",
+        ]
+        .iter()
+        .any(|why| text.contains(why))
 }
 
 /// Says that the tool or prompt name is missing when the first operand is an argument (a JSON
@@ -469,6 +511,18 @@ fn split_pair(operand: &str) -> Result<(String, String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn servers_that_cannot_ask_on_2026_are_recognised() {
+        assert!(cannot_ask_on_2026(
+            "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."
+        ));
+        assert!(cannot_ask_on_2026(
+            "Error calling tool 'confirm': Sampling is not supported on 2026-07-28 connections"
+        ));
+        assert!(!cannot_ask_on_2026("the region is unavailable"));
+        assert!(!cannot_ask_on_2026("report for 2026-07-28 is ready"));
+    }
 
     #[test]
     fn a_missing_name_is_said_locally() {

@@ -647,6 +647,46 @@ fn lists_and_arguments() {
     );
 }
 
+/// A server that can only ask over the 2025-11-25 back-channel (FastMCP 4.1.6's `ctx.elicit`)
+/// fails on a 2026-07-28 connection with "…unavailable on 2026-07-28 connections": mcp says to
+/// try `--mode legacy`, and only when the connection was 2026-07-28.
+#[test]
+fn a_server_that_asks_only_on_2025_gets_a_mode_legacy_hint() {
+    let fake = repo_root()
+        .join("tests/python/fake_server.py")
+        .display()
+        .to_string();
+    let py = python();
+    for (mode, hinted) in [("auto", true), ("handshake", false)] {
+        let output = mcp(
+            &[
+                "call",
+                "--timeout",
+                "60",
+                "--mode",
+                mode,
+                "asks-legacy",
+                "--",
+                py,
+                &fake,
+            ],
+            "",
+        );
+        assert_eq!(output.status.code(), Some(1), "{mode}");
+        assert!(
+            stdout(&output).contains("unavailable on 2026-07-28 connections"),
+            "{mode}: {}",
+            stdout(&output)
+        );
+        assert_eq!(
+            stderr(&output).contains("try again with --mode legacy"),
+            hinted,
+            "{mode}: {}",
+            stderr(&output)
+        );
+    }
+}
+
 /// `mcp call '{json}' -- srv` forgot the tool name: said locally (exit 2), rather than sent as
 /// a tool named `{json}`. The same for `key=value` and for prompts.
 #[test]
