@@ -80,9 +80,12 @@ pub(crate) enum Command {
     /// Get a prompt: `mcp prompt [TARGET] NAME [key=value …] [-- CMD ARGS…]`.
     #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
     Prompt(CallArgs),
-    /// Read a resource: `mcp read [TARGET] URI [-- CMD ARGS…]`.
-    #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
-    Read(CallArgs),
+    /// Read a resource: `mcp read [TARGET] URI [--output FILE] [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\nText contents are printed up to 64 KiB \
+        each; a longer text is summed up in one line (--full prints it), and binary contents \
+        (blobs) are never printed. --output FILE writes the contents as they are (text as \
+        UTF-8, blobs decoded), whatever their size.\n\n{ANSWER_HELP}"))]
+    Read(ReadArgs),
     /// Follow a task to its end: `mcp task [TARGET] TASK_ID [-- CMD ARGS…]`.
     #[command(after_help = format!("{TARGET_HELP}\n\nThe task a `tools/call` became (the id \
         `mcp call` shows as `task ID: …`), followed as `mcp call` follows it: status changes \
@@ -259,6 +262,19 @@ pub(crate) struct CallArgs {
     /// mcp-client unless $OTEL_SERVICE_NAME is set.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    #[command(flatten)]
+    pub(crate) call: CallArgs,
+    /// Write the resource's contents to FILE instead of printing them: text as UTF-8, blobs
+    /// decoded, several contents one after the other.
+    #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "json")]
+    pub(crate) output: Option<PathBuf>,
+    /// Print text contents of any length (by default one longer than 64 KiB is summed up).
+    #[arg(long, conflicts_with = "output")]
+    pub(crate) full: bool,
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,9 +21,10 @@ use serde_json::{Map, Value};
 
 use crate::answers::{Answers, lenient_json};
 use crate::ask::Asker;
-use crate::cli::{CallArgs, ConnectArgs, ListArgs};
+use crate::cli::{CallArgs, ConnectArgs, ListArgs, ReadArgs};
 use crate::error::{CliError, Result};
 use crate::progress::ProgressView;
+use crate::read_output;
 use crate::render;
 use crate::safe_text::line;
 use crate::sync::lock;
@@ -229,8 +231,28 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
     .await
 }
 
-/// `mcp call|prompt|read [TARGET] NAME …`.
+/// How `mcp read` shows the contents (`--output`, `--full`).
+#[derive(Debug, Default)]
+struct Contents {
+    output: Option<PathBuf>,
+    full: bool,
+}
+
+/// `mcp call|prompt|task [TARGET] NAME …`.
 pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
+    get_with(what, args, Contents::default()).await
+}
+
+/// `mcp read [TARGET] URI [--output FILE] [--full]`.
+pub(crate) async fn read(args: ReadArgs) -> Result<ExitCode> {
+    let contents = Contents {
+        output: args.output,
+        full: args.full,
+    };
+    get_with(Get::Resource, args.call, contents).await
+}
+
+async fn get_with(what: Get, args: CallArgs, contents: Contents) -> Result<ExitCode> {
     let (target, operands) = Target::split(&args.positional, &args.command)?;
     let Some((name, rest)) = operands.split_first() else {
         return Err(CliError::usage(match what {
@@ -350,13 +372,23 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         }
     };
     progress.clear();
-    if args.json {
+    if let Some(path) = &contents.output {
+        match read_output::save(&result, path) {
+            Ok(said) => eprintln!("{said}"),
+            Err(error) => {
+                if let Some(client) = client {
+                    let _ = client.close().await;
+                }
+                return Err(error);
+            }
+        }
+    } else if args.json {
         println!("{}", render::json(&result));
     } else {
         let text = match what {
             Get::Tool | Get::Task => render::tool_result(&result),
             Get::Prompt => render::prompt_result(&result),
-            Get::Resource => render::read_result(&result),
+            Get::Resource => read_output::shown(&result, contents.full),
         };
         println!("{text}");
     }

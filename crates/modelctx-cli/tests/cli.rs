@@ -20,6 +20,14 @@ fn provisioner() -> String {
         .to_string()
 }
 
+/// The SDK-free fake 2026-07-28 server (`tests/python/fake_server.py`).
+fn fake_server() -> String {
+    repo_root()
+        .join("tests/python/fake_server.py")
+        .display()
+        .to_string()
+}
+
 /// The Python SDK's low-level provisioner on HTTP.
 fn python_provisioner() -> HttpServer {
     HttpServer::start(python(), &[&provisioner(), "--http", "0"])
@@ -652,10 +660,7 @@ fn lists_and_arguments() {
 /// try `--mode legacy`, and only when the connection was 2026-07-28.
 #[test]
 fn a_server_that_asks_only_on_2025_gets_a_mode_legacy_hint() {
-    let fake = repo_root()
-        .join("tests/python/fake_server.py")
-        .display()
-        .to_string();
+    let fake = fake_server();
     let py = python();
     for (mode, hinted) in [("auto", true), ("handshake", false)] {
         let output = mcp(
@@ -685,6 +690,58 @@ fn a_server_that_asks_only_on_2025_gets_a_mode_legacy_hint() {
             stderr(&output)
         );
     }
+}
+
+/// `mcp read` of a 215 KiB HTML page prints one line about it, not the page; a blob is never
+/// printed; `--full` prints the page and `--output FILE` writes the contents as they are.
+#[test]
+fn read_prints_large_or_binary_contents_only_when_asked() {
+    let fake = fake_server();
+    let py = python();
+    let read = |options: &[&str], uri: &str| {
+        let args = [
+            &["read", "--timeout", "60"][..],
+            options,
+            &[uri, "--", py, &fake],
+        ]
+        .concat();
+        let output = mcp(&args, "");
+        assert_ok(&output);
+        output
+    };
+    let page = read(&[], "fake://page.html");
+    assert_eq!(
+        stdout(&page).trim(),
+        "[text fake://page.html text/html, 214.9 KiB: not shown; --output FILE saves it, --full \
+         prints it]"
+    );
+    let pixel = read(&[], "fake://pixel.png");
+    assert_eq!(
+        stdout(&pixel).trim(),
+        "[blob fake://pixel.png image/png, about 72 bytes: not shown; --output FILE saves it]"
+    );
+    assert_eq!(stdout(&read(&[], "fake://note.txt")).trim(), "a short note");
+    let full = stdout(&read(&["--full"], "fake://page.html"));
+    assert!(full.starts_with("<!doctype html>\n<title>big</title>\n"));
+    assert_eq!(full.matches("<p>fake page line</p>").count(), 10_000);
+
+    let dir = modelctx_test_support::cli::TempDir::new("read");
+    let saved = dir.file("page.html");
+    let wrote = read(&["--output", saved.to_str().unwrap()], "fake://page.html");
+    assert_eq!(stdout(&wrote), "");
+    assert!(
+        stderr(&wrote).contains("wrote 214.9 KiB to ") && stderr(&wrote).contains("(text/html)"),
+        "{}",
+        stderr(&wrote)
+    );
+    let bytes = std::fs::read(&saved).unwrap();
+    assert_eq!(bytes.len(), 220_035);
+    assert!(bytes.starts_with(b"<!doctype html>"));
+    let png = dir.file("pixel.png");
+    read(&["-o", png.to_str().unwrap()], "fake://pixel.png");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(bytes.len(), 70);
+    assert!(bytes.starts_with(b"\x89PNG\r\n"));
 }
 
 /// `mcp call '{json}' -- srv` forgot the tool name: said locally (exit 2), rather than sent as
