@@ -711,3 +711,31 @@ async fn a_url_question_on_a_handshake_session() {
     assert_eq!(result["id"], 2);
     assert_eq!(text(&result), "Linked github.");
 }
+
+/// A resolver's question the client fails (here `-32601`, a client without a handler) fails
+/// the call with `-32603` naming the input request and the method, not with the client's code.
+#[tokio::test]
+async fn a_resolver_question_the_client_fails_names_the_input_request() {
+    let mut peer = peer();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
+        "clientInfo": {"name": "legacy", "version": "0"}}});
+    peer.request(&init).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "link_account", "arguments": {"service": "github"}}}))
+        .await;
+    let ask = peer.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create");
+    let refused = json!({"code": -32601, "message": "Method not found"});
+    peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "error": refused}))
+        .await;
+    let reply = peer.next().await.unwrap();
+    assert_eq!(reply["id"], 2, "{reply}");
+    assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "The client could not answer input request 'sign_in' (elicitation/create): Method not \
+         found (-32601)"
+    );
+    assert_eq!(reply["error"]["data"]["clientError"], refused);
+}

@@ -655,3 +655,29 @@ async fn task_tools_count_rounds_like_the_bridge() {
     }
     peer.close().await.unwrap();
 }
+
+/// A client that cannot answer a question answers it with an error, e.g. `-32601 Method not
+/// found` from a client without an elicitation handler (the TypeScript SDK). Passed on as it
+/// was, that code became the whole `tools/call`'s, as if the method did not exist. The call
+/// fails with `-32603` naming the input request and the method the client failed; the client's
+/// error stays in `data.clientError`.
+#[tokio::test]
+async fn a_question_the_client_fails_names_the_input_request() {
+    let mut peer = session(Arc::new(Recording::default()), r#"{"elicitation":{}}"#).await;
+    peer.send(&call(1, "provision")).await;
+    let ask = peer.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let refused = json!({"code": -32601, "message": "Method not found"});
+    peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "error": refused}))
+        .await;
+    let reply = peer.next().await.unwrap();
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "The client could not answer input request 'region' (elicitation/create): Method not \
+         found (-32601)"
+    );
+    assert_eq!(reply["error"]["data"]["clientError"], refused);
+    peer.close().await.unwrap();
+}

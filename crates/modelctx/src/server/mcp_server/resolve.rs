@@ -34,6 +34,7 @@ use super::questions::Question;
 #[cfg(doc)]
 use super::questions::{Elicit, ElicitUrl, ListRoots, Sample};
 use crate::server::BoxFuture;
+use crate::server::context::name_input_request;
 use crate::sync::lock;
 
 /// What registration knows about a resolver: its wire key, the arguments it takes by name and
@@ -397,7 +398,11 @@ impl Resolution {
             Asker::InputRequired => self.collect(key, &question, request),
             Asker::BackChannel(channel) => {
                 self.require_capability(key, &request)?;
-                let answer = channel.ask(request).await?;
+                let method = request.method().to_owned();
+                let answer = channel
+                    .ask(request)
+                    .await
+                    .map_err(|error| name_input_request(error, key, &method))?;
                 let (outcome, _) = question
                     .read_answer(&answer)
                     .map_err(|e| Interrupt::Failed(format!("Resolver '{key}' {e}")))?;
