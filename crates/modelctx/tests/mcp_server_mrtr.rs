@@ -635,6 +635,21 @@ async fn back_channel_answers_are_checked_against_the_schema_too() {
     }
 }
 
+/// A 2025-11-25 session calling `link_account` (request id 2), and its URL question.
+async fn link_account_on_a_handshake_session() -> (StdioPeer, Value) {
+    let mut peer = peer();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
+        "clientInfo": {"name": "legacy", "version": "0"}}});
+    peer.request(&init).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "link_account", "arguments": {"service": "github"}}}))
+        .await;
+    let ask = peer.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create");
+    (peer, ask)
+}
+
 /// URL-mode elicitation is a question like `Elicit<T>`. On 2026-07-28 it
 /// travels in the `InputRequiredResult` (needing `elicitation.url`), its answer bound to the
 /// question like any other.
@@ -685,16 +700,7 @@ async fn a_url_question_on_2026() {
 /// with an `elicitationId`, announced complete when the call completes.
 #[tokio::test]
 async fn a_url_question_on_a_handshake_session() {
-    let mut peer = peer();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
-        "clientInfo": {"name": "legacy", "version": "0"}}});
-    peer.request(&init).await;
-    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                      "params": {"name": "link_account", "arguments": {"service": "github"}}}))
-        .await;
-    let ask = peer.next().await.unwrap();
-    assert_eq!(ask["method"], "elicitation/create");
+    let (mut peer, ask) = link_account_on_a_handshake_session().await;
     assert_eq!(ask["params"]["mode"], "url");
     assert_eq!(
         ask["params"]["url"],
@@ -716,16 +722,7 @@ async fn a_url_question_on_a_handshake_session() {
 /// the call with `-32603` naming the input request and the method, not with the client's code.
 #[tokio::test]
 async fn a_resolver_question_the_client_fails_names_the_input_request() {
-    let mut peer = peer();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
-        "clientInfo": {"name": "legacy", "version": "0"}}});
-    peer.request(&init).await;
-    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                      "params": {"name": "link_account", "arguments": {"service": "github"}}}))
-        .await;
-    let ask = peer.next().await.unwrap();
-    assert_eq!(ask["method"], "elicitation/create");
+    let (mut peer, ask) = link_account_on_a_handshake_session().await;
     let refused = json!({"code": -32601, "message": "Method not found"});
     peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "error": refused}))
         .await;
