@@ -122,16 +122,16 @@ mod tests {
     fn keys_and_segments() {
         let a = answers(&[
             "region=\"eu-west-1\"",
-            "modelctx_cli::demo::ask_budget={\"amount\":3}",
+            "my_server::questions::ask_budget={\"amount\":3}",
         ]);
         assert_eq!(a.for_request("region"), Some(&json!("eu-west-1")));
         assert_eq!(
-            a.for_request("modelctx_cli::demo::region"),
+            a.for_request("my_server::questions::region"),
             Some(&json!("eu-west-1"))
         );
         assert_eq!(a.for_request("__main__:region"), Some(&json!("eu-west-1")));
         assert_eq!(
-            a.for_request("modelctx_cli::demo::ask_budget"),
+            a.for_request("my_server::questions::ask_budget"),
             Some(&json!({"amount": 3}))
         );
         assert_eq!(a.for_request("ask_budget"), None);
