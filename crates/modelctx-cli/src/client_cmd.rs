@@ -240,7 +240,7 @@ struct Contents {
 
 /// `mcp call|prompt|task [TARGET] NAME …`.
 pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
-    get_with(what, args, Contents::default()).await
+    Box::pin(get_with(what, args, Contents::default())).await
 }
 
 /// `mcp read [TARGET] URI [--output FILE] [--full]`.
@@ -249,7 +249,7 @@ pub(crate) async fn read(args: ReadArgs) -> Result<ExitCode> {
         output: args.output,
         full: args.full,
     };
-    get_with(Get::Resource, args.call, contents).await
+    Box::pin(get_with(Get::Resource, args.call, contents)).await
 }
 
 async fn get_with(what: Get, args: CallArgs, contents: Contents) -> Result<ExitCode> {

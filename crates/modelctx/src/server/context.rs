@@ -537,6 +537,10 @@ fn check_form_answer(
 /// where its code meant something else: a client without a handler answers `-32601 Method not
 /// found`, which read as if `tools/call` did not exist. The call fails with `-32603` naming
 /// the question; the client's error stays whole in `data.clientError`.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the shape of the error mapper `HandshakeSession::request` takes"
+)]
 pub(crate) fn client_refused(question: &str, error: ErrorObject) -> ErrorObject {
     let message = format!(
         "The client could not answer {question}: {} ({})",
