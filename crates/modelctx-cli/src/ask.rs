@@ -182,7 +182,10 @@ impl Asker {
         }
     }
 
-    fn header(&self, what: &str, message: &str, key: Option<&str>) {
+    /// Which server asks what; `answer_with` is the `--answer` that would answer it without
+    /// asking, shown only where the question names nothing the user could type instead (a
+    /// form's fields are named at its prompts, and answer it by those names).
+    fn header(&self, what: &str, message: &str, answer_with: Option<String>) {
         if !self.interactive {
             return;
         }
@@ -194,11 +197,11 @@ impl Asker {
             style(line(self.server())).bold().for_stderr(),
             style(line(message)).bold().for_stderr()
         );
-        if let Some(key) = key {
+        if let Some(flag) = answer_with {
             let _ = writeln!(
                 err,
                 "  {}",
-                style(format!("(input request {})", line(key)))
+                style(format!("({} answers this without asking)", line(&flag)))
                     .dim()
                     .for_stderr()
             );
@@ -211,7 +214,7 @@ impl Asker {
         key: Option<&str>,
         form: &ElicitRequestFormParams,
     ) -> ElicitResult {
-        self.header("asks", &form.message, key);
+        self.header("asks", &form.message, None);
         let schema = &form.requested_schema;
         let required: BTreeSet<&str> = schema
             .required
@@ -223,10 +226,11 @@ impl Asker {
         // Prepared answers: one for the whole request, then one per field.
         let mut prepared = Map::new();
         let fields = schema.properties.iter().filter(|(_, f)| form::is_typed(f));
-        if let Some(answer) = self
-            .answers
-            .for_form(key, fields.map(|(name, _)| name.as_str()))
-        {
+        if let Some(answer) = self.answers.for_form(
+            key,
+            CallbackContext::FORM_KEY,
+            fields.map(|(name, _)| name.as_str()),
+        ) {
             if let Some((action, content)) = explicit_action(answer) {
                 self.note(&format!("answered from --answer: {action}"));
                 return action_result(action, content);
@@ -396,7 +400,12 @@ impl Asker {
         key: Option<&str>,
         params: &ElicitRequestUrlParams,
     ) -> ElicitResult {
-        self.header("asks you to open a URL", &params.message, key);
+        let key = key.unwrap_or(CallbackContext::URL_KEY);
+        self.header(
+            "asks you to open a URL",
+            &params.message,
+            Some(format!("--answer {key}=accept")),
+        );
         let shown = highlight_url(&params.url);
         {
             let mut err = std::io::stderr().lock();
@@ -421,7 +430,7 @@ impl Asker {
                     .for_stderr()
             );
         }
-        if let Some(answer) = key.and_then(|k| self.answers.for_request(k)) {
+        if let Some(answer) = self.answers.for_question(key, CallbackContext::URL_KEY) {
             let action = match answer {
                 Value::Bool(true) => Some("accept"),
                 Value::Bool(false) => Some("decline"),
@@ -497,6 +506,7 @@ impl Asker {
         let mut input = self.input.lock().await;
         self.progress.clear();
         let prompt = sampling_prompt(&params);
+        let key = context.key().unwrap_or(CallbackContext::SAMPLING_KEY);
         self.header(
             "asks for an LLM completion (sampling)",
             &format!(
@@ -504,9 +514,12 @@ impl Asker {
                 params.messages.len(),
                 params.max_tokens
             ),
-            context.key(),
+            Some(format!("--answer {key}=TEXT")),
         );
-        if let Some(answer) = context.key().and_then(|k| self.answers.for_request(k)) {
+        if let Some(answer) = self
+            .answers
+            .for_question(key, CallbackContext::SAMPLING_KEY)
+        {
             self.note("answered from --answer");
             return match answer {
                 Value::String(text) => Ok(CreateMessageResult::text("modelctx-cli --answer", text)),
@@ -571,7 +584,10 @@ impl Asker {
     }
 
     async fn list_roots(&self, context: &CallbackContext) -> ListRootsResult {
-        if let Some(Value::Array(items)) = context.key().and_then(|k| self.answers.for_request(k)) {
+        let key = context.key().unwrap_or(CallbackContext::ROOTS_KEY);
+        if let Some(Value::Array(items)) =
+            self.answers.for_question(key, CallbackContext::ROOTS_KEY)
+        {
             let roots: Vec<_> = items
                 .iter()
                 .filter_map(Value::as_str)

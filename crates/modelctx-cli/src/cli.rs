@@ -20,14 +20,17 @@ asking; --max-sampling: at most N per request), or is declined. Text from the se
 with control and invisible characters escaped (e.g. \\u{1b}).
 
 For scripts, --answer KEY=JSON (repeatable) and --answers FILE (a JSON object of KEY: JSON) answer \
-without asking. KEY names an input request (its full key, or the last segment of a key such as \
-`my_server::ask_region`) or a form field. For an input request the JSON is the form content \
-(an object), the value of a one-field form, `{\"action\": \"decline\"}`/`{\"action\": \"cancel\"}`, \
-`true`/`false` for a URL, the text of a sampling answer, or a list of root paths or URIs. For a \
-field it is that field's value. A value that is not valid JSON is taken as a string. A 2025-11-25 \
-server's questions carry no key: there an object named after a form field (`{\"action\": \"decline\"}` \
-or the form content) answers the whole form, as it does on 2026-07-28, and URL, sampling and roots \
-questions are asked. Questions the answers do not cover are asked on stdin (line by line when \
+without asking. KEY names a question, a form field, or a kind of question. A question's key is the \
+server's input-request key (shown with URL and sampling questions; the last segment of a key such \
+as `__main__:ask_region` will do). A 2025-11-25 server's questions carry no key, so there a \
+question's kind is its key: `form`, `url`, `sampling` or `roots` (e.g. `--answer url=accept`); a \
+kind answers every question of that kind in either era, unless the question's own key is answered \
+too. For a question the JSON is the form content (an object), the value of a one-field form, \
+`{\"action\": \"decline\"}`/`{\"action\": \"cancel\"}`, `accept`/`decline`/`cancel` (or \
+`true`/`false`) for a URL, the text of a sampling answer, or a list of root paths or URIs. For a \
+field it is that field's value; an object named after a form field (`{\"action\": \"decline\"}` or \
+the form content) answers the whole form. A value that is not valid JSON is taken as a string. \
+Questions the answers do not cover are asked on stdin (line by line when \
 stdin is not a terminal); when stdin is closed they are cancelled.";
 
 /// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of
@@ -78,9 +81,12 @@ pub(crate) enum Command {
     /// Get a prompt: `mcp prompt [TARGET] NAME [key=value …] [-- CMD ARGS…]`.
     #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
     Prompt(CallArgs),
-    /// Read a resource: `mcp read [TARGET] URI [-- CMD ARGS…]`.
-    #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
-    Read(CallArgs),
+    /// Read a resource: `mcp read [TARGET] URI [--output FILE] [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\nText contents are printed up to 64 KiB \
+        each; a longer text is summed up in one line (--full prints it), and binary contents \
+        (blobs) are never printed. --output FILE writes the contents as they are (text as \
+        UTF-8, blobs decoded), whatever their size.\n\n{ANSWER_HELP}"))]
+    Read(ReadArgs),
     /// Follow a task to its end: `mcp task [TARGET] TASK_ID [-- CMD ARGS…]`.
     #[command(after_help = format!("{TARGET_HELP}\n\nThe task a `tools/call` became (the id \
         `mcp call` shows as `task ID: …`), followed as `mcp call` follows it: status changes \
@@ -266,6 +272,19 @@ pub(crate) struct CallArgs {
     /// mcp-client unless $OTEL_SERVICE_NAME is set.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    #[command(flatten)]
+    pub(crate) call: CallArgs,
+    /// Write the resource's contents to FILE instead of printing them: text as UTF-8, blobs
+    /// decoded, several contents one after the other.
+    #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "json")]
+    pub(crate) output: Option<PathBuf>,
+    /// Print text contents of any length (by default one longer than 64 KiB is summed up).
+    #[arg(long, conflicts_with = "output")]
+    pub(crate) full: bool,
 }
 
 #[derive(Debug, Args)]

@@ -36,6 +36,7 @@ mod keys;
 mod listen_cmd;
 mod oauth;
 mod progress;
+mod read_output;
 mod render;
 mod safe_text;
 mod serve;
@@ -73,7 +74,10 @@ pub fn run() -> ExitCode {
         }
     };
     let exporting = match &cli.command {
-        Command::Call(args) | Command::Prompt(args) | Command::Read(args) | Command::Task(args) => {
+        Command::Call(args)
+        | Command::Prompt(args)
+        | Command::Read(cli::ReadArgs { call: args, .. })
+        | Command::Task(args) => {
             Exporting::start(args.otlp_endpoint.as_deref(), telemetry::CLIENT_SERVICE)
         }
         Command::Serve(ServeCommand::Demo(args)) => {
@@ -105,7 +109,7 @@ pub fn run() -> ExitCode {
             Command::Resources(args) => client_cmd::list(List::Resources, args).await,
             Command::Call(args) => Box::pin(client_cmd::get(Get::Tool, args)).await,
             Command::Prompt(args) => Box::pin(client_cmd::get(Get::Prompt, args)).await,
-            Command::Read(args) => Box::pin(client_cmd::get(Get::Resource, args)).await,
+            Command::Read(args) => Box::pin(client_cmd::read(args)).await,
             Command::Task(args) => Box::pin(client_cmd::get(Get::Task, args)).await,
             Command::Listen(args) => listen_cmd::listen(args).await,
             Command::Serve(ServeCommand::Demo(args)) => serve::demo(args, exporting.as_ref()).await,

@@ -138,6 +138,7 @@ impl HandshakeSession {
         method: &'static str,
         params: &impl Serialize,
         cancel: &CancellationToken,
+        client_error: impl FnOnce(&'static str, ErrorObject) -> ErrorObject,
     ) -> Result<R, ErrorObject> {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let bytes = encode_request(&id, method, params)
@@ -156,7 +157,8 @@ impl HandshakeSession {
         }
         let raw = tokio::select! {
             answer = answered => answer
-                .map_err(|_| ErrorObject::internal(format!("{method}: the client went away")))??,
+                .map_err(|_| ErrorObject::internal(format!("{method}: the client went away")))?
+                .map_err(|error| client_error(method, error))?,
             () = cancel.cancelled() => {
                 let notice = CancelledNotificationParams::new(
                     id.clone(),
