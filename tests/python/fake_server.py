@@ -23,7 +23,15 @@ Tolerated (a conforming client completes them):
 * `irr-url`       URL-mode elicitation {"mode":"url","message":"Open the consent page to continue",
                   "url":"https://example.com/consent"}; the retry -> "irr-url: action=<action>"
 * `echo {text}`   returns the text (a plain control)
+* `asks-legacy`   fails as FastMCP 4.1.6's `ctx.elicit` does on a 2026-07-28 connection (on every
+                  connection here): isError, "elicitation via server-initiated requests is
+                  unavailable on 2026-07-28 connections."
 All IRRs use the input-request key "q"; elicitation schema {ok: boolean} required.
+
+Resources (`resources/list`, `resources/read`), to probe how a client shows contents:
+* `fake://page.html`  215 KiB of text/html (a page too long to print by default)
+* `fake://pixel.png`  a 70-byte PNG (a blob)
+* `fake://note.txt`   "a short note" (text/plain)
 
 Transports: stdio (default, newline-delimited JSON-RPC) or `--http PORT` (stateless Streamable HTTP
 on 127.0.0.1:PORT/mcp: one POST per request, JSON responses, 202 for notifications, GET/DELETE 405,
@@ -53,8 +61,20 @@ def _tool(name: str, description: str, props: dict[str, Any] | None = None) -> d
     return {"name": name, "description": description, "inputSchema": schema}
 
 
+# 1 x 1 transparent PNG.
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+PAGE = "<!doctype html>\n<title>big</title>\n" + "<p>fake page line</p>\n" * 10_000
+RESOURCES: dict[str, tuple[str, dict[str, str]]] = {
+    "fake://page.html": ("text/html", {"text": PAGE}),
+    "fake://pixel.png": ("image/png", {"blob": PIXEL}),
+    "fake://note.txt": ("text/plain", {"text": "a short note"}),
+}
+
 TOOLS = [_tool(v, f"fake-server variant {v}") for v in STRICT + TOLERATED] + [
-    _tool("echo", "Return the given text unchanged.", {"text": {"type": "string"}})
+    _tool("echo", "Return the given text unchanged.", {"text": {"type": "string"}}),
+    _tool("asks-legacy", "Fails as a server that can only ask over the back-channel."),
 ]
 
 
@@ -73,7 +93,7 @@ class Fake:
                 msg_id,
                 {
                     "supportedVersions": ["2026-07-28"],
-                    "capabilities": {"tools": {}},
+                    "capabilities": {"tools": {}, "resources": {}},
                     "resultType": "complete",
                     "ttlMs": 0,
                     "cacheScope": "private",
@@ -82,7 +102,12 @@ class Fake:
             )
         if method == "initialize":
             return self._ok(
-                msg_id, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": SERVER_INFO}
+                msg_id,
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}, "resources": {}},
+                    "serverInfo": SERVER_INFO,
+                },
             )
         if method == "ping":
             return self._ok(msg_id, {})
@@ -94,6 +119,14 @@ class Fake:
             return self._ok(msg_id, listed)
         if method == "tools/call":
             return self._ok(msg_id, self._call(params))
+        if method == "resources/list":
+            listed = [{"uri": uri, "name": uri, "mimeType": mime} for uri, (mime, _) in RESOURCES.items()]
+            return self._ok(msg_id, {"resources": listed, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"})
+        if method == "resources/read" and params.get("uri") in RESOURCES:
+            uri = params["uri"]
+            mime, body = RESOURCES[uri]
+            entry = {"uri": uri, "mimeType": mime, **body}
+            return self._ok(msg_id, {"contents": [entry], "resultType": "complete"})
         return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": "Method not found", "data": method}}
 
     @staticmethod
@@ -112,6 +145,9 @@ class Fake:
         variant = self.variant or name
         if variant == "echo" or (self.variant is None and name == "echo"):
             return self._text(str(args.get("text", "")))
+        if variant == "asks-legacy":
+            message = "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."
+            return {"content": [{"type": "text", "text": message}], "isError": True, "resultType": "complete"}
         if variant == "no-result-type":
             return {"content": [{"type": "text", "text": "no-result-type"}]}
         if variant == "list-no-cache":

@@ -19,6 +19,9 @@ Tools
   client -> that JSON-RPC error becomes the tools/call error; a client without the elicitation
   capability -> isError result "Client did not declare the elicitation capability".
 * `echo {text}`: returns the text.
+* `wait`: answers only once the client cancels it (`notifications/cancelled`; then with an
+  isError result "cancelled", which the client has stopped waiting for) or after 120 s; over
+  stdio it is never answered.
 
 Transports
 * stdio (default): newline-delimited JSON-RPC.
@@ -27,7 +30,9 @@ Transports
   unknown one); notifications and client responses -> 202; `tools/call provision` answers with a
   text/event-stream carrying the `elicitation/create` request, waits for the client to POST its
   response, then sends the result and closes the stream; other requests answer application/json;
-  GET -> 405; DELETE ends the session. `server/discover` without a session is answered per
+  GET -> 405; DELETE ends the session. Every notification (`notification <method> <params>`),
+  `tools/call wait` (`waiting <id>`) and DELETE (`DELETE <ended|unknown> session`) is logged to
+  stderr, so that a test sees what a client sent (`crates/modelctx-cli/tests/timeouts.rs`). `server/discover` without a session is answered per
   `--discover-http`: `404` (default: HTTP 404 + -32601), `200` (HTTP 200 + -32601) or `400-session`
   (HTTP 400 + -32600 "Bad Request: Missing session ID", what real 2025-era SDK servers do).
   Host must be localhost/127.0.0.1/[::1] (else 421).
@@ -61,6 +66,11 @@ TOOLS = [
         "name": "echo",
         "description": "Return the given text unchanged.",
         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    },
+    {
+        "name": "wait",
+        "description": "Answer only once cancelled (or after 120 s).",
+        "inputSchema": {"type": "object"},
     },
 ]
 
@@ -100,7 +110,8 @@ class Session:
             return rid
 
     def handle_simple(self, msg: dict[str, Any]) -> dict[str, Any] | None:
-        """Requests that need no back-channel. Returns the response, or None for tools/call provision."""
+        """Requests that need no back-channel. Returns the response, or None for tools/call provision
+        and wait."""
         method, msg_id, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
         if method == "initialize":
             requested = params.get("protocolVersion")
@@ -118,6 +129,8 @@ class Session:
             args = params.get("arguments") or {}
             if name == "echo":
                 return result(msg_id, text_result(str(args.get("text", ""))))
+            if name == "wait":
+                return None
             if name == "provision":
                 if "elicitation" not in self.capabilities:
                     return result(msg_id, text_result("Client did not declare the elicitation capability", True))
@@ -171,10 +184,14 @@ def serve_stdio() -> None:
                 send(session.provision_outcome(call, msg))
             continue
         if "id" not in msg:  # notification
+            log(f"notification {msg.get('method')} {json.dumps(msg.get('params'))}")
             continue
         reply = session.handle_simple(msg)
         if reply is not None:
             send(reply)
+            continue
+        if (msg.get("params") or {}).get("name") == "wait":
+            log(f"waiting {msg.get('id')}")
             continue
         rid = session.new_request_id()
         pending[rid] = msg
@@ -189,6 +206,8 @@ class HttpState:
         self.discover_mode = discover_mode
         self.sessions: dict[str, Session] = {}
         self.waiters: dict[tuple[str, Any], tuple[threading.Event, list[dict[str, Any]]]] = {}
+        # (session, tools/call id) of a `wait` call -> set when the client cancels it.
+        self.cancels: dict[tuple[str, Any], threading.Event] = {}
         self.lock = threading.Lock()
 
 
@@ -234,6 +253,7 @@ def make_handler(state: HttpState) -> type[BaseHTTPRequestHandler]:
             sid = self.headers.get("Mcp-Session-Id")
             with state.lock:
                 found = state.sessions.pop(sid or "", None)
+            log(f"DELETE {'ended' if found else 'unknown'} session")
             self._plain(200 if found else 404)
 
         def do_POST(self) -> None:  # noqa: N802
@@ -280,13 +300,35 @@ def make_handler(state: HttpState) -> type[BaseHTTPRequestHandler]:
                 self._plain(202)
                 return
             if "id" not in msg:
+                log(f"notification {msg.get('method')} {json.dumps(msg.get('params'))}")
+                if msg.get("method") == "notifications/cancelled":
+                    with state.lock:
+                        cancelled = state.cancels.get((sid, (msg.get("params") or {}).get("requestId")))
+                    if cancelled is not None:
+                        cancelled.set()
                 self._plain(202)
                 return
             reply = session.handle_simple(msg)
             if reply is not None:
                 self._send_json(200, reply, sid)
                 return
+            if (msg.get("params") or {}).get("name") == "wait":
+                self._wait(sid, msg)
+                return
             self._provision_over_sse(sid, session, msg)
+
+        def _wait(self, sid: str, call: dict[str, Any]) -> None:
+            cancelled = threading.Event()
+            with state.lock:
+                state.cancels[(sid, call.get("id"))] = cancelled
+            log(f"waiting {call.get('id')}")
+            outcome = "cancelled" if cancelled.wait(timeout=120) else "waited 120 s"
+            with state.lock:
+                state.cancels.pop((sid, call.get("id")), None)
+            try:
+                self._send_json(200, result(call.get("id"), text_result(outcome, True)), sid)
+            except OSError:  # the client is gone
+                pass
 
         def _provision_over_sse(self, sid: str, session: Session, call: dict[str, Any]) -> None:
             rid = session.new_request_id()

@@ -48,16 +48,25 @@ impl Answers {
             .map(|(_, value)| value)
     }
 
-    /// The answer to a whole form: named by the input request's key (as [`Self::for_request`]),
-    /// or — since a 2025-11-25 back-channel request carries no key — an object named after one
-    /// of the form's `fields`. A typed field's value is never an object, so such an answer is
-    /// meant for the whole form (`{"action": "decline"}`, or the content), in either era.
+    /// The answer to a question of kind `kind` (`url`, `sampling`, `roots`: the key the SDK
+    /// gives 2025-11-25 back-channel questions, which carry none): named by the question's key
+    /// (as [`Self::for_request`]), or else by its kind, so that `--answer url=accept` answers a
+    /// URL question in either era, whatever key the server chose.
+    pub(crate) fn for_question(&self, key: &str, kind: &str) -> Option<&Value> {
+        self.for_request(key).or_else(|| self.for_field(kind))
+    }
+
+    /// The answer to a whole form: named by the input request's key or by the kind `form` (as
+    /// [`Self::for_question`]), or an object named after one of the form's `fields`. A typed
+    /// field's value is never an object, so such an answer is meant for the whole form
+    /// (`{"action": "decline"}`, or the content), in either era.
     pub(crate) fn for_form<'a>(
         &self,
         key: Option<&str>,
+        kind: &str,
         mut fields: impl Iterator<Item = &'a str>,
     ) -> Option<&Value> {
-        key.and_then(|key| self.for_request(key)).or_else(|| {
+        self.for_question(key.unwrap_or(kind), kind).or_else(|| {
             fields.find_map(|field| self.for_field(field).filter(|value| value.is_object()))
         })
     }
@@ -113,16 +122,16 @@ mod tests {
     fn keys_and_segments() {
         let a = answers(&[
             "region=\"eu-west-1\"",
-            "modelctx_cli::demo::ask_budget={\"amount\":3}",
+            "my_server::questions::ask_budget={\"amount\":3}",
         ]);
         assert_eq!(a.for_request("region"), Some(&json!("eu-west-1")));
         assert_eq!(
-            a.for_request("modelctx_cli::demo::region"),
+            a.for_request("my_server::questions::region"),
             Some(&json!("eu-west-1"))
         );
         assert_eq!(a.for_request("__main__:region"), Some(&json!("eu-west-1")));
         assert_eq!(
-            a.for_request("modelctx_cli::demo::ask_budget"),
+            a.for_request("my_server::questions::ask_budget"),
             Some(&json!({"amount": 3}))
         );
         assert_eq!(a.for_request("ask_budget"), None);
@@ -147,17 +156,38 @@ mod tests {
         let decline = json!({"action": "decline"});
         // 2026-07-28: by the key's last segment.
         assert_eq!(
-            a.for_form(Some("demo::region"), ["x"].into_iter()),
+            a.for_form(Some("demo::region"), "form", ["x"].into_iter()),
             Some(&decline)
         );
-        // 2025-11-25: no key; an object named after a field.
+        // An object named after a field, in either era.
         assert_eq!(
-            a.for_form(None, ["size", "region"].into_iter()),
+            a.for_form(Some("form"), "form", ["size", "region"].into_iter()),
             Some(&decline)
         );
         // A plain value answers its field only.
-        assert_eq!(a.for_form(None, ["size"].into_iter()), None);
-        assert_eq!(a.for_form(Some("other"), ["size"].into_iter()), None);
+        assert_eq!(a.for_form(None, "form", ["size"].into_iter()), None);
+        assert_eq!(
+            a.for_form(Some("other"), "form", ["size"].into_iter()),
+            None
+        );
+        // By the kind, whatever the server's key.
+        let by_kind = answers(&["form={\"action\":\"cancel\"}"]);
+        assert_eq!(
+            by_kind.for_form(Some("region"), "form", ["region"].into_iter()),
+            Some(&json!({"action": "cancel"}))
+        );
+    }
+
+    /// A 2025-11-25 back-channel question's key is its kind (`url`); the same flag answers a
+    /// 2026-07-28 question whatever its key, and the server's key still wins.
+    #[test]
+    fn questions_by_key_or_by_kind() {
+        let a = answers(&["url=accept"]);
+        assert_eq!(a.for_question("url", "url"), Some(&json!("accept")));
+        assert_eq!(a.for_question("consent", "url"), Some(&json!("accept")));
+        assert_eq!(a.for_question("consent", "sampling"), None);
+        let both = answers(&["url=accept", "consent=decline"]);
+        assert_eq!(both.for_question("consent", "url"), Some(&json!("decline")));
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::cli::AnswerArgs;
 use crate::form;
 use crate::progress::ProgressView;
 use crate::safe_text::{self, line};
+use crate::shown_url::highlight_url;
 
 /// What the user may type (lower-cased) to "Send …?" after filling a form, and what it means:
 /// Enter accepts the answer shown.
@@ -181,7 +182,10 @@ impl Asker {
         }
     }
 
-    fn header(&self, what: &str, message: &str, key: Option<&str>) {
+    /// Which server asks what; `answer_with` is the `--answer` that would answer it without
+    /// asking, shown only where the question names nothing the user could type instead (a
+    /// form's fields are named at its prompts, and answer it by those names).
+    fn header(&self, what: &str, message: &str, answer_with: Option<String>) {
         if !self.interactive {
             return;
         }
@@ -193,11 +197,11 @@ impl Asker {
             style(line(self.server())).bold().for_stderr(),
             style(line(message)).bold().for_stderr()
         );
-        if let Some(key) = key {
+        if let Some(flag) = answer_with {
             let _ = writeln!(
                 err,
                 "  {}",
-                style(format!("(input request {})", line(key)))
+                style(format!("({} answers this without asking)", line(&flag)))
                     .dim()
                     .for_stderr()
             );
@@ -210,7 +214,7 @@ impl Asker {
         key: Option<&str>,
         form: &ElicitRequestFormParams,
     ) -> ElicitResult {
-        self.header("asks", &form.message, key);
+        self.header("asks", &form.message, None);
         let schema = &form.requested_schema;
         let required: BTreeSet<&str> = schema
             .required
@@ -222,10 +226,11 @@ impl Asker {
         // Prepared answers: one for the whole request, then one per field.
         let mut prepared = Map::new();
         let fields = schema.properties.iter().filter(|(_, f)| form::is_typed(f));
-        if let Some(answer) = self
-            .answers
-            .for_form(key, fields.map(|(name, _)| name.as_str()))
-        {
+        if let Some(answer) = self.answers.for_form(
+            key,
+            CallbackContext::FORM_KEY,
+            fields.map(|(name, _)| name.as_str()),
+        ) {
             if let Some((action, content)) = explicit_action(answer) {
                 self.note(&format!("answered from --answer: {action}"));
                 return action_result(action, content);
@@ -395,7 +400,12 @@ impl Asker {
         key: Option<&str>,
         params: &ElicitRequestUrlParams,
     ) -> ElicitResult {
-        self.header("asks you to open a URL", &params.message, key);
+        let key = key.unwrap_or(CallbackContext::URL_KEY);
+        self.header(
+            "asks you to open a URL",
+            &params.message,
+            Some(format!("--answer {key}=accept")),
+        );
         let shown = highlight_url(&params.url);
         {
             let mut err = std::io::stderr().lock();
@@ -420,7 +430,7 @@ impl Asker {
                     .for_stderr()
             );
         }
-        if let Some(answer) = key.and_then(|k| self.answers.for_request(k)) {
+        if let Some(answer) = self.answers.for_question(key, CallbackContext::URL_KEY) {
             let action = match answer {
                 Value::Bool(true) => Some("accept"),
                 Value::Bool(false) => Some("decline"),
@@ -496,6 +506,7 @@ impl Asker {
         let mut input = self.input.lock().await;
         self.progress.clear();
         let prompt = sampling_prompt(&params);
+        let key = context.key().unwrap_or(CallbackContext::SAMPLING_KEY);
         self.header(
             "asks for an LLM completion (sampling)",
             &format!(
@@ -503,9 +514,12 @@ impl Asker {
                 params.messages.len(),
                 params.max_tokens
             ),
-            context.key(),
+            Some(format!("--answer {key}=TEXT")),
         );
-        if let Some(answer) = context.key().and_then(|k| self.answers.for_request(k)) {
+        if let Some(answer) = self
+            .answers
+            .for_question(key, CallbackContext::SAMPLING_KEY)
+        {
             self.note("answered from --answer");
             return match answer {
                 Value::String(text) => Ok(CreateMessageResult::text("modelctx-cli --answer", text)),
@@ -570,7 +584,10 @@ impl Asker {
     }
 
     async fn list_roots(&self, context: &CallbackContext) -> ListRootsResult {
-        if let Some(Value::Array(items)) = context.key().and_then(|k| self.answers.for_request(k)) {
+        let key = context.key().unwrap_or(CallbackContext::ROOTS_KEY);
+        if let Some(Value::Array(items)) =
+            self.answers.for_question(key, CallbackContext::ROOTS_KEY)
+        {
             let roots: Vec<_> = items
                 .iter()
                 .filter_map(Value::as_str)
@@ -657,65 +674,6 @@ fn rejected(why: &str) -> ErrorObject {
         USER_REJECTED,
         format!("User rejected sampling request ({why})"),
     )
-}
-
-/// A URL for display: the full URL with its host highlighted, and what looks suspicious.
-#[derive(Debug, PartialEq)]
-pub(crate) struct ShownUrl {
-    /// The whole URL, the host styled.
-    pub(crate) line: String,
-    /// The host (and port), as the browser would connect to it.
-    pub(crate) host: String,
-    /// Reasons for caution.
-    pub(crate) warnings: Vec<String>,
-}
-
-/// Splits `url` into scheme, user info, host and the rest, and highlights the host. Control
-/// and invisible characters are shown escaped (they could hide or reorder the URL's tail) and
-/// earn a warning.
-pub(crate) fn highlight_url(url: &str) -> ShownUrl {
-    let mut warnings = Vec::new();
-    if matches!(line(url), std::borrow::Cow::Owned(_)) {
-        warnings
-            .push("the URL contains control or invisible characters (shown as \\u{…})".to_owned());
-    }
-    let Some((scheme, rest)) = url.split_once("://") else {
-        warnings.insert(0, "this is not an absolute URL".to_owned());
-        return ShownUrl {
-            line: line(url).into_owned(),
-            host: String::new(),
-            warnings,
-        };
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    let (userinfo, host) = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => (Some(userinfo), host),
-        None => (None, authority),
-    };
-    let (scheme, host, path) = (line(scheme), line(host), line(path));
-    let userinfo = userinfo.map(line);
-    if !scheme.eq_ignore_ascii_case("https") {
-        warnings.push(format!("the URL uses {scheme}, not https"));
-    }
-    if let Some(userinfo) = &userinfo {
-        warnings.push(format!(
-            "the text before '@' ({userinfo}) is not the site: the site is {host}"
-        ));
-    }
-    if host.contains("xn--") {
-        warnings.push("the domain uses punycode (it may imitate another name)".to_owned());
-    }
-    let shown = format!(
-        "{scheme}://{}{}{path}",
-        userinfo.map(|u| format!("{u}@")).unwrap_or_default(),
-        style(&host).yellow().bold().underlined().for_stderr(),
-    );
-    ShownUrl {
-        line: shown,
-        host: host.into_owned(),
-        warnings,
-    }
 }
 
 /// The text given to `--llm-cmd`: the system prompt, then the conversation.
@@ -825,22 +783,6 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_show_the_host() {
-        let shown = highlight_url("https://auth.example.com/connect?session=1");
-        assert_eq!(shown.host, "auth.example.com");
-        assert!(shown.warnings.is_empty());
-        assert!(
-            console::strip_ansi_codes(&shown.line) == "https://auth.example.com/connect?session=1"
-        );
-
-        let tricky = highlight_url("http://accounts.example.com@evil.test:8080/login");
-        assert_eq!(tricky.host, "evil.test:8080");
-        assert_eq!(tricky.warnings.len(), 2, "{:?}", tricky.warnings);
-
-        assert_eq!(highlight_url("not a url").warnings.len(), 1);
-    }
 
     #[test]
     fn file_uris_are_encoded() {

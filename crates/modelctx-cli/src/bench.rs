@@ -14,7 +14,7 @@ use crate::ask::Asker;
 use crate::cli::BenchArgs;
 use crate::error::{CliError, Result};
 use crate::progress::ProgressView;
-use crate::target::{Target, describe_server, timeout};
+use crate::target::{Target, close, describe_server, timeout};
 
 /// What one run measured.
 #[derive(Debug)]
@@ -77,11 +77,12 @@ pub(crate) async fn bench(args: BenchArgs) -> Result<ExitCode> {
         ProgressView::stderr(),
     )?);
     let builder = asker.install(Client::builder());
+    // Within --connect-timeout; --timeout counts from the connection on.
+    let client = target.connect(builder, &args.connect).await?;
+    // The server's name, escaped: it is printed in the report.
+    let server = crate::safe_text::line(&describe_server(&client)).into_owned();
+    asker.set_server(format!("{server} ({target})"));
     let run = async {
-        let client = target.connect(builder, &args.connect).await?;
-        // The server's name, escaped: it is printed in the report.
-        let server = crate::safe_text::line(&describe_server(&client)).into_owned();
-        asker.set_server(format!("{server} ({target})"));
         for _ in 0..args.warmup {
             call(&client, &args.tool, &arguments)
                 .await
@@ -89,15 +90,22 @@ pub(crate) async fn bench(args: BenchArgs) -> Result<ExitCode> {
         }
         let figures = measure(&client, &args, &arguments).await;
         let protocol = client.protocol_version().to_string();
-        let _ = client.close().await;
-        Ok::<_, CliError>((figures, server, protocol))
+        Ok::<_, CliError>((figures, protocol))
     };
-    let (figures, server, protocol) = match timeout(&args.connect) {
+    let ran = match timeout(&args.connect) {
         Some(after) => tokio::time::timeout(after, run)
             .await
-            .map_err(|_| CliError::failed("timed out (--timeout)"))??,
-        None => run.await?,
+            .unwrap_or_else(|_| Err(CliError::failed("timed out (--timeout)"))),
+        None => run.await,
     };
+    let (figures, protocol) = match ran {
+        Ok(ran) => ran,
+        Err(error) => {
+            close(client).await;
+            return Err(error);
+        }
+    };
+    let _ = client.close().await;
     if args.json {
         let report = json!({
             "target": target.to_string(),

@@ -12,21 +12,25 @@ out.";
 
 const ANSWER_HELP: &str = "\
 Input requests (elicitation, sampling, roots) are answered in the terminal: forms field by field \
-(type `!decline` or `!cancel` at any prompt), URLs after showing the full URL with its domain \
-highlighted and asking consent (the URL is never opened or fetched). Roots default to the \
+(type `!decline` or `!cancel` at any prompt), URLs after showing the URL as a browser reads it \
+with its domain highlighted (and, with a warning, the server's text when it differs) and asking \
+consent (the URL is never opened or fetched). Roots default to the \
 current directory; sampling runs --llm-cmd once you consent to the prompt shown (--yes: without \
 asking; --max-sampling: at most N per request), or is declined. Text from the server is shown \
 with control and invisible characters escaped (e.g. \\u{1b}).
 
 For scripts, --answer KEY=JSON (repeatable) and --answers FILE (a JSON object of KEY: JSON) answer \
-without asking. KEY names an input request (its full key, or the last segment of a key such as \
-`my_server::ask_region`) or a form field. For an input request the JSON is the form content \
-(an object), the value of a one-field form, `{\"action\": \"decline\"}`/`{\"action\": \"cancel\"}`, \
-`true`/`false` for a URL, the text of a sampling answer, or a list of root paths or URIs. For a \
-field it is that field's value. A value that is not valid JSON is taken as a string. A 2025-11-25 \
-server's questions carry no key: there an object named after a form field (`{\"action\": \"decline\"}` \
-or the form content) answers the whole form, as it does on 2026-07-28, and URL, sampling and roots \
-questions are asked. Questions the answers do not cover are asked on stdin (line by line when \
+without asking. KEY names a question, a form field, or a kind of question. A question's key is the \
+server's input-request key (shown with URL and sampling questions; the last segment of a key such \
+as `__main__:ask_region` will do). A 2025-11-25 server's questions carry no key, so there a \
+question's kind is its key: `form`, `url`, `sampling` or `roots` (e.g. `--answer url=accept`); a \
+kind answers every question of that kind in either era, unless the question's own key is answered \
+too. For a question the JSON is the form content (an object), the value of a one-field form, \
+`{\"action\": \"decline\"}`/`{\"action\": \"cancel\"}`, `accept`/`decline`/`cancel` (or \
+`true`/`false`) for a URL, the text of a sampling answer, or a list of root paths or URIs. For a \
+field it is that field's value; an object named after a form field (`{\"action\": \"decline\"}` or \
+the form content) answers the whole form. A value that is not valid JSON is taken as a string. \
+Questions the answers do not cover are asked on stdin (line by line when \
 stdin is not a terminal); when stdin is closed they are cancelled.";
 
 /// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of
@@ -77,9 +81,12 @@ pub(crate) enum Command {
     /// Get a prompt: `mcp prompt [TARGET] NAME [key=value …] [-- CMD ARGS…]`.
     #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
     Prompt(CallArgs),
-    /// Read a resource: `mcp read [TARGET] URI [-- CMD ARGS…]`.
-    #[command(after_help = format!("{TARGET_HELP}\n\n{ANSWER_HELP}"))]
-    Read(CallArgs),
+    /// Read a resource: `mcp read [TARGET] URI [--output FILE] [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\nText contents are printed up to 64 KiB \
+        each; a longer text is summed up in one line (--full prints it), and binary contents \
+        (blobs) are never printed. --output FILE writes the contents as they are (text as \
+        UTF-8, blobs decoded), whatever their size.\n\n{ANSWER_HELP}"))]
+    Read(ReadArgs),
     /// Follow a task to its end: `mcp task [TARGET] TASK_ID [-- CMD ARGS…]`.
     #[command(after_help = format!("{TARGET_HELP}\n\nThe task a `tools/call` became (the id \
         `mcp call` shows as `task ID: …`), followed as `mcp call` follows it: status changes \
@@ -93,7 +100,7 @@ pub(crate) enum Command {
         (`--json`: one JSON object per line): `tools/list_changed`, `resources/updated URI`, \
         `task ID STATUS[: message]`, …. The line saying what the server agreed to send goes to \
         stderr. When the server ends the stream gracefully (an instance shutting down), mcp \
-        listens again. Stops on Ctrl-C or after --timeout seconds (exit 0)."))]
+        listens again. Stops on Ctrl-C or after --timeout seconds of listening (exit 0)."))]
     Listen(ListenArgs),
     /// Run a server.
     #[command(subcommand)]
@@ -118,12 +125,21 @@ pub(crate) enum Command {
 #[derive(Debug, Args, Clone)]
 pub(crate) struct ConnectArgs {
     /// Which era to speak: probe with server/discover and fall back to the handshake (auto),
-    /// 2026-07-28 only, or the 2025-11-25 handshake.
+    /// 2026-07-28 only (`2026-07-28`), or the 2025-11-25 handshake (`handshake` or
+    /// `2025-11-25`).
     #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
     pub(crate) mode: ModeArg,
-    /// Give up after this many seconds (connecting, every round and every question included).
+    /// Give up after this many seconds once connected (every round and every question
+    /// included; connecting counts against --connect-timeout instead). On giving up (or on
+    /// Ctrl-C) the server is told: the request in flight is cancelled, a 2025-11-25 HTTP session
+    /// ended.
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     pub(crate) timeout: Option<Duration>,
+    /// Give up connecting after this many seconds: starting a stdio server (a Node or Python
+    /// server may take seconds, `npx` longer) and the first exchange with the server. Signing
+    /// in does not count.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds, default_value = "30")]
+    pub(crate) connect_timeout: Duration,
     /// The most InputRequiredResult rounds one request may take.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub(crate) max_rounds: u32,
@@ -259,6 +275,19 @@ pub(crate) struct CallArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    #[command(flatten)]
+    pub(crate) call: CallArgs,
+    /// Write the resource's contents to FILE instead of printing them: text as UTF-8, blobs
+    /// decoded, several contents one after the other.
+    #[arg(long, short = 'o', value_name = "FILE", conflicts_with = "json")]
+    pub(crate) output: Option<PathBuf>,
+    /// Print text contents of any length (by default one longer than 64 KiB is summed up).
+    #[arg(long, conflicts_with = "output")]
+    pub(crate) full: bool,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct ListenArgs {
     /// [TARGET]: the server's URL (leave it out with `-- CMD ARGS…`).
     #[arg(value_name = "TARGET")]
@@ -355,7 +384,7 @@ pub(crate) struct DemoArgs {
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origins: Vec<String>,
     /// Keep `long_report`'s tasks in this SQLite file (they survive a restart) instead of in
-    /// memory.
+    /// memory. A new file is created readable and writable by you only (mode 0600).
     #[arg(long, value_name = "FILE")]
     pub(crate) tasks_db: Option<PathBuf>,
     /// Join the change bus of a fleet on Redis (`redis://HOST:PORT`): resource updates and list
@@ -401,6 +430,12 @@ pub(crate) struct DemoArgs {
     /// mcp-demo-server unless $OTEL_SERVICE_NAME is set.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
+    /// On SIGTERM or SIGINT the server stops taking requests, ends listen streams with their
+    /// closing result and gives the requests in flight this many seconds to answer (default 5;
+    /// those still running are then dropped), then sends its telemetry and exits 0. Keep it
+    /// below the time your supervisor waits before SIGKILL (docker stop: 10 s).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub(crate) shutdown_grace: Option<Duration>,
 }
 
 /// `--auth-dpop`.
@@ -446,11 +481,13 @@ pub(crate) struct InspectArgs {
 pub(crate) enum ModeArg {
     /// Probe with server/discover, fall back to the handshake.
     Auto,
-    /// 2026-07-28 without probing.
-    #[value(name = "2026-07-28")]
+    /// 2026-07-28 without probing (also `modern`).
+    #[value(name = "2026-07-28", alias = "modern")]
     Modern,
-    /// The 2025-11-25 initialize handshake (`handshake` is accepted as an alias, the name before).
-    #[value(alias = "legacy")]
+    /// The 2025-11-25 initialize handshake (also `2025-11-25`, and `legacy`, its name before).
+    // Named by the era like `auto`'s fallback, and by the revision like `2026-07-28`: users
+    // type either, and scripts written before the rename still say `legacy`.
+    #[value(aliases = ["2025-11-25", "legacy"])]
     Handshake,
 }
 
@@ -468,19 +505,27 @@ mod tests {
         }
     }
 
-    /// The handshake era is `--mode handshake`; `--mode handshake`, its name before, still works
-    /// in users' scripts.
+    /// The handshake era is `--mode handshake` or `--mode 2025-11-25` (as the other era is
+    /// `--mode 2026-07-28` or `--mode modern`); `--mode legacy`, its name before, still works in
+    /// users' scripts.
     #[test]
-    fn the_handshake_mode_keeps_its_old_name_as_an_alias() {
-        assert_eq!(
-            mode_of(&["mcp", "tools", "--mode", "handshake", "http://x"]),
-            ModeArg::Handshake
-        );
-        assert_eq!(
-            mode_of(&["mcp", "tools", "--mode", "legacy", "http://x"]),
-            ModeArg::Handshake
-        );
+    fn each_era_is_named_by_its_revision_and_its_name() {
+        for (value, mode) in [
+            ("handshake", ModeArg::Handshake),
+            ("2025-11-25", ModeArg::Handshake),
+            ("legacy", ModeArg::Handshake),
+            ("2026-07-28", ModeArg::Modern),
+            ("modern", ModeArg::Modern),
+            ("auto", ModeArg::Auto),
+        ] {
+            assert_eq!(
+                mode_of(&["mcp", "tools", "--mode", value, "http://x"]),
+                mode,
+                "{value}"
+            );
+        }
         assert_eq!(mode_of(&["mcp", "tools", "http://x"]), ModeArg::Auto);
+        assert!(Cli::try_parse_from(["mcp", "tools", "--mode", "2024-11-05", "http://x"]).is_err());
     }
 
     /// clap's debug assertions hold for every (deferred) subcommand: names, conflicts, groups.

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,21 +14,28 @@ use modelctx::types::methods::{
 };
 use modelctx::types::tasks::DetailedTask;
 use modelctx::types::tasks_2025::Task as Task2025;
-use modelctx::types::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
+use modelctx::types::{
+    CallToolRequestParams, Era, GetPromptRequestParams, ReadResourceRequestParams,
+};
 use serde_json::{Map, Value};
 
 use crate::answers::{Answers, lenient_json};
 use crate::ask::Asker;
-use crate::cli::{CallArgs, ConnectArgs, ListArgs};
+use crate::cli::{CallArgs, ConnectArgs, ListArgs, ReadArgs};
 use crate::error::{CliError, Result};
 use crate::progress::ProgressView;
+use crate::read_output;
 use crate::render;
 use crate::safe_text::line;
 use crate::sync::lock;
-use crate::target::{Target, describe_server, explain, timeout};
+use crate::target::{Target, close, describe_server, explain, interruptible, timeout};
 
 /// How long `tasks/cancel` may take when the command is interrupted.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
+
+/// What to suggest when a server says it cannot ask on this (2026-07-28) connection.
+const TRY_LEGACY: &str = "the server asks its questions only over 2025-11-25 connections \
+    (server-to-client requests, which 2026-07-28 removed): try again with --mode legacy";
 
 /// What to list.
 #[derive(Debug, Clone, Copy)]
@@ -47,8 +55,8 @@ pub(crate) enum Get {
     Task,
 }
 
-/// Runs `work` under `--timeout`.
-/// Runs `work` under `--timeout` (the time spent signing in is not counted).
+/// Runs `work` under `--timeout` (the time spent signing in is not counted). Connecting is not
+/// part of it: `--connect-timeout` bounds that.
 async fn bounded<T>(args: &ConnectArgs, work: impl Future<Output = Result<T>>) -> Result<T> {
     let after = timeout(args);
     crate::oauth::within(after, &args.sign_in, work)
@@ -87,7 +95,6 @@ struct PendingTask(Arc<Mutex<PendingState>>);
 
 #[derive(Debug, Default)]
 struct PendingState {
-    client: Option<Client>,
     /// The task's id, and whether it has ended.
     task: Option<(String, bool)>,
     /// Whether it is a 2025-11-25 task (cancelled with that protocol's `tasks/cancel`).
@@ -97,10 +104,6 @@ struct PendingState {
 impl PendingTask {
     fn lock(&self) -> std::sync::MutexGuard<'_, PendingState> {
         lock(&self.0)
-    }
-
-    fn set_client(&self, client: &Client) {
-        self.lock().client = Some(client.clone());
     }
 
     fn seen(&self, task: &DetailedTask) {
@@ -134,11 +137,11 @@ impl PendingTask {
     }
 
     /// Cancels the task if one is still running (waiting at most a few seconds for the server).
-    async fn cancel(&self) {
-        let (client, id, handshake) = {
+    async fn cancel(&self, client: &Client) {
+        let (id, handshake) = {
             let mut state = self.lock();
-            match (state.client.take(), state.task.take()) {
-                (Some(client), Some((id, false))) => (client, id, state.handshake),
+            match state.task.take() {
+                Some((id, false)) => (id, state.handshake),
                 _ => return,
             }
         };
@@ -156,7 +159,6 @@ impl PendingTask {
             Ok(Err(error)) => eprintln!("tasks/cancel {shown}: {}", line(&error.to_string())),
             Err(_) => eprintln!("tasks/cancel {shown}: no answer within {CANCEL_WAIT:?}"),
         }
-        let _ = client.close().await;
     }
 }
 
@@ -170,9 +172,9 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
     if let Some(extra) = rest.first() {
         return Err(CliError::usage(format!("unexpected argument {extra:?}")));
     }
-    bounded(&args.connect, async {
-        let client = target.connect(Client::builder(), &args.connect).await?;
-        let (raw, human) = match what {
+    let client = interruptible(target.connect(Client::builder(), &args.connect)).await?;
+    let listing = bounded(&args.connect, async {
+        Ok(match what {
             List::Tools => {
                 let tools = to_json(&client.list_tools().await.map_err(failed(ListTools::NAME))?);
                 let human = render::tools(tools.as_array().map_or(&[], Vec::as_slice));
@@ -210,21 +212,47 @@ pub(crate) async fn list(what: List, args: ListArgs) -> Result<ExitCode> {
                 both.insert("resourceTemplates".to_owned(), templates);
                 (Value::Object(both), human)
             }
-        };
-        // Shown before the server is closed: its shutdown is not the user's wait.
-        if args.json {
-            println!("{}", render::json(&raw));
-        } else {
-            print!("{human}");
+        })
+    });
+    let (raw, human) = match interruptible(listing).await {
+        Ok(listed) => listed,
+        Err(error) => {
+            close(client).await;
+            return Err(error);
         }
-        let _ = client.close().await;
-        Ok(ExitCode::SUCCESS)
-    })
-    .await
+    };
+    // Shown before the server is closed: its shutdown is not the user's wait.
+    if args.json {
+        println!("{}", render::json(&raw));
+    } else {
+        print!("{human}");
+    }
+    let _ = client.close().await;
+    Ok(ExitCode::SUCCESS)
 }
 
-/// `mcp call|prompt|read [TARGET] NAME …`.
+/// How `mcp read` shows the contents (`--output`, `--full`).
+#[derive(Debug, Default)]
+struct Contents {
+    output: Option<PathBuf>,
+    full: bool,
+}
+
+/// `mcp call|prompt|task [TARGET] NAME …`.
 pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
+    Box::pin(get_with(what, args, Contents::default())).await
+}
+
+/// `mcp read [TARGET] URI [--output FILE] [--full]`.
+pub(crate) async fn read(args: ReadArgs) -> Result<ExitCode> {
+    let contents = Contents {
+        output: args.output,
+        full: args.full,
+    };
+    Box::pin(get_with(Get::Resource, args.call, contents)).await
+}
+
+async fn get_with(what: Get, args: CallArgs, contents: Contents) -> Result<ExitCode> {
     let (target, operands) = Target::split(&args.positional, &args.command)?;
     let Some((name, rest)) = operands.split_first() else {
         return Err(CliError::usage(match what {
@@ -239,6 +267,9 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
     {
         return Err(CliError::usage(format!("unexpected argument {extra:?}")));
     }
+    if let Some(missing) = missing_name(what, name) {
+        return Err(CliError::usage(missing));
+    }
     let answers = Answers::from_args(&args.answer.answers, args.answer.answers_file.as_deref())?;
     let progress = ProgressView::stderr();
     let asker = Arc::new(Asker::new(answers, &args.answer, true, progress.clone())?);
@@ -251,10 +282,9 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
         .tasks(TaskSettings::new().cancel_on_drop(false))
         .tasks_2025(Tasks2025Settings::new().cancel_on_drop(false));
     let pending = PendingTask::default();
+    let client = interruptible(target.connect(builder, &args.connect)).await?;
+    asker.set_server(format!("{} ({target})", describe_server(&client)));
     let call = bounded(&args.connect, async {
-        let client = target.connect(builder, &args.connect).await?;
-        asker.set_server(format!("{} ({target})", describe_server(&client)));
-        pending.set_client(&client);
         let shown = progress.clone();
         let tracked = pending.clone();
         let options = RequestOptions::new()
@@ -274,7 +304,7 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
                     shown.task_2025(task);
                 }
             });
-        let result = match what {
+        match what {
             Get::Tool => {
                 let arguments = tool_arguments(&client, name, rest).await?;
                 let params = CallToolRequestParams::new(name.clone(), Some(arguments));
@@ -307,51 +337,103 @@ pub(crate) async fn get(what: Get, args: CallArgs) -> Result<ExitCode> {
             .await
             .map(|r| to_json(&r))
             .map_err(failed(ReadResource::NAME)),
-        };
-        Ok((result, client))
+        }
     });
-    let outcome = tokio::select! {
-        outcome = call => outcome,
-        _ = tokio::signal::ctrl_c() => Err(CliError::interrupted("interrupted")),
-    };
-    // The server is closed after the result is shown: its shutdown (stdin closed, then up to
-    // the grace period for it to exit) is not the user's wait.
-    let (outcome, client) = match outcome {
-        Ok((result, client)) => (result, Some(client)),
-        Err(error) => (Err(error), None),
-    };
-    let result = match outcome {
+    let modern = client.era() == Era::Modern;
+    let result = match interruptible(call).await {
         Ok(result) => result,
         Err(error) => {
-            if let Some(client) = client {
-                let _ = client.close().await;
-            }
-            // Interrupted or out of time while a task runs: cancel it rather than leave it
-            // behind.
+            // Failed, interrupted or out of time: a task still running is cancelled rather than
+            // left behind, and the request in flight is abandoned, which the server is told
+            // (`notifications/cancelled`, then `DELETE` of a 2025-11-25 HTTP session) before
+            // the process exits.
             progress.clear();
-            pending.cancel().await;
+            pending.cancel(&client).await;
+            close(client).await;
+            if modern && cannot_ask_on_2026(&error.to_string()) {
+                return Err(error.with_note(TRY_LEGACY));
+            }
             return Err(error);
         }
     };
     progress.clear();
-    if args.json {
+    if let Some(path) = &contents.output {
+        match read_output::save(&result, path) {
+            Ok(said) => eprintln!("{said}"),
+            Err(error) => {
+                close(client).await;
+                return Err(error);
+            }
+        }
+    } else if args.json {
         println!("{}", render::json(&result));
     } else {
         let text = match what {
             Get::Tool | Get::Task => render::tool_result(&result),
             Get::Prompt => render::prompt_result(&result),
-            Get::Resource => render::read_result(&result),
+            Get::Resource => read_output::shown(&result, contents.full),
         };
         println!("{text}");
     }
-    if let Some(client) = client {
-        let _ = client.close().await;
-    }
+    // The server is closed after the result is shown: its shutdown (stdin closed, then up to
+    // the grace period for it to exit) is not the user's wait.
+    let _ = client.close().await;
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        eprintln!("error: the tool reported an error (isError)");
+        let mut said = result
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block.get("text").and_then(Value::as_str));
+        let hint = if modern && said.any(cannot_ask_on_2026) {
+            format!("; {TRY_LEGACY}")
+        } else {
+            String::new()
+        };
+        eprintln!("error: the tool reported an error (isError){hint}");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a server's error says that it cannot ask (elicit, sample, list roots) on a
+/// 2026-07-28 connection: a server written for server-to-client requests, such as FastMCP
+/// 4.1.6's `ctx.elicit` ("elicitation via server-initiated requests is unavailable on
+/// 2026-07-28 connections"), works on 2025-11-25, which a user cannot guess from that text.
+fn cannot_ask_on_2026(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    text.contains("2026-07-28")
+        && [
+            "unavailable",
+            "not available",
+            "not supported",
+            "unsupported",
+            "server-initiated",
+        ]
+        .iter()
+        .any(|why| text.contains(why))
+}
+
+/// Says that the tool or prompt name is missing when the first operand is an argument (a JSON
+/// object, `key=value` or `key:=JSON`): sent as a name, it would only earn the server's
+/// "unknown tool", which does not say what went wrong. Names with `=` or a leading `{` are not
+/// names a server gives (the spec's tool names are letters, digits, `_`, `-` and `.`).
+fn missing_name(what: Get, name: &str) -> Option<String> {
+    let (kind, usage) = match what {
+        Get::Tool => ("tool", "mcp call [TARGET] TOOL [ARGS_JSON | key=value …]"),
+        Get::Prompt => ("prompt", "mcp prompt [TARGET] NAME [key=value …]"),
+        Get::Resource | Get::Task => return None,
+    };
+    let looks_like = if name.trim_start().starts_with('{') {
+        "a JSON object of arguments"
+    } else if name.contains('=') {
+        "an argument"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the {kind} name is missing: {name:?} is {looks_like}, not a {kind} name (`{usage}`)"
+    ))
 }
 
 /// The tool's arguments: one JSON object, or `key=value` / `key:=JSON` pairs. A `key=value`
@@ -444,6 +526,32 @@ fn split_pair(operand: &str) -> Result<(String, String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn servers_that_cannot_ask_on_2026_are_recognised() {
+        assert!(cannot_ask_on_2026(
+            "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."
+        ));
+        assert!(cannot_ask_on_2026(
+            "Error calling tool 'confirm': Sampling is not supported on 2026-07-28 connections"
+        ));
+        assert!(!cannot_ask_on_2026("the region is unavailable"));
+        assert!(!cannot_ask_on_2026("report for 2026-07-28 is ready"));
+    }
+
+    #[test]
+    fn a_missing_name_is_said_locally() {
+        let json = missing_name(Get::Tool, r#"{"text": "hi"}"#).unwrap();
+        assert!(
+            json.starts_with(r#"the tool name is missing: "{\"text\": \"hi\"}" is a JSON object"#),
+            "{json}"
+        );
+        let pair = missing_name(Get::Prompt, "topic=Q3").unwrap();
+        assert!(pair.starts_with("the prompt name is missing"), "{pair}");
+        assert_eq!(missing_name(Get::Tool, "echo"), None);
+        assert_eq!(missing_name(Get::Tool, "ns.tool-name_2"), None);
+        assert_eq!(missing_name(Get::Resource, "demo://x?a=b"), None);
+    }
 
     #[test]
     fn pairs() {

@@ -38,6 +38,13 @@ impl CliError {
         }
     }
 
+    /// The same error with `note` added to its message (on the same line).
+    pub(crate) fn with_note(mut self, note: &str) -> Self {
+        self.message.push_str("; ");
+        self.message.push_str(note);
+        self
+    }
+
     /// The process exit code.
     pub(crate) fn exit_code(&self) -> ExitCode {
         ExitCode::from(self.code)

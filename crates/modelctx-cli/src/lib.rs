@@ -11,7 +11,7 @@
 //!   changes, a line per notification, listening again when the server closes the stream.
 //! * `mcp serve demo [--http ADDR [--auth-issuer ISSUER [--auth-dpop MODE]]] [--bus redis://…]` runs the [`demo`]
 //!   server, optionally accepting only the access tokens of ISSUER, and sharing changes with the
-//!   other instances on the bus.
+//!   other instances on the bus; SIGTERM or SIGINT stops it cleanly (`--shutdown-grace`).
 //! * `mcp keys generate` and `mcp state inspect --key K TOKEN` help operators with sealed
 //!   request state.
 //! * `mcp bench TARGET --tool NAME` measures calls/s and latency against any server.
@@ -36,9 +36,11 @@ mod keys;
 mod listen_cmd;
 mod oauth;
 mod progress;
+mod read_output;
 mod render;
 mod safe_text;
 mod serve;
+mod shown_url;
 mod sync;
 mod target;
 mod telemetry;
@@ -72,7 +74,10 @@ pub fn run() -> ExitCode {
         }
     };
     let exporting = match &cli.command {
-        Command::Call(args) | Command::Prompt(args) | Command::Read(args) | Command::Task(args) => {
+        Command::Call(args)
+        | Command::Prompt(args)
+        | Command::Read(cli::ReadArgs { call: args, .. })
+        | Command::Task(args) => {
             Exporting::start(args.otlp_endpoint.as_deref(), telemetry::CLIENT_SERVICE)
         }
         Command::Serve(ServeCommand::Demo(args)) => {
@@ -104,7 +109,7 @@ pub fn run() -> ExitCode {
             Command::Resources(args) => client_cmd::list(List::Resources, args).await,
             Command::Call(args) => Box::pin(client_cmd::get(Get::Tool, args)).await,
             Command::Prompt(args) => Box::pin(client_cmd::get(Get::Prompt, args)).await,
-            Command::Read(args) => Box::pin(client_cmd::get(Get::Resource, args)).await,
+            Command::Read(args) => Box::pin(client_cmd::read(args)).await,
             Command::Task(args) => Box::pin(client_cmd::get(Get::Task, args)).await,
             Command::Listen(args) => listen_cmd::listen(args).await,
             Command::Serve(ServeCommand::Demo(args)) => serve::demo(args, exporting.as_ref()).await,
@@ -125,8 +130,10 @@ pub fn run() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            // Error messages quote the server (its errors, names, ids): escaped for the terminal.
-            eprintln!("error: {}", safe_text::block(&error.to_string()));
+            // Error messages quote the server (its errors, names, ids): escaped for the terminal,
+            // and on one line, newlines included: a server's second line would otherwise pass for
+            // one of ours (`error: your sign-in expired; run …`).
+            eprintln!("error: {}", safe_text::line(&error.to_string()));
             error.exit_code()
         }
     }

@@ -7,12 +7,12 @@ use modelctx::client::{Client, ListenEvent, TaskSettings};
 use modelctx::types::Method as _;
 use modelctx::types::tasks::TaskIdsFilter as _;
 use modelctx::types::{SubscriptionFilter, methods::SubscriptionsListen};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::cli::{ListKind, ListenArgs};
 use crate::error::{CliError, Result};
 use crate::safe_text::{json_line, line};
-use crate::target::{Target, describe_server, explain, timeout};
+use crate::target::{Target, close, describe_server, explain, timeout};
 
 /// The pause before listening again after a graceful close, doubled while closes follow each
 /// other without an event in between (a server that closes every stream at once must not make
@@ -27,13 +27,17 @@ pub(crate) async fn listen(args: ListenArgs) -> Result<ExitCode> {
         return Err(CliError::usage(format!("unexpected argument {extra:?}")));
     }
     let filter = filter(&args)?;
+    let mut builder = Client::builder();
+    if !args.tasks.is_empty() {
+        builder = builder.tasks(TaskSettings::new());
+    }
+    let client = tokio::select! {
+        client = target.connect(builder, &args.connect) => client?,
+        // Ctrl-C stops listening, even before it started.
+        _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+    };
+    let server = format!("{} ({target})", describe_server(&client));
     let follow = async {
-        let mut builder = Client::builder();
-        if !args.tasks.is_empty() {
-            builder = builder.tasks(TaskSettings::new());
-        }
-        let client = target.connect(builder, &args.connect).await?;
-        let server = format!("{} ({target})", describe_server(&client));
         let mut pause = RELISTEN_MIN;
         loop {
             let mut subscription = client.listen(filter.clone()).await.map_err(|e| {
@@ -48,8 +52,16 @@ pub(crate) async fn listen(args: ListenArgs) -> Result<ExitCode> {
                 line(&server),
                 describe(subscription.acknowledged())
             );
+            let mut missed = 0;
             while let Some(event) = subscription.next().await {
                 pause = RELISTEN_MIN;
+                if subscription.missed() > missed {
+                    missed = subscription.missed();
+                    eprintln!(
+                        "{missed} notifications dropped so far (mcp fell behind the server); \
+                         what it follows is shown as changed"
+                    );
+                }
                 println!("{}", show(&event, args.json));
             }
             if let Some(error) = subscription.error() {
@@ -65,6 +77,7 @@ pub(crate) async fn listen(args: ListenArgs) -> Result<ExitCode> {
             pause = (pause * 2).min(RELISTEN_MAX);
         }
     };
+    // `--timeout` counts from the connection on, as for the other commands.
     let stop = async {
         match timeout(&args.connect) {
             Some(after) => tokio::select! {
@@ -76,10 +89,13 @@ pub(crate) async fn listen(args: ListenArgs) -> Result<ExitCode> {
             }
         }
     };
-    tokio::select! {
+    let outcome = tokio::select! {
         outcome = follow => outcome,
         () = stop => Ok(ExitCode::SUCCESS),
-    }
+    };
+    // The subscription is dropped: the server is told before the process exits.
+    close(client).await;
+    outcome
 }
 
 /// The filter the flags ask for; at least one thing to follow.
@@ -159,6 +175,10 @@ fn show(event: &ListenEvent, as_json: bool) -> String {
     }
     let short = method.strip_prefix("notifications/").unwrap_or(method);
     match (short, &params) {
+        (_, None) => line(short).into_owned(),
+        // JSON-RPC params are an object or an array: a string is the text of params the client
+        // could not parse (`ListenEvent::Other`), shown as it came, escaped.
+        (_, Some(Value::String(raw))) => format!("{} {}", line(short), line(raw)),
         ("resources/updated", Some(params)) => {
             format!(
                 "{short} {}",
@@ -178,7 +198,6 @@ fn show(event: &ListenEvent, as_json: bool) -> String {
             }
             shown
         }
-        (_, None) => short.to_owned(),
         (_, Some(params)) => format!("{} {}", line(short), json_line(params)),
     }
 }
@@ -211,8 +230,18 @@ mod tests {
         assert_eq!(show(&task, false), "task t1 working: step 1");
         let other = ListenEvent::Other {
             method: "notifications/x".into(),
-            params: Some(serde_json::Value::Bool(true)),
+            params: Some(Value::Bool(true)),
         };
         assert_eq!(show(&other, false), "x true");
+        let bare = ListenEvent::Other {
+            method: "notifications/x\u{1b}[2J".into(),
+            params: None,
+        };
+        assert_eq!(show(&bare, false), "x\\u{1b}[2J");
+        let raw = ListenEvent::Other {
+            method: "notifications/x".into(),
+            params: Some(Value::String("[[\"\u{9b}\"]]".into())),
+        };
+        assert_eq!(show(&raw, false), "x [[\"\\u{9b}\"]]");
     }
 }

@@ -1,5 +1,5 @@
-//! `--oauth`: signing in to an HTTP server that asks (401), and `--timeout` that does not count
-//! the time the user spends signing in.
+//! `--oauth`: signing in to an HTTP server that asks (401), and `--connect-timeout` and
+//! `--timeout` that do not count the time the user spends signing in.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -58,8 +58,8 @@ impl Drop for PauseGuard<'_> {
     }
 }
 
-/// Runs `work` for at most `after` (`None`: unbounded), not counting the time `clock` was
-/// paused. `None` when the time ran out.
+/// Runs `work` for at most `after` (`None`: unbounded), not counting the time `clock` is paused
+/// meanwhile. `None` when the time ran out.
 pub(crate) async fn within<T>(
     after: Option<Duration>,
     clock: &SignInClock,
@@ -69,13 +69,16 @@ pub(crate) async fn within<T>(
         return Some(work.await);
     };
     let start = Instant::now();
+    // Only the pauses from now on: connecting and the command have a bound each, and a sign-in
+    // while connecting must not lengthen the command's.
+    let paused_before = clock.paused();
+    let deadline = || start + after + clock.paused().saturating_sub(paused_before);
     let mut work = std::pin::pin!(work);
     loop {
-        let deadline = start + after + clock.paused();
         tokio::select! {
             outcome = &mut work => return Some(outcome),
-            () = tokio::time::sleep_until(deadline) => {
-                if Instant::now() >= start + after + clock.paused() {
+            () = tokio::time::sleep_until(deadline()) => {
+                if Instant::now() >= deadline() {
                     return None;
                 }
             }
@@ -256,13 +259,14 @@ mod tests {
     async fn paused_time_does_not_count() {
         let clock = SignInClock::default();
         // 3 s of work with a 2 s bound: out of time.
-        let slow = within(
-            Some(Duration::from_secs(2)),
-            &clock,
-            tokio::time::sleep(Duration::from_secs(3)),
-        )
-        .await;
-        assert!(slow.is_none());
+        let slow = || {
+            within(
+                Some(Duration::from_secs(2)),
+                &clock,
+                tokio::time::sleep(Duration::from_secs(3)),
+            )
+        };
+        assert!(slow().await.is_none());
         // The same work, 2 s of it signing in: fits.
         let signing_in = async {
             {
@@ -277,5 +281,7 @@ mod tests {
             Some(7)
         );
         assert_eq!(within(None, &clock, async { 1 }).await, Some(1));
+        // The 2 s paused before do not lengthen a later bound.
+        assert!(slow().await.is_none());
     }
 }

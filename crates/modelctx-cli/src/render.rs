@@ -208,18 +208,6 @@ pub(crate) fn prompt_result(result: &Value) -> String {
     out.trim_end().to_owned()
 }
 
-/// A `ReadResourceResult`.
-pub(crate) fn read_result(result: &Value) -> String {
-    result
-        .get("contents")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(contents)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -10,6 +10,7 @@ use modelctx::server::auth::{Dpop, JwksSource, JwtVerifier, ResourceServer};
 use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
 use modelctx::server::tasks::{MemoryStore, SqliteStore, TaskStore};
+use modelctx::server::{DEFAULT_SHUTDOWN_GRACE, StdioConfig, shutdown_signal};
 use serde_json::Value;
 
 use crate::cli::{DemoArgs, DpopMode};
@@ -18,8 +19,22 @@ use crate::error::{CliError, Result};
 use crate::telemetry::Exporting;
 
 /// Serves the demo server on stdio, or on HTTP with `--http ADDR` (behind OAuth with
-/// `--auth-issuer`).
+/// `--auth-issuer`), until SIGTERM or SIGINT (or stdin's end on stdio), then drains: listen
+/// streams end with their closing result, the requests in flight have `--shutdown-grace` to
+/// answer, and the caller flushes the telemetry; exit 0.
 pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Result<ExitCode> {
+    // First: from here on SIGTERM and SIGINT start the drain instead of killing the process.
+    let signal = shutdown_signal()
+        .map_err(|e| CliError::failed(format!("cannot handle SIGTERM and SIGINT: {e}")))?;
+    let grace = args.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE);
+    let shutdown = async move {
+        signal.await;
+        // Printed when the server sees the signal: from here on it takes no new requests.
+        eprintln!(
+            "stopping: no new requests are taken; those in flight have {} to answer",
+            humantime::format_duration(grace)
+        );
+    };
     // Unset means warn; set but unreadable is a mistake to report, not to ignore.
     let filter = match std::env::var_os("MCP_LOG") {
         None => tracing_subscriber::EnvFilter::new("warn"),
@@ -70,15 +85,9 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
     let server =
         server_with_tasks(security, store, bus).map_err(|e| CliError::failed(e.to_string()))?;
     let Some(addr) = args.http else {
-        if exporting.is_none() {
-            server.serve_stdio().await?;
-        } else {
-            // Ctrl-C ends the serving instead of the process, so the spans are still sent.
-            tokio::select! {
-                served = server.serve_stdio() => served?,
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
+        let mut config = StdioConfig::default();
+        config.shutdown_grace = grace;
+        server.serve_stdio_until(config, shutdown).await?;
         return Ok(ExitCode::SUCCESS);
     };
     let addr = parse_addr(&addr)?;
@@ -89,10 +98,11 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
+    let config = HttpConfig::default().shutdown_grace(grace);
     let mut config = if args.allow_remote {
-        HttpConfig::default().allow_any_host()
+        config.allow_any_host()
     } else {
-        HttpConfig::default()
+        config
     };
     // In addition to the loopback pages, never instead of the check.
     config
@@ -128,9 +138,6 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
         config = config.auth(resource_server);
     }
     eprintln!("listening on http://{bound}/mcp");
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
     server.serve_http_on(listener, config, shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! Which server to talk to, and connecting to it.
 
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
 use modelctx::client::auth::{AuthError, UrlRefusal};
@@ -9,6 +10,11 @@ use modelctx::types::{Implementation, ProtocolVersion};
 
 use crate::cli::{ConnectArgs, ModeArg};
 use crate::error::{CliError, Result};
+
+/// How long `mcp` waits, once it gives up on a command (`--timeout`, Ctrl-C, a failure), for
+/// the server to hear it: the `notifications/cancelled` of the request in flight, then the
+/// `DELETE` of a 2025-11-25 HTTP session or a stdio server's shutdown.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 /// A server: a streamable HTTP endpoint, or a command spawned as a stdio server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +61,8 @@ impl Target {
         }
     }
 
-    /// Connects with `builder`, configured from `args`.
+    /// Connects with `builder`, configured from `args`, within `--connect-timeout` (a stdio
+    /// server's start included, signing in not).
     pub(crate) async fn connect(
         &self,
         builder: ClientBuilder,
@@ -110,9 +117,14 @@ impl Target {
                 }
             }
         };
-        let client = crate::oauth::within(timeout(args), &args.sign_in, connecting)
+        let client = crate::oauth::within(Some(args.connect_timeout), &args.sign_in, connecting)
             .await
-            .ok_or_else(|| CliError::failed(format!("connecting to {self} timed out")))?;
+            .ok_or_else(|| {
+                CliError::failed(format!(
+                    "connecting to {self} timed out after {} s (--connect-timeout)",
+                    args.connect_timeout.as_secs_f64()
+                ))
+            })?;
         client.map_err(|e| {
             CliError::failed(format!(
                 "cannot connect to {self}: {}",
@@ -166,6 +178,31 @@ fn sign_in_error(error: &AuthError) -> String {
 /// `--timeout` as a duration.
 pub(crate) fn timeout(args: &ConnectArgs) -> Option<Duration> {
     args.timeout
+}
+
+/// Runs `work` until it ends or the user presses Ctrl-C (then: exit code 130).
+pub(crate) async fn interruptible<T>(work: impl Future<Output = Result<T>>) -> Result<T> {
+    tokio::select! {
+        outcome = work => outcome,
+        _ = tokio::signal::ctrl_c() => Err(CliError::interrupted("interrupted")),
+    }
+}
+
+/// Closes the connection of a command that gave up, before the process exits: what was in
+/// flight is cancelled (`notifications/cancelled`), a 2025-11-25 HTTP session ended (`DELETE`),
+/// a stdio server shut down. Bounded by [`CLOSE_WAIT`], and by another Ctrl-C.
+pub(crate) async fn close(client: Client) {
+    tokio::select! {
+        closed = tokio::time::timeout(CLOSE_WAIT, client.close()) => {
+            if closed.is_err() {
+                eprintln!(
+                    "closing the connection took more than {} s; not waiting longer",
+                    CLOSE_WAIT.as_secs()
+                );
+            }
+        }
+        _ = tokio::signal::ctrl_c() => {}
+    }
 }
 
 fn is_url(value: &str) -> bool {

@@ -20,6 +20,14 @@ fn provisioner() -> String {
         .to_string()
 }
 
+/// The SDK-free fake 2026-07-28 server (`tests/python/fake_server.py`).
+fn fake_server() -> String {
+    repo_root()
+        .join("tests/python/fake_server.py")
+        .display()
+        .to_string()
+}
+
 /// The Python SDK's low-level provisioner on HTTP.
 fn python_provisioner() -> HttpServer {
     HttpServer::start(python(), &[&provisioner(), "--http", "0"])
@@ -146,6 +154,60 @@ fn answer_flag_completes_provision_against_both_servers() {
     }
 }
 
+/// `--mode` takes either era by its revision as well as by its name: `2025-11-25` speaks the
+/// handshake (the Python provisioner says which protocol served the call), like `handshake` and
+/// `legacy`, its name before; `2026-07-28` and `modern` speak the other era. The help names the
+/// values as they are (it called `handshake` the old alias, which is `legacy`).
+#[test]
+fn mode_takes_both_revisions_and_says_so() {
+    let py = python();
+    let provisioner = provisioner();
+    for (mode, era) in [
+        ("2025-11-25", "2025-11-25"),
+        ("handshake", "2025-11-25"),
+        ("legacy", "2025-11-25"),
+        ("2026-07-28", "2026-07-28"),
+        ("modern", "2026-07-28"),
+    ] {
+        let output = mcp(
+            &[
+                "call",
+                "--timeout",
+                "60",
+                "--mode",
+                mode,
+                "--answer",
+                r#"region="eu-west-1""#,
+                "provision",
+                "name=orders",
+                "--",
+                py,
+                &provisioner,
+            ],
+            "",
+        );
+        assert_ok(&output);
+        let text = stdout(&output);
+        assert!(
+            text.contains(&format!("(protocol {era},")),
+            "{mode}: {text}"
+        );
+    }
+    let help = mcp(&["call", "--help"], "");
+    assert_ok(&help);
+    let help = stdout(&help);
+    for said in [
+        "the 2025-11-25 handshake (`handshake` or `2025-11-25`)",
+        "also `2025-11-25`, and `legacy`, its name before",
+    ] {
+        assert!(help.contains(said), "{said:?} not in:\n{help}");
+    }
+    assert!(
+        !help.contains("`handshake` is accepted as an alias"),
+        "{help}"
+    );
+}
+
 /// Two questions in one round, asked field by field from piped stdin: wrong input is refused
 /// with a reason and asked again; enums take a number or a value.
 #[test]
@@ -192,10 +254,25 @@ fn decline_cancel_and_closed_stdin() {
     let declined_by_flag = ["--answer", r#"region={"action":"decline"}"#];
     // (options before the tool, stdin, the stream that says it, what it says)
     let cases: [(&[&str], &str, Stream, &str); 4] = [
-        (&[], "!decline\n", stdout, "elicitation was decline"),
-        (&[], "eu-west-1\nc\n", stdout, "elicitation was cancel"),
+        (
+            &[],
+            "!decline\n",
+            stdout,
+            "the question for 'region' was declined, so nothing was done",
+        ),
+        (
+            &[],
+            "eu-west-1\nc\n",
+            stdout,
+            "the question for 'region' was cancelled, so nothing was done",
+        ),
         (&[], "", stderr, "stdin is closed; cancelling"),
-        (&declined_by_flag, "", stdout, "elicitation was decline"),
+        (
+            &declined_by_flag,
+            "",
+            stdout,
+            "the question for 'region' was declined, so nothing was done",
+        ),
     ];
     for (options, stdin, stream, expected) in cases {
         let args = [
@@ -211,26 +288,29 @@ fn decline_cancel_and_closed_stdin() {
     }
 }
 
-/// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked. In
-/// both eras: on 2025-11-25 the tool's `InputRequiredResult` is bridged over the back-channel.
-#[test]
-fn url_elicitation_asks_consent() {
-    let connect = |mode: &str, stdin: &str| {
-        let args = [
-            "call",
-            "--timeout",
-            "60",
-            "--mode",
-            mode,
+/// `mcp call connect_account service=github` against the demo over stdio, in `mode`.
+fn connect_account(mode: &str, options: &[&str], stdin: &str) -> Output {
+    let args = [
+        &["call", "--timeout", "60", "--mode", mode][..],
+        options,
+        &[
             "connect_account",
             "service=github",
             "--",
             MCP,
             "serve",
             "demo",
-        ];
-        mcp(&args, stdin)
-    };
+        ],
+    ]
+    .concat();
+    mcp(&args, stdin)
+}
+
+/// URL mode: the full URL and its domain are shown, nothing is fetched, consent is asked. In
+/// both eras: on 2025-11-25 the tool's `InputRequiredResult` is bridged over the back-channel.
+#[test]
+fn url_elicitation_asks_consent() {
+    let connect = |mode: &str, stdin: &str| connect_account(mode, &[], stdin);
     for mode in ["auto", "handshake"] {
         let accepted = connect(mode, "y\n");
         assert_ok(&accepted);
@@ -261,6 +341,80 @@ fn url_elicitation_asks_consent() {
         stdout(&declined).trim(),
         "Your github account was not connected (declined)."
     );
+}
+
+/// A URL question has no input-request key on 2025-11-25 (through `mcp-remote` or
+/// `supergateway` a server's bridged question arrives as a bare back-channel request): its kind,
+/// `url`, is its key, the question says so, and `--answer url=…` answers it — in either era,
+/// where on 2026-07-28 the server's own key (`consent`) works too. No stdin: nothing is asked.
+#[test]
+fn answer_url_answers_a_url_question_in_both_eras() {
+    let connect = |mode: &str, answer: &str| connect_account(mode, &["--answer", answer], "");
+    for (mode, answer, shown) in [
+        ("handshake", "url=accept", "--answer url=accept"),
+        ("2026-07-28", "url=accept", "--answer consent=accept"),
+        ("2026-07-28", "consent=accept", "--answer consent=accept"),
+    ] {
+        let accepted = connect(mode, answer);
+        assert_ok(&accepted);
+        assert_eq!(
+            stdout(&accepted).trim(),
+            "Connected your github account.",
+            "{mode} {answer}: {}",
+            stderr(&accepted)
+        );
+        let err = stderr(&accepted);
+        assert!(
+            err.contains(&format!("({shown} answers this without asking)")),
+            "{mode} {answer}: {err}"
+        );
+        assert!(
+            err.contains("answered from --answer: accept"),
+            "{mode} {answer}: {err}"
+        );
+    }
+    let declined = connect("handshake", "url=decline");
+    assert_ok(&declined);
+    assert_eq!(
+        stdout(&declined).trim(),
+        "Your github account was not connected (declined)."
+    );
+    let help = mcp(&["call", "--help"], "");
+    assert!(
+        stdout(&help).contains("`form`, `url`, `sampling` or `roots` (e.g. `--answer url=accept`)"),
+        "{}",
+        stdout(&help)
+    );
+}
+
+/// A form question shows no key: its fields are named at its prompts, and `--answer FIELD=…`
+/// answers them. The demo's keys are resolver names, never a Rust path.
+#[test]
+fn a_form_question_shows_no_key() {
+    let args = [
+        "call",
+        "--timeout",
+        "60",
+        "provision",
+        "name=x",
+        "--",
+        MCP,
+        "serve",
+        "demo",
+    ];
+    let answered = mcp(&args, "eu-west-1\n\n");
+    assert_ok(&answered);
+    assert_eq!(stdout(&answered).trim(), "Provisioned 'x' in eu-west-1.");
+    let err = stderr(&answered);
+    assert!(err.contains("region* (text): "), "{err}");
+    for hidden in [
+        "input request",
+        "modelctx_cli",
+        "::",
+        "answers this without asking",
+    ] {
+        assert!(!err.contains(hidden), "{hidden:?} in {err}");
+    }
 }
 
 /// Sampling goes to --llm-cmd (prompt on stdin, text on stdout) once the user consents to the
@@ -326,8 +480,16 @@ fn sampling_through_llm_cmd_asks_first_or_is_declined() {
 fn answer_flags_mean_the_same_in_both_eras() {
     for mode in ["2026-07-28", "handshake"] {
         for (answer, code, printed) in [
-            (r#"{"action":"decline"}"#, 1, "elicitation was decline"),
-            (r#"{"action":"cancel"}"#, 1, "elicitation was cancel"),
+            (
+                r#"{"action":"decline"}"#,
+                1,
+                "the question for 'region' was declined, so nothing was done",
+            ),
+            (
+                r#"{"action":"cancel"}"#,
+                1,
+                "the question for 'region' was cancelled, so nothing was done",
+            ),
             (
                 r#"{"region":"eu-west-1"}"#,
                 0,
@@ -547,6 +709,119 @@ fn lists_and_arguments() {
     );
 }
 
+/// A server that can only ask over the 2025-11-25 back-channel (FastMCP 4.1.6's `ctx.elicit`)
+/// fails on a 2026-07-28 connection with "…unavailable on 2026-07-28 connections": mcp says to
+/// try `--mode legacy`, and only when the connection was 2026-07-28.
+#[test]
+fn a_server_that_asks_only_on_2025_gets_a_mode_legacy_hint() {
+    let fake = fake_server();
+    let py = python();
+    for (mode, hinted) in [("auto", true), ("handshake", false)] {
+        let output = mcp(
+            &[
+                "call",
+                "--timeout",
+                "60",
+                "--mode",
+                mode,
+                "asks-legacy",
+                "--",
+                py,
+                &fake,
+            ],
+            "",
+        );
+        assert_eq!(output.status.code(), Some(1), "{mode}");
+        assert!(
+            stdout(&output).contains("unavailable on 2026-07-28 connections"),
+            "{mode}: {}",
+            stdout(&output)
+        );
+        assert_eq!(
+            stderr(&output).contains("try again with --mode legacy"),
+            hinted,
+            "{mode}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+/// `mcp read` of a 215 KiB HTML page prints one line about it, not the page; a blob is never
+/// printed; `--full` prints the page and `--output FILE` writes the contents as they are.
+#[test]
+fn read_prints_large_or_binary_contents_only_when_asked() {
+    let fake = fake_server();
+    let py = python();
+    let read = |options: &[&str], uri: &str| {
+        let args = [
+            &["read", "--timeout", "60"][..],
+            options,
+            &[uri, "--", py, &fake],
+        ]
+        .concat();
+        let output = mcp(&args, "");
+        assert_ok(&output);
+        output
+    };
+    let page = read(&[], "fake://page.html");
+    assert_eq!(
+        stdout(&page).trim(),
+        "[text fake://page.html text/html, 214.9 KiB: not shown; --output FILE saves it, --full \
+         prints it]"
+    );
+    let pixel = read(&[], "fake://pixel.png");
+    assert_eq!(
+        stdout(&pixel).trim(),
+        "[blob fake://pixel.png image/png, about 72 bytes: not shown; --output FILE saves it]"
+    );
+    assert_eq!(stdout(&read(&[], "fake://note.txt")).trim(), "a short note");
+    let full = stdout(&read(&["--full"], "fake://page.html"));
+    assert!(full.starts_with("<!doctype html>\n<title>big</title>\n"));
+    assert_eq!(full.matches("<p>fake page line</p>").count(), 10_000);
+
+    let dir = modelctx_test_support::cli::TempDir::new("read");
+    let saved = dir.file("page.html");
+    let wrote = read(&["--output", saved.to_str().unwrap()], "fake://page.html");
+    assert_eq!(stdout(&wrote), "");
+    assert!(
+        stderr(&wrote).contains("wrote 214.9 KiB to ") && stderr(&wrote).contains("(text/html)"),
+        "{}",
+        stderr(&wrote)
+    );
+    let bytes = std::fs::read(&saved).unwrap();
+    assert_eq!(bytes.len(), 220_035);
+    assert!(bytes.starts_with(b"<!doctype html>"));
+    let png = dir.file("pixel.png");
+    read(&["-o", png.to_str().unwrap()], "fake://pixel.png");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(bytes.len(), 70);
+    assert!(bytes.starts_with(b"\x89PNG\r\n"));
+}
+
+/// `mcp call '{json}' -- srv` forgot the tool name: said locally (exit 2), rather than sent as
+/// a tool named `{json}`. The same for `key=value` and for prompts.
+#[test]
+fn a_missing_tool_name_is_said_locally() {
+    for args in [
+        &["call", r#"{"text": "hi"}"#, "--", MCP, "serve", "demo"][..],
+        &["call", "text=hi", "--", MCP, "serve", "demo"][..],
+        &["prompt", "topic=Q3", "--", MCP, "serve", "demo"][..],
+    ] {
+        let output = mcp(args, "");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(" name is missing: "),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
 /// `mcp keys generate` makes keys the demo accepts; `mcp state inspect` opens its tokens.
 #[test]
 fn keys_and_state_inspect() {
@@ -593,7 +868,7 @@ fn keys_and_state_inspect() {
         "target:    provision",
         "(matches --args)",
         "audience:  mcp-demo",
-        "\"modelctx_cli::demo::region\"",
+        "\"region\"",
     ] {
         assert!(text.contains(expected), "{expected:?} in\n{text}");
     }

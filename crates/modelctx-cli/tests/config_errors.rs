@@ -96,8 +96,11 @@ fn keys_are_trimmed() {
 
 #[test]
 fn bad_timeouts_are_usage_errors() {
-    for timeout in ["1e300", "inf", "NaN", "-1", "0", "1e-300", "2e9"] {
-        let flag = format!("--timeout={timeout}");
+    let flags = ["--timeout", "--connect-timeout"];
+    for (name, timeout) in flags.iter().flat_map(|name| {
+        ["1e300", "inf", "NaN", "-1", "0", "1e-300", "2e9"].map(|timeout| (name, timeout))
+    }) {
+        let flag = format!("{name}={timeout}");
         let output = mcp(&["call", &flag, "echo", "--", "/bin/false"], "");
         assert_eq!(
             output.status.code(),

@@ -195,3 +195,63 @@ fn listings_progress_and_errors_are_escaped() {
         assert!(!all.contains('\r'), "a raw carriage return: {all:?}");
     }
 }
+
+/// Item 9 of issue 32: `mcp listen` printed a notification's method raw when its params could
+/// not be parsed (nested deeper than the JSON parser's limit: the params were dropped and the
+/// method went out as it came). Every method is escaped, and params that cannot be parsed are
+/// shown as their raw text, escaped too; `--json` stays valid JSON.
+#[test]
+fn listen_escapes_methods_and_keeps_unparsable_params_as_escaped_text() {
+    let human = against_hostile("listen", &["--lists", "tools"], "");
+    let out = stdout(&human);
+    assert!(
+        out.contains(r"x\u{1b}[2J\u{1b}[HVerified by your bank"),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"deep\u{1b}[2J\u{1b}[HVerified by your bank {"_meta": "#),
+        "{out}"
+    );
+    assert!(out.contains(r#"["\u{9b}2J\u{202e}deep"]"#), "{out}");
+
+    let json = against_hostile("listen", &["--json", "--lists", "tools"], "");
+    let lines: Vec<serde_json::Value> = stdout(&json)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", stdout(&json));
+    assert_eq!(
+        lines[1]["method"],
+        "notifications/deep\u{1b}[2J\u{1b}[HVerified by your bank"
+    );
+    let raw = lines[1]["params"].as_str().expect("the raw params text");
+    assert!(raw.starts_with(r#"{"_meta": {"io.modelcontextprotocol/subscriptionId""#));
+    assert!(raw.contains("\"\u{9b}2J\u{202e}deep\""), "{raw}");
+
+    for output in [&human, &json] {
+        let all = format!("{}{}", stdout(output), stderr(output));
+        for raw in RAW.iter().chain(&["\u{9b}"]) {
+            assert!(!all.contains(raw), "{raw:?} printed raw: {all:?}");
+        }
+    }
+}
+
+/// Item 11 of issue 32: a server's error message with a newline printed a second line that
+/// looked like `mcp`'s own (`error: your sign-in expired; …`). An error is one line on stderr.
+#[test]
+fn a_server_error_is_one_line() {
+    for output in [
+        against_hostile("call", &["fail"], ""),
+        against_hostile("listen", &["--lists", "tools"], ""),
+    ] {
+        assert_eq!(output.status.code(), Some(1));
+        let err = stderr(&output);
+        let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(errors.len(), 1, "{err}");
+        assert!(errors[0].starts_with("error: "), "{err}");
+        assert!(
+            errors[0].ends_with(r"\u{a}error: your sign-in expired; run `mcp login`"),
+            "{err}"
+        );
+    }
+}

@@ -101,7 +101,9 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// A resolver: a function run before a tool, prompt or template body to fill a
-/// `#[resolve(name)]` parameter; it may return a question for the client.
+/// `#[resolve(name)]` parameter; it may return a question for the client. Its question goes
+/// under the function's name as the input-request key (`region`), so two resolvers of one name
+/// cannot serve the same consumer (a compile error).
 #[proc_macro_attribute]
 pub fn resolver(attr: TokenStream, item: TokenStream) -> TokenStream {
     run(attr, item, resolver::expand)

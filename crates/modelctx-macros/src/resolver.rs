@@ -117,7 +117,8 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
                 type Value = <#output_ty as ::modelctx::__private::ResolverOutput>::Value;
 
                 const INFO: ::modelctx::__private::ResolverInfo = ::modelctx::__private::ResolverInfo {
-                    key: ::core::concat!(::core::module_path!(), "::", #fn_name),
+                    key: #fn_name,
+                    path: ::core::concat!(::core::module_path!(), "::", #fn_name),
                     name: #fn_name,
                     arguments: &[#(#argument_uses),*],
                     dependencies: &[#(#dependencies),*],

@@ -319,6 +319,23 @@ impl HttpPeer {
         let (status, _, messages) = self.post(body, &[]).await;
         (status, messages.last().cloned().unwrap_or(Value::Null))
     }
+
+    /// POSTs `body` on the handshake-era path (no 2026 headers), on the 2025-11-25 session
+    /// `session` when given (`Mcp-Session-Id` and `MCP-Protocol-Version: 2025-11-25`).
+    pub async fn handshake_post(&self, body: &Value, session: Option<&str>) -> reqwest::Response {
+        let mut builder = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(serde_json::to_vec(body).unwrap());
+        if let Some(session) = session {
+            builder = builder
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        builder.send().await.unwrap()
+    }
 }
 
 impl Drop for HttpPeer {

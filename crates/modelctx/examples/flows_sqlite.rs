@@ -81,8 +81,8 @@ async fn start(db: &str, url: &str, name: &str) -> Result<String, Error> {
 }
 
 /// Answers every form question of the flow's current round by filling each of its fields with
-/// `value` (the answers go under the server's keys, e.g. `region`, or
-/// `modelctx_cli::demo::region` for the CLI's demo server).
+/// `value` (the answers go under the server's keys, e.g. `region`: for a `#[resolver]`, its
+/// name).
 async fn answer(db: &str, id: &str, value: &str) -> Result<(), Error> {
     let runner = FlowRunner::new(SqliteFlowStore::open(db)?);
     let flow = runner.get(id).await?.ok_or("no such flow")?;

@@ -301,7 +301,7 @@ async fn shared_keys_let_another_instance_finish_the_flow() {
     retry["id"] = json!(2);
     retry["params"]["requestState"] = state;
     retry["params"]["inputResponses"] =
-        json!({"mcp_server_build::confirm": {"action": "accept", "content": {"ok": true}}});
+        json!({"confirm": {"action": "accept", "content": {"ok": true}}});
     let (response, _) = second.request(&retry).await;
     assert_eq!(response["result"]["content"][0]["text"], "ordered: true");
 }

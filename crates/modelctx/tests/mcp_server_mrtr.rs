@@ -175,14 +175,8 @@ async fn independent_questions_are_batched_into_one_sealed_round() {
     assert_eq!(result["resultType"], "input_required");
     let requests = result["inputRequests"].as_object().unwrap();
     let keys: Vec<&str> = requests.keys().map(String::as_str).collect();
-    assert_eq!(
-        keys,
-        [
-            "mcp_server_mrtr::bookshop::ask_budget",
-            "mcp_server_mrtr::bookshop::ask_prefs"
-        ]
-    );
-    let prefs = &requests["mcp_server_mrtr::bookshop::ask_prefs"];
+    assert_eq!(keys, ["ask_budget", "ask_prefs"]);
+    let prefs = &requests["ask_prefs"];
     assert_eq!(prefs["method"], "elicitation/create");
     assert_eq!(
         prefs["params"],
@@ -197,8 +191,8 @@ async fn independent_questions_are_batched_into_one_sealed_round() {
     );
 
     let answers = json!({
-        "mcp_server_mrtr::bookshop::ask_prefs": accept(json!({"seat": "aisle"})),
-        "mcp_server_mrtr::bookshop::ask_budget": accept(json!({"amount": 1200})),
+        "ask_prefs": accept(json!({"seat": "aisle"})),
+        "ask_budget": accept(json!({"amount": 1200})),
     });
     let (response, _) = peer.request(&retry(&first, 2, answers, Some(state))).await;
     assert_eq!(
@@ -214,16 +208,13 @@ async fn a_partial_answer_is_kept_and_only_the_missing_question_asked_again() {
     let first = call(1, "plan_trip", json!({"city": "Porto"}), all());
     let (response, _) = peer.request(&first).await;
     let state = response["result"]["requestState"].clone();
-    let prefs = json!({"mcp_server_mrtr::bookshop::ask_prefs": accept(json!({"seat": "window"}))});
+    let prefs = json!({"ask_prefs": accept(json!({"seat": "window"}))});
     let (response, _) = peer.request(&retry(&first, 2, prefs, Some(&state))).await;
     let requests = response["result"]["inputRequests"].as_object().unwrap();
-    assert_eq!(
-        requests.keys().collect::<Vec<_>>(),
-        ["mcp_server_mrtr::bookshop::ask_budget"]
-    );
+    assert_eq!(requests.keys().collect::<Vec<_>>(), ["ask_budget"]);
     // The second round's state carries the first answer; only the budget is sent now.
     let state = response["result"]["requestState"].clone();
-    let budget = json!({"mcp_server_mrtr::bookshop::ask_budget": accept(json!({"amount": 90}))});
+    let budget = json!({"ask_budget": accept(json!({"amount": 90}))});
     let (response, _) = peer.request(&retry(&first, 3, budget, Some(&state))).await;
     assert_eq!(
         text(&response),
@@ -234,7 +225,7 @@ async fn a_partial_answer_is_kept_and_only_the_missing_question_asked_again() {
 #[tokio::test]
 async fn a_question_whose_rendering_changed_is_asked_again() {
     let mut peer = peer();
-    let key = "mcp_server_mrtr::ask_seat_versioned";
+    let key = "ask_seat_versioned";
     VERSION.store(1, Ordering::SeqCst);
     let first = call(1, "book_seat", json!({}), all());
     let (response, _) = peer.request(&first).await;
@@ -267,14 +258,12 @@ async fn a_question_whose_rendering_changed_is_asked_again() {
 async fn an_answer_without_an_asked_record_is_ignored_and_asked_again() {
     let mut peer = peer();
     let first = call(1, "order_book", json!({"title": "Dune"}), all());
-    let answer =
-        json!({"mcp_server_mrtr::bookshop::confirm_backorder": accept(json!({"confirm": true}))});
+    let answer = json!({"confirm_backorder": accept(json!({"confirm": true}))});
     // Answers sent unasked (no state) count for nothing.
     let (response, _) = peer.request(&retry(&first, 2, answer, None)).await;
     assert_eq!(response["result"]["resultType"], "input_required");
     assert_eq!(
-        response["result"]["inputRequests"]["mcp_server_mrtr::bookshop::confirm_backorder"]["params"]
-            ["message"],
+        response["result"]["inputRequests"]["confirm_backorder"]["params"]["message"],
         "'Dune' is out of stock. Place a backorder?"
     );
 }
@@ -293,7 +282,7 @@ async fn a_client_without_elicitation_gets_32021_with_the_required_capability() 
     assert_eq!(
         response["error"],
         json!({"code": -32021,
-               "message": "Client did not declare the form elicitation capability required by resolver 'mcp_server_mrtr::bookshop::confirm_backorder'",
+               "message": "Client did not declare the form elicitation capability required by resolver 'confirm_backorder'",
                "data": {"requiredCapabilities": {"elicitation": {"form": {}}}}})
     );
     // URL-only elicitation is not form elicitation either.
@@ -331,18 +320,18 @@ async fn decline_fails_the_call_unless_the_parameter_takes_the_outcome() {
     let first = call(1, "order_book", json!({"title": "Dune"}), all());
     let (response, _) = peer.request(&first).await;
     let state = response["result"]["requestState"].clone();
-    let decline = json!({"mcp_server_mrtr::bookshop::confirm_backorder": {"action": "decline"}});
+    let decline = json!({"confirm_backorder": {"action": "decline"}});
     let (response, _) = peer.request(&retry(&first, 2, decline, Some(&state))).await;
     assert_eq!(response["result"]["isError"], true);
     assert_eq!(
         text(&response),
-        "Error executing tool order_book: Resolver for parameter 'backorder' could not resolve: elicitation was decline"
+        "Error executing tool order_book: the question for 'backorder' was declined, so nothing was done"
     );
 
     let first = call(3, "reserve_seat", json!({"city": "Rome"}), all());
     let (response, _) = peer.request(&first).await;
     let state = response["result"]["requestState"].clone();
-    let cancel = json!({"mcp_server_mrtr::bookshop::ask_prefs": {"action": "cancel"}});
+    let cancel = json!({"ask_prefs": {"action": "cancel"}});
     let (response, _) = peer.request(&retry(&first, 4, cancel, Some(&state))).await;
     assert_eq!(response["result"]["isError"], false);
     assert_eq!(text(&response), "No seat reserved to Rome (Cancel).");
@@ -355,24 +344,24 @@ async fn accepted_content_must_fit_the_schema_and_answers_the_right_kind() {
     let (response, _) = peer.request(&first).await;
     let state = response["result"]["requestState"].clone();
     let answers = json!({
-        "mcp_server_mrtr::bookshop::ask_prefs": accept(json!({"seat": "aisle"})),
-        "mcp_server_mrtr::bookshop::ask_budget": accept(json!({"amount": "lots"})),
+        "ask_prefs": accept(json!({"seat": "aisle"})),
+        "ask_budget": accept(json!({"amount": "lots"})),
     });
     let (response, _) = peer.request(&retry(&first, 2, answers, Some(&state))).await;
     assert_eq!(response["result"]["isError"], true);
     assert_eq!(
         text(&response),
-        "Error executing tool plan_trip: Resolver 'mcp_server_mrtr::bookshop::ask_budget' received an accepted elicitation whose content does not match the requested schema"
+        "Error executing tool plan_trip: Resolver 'ask_budget' received an accepted elicitation whose content does not match the requested schema"
     );
 
     let first = call(3, "summarize", json!({"text": "abc"}), all());
     let (response, _) = peer.request(&first).await;
     let state = response["result"]["requestState"].clone();
-    let roots = json!({"mcp_server_mrtr::bookshop::sample_summary": {"roots": []}});
+    let roots = json!({"sample_summary": {"roots": []}});
     let (response, _) = peer.request(&retry(&first, 4, roots, Some(&state))).await;
     assert_eq!(
         text(&response),
-        "Error executing tool summarize: Resolver 'mcp_server_mrtr::bookshop::sample_summary' received a response of the wrong kind"
+        "Error executing tool summarize: Resolver 'sample_summary' received a response of the wrong kind"
     );
 }
 
@@ -413,7 +402,7 @@ async fn an_undeclared_input_required_result_from_a_resolver_using_body_fails_th
     let first = call(1, "sneaky", json!({}), all());
     let (response, _) = peer.request(&first).await;
     let state = response["result"]["requestState"].clone();
-    let roots = json!({"mcp_server_mrtr::bookshop::get_roots": {"roots": []}});
+    let roots = json!({"get_roots": {"roots": []}});
     let (response, _) = peer.request(&retry(&first, 2, roots, Some(&state))).await;
     assert_eq!(response["result"]["isError"], true);
     // No details for the client; they are in the server log.
@@ -482,8 +471,7 @@ async fn a_tampered_state_is_the_frozen_error() {
         .unwrap()
         .to_owned();
     state.push('A');
-    let answer =
-        json!({"mcp_server_mrtr::bookshop::confirm_backorder": accept(json!({"confirm": true}))});
+    let answer = json!({"confirm_backorder": accept(json!({"confirm": true}))});
     let (response, _) = peer
         .request(&retry(&first, 2, answer, Some(&json!(state))))
         .await;
@@ -500,7 +488,7 @@ async fn prompts_and_templates_ask_too() {
     let get = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
         "name": "briefing", "arguments": {"topic": "Q3"}, "_meta": meta(all())}});
     let (response, _) = peer.request(&get).await;
-    let key = "mcp_server_mrtr::bookshop::ask_audience";
+    let key = "ask_audience";
     let state = response["result"]["requestState"].clone();
     assert_eq!(
         response["result"]["inputRequests"][key]["params"]["message"],
@@ -518,12 +506,10 @@ async fn prompts_and_templates_ask_too() {
     let decline = json!({key: {"action": "decline"}});
     let (response, _) = peer.request(&retry(&get, 4, decline, Some(&state))).await;
     assert_eq!(response["error"]["code"], -32603);
-    assert!(
-        response["error"]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("Error rendering prompt briefing: Resolver for parameter 'audience'"),
-        "{response}"
+    assert_eq!(
+        response["error"]["message"],
+        "Error rendering prompt briefing: the question for 'audience' was declined, so nothing \
+         was done",
     );
 
     let read = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {
@@ -564,7 +550,7 @@ fn check_signup(response: &Value, content: &Value, expected: Option<&str>) {
             assert_eq!(response["result"]["isError"], true, "{content}");
             assert_eq!(
                 text(response),
-                "Error executing tool sign_up: Resolver 'mcp_server_mrtr::ask_signup' received \
+                "Error executing tool sign_up: Resolver 'ask_signup' received \
                  an accepted elicitation whose content does not match the requested schema",
                 "{content}"
             );
@@ -580,7 +566,7 @@ async fn answers_are_checked_against_the_schema_the_client_was_shown() {
     let mut peer = peer();
     let first = call(1, "sign_up", json!({}), all());
     let (response, _) = peer.request(&first).await;
-    let key = "mcp_server_mrtr::ask_signup";
+    let key = "ask_signup";
     let schema = &response["result"]["inputRequests"][key]["params"]["requestedSchema"];
     assert_eq!(schema["properties"]["seats"]["maximum"], 10);
     assert_eq!(schema["properties"]["email"]["format"], "email");
@@ -600,7 +586,7 @@ async fn a_rejected_answer_is_logged_in_one_bounded_line() {
     let mut peer = peer();
     let first = call(1, "sign_up", json!({}), all());
     let (response, _) = peer.request(&first).await;
-    let key = "mcp_server_mrtr::ask_signup";
+    let key = "ask_signup";
     let state = response["result"]["requestState"].clone();
     let handle = format!("x\n2099-01-01T00:00:00Z  WARN forged{}", "y".repeat(65_536));
     let content = json!({"seats": 2, "handle": handle, "email": "ada@example.com", "plan": "team"});
@@ -649,13 +635,28 @@ async fn back_channel_answers_are_checked_against_the_schema_too() {
     }
 }
 
+/// A 2025-11-25 session calling `link_account` (request id 2), and its URL question.
+async fn link_account_on_a_handshake_session() -> (StdioPeer, Value) {
+    let mut peer = peer();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
+        "clientInfo": {"name": "legacy", "version": "0"}}});
+    peer.request(&init).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "link_account", "arguments": {"service": "github"}}}))
+        .await;
+    let ask = peer.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create");
+    (peer, ask)
+}
+
 /// URL-mode elicitation is a question like `Elicit<T>`. On 2026-07-28 it
 /// travels in the `InputRequiredResult` (needing `elicitation.url`), its answer bound to the
 /// question like any other.
 #[tokio::test]
 async fn a_url_question_on_2026() {
     let mut peer = peer();
-    let key = "mcp_server_mrtr::sign_in";
+    let key = "sign_in";
     let form_only = json!({"elicitation": {"form": {}}});
     let (refused, _) = peer
         .request(&call(
@@ -699,16 +700,7 @@ async fn a_url_question_on_2026() {
 /// with an `elicitationId`, announced complete when the call completes.
 #[tokio::test]
 async fn a_url_question_on_a_handshake_session() {
-    let mut peer = peer();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}, "url": {}}},
-        "clientInfo": {"name": "legacy", "version": "0"}}});
-    peer.request(&init).await;
-    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                      "params": {"name": "link_account", "arguments": {"service": "github"}}}))
-        .await;
-    let ask = peer.next().await.unwrap();
-    assert_eq!(ask["method"], "elicitation/create");
+    let (mut peer, ask) = link_account_on_a_handshake_session().await;
     assert_eq!(ask["params"]["mode"], "url");
     assert_eq!(
         ask["params"]["url"],
@@ -724,4 +716,23 @@ async fn a_url_question_on_a_handshake_session() {
     let result = peer.next().await.unwrap();
     assert_eq!(result["id"], 2);
     assert_eq!(text(&result), "Linked github.");
+}
+
+/// A resolver's question the client fails (here `-32601`, a client without a handler) fails
+/// the call with `-32603` naming the input request and the method, not with the client's code.
+#[tokio::test]
+async fn a_resolver_question_the_client_fails_names_the_input_request() {
+    let (mut peer, ask) = link_account_on_a_handshake_session().await;
+    let refused = json!({"code": -32601, "message": "Method not found"});
+    peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "error": refused}))
+        .await;
+    let reply = peer.next().await.unwrap();
+    assert_eq!(reply["id"], 2, "{reply}");
+    assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "The client could not answer input request 'sign_in' (elicitation/create): Method not \
+         found (-32601)"
+    );
+    assert_eq!(reply["error"]["data"]["clientError"], refused);
 }

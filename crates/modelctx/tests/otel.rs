@@ -495,6 +495,73 @@ async fn operation_durations_are_histograms_after_the_conventions() {
     );
 }
 
+/// Made-up methods mint no series, whatever error they get: without `_meta` the 2026 ladder
+/// answers `-32602` before the method could be found unknown, with it `-32601`; both are recorded
+/// as `_OTHER` (in the span's attribute too, where span-derived metrics group), while an
+/// extension method the server registered keeps its name, and the span's name still shows what
+/// was sent.
+#[tokio::test]
+async fn made_up_methods_mint_no_series_whatever_their_error() {
+    exporters();
+    let server = Server::builder("junk-metered", "1.0.0")
+        .method(
+            "x/metered-known",
+            |_ctx: RequestContext, _params: Value| async { json!({}) },
+        )
+        .build()
+        .unwrap();
+    let mut peer = StdioPeer::start(server);
+    // The first request, with the envelope, fixes the connection's era: 2026-07-28.
+    let (reply, _) = peer
+        .request(&request(100, "x/junk-enveloped", json!({})))
+        .await;
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+    for n in 0..20 {
+        let junk =
+            json!({"jsonrpc": "2.0", "id": n, "method": format!("x/junk-{n}"), "params": {}});
+        let (reply, _) = peer.request(&junk).await;
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    }
+    let (trace, parent) = remote_parent(7);
+    let (reply, _) = peer
+        .request(&request_with_meta(
+            21,
+            "x/junk-traced",
+            json!({}),
+            &[("traceparent", &traceparent(trace, parent))],
+        ))
+        .await;
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+    let (reply, _) = peer
+        .request(&request(22, "x/metered-known", json!({})))
+        .await;
+    assert!(reply["result"].is_object(), "{reply}");
+    peer.close().await.unwrap();
+
+    let points = histogram_points("mcp.server.operation.duration");
+    let junk: Vec<_> = points
+        .iter()
+        .filter(|point| {
+            point_attribute(point, "mcp.method.name").is_some_and(|name| name.contains("junk"))
+        })
+        .collect();
+    assert!(junk.is_empty(), "series named by the peer: {junk:#?}");
+    for code in ["-32602", "-32601"] {
+        assert!(
+            points.iter().any(|point| {
+                point_attribute(point, "mcp.method.name").as_deref() == Some("_OTHER")
+                    && point_attribute(point, "error.type").as_deref() == Some(code)
+            }),
+            "{code} as _OTHER: {points:#?}"
+        );
+    }
+    let known = point_with(&points, "mcp.method.name", "x/metered-known");
+    assert_eq!(known.count(), 1);
+    let span = only_span(trace);
+    assert_eq!(span.name, "x/junk-traced");
+    assert_attributes(&span, &[("mcp.method.name", "_OTHER")]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // One trace per logical multi-round call on the server: `mcp.request_state.round` and the link
 // from every later round to the first round's span, carried in the sealed `requestState`.

@@ -531,10 +531,49 @@ async fn a_tool_choice_needs_sampling_tools_on_the_back_channel_too() {
     peer.send(&call(1, "choose")).await;
     let next = peer.next().await.unwrap();
     assert_eq!(next["id"], 1, "nothing is asked: {next}");
-    assert_eq!(next["error"]["code"], -32600, "{next}");
+    assert_eq!(next["error"]["code"], -32021, "{next}");
     assert_eq!(
         next["error"]["message"],
-        "Cannot send 'sampling/createMessage': the client did not declare the capability"
+        "Client did not declare the sampling.tools capability required by this request"
+    );
+    assert_eq!(
+        next["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {"tools": {}}})
+    );
+    peer.close().await.unwrap();
+}
+
+/// A task tool run synchronously on a handshake-era session asks over the back-channel; a
+/// question the client did not declare it can answer is `-32021` with
+/// `data.requiredCapabilities`, as the resolvers and the bridge answer (it used to be `-32600`).
+#[tokio::test]
+async fn a_task_tool_asking_an_undeclared_capability_is_32021() {
+    use modelctx::server::tasks::{MemoryStore, TaskContext, TaskInput, TaskStep, TaskTool};
+    let asks = TaskTool::new(
+        tool("long_report"),
+        |_ctx: TaskContext, _input: TaskInput| async move {
+            TaskStep::ask(
+                "format",
+                form("Which format?", "format", json!({"type": "string"})),
+            )
+        },
+    );
+    let tasks = modelctx::server::tasks::Tasks::builder(MemoryStore::new())
+        .tool(asks)
+        .build();
+    let server = Server::builder("capabilities", "1.0.0")
+        .tasks(tasks)
+        .build()
+        .unwrap();
+    let mut peer = session_on(server, r#"{"sampling":{}}"#).await;
+    peer.send(&call(1, "long_report")).await;
+    let reply = peer.next().await.unwrap();
+    assert_eq!(reply["id"], 1, "nothing is asked: {reply}");
+    assert_eq!(reply["error"]["code"], -32021, "{reply}");
+    assert_eq!(
+        reply["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"form": {}}}),
+        "{reply}"
     );
     peer.close().await.unwrap();
 }
@@ -614,5 +653,31 @@ async fn task_tools_count_rounds_like_the_bridge() {
         let got = reply.get("result").or(reply.get("error")).unwrap();
         assert_eq!(got, &outcome, "{name}");
     }
+    peer.close().await.unwrap();
+}
+
+/// A client that cannot answer a question answers it with an error, e.g. `-32601 Method not
+/// found` from a client without an elicitation handler (the TypeScript SDK). Passed on as it
+/// was, that code became the whole `tools/call`'s, as if the method did not exist. The call
+/// fails with `-32603` naming the input request and the method the client failed; the client's
+/// error stays in `data.clientError`.
+#[tokio::test]
+async fn a_question_the_client_fails_names_the_input_request() {
+    let mut peer = session(Arc::new(Recording::default()), r#"{"elicitation":{}}"#).await;
+    peer.send(&call(1, "provision")).await;
+    let ask = peer.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let refused = json!({"code": -32601, "message": "Method not found"});
+    peer.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "error": refused}))
+        .await;
+    let reply = peer.next().await.unwrap();
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "The client could not answer input request 'region' (elicitation/create): Method not \
+         found (-32601)"
+    );
+    assert_eq!(reply["error"]["data"]["clientError"], refused);
     peer.close().await.unwrap();
 }

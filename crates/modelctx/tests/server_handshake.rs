@@ -135,7 +135,9 @@ async fn stdio_handshake_session_uses_the_back_channel() {
     );
     assert!(result["result"].get("resultType").is_none());
 
-    // A refusal from the client becomes the call's error.
+    // A refusal from the client fails the call (the handler passes the error on with `?`): as
+    // `-32603` naming the question, the client's own error kept in `data.clientError` (its code
+    // meant the client's request, not the call).
     peer.send(&handshake_call(3, "provision", &json!({"name":"x"})))
         .await;
     let ask = peer.next().await.unwrap();
@@ -146,7 +148,9 @@ async fn stdio_handshake_session_uses_the_back_channel() {
     let refused = peer.next().await.unwrap();
     assert_eq!(
         refused["error"],
-        json!({"code":-32001,"message":"user is away"})
+        json!({"code": -32603,
+               "message": "The client could not answer elicitation/create: user is away (-32001)",
+               "data": {"clientError": {"code":-32001,"message":"user is away"}}})
     );
 
     // (A handler that returns an InputRequiredResult instead is bridged: tests/server_bridge.rs.)

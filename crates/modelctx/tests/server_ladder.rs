@@ -933,21 +933,52 @@ async fn widening_hosts_keeps_the_origin_allowlist() {
 #[tokio::test]
 async fn http2_requests_are_served_and_their_authority_checked() {
     let peer = HttpPeer::start(fixture()).await;
-    let discover = request(1, "server/discover", json!({}));
     for (host, expected) in [("localhost", 200), ("evil.example", 421)] {
-        let client = reqwest::Client::builder()
-            .http2_prior_knowledge()
-            .resolve(host, peer.addr)
-            .build()
-            .unwrap();
-        let mut post = client
-            .post(format!("http://{host}:{}/mcp", peer.addr.port()))
-            .body(serde_json::to_vec(&discover).unwrap());
-        for (name, value) in HttpPeer::standard_headers(&discover) {
-            post = post.header(name, value);
-        }
-        let response = post.send().await.unwrap();
-        assert_eq!(response.version(), reqwest::Version::HTTP_2);
-        assert_eq!(response.status(), expected, "{host}");
+        assert_eq!(http2_discover(&peer, host, None).await, expected, "{host}");
+    }
+}
+
+/// The status of a `server/discover` POSTed over HTTP/2 (cleartext, prior knowledge) to `peer`
+/// as `authority` (`:authority`, port included), with a `Host` header when given.
+async fn http2_discover(peer: &HttpPeer, authority: &str, host: Option<&str>) -> u16 {
+    let discover = request(1, "server/discover", json!({}));
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .resolve(authority, peer.addr)
+        .build()
+        .unwrap();
+    let mut post = client
+        .post(format!("http://{authority}:{}/mcp", peer.addr.port()))
+        .body(serde_json::to_vec(&discover).unwrap());
+    for (name, value) in HttpPeer::standard_headers(&discover) {
+        post = post.header(name, value);
+    }
+    if let Some(host) = host {
+        post = post.header("host", host);
+    }
+    let response = post.send().await.unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    response.status().as_u16()
+}
+
+/// Over HTTP/2 the host checked is `:authority`, what the client connected for, and a `Host`
+/// header naming anything else makes the request malformed (400, RFC 9113 8.3.1): a disallowed
+/// `:authority` no longer passes behind an allowed `Host`, nor the other way round.
+#[tokio::test]
+async fn http2_refuses_a_host_header_that_contradicts_the_authority() {
+    let peer = HttpPeer::start(fixture()).await;
+    let port = peer.addr.port();
+    let allowed = format!("localhost:{port}");
+    let evil = format!("evil.example:{port}");
+    for (authority, host, expected) in [
+        ("evil.example", Some(allowed.as_str()), 400),
+        ("localhost", Some(evil.as_str()), 400),
+        ("localhost", Some("localhost"), 400),
+        ("localhost", Some(allowed.as_str()), 200),
+        ("localhost", Some(&*allowed.to_uppercase()), 200),
+        ("evil.example", None, 421),
+    ] {
+        let status = http2_discover(&peer, authority, host).await;
+        assert_eq!(status, expected, "{authority} with Host {host:?}");
     }
 }

@@ -309,6 +309,36 @@ async fn a_redis_guard_makes_a_round_single_use_across_instances() {
     assert_eq!(wins, 1);
 }
 
+/// A key whose expiry is already past on Redis's clock is never recorded as a first use: sent
+/// as an instant (`SET … NX PXAT`), Redis stored it expired and every redemption was the first.
+/// Here the instant is past on both clocks (the Redis of the test runs on this machine), which
+/// the guard now refuses itself; a Redis clock ahead of ours is the lib's
+/// `single_use::redis::tests::a_redis_clock_ahead_of_ours_does_not_make_replays_first`.
+#[tokio::test]
+async fn a_redis_guard_never_takes_an_expired_key_as_a_first_use() {
+    use modelctx::server::single_use::Redemption;
+    let redis = Redis::start(Persistence::Off).await;
+    let guard = RedisReplayGuard::connect(&redis.url, "expired")
+        .await
+        .unwrap();
+    let key = modelctx::seal::ReplayKey::digest(b"an expired token");
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(5);
+    for _ in 0..2 {
+        let redeemed = guard.redeem(&key, past).await.unwrap();
+        assert_eq!(redeemed, Redemption::Forgotten);
+    }
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    let fresh = modelctx::seal::ReplayKey::digest(b"a live token");
+    assert_eq!(
+        guard.redeem(&fresh, later).await.unwrap(),
+        Redemption::First
+    );
+    assert_eq!(
+        guard.redeem(&fresh, later).await.unwrap(),
+        Redemption::Replay
+    );
+}
+
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 struct Confirm {
     sure: bool,

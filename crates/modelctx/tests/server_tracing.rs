@@ -101,6 +101,8 @@ async fn each_request_has_a_server_span_after_the_conventions() {
         by_id("4"),
         &[
             ("otel.name", "x/nope"),
+            // A method the server does not know is no attribute value (metrics group by it).
+            ("mcp.method.name", "_OTHER"),
             ("error.type", "-32601"),
             ("rpc.response.status_code", "-32601"),
             ("otel.status_code", "ERROR"),

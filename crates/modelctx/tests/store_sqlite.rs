@@ -44,3 +44,35 @@ async fn flows() {
     let memory = SqliteFlowStore::in_memory().unwrap();
     contract::flows(Arc::new(memory.clone()), Arc::new(memory)).await;
 }
+
+/// A new database is readable and writable by its owner only, and so are the `-wal` and `-shm`
+/// files SQLite makes beside it (they take the database's mode), under the usual umask that makes
+/// other files world-readable; a file that exists keeps the mode someone chose.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_new_database_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |path: &std::path::Path| {
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        format!("{:o}", mode & 0o777)
+    };
+    // The common umask, whatever this process was started with, so that the check can fail.
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
+    let dir = TempDir::new("private");
+    let tasks = dir.file("tasks.db");
+    let flows = dir.file("flows.db");
+    // Opening creates the schema, a write: SQLite has made the WAL and its index by then.
+    let _tasks = SqliteStore::open(&tasks).unwrap();
+    let _flows = SqliteFlowStore::open(&flows).unwrap();
+    for path in [&tasks, &flows] {
+        for suffix in ["", "-wal", "-shm"] {
+            let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+            assert_eq!(mode(&file), "600", "{}", file.display());
+        }
+    }
+    let shared = dir.file("shared.db");
+    std::fs::write(&shared, b"").unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let _shared = SqliteStore::open(&shared).unwrap();
+    assert_eq!(mode(&shared), "640", "an existing file keeps its mode");
+}

@@ -48,13 +48,25 @@ pub enum InputOrigin {
 pub struct CallbackContext {
     origin: InputOrigin,
     protocol_version: Option<ProtocolVersion>,
+    /// The key of a back-channel question: its kind (see [`CallbackContext::key`]).
+    kind_key: Option<&'static str>,
 }
 
 impl CallbackContext {
+    /// The key of a form elicitation that came over the handshake-era back-channel.
+    pub const FORM_KEY: &'static str = "form";
+    /// The key of a URL elicitation that came over the handshake-era back-channel.
+    pub const URL_KEY: &'static str = "url";
+    /// The key of a sampling request that came over the handshake-era back-channel.
+    pub const SAMPLING_KEY: &'static str = "sampling";
+    /// The key of a roots request that came over the handshake-era back-channel.
+    pub const ROOTS_KEY: &'static str = "roots";
+
     pub(crate) fn new(origin: InputOrigin, protocol_version: Option<ProtocolVersion>) -> Self {
         Self {
             origin,
             protocol_version,
+            kind_key: None,
         }
     }
 
@@ -63,11 +75,17 @@ impl CallbackContext {
         &self.origin
     }
 
-    /// The input-request key (2026-07-28), if the question came from an `InputRequiredResult`.
+    /// The key the question is known by. On 2026-07-28, the server's input-request key (the
+    /// answer goes back under it). A 2025-11-25 server request carries no key, and its id
+    /// changes every time, so a back-channel question is keyed by its kind:
+    /// [`FORM_KEY`](Self::FORM_KEY), [`URL_KEY`](Self::URL_KEY),
+    /// [`SAMPLING_KEY`](Self::SAMPLING_KEY) or [`ROOTS_KEY`](Self::ROOTS_KEY) — stable,
+    /// whoever asks, so a prepared answer (`mcp call --answer url=accept`) can name it. Such a
+    /// key is local: nothing is sent under it.
     pub fn key(&self) -> Option<&str> {
         match &self.origin {
             InputOrigin::InputRequest { key } => Some(key),
-            InputOrigin::ServerRequest { .. } => None,
+            InputOrigin::ServerRequest { .. } => self.kind_key,
         }
     }
 
@@ -299,19 +317,26 @@ impl Callbacks {
         request: Request,
         version: Option<ProtocolVersion>,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        let context = CallbackContext::new(
-            InputOrigin::ServerRequest {
+        let context = |kind_key| CallbackContext {
+            origin: InputOrigin::ServerRequest {
                 id: request.id.clone(),
             },
-            version,
-        );
+            protocol_version: version.clone(),
+            kind_key: Some(kind_key),
+        };
         match request.method.as_str() {
             Ping::NAME => raw(&EmptyResult::default()),
             Elicit::NAME => match &self.elicitation {
                 None => Err(not_supported("Elicitation not supported")),
                 Some(cb) => match request.params_as::<ElicitRequestParams>() {
                     Err(e) => Err(ErrorObject::invalid_params(e.to_string())),
-                    Ok(params) => cb.elicit(context, params).await.and_then(|r| raw(&r)),
+                    Ok(params) => {
+                        let key = match params {
+                            ElicitRequestParams::Url(_) => CallbackContext::URL_KEY,
+                            _ => CallbackContext::FORM_KEY,
+                        };
+                        cb.elicit(context(key), params).await.and_then(|r| raw(&r))
+                    }
                 },
             },
             CreateMessage::NAME => match &self.sampling {
@@ -319,14 +344,17 @@ impl Callbacks {
                 Some(cb) => match request.params_as::<CreateMessageRequestParams>() {
                     Err(e) => Err(ErrorObject::invalid_params(e.to_string())),
                     Ok(params) => cb
-                        .create_message(context, params)
+                        .create_message(context(CallbackContext::SAMPLING_KEY), params)
                         .await
                         .and_then(|r| raw(&r)),
                 },
             },
             ListRoots::NAME => match &self.roots {
                 None => Err(not_supported("List roots not supported")),
-                Some(cb) => cb.list_roots(context).await.and_then(|r| raw(&r)),
+                Some(cb) => cb
+                    .list_roots(context(CallbackContext::ROOTS_KEY))
+                    .await
+                    .and_then(|r| raw(&r)),
             },
             other => Err(ErrorObject::method_not_found(other)),
         }
@@ -347,4 +375,70 @@ fn not_supported(message: &str) -> ErrorObject {
 
 fn raw<T: serde::Serialize>(result: &T) -> Result<Box<RawValue>, ErrorObject> {
     serde_json::value::to_raw_value(result).map_err(|e| ErrorObject::internal(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A back-channel question has no input-request key; the callback sees its kind, so a
+    /// prepared answer can name it (`mcp call --answer url=accept`).
+    #[tokio::test]
+    async fn back_channel_questions_are_keyed_by_their_kind() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let elicited = Arc::clone(&seen);
+        let sampled = Arc::clone(&seen);
+        let listed = Arc::clone(&seen);
+        let record = |seen: &Mutex<Vec<Option<String>>>, context: &CallbackContext| {
+            seen.lock().unwrap().push(context.key().map(str::to_owned));
+        };
+        let callbacks = Callbacks {
+            elicitation: Some(Arc::new(move |context: CallbackContext, _| {
+                record(&elicited, &context);
+                async { Ok(ElicitResult::decline()) }
+            })),
+            sampling: Some(Arc::new(move |context: CallbackContext, _| {
+                record(&sampled, &context);
+                async { Ok(CreateMessageResult::text("m", "t")) }
+            })),
+            roots: Some(Arc::new(move |context: CallbackContext| {
+                record(&listed, &context);
+                async { Ok(ListRootsResult::new(Vec::new())) }
+            })),
+            ..Callbacks::default()
+        };
+        let url =
+            r#"{"mode":"url","message":"Sign in","url":"https://a.example/","elicitationId":"e1"}"#;
+        let form = r#"{"message":"Region?","requestedSchema":{"type":"object","properties":{}}}"#;
+        let sampling = r#"{"messages":[],"maxTokens":5}"#;
+        for (id, method, params) in [
+            (1, Elicit::NAME, Some(url)),
+            (2, Elicit::NAME, Some(form)),
+            (3, CreateMessage::NAME, Some(sampling)),
+            (4, ListRoots::NAME, None),
+        ] {
+            let request = Request {
+                id: RequestId::Number(id),
+                method: method.to_owned(),
+                params: params.map(|p| RawValue::from_string(p.to_owned()).unwrap()),
+            };
+            let answer = callbacks.server_request_result(request, None).await;
+            assert!(answer.is_ok(), "{method}: {answer:?}");
+        }
+        let keys: Vec<Option<String>> = seen.lock().unwrap().clone();
+        assert_eq!(
+            keys,
+            ["url", "form", "sampling", "roots"].map(|k| Some(k.to_owned()))
+        );
+        // On 2026-07-28 the server's key is the key.
+        let context = CallbackContext::new(
+            InputOrigin::InputRequest {
+                key: "consent".to_owned(),
+            },
+            None,
+        );
+        assert_eq!(context.key(), Some("consent"));
+    }
 }

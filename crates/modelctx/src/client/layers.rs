@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     // Leaves: plain types and helpers.
     ("auth/error", 0),
+    // The bounded queue from the notification router to a subscription.
+    ("listen_queue", 0),
     ("pause", 0),
     ("tool_index", 0),
     ("error", 1),

@@ -16,6 +16,10 @@
 //! A notification a subscription takes does not reach [`ClientBuilder::on_notification`];
 //! everything else still does.
 //!
+//! Each subscription queues at most [`QUEUE_MESSAGES`] notifications and [`QUEUE_BYTES`] of
+//! their params (`listen_queue`): a consumer that falls further behind loses the excess and is
+//! resynced (see [`Subscription`]).
+//!
 //! [`Client::listen`]: super::Client::listen
 //! [`ClientBuilder::on_notification`]: super::ClientBuilder::on_notification
 
@@ -36,9 +40,9 @@ use modelctx_types::{
 };
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::error::ClientError;
+use super::listen_queue::{self, Inbox, Outbox, Received};
 use super::session::{RequestOptions, RoundOutcome, Session};
 use super::shared::Route;
 use crate::sync::lock;
@@ -62,7 +66,10 @@ pub enum ListenEvent {
     Other {
         /// The method.
         method: String,
-        /// The params, when there were any.
+        /// The params, when there were any. Params that cannot be parsed into a [`Value`]
+        /// (nested deeper than `serde_json`'s limit of 128 levels) are kept as their raw JSON
+        /// text in a [`Value::String`]: JSON-RPC params are an object or an array, so a string
+        /// here is always that text. It is the server's, unchecked: escape it before printing.
         params: Option<Value>,
     },
 }
@@ -94,10 +101,12 @@ impl ListenEvent {
     fn other(notification: &Notification) -> Self {
         Self::Other {
             method: notification.method.clone(),
-            params: notification
-                .params
-                .as_deref()
-                .and_then(|raw| serde_json::from_str(raw.get()).ok()),
+            // Dropped, unparsable params left the method alone to show, and hid what the server
+            // sent: the raw text says it.
+            params: notification.params.as_deref().map(|raw| {
+                serde_json::from_str(raw.get())
+                    .unwrap_or_else(|_| Value::String(raw.get().to_owned()))
+            }),
         }
     }
 
@@ -119,9 +128,17 @@ tokio::task_local! {
     static LISTEN: Arc<Slot>;
 }
 
+/// How many notifications a subscription's queue holds for its consumer; past it they are
+/// dropped and the subscription resyncs. The server's change feed holds as many per stream.
+pub(crate) const QUEUE_MESSAGES: usize = 256;
+/// How many bytes of params (as the server wrote them) a subscription's queue holds; past it
+/// notifications are dropped as past [`QUEUE_MESSAGES`] (one larger notification passes when
+/// nothing else waits).
+pub(crate) const QUEUE_BYTES: usize = 4 << 20;
+
 /// The routing entry of one 2026-07-28 subscription.
 struct Slot {
-    tx: mpsc::UnboundedSender<Msg>,
+    tx: Outbox<Msg>,
     /// Every id the listen request was sent with (a re-sent request gets a new one).
     ids: Mutex<Vec<RequestId>>,
 }
@@ -135,7 +152,7 @@ const RELISTEN_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 /// A handshake-era subscription: the filter its unsolicited notifications are matched against.
 struct HandshakeListener {
     filter: SubscriptionFilter,
-    tx: mpsc::UnboundedSender<Msg>,
+    tx: Outbox<Msg>,
 }
 
 /// The subscriptions of one connection: a route of the core, registered by the first
@@ -144,7 +161,7 @@ struct HandshakeListener {
 pub(crate) struct Listens {
     /// Whether a subscription was ever opened: until then routing is skipped entirely.
     used: AtomicBool,
-    modern: Mutex<HashMap<RequestId, mpsc::UnboundedSender<Msg>>>,
+    modern: Mutex<HashMap<RequestId, Outbox<Msg>>>,
     /// The ids of the latest ended subscriptions: what the server still sends for them (the
     /// cancellation races its notifications) is dropped, not handed to `on_notification`.
     retired: Mutex<VecDeque<RequestId>>,
@@ -194,24 +211,29 @@ impl Route for Listens {
             .ok()
             .and_then(|p| p.meta)
             .and_then(|m| m.subscription_id);
+        // What a queued notification costs: its params as the server wrote them.
+        let bytes = notification
+            .params
+            .as_deref()
+            .map_or(0, |raw| raw.get().len());
         if let Some(id) = tag {
             // 2026-07-28: correlated by subscription id; others' ids (the tasks extension's
             // own listen streams) fall through.
             let Some(tx) = lock(&self.modern).get(&id).cloned() else {
                 return lock(&self.retired).contains(&id);
             };
-            let message = if notification.method == SubscriptionsAcknowledged::NAME {
-                match notification.params_as::<SubscriptionsAcknowledgedParams>() {
-                    Ok(params) => Msg::Ack(params),
+            if notification.method == SubscriptionsAcknowledged::NAME {
+                let ack = match notification.params_as::<SubscriptionsAcknowledgedParams>() {
+                    Ok(params) => params,
                     Err(error) => {
                         tracing::warn!(%error, "malformed subscription acknowledgement");
-                        Msg::Ack(SubscriptionsAcknowledgedParams::default())
+                        SubscriptionsAcknowledgedParams::default()
                     }
-                }
-            } else {
-                Msg::Event(ListenEvent::of(notification))
-            };
-            return tx.send(message).is_ok();
+                };
+                // Never lost to a full queue: it says what the stream carries.
+                return tx.offer_kept(Msg::Ack(ack), bytes);
+            }
+            return tx.offer(Msg::Event(ListenEvent::of(notification)), bytes);
         }
         // The handshake era: unsolicited notifications, matched against each filter.
         let listeners = lock(&self.handshake);
@@ -222,7 +244,7 @@ impl Route for Listens {
         let mut taken = false;
         for listener in listeners.values() {
             if event.wanted_by(&listener.filter) {
-                taken |= listener.tx.send(Msg::Event(event.clone())).is_ok();
+                taken |= listener.tx.offer(Msg::Event(event.clone()), bytes);
             }
         }
         taken
@@ -252,8 +274,19 @@ impl Listens {
 /// response stream, stdio sends `notifications/cancelled`); in the handshake era its
 /// resources are unsubscribed in the background. [`Subscription::close`] does the same and
 /// waits for it. It also implements [`futures::Stream`].
+///
+/// # A consumer that falls behind
+///
+/// Notifications wait for the consumer in a bounded queue: at most 256, holding at most 4 MiB
+/// of params (one larger notification passes when nothing else waits). What arrives beyond
+/// that is dropped — the connection's reader never waits for one slow subscription, and a fast
+/// server cannot fill memory — and the consumer is then resynced before its next event, as
+/// after a re-sent request: a list-changed event for each list it follows and an update for
+/// each resource it follows, so that it refetches them. [`Subscription::missed`] counts what
+/// was dropped; a consumer of other notifications (the tasks extension's
+/// `notifications/tasks`) re-reads what they tell (`tasks/get`) when it grows.
 pub struct Subscription {
-    rx: mpsc::UnboundedReceiver<Msg>,
+    rx: Inbox<Msg>,
     listens: Arc<Listens>,
     acknowledged: SubscriptionFilter,
     /// Whether a stream was acknowledged already (a later acknowledgement is a new stream).
@@ -289,7 +322,7 @@ impl std::fmt::Debug for Subscription {
 }
 
 impl Subscription {
-    fn new(rx: mpsc::UnboundedReceiver<Msg>, listens: Arc<Listens>, kind: Kind) -> Self {
+    fn new(rx: Inbox<Msg>, listens: Arc<Listens>, kind: Kind) -> Self {
         Self {
             rx,
             listens,
@@ -327,6 +360,12 @@ impl Subscription {
         self.error.as_ref()
     }
 
+    /// How many notifications were dropped because the consumer fell behind (see "A consumer
+    /// that falls behind" above); each loss is followed by a resync.
+    pub fn missed(&self) -> u64 {
+        self.rx.dropped()
+    }
+
     /// Ends the subscription and waits until that is done: on 2026-07-28 the listen request
     /// is abandoned (the cancellation is on its way when this returns); in the handshake era
     /// its resources are unsubscribed (failures are logged, not returned).
@@ -345,30 +384,29 @@ impl Subscription {
     }
 
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<ListenEvent>> {
-        if let Some(event) = self.buffered.pop_front() {
-            return Poll::Ready(Some(event));
-        }
-        if self.ended {
-            return Poll::Ready(None);
-        }
         loop {
+            if let Some(event) = self.buffered.pop_front() {
+                return Poll::Ready(Some(event));
+            }
+            if self.ended {
+                return Poll::Ready(None);
+            }
             match ready!(self.rx.poll_recv(cx)) {
-                Some(Msg::Event(event)) => return Poll::Ready(Some(event)),
+                Some(Received::Message(Msg::Event(event))) => return Poll::Ready(Some(event)),
                 // A re-issued request (HTTP, after a broken stream) is acknowledged again.
-                Some(Msg::Ack(ack)) => {
-                    self.acknowledge(ack);
-                    if let Some(event) = self.buffered.pop_front() {
-                        return Poll::Ready(Some(event));
+                Some(Received::Message(Msg::Ack(ack))) => {
+                    if self.adopt(ack) {
+                        self.resync();
                     }
                 }
-                Some(Msg::End(error)) => {
-                    self.end(error);
-                    return Poll::Ready(None);
+                Some(Received::Lagged { kept }) => {
+                    if let Some(Msg::Ack(ack)) = kept {
+                        self.adopt(ack);
+                    }
+                    self.resync();
                 }
-                None => {
-                    self.end(None);
-                    return Poll::Ready(None);
-                }
+                Some(Received::Message(Msg::End(error))) => self.end(error),
+                None => self.end(None),
             }
         }
     }
@@ -381,37 +419,10 @@ impl Subscription {
         }
     }
 
-    fn acknowledge(&mut self, ack: SubscriptionsAcknowledgedParams) {
-        // A later acknowledgement is a new stream (re-sent after a broken stream, or after a
-        // graceful close): what changed in between was missed, so everything followed is
-        // announced as changed and the caller refetches.
-        if std::mem::replace(&mut self.was_acknowledged, true) {
-            let followed = &ack.notifications;
-            let lists = [
-                (
-                    followed.wants_tools_list_changed(),
-                    ListenEvent::ToolsListChanged,
-                ),
-                (
-                    followed.wants_prompts_list_changed(),
-                    ListenEvent::PromptsListChanged,
-                ),
-                (
-                    followed.wants_resources_list_changed(),
-                    ListenEvent::ResourcesListChanged,
-                ),
-            ];
-            let updates = followed
-                .resources()
-                .iter()
-                .map(|uri| ListenEvent::ResourceUpdated { uri: uri.clone() });
-            self.buffered.extend(
-                lists
-                    .into_iter()
-                    .filter_map(|(wanted, event)| wanted.then_some(event))
-                    .chain(updates),
-            );
-        }
+    /// Takes `ack` as what the stream carries; `true` when it is a later acknowledgement, a new
+    /// stream (re-sent after a broken stream, or after a graceful close) that may have missed
+    /// changes.
+    fn adopt(&mut self, ack: SubscriptionsAcknowledgedParams) -> bool {
         if let Some(id) = ack
             .meta
             .as_ref()
@@ -420,19 +431,69 @@ impl Subscription {
             self.id = Some(id);
         }
         self.acknowledged = ack.notifications;
+        std::mem::replace(&mut self.was_acknowledged, true)
     }
 
-    /// Waits for the acknowledgement (2026-07-28), keeping anything that comes before it.
+    /// After changes may have been missed (a new stream, dropped notifications): everything
+    /// followed is announced as changed, and the caller refetches.
+    fn resync(&mut self) {
+        let followed = &self.acknowledged;
+        let lists = [
+            (
+                followed.wants_tools_list_changed(),
+                ListenEvent::ToolsListChanged,
+            ),
+            (
+                followed.wants_prompts_list_changed(),
+                ListenEvent::PromptsListChanged,
+            ),
+            (
+                followed.wants_resources_list_changed(),
+                ListenEvent::ResourcesListChanged,
+            ),
+        ];
+        let updates = followed
+            .resources()
+            .iter()
+            .map(|uri| ListenEvent::ResourceUpdated { uri: uri.clone() });
+        self.buffered.extend(
+            lists
+                .into_iter()
+                .filter_map(|(wanted, event)| wanted.then_some(event))
+                .chain(updates),
+        );
+    }
+
+    /// Waits for the acknowledgement (2026-07-28), keeping what comes before it (as much as
+    /// the queue holds).
     async fn acknowledgement(&mut self) -> Result<(), ClientError> {
+        let mut lagged = false;
         loop {
             match self.rx.recv().await {
-                Some(Msg::Ack(ack)) => {
-                    self.acknowledge(ack);
+                Some(Received::Message(Msg::Ack(ack))) => {
+                    self.adopt(ack);
+                    if lagged {
+                        self.resync();
+                    }
                     return Ok(());
                 }
-                Some(Msg::Event(event)) => self.buffered.push_back(event),
-                Some(Msg::End(Some(error))) => return Err(error),
-                Some(Msg::End(None)) | None => {
+                Some(Received::Lagged {
+                    kept: Some(Msg::Ack(ack)),
+                }) => {
+                    self.adopt(ack);
+                    self.resync();
+                    return Ok(());
+                }
+                Some(Received::Lagged { .. }) => lagged = true,
+                Some(Received::Message(Msg::Event(event))) => {
+                    if self.buffered.len() < QUEUE_MESSAGES {
+                        self.buffered.push_back(event);
+                    } else {
+                        lagged = true;
+                    }
+                }
+                Some(Received::Message(Msg::End(Some(error)))) => return Err(error),
+                Some(Received::Message(Msg::End(None))) | None => {
                     return Err(ClientError::Protocol(
                         "the listen stream ended before its acknowledgement".to_owned(),
                     ));
@@ -519,7 +580,7 @@ impl Session {
 
     async fn listen_modern(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
         let listens = self.inner.shared.route::<Listens>();
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = listen_queue::channel(QUEUE_MESSAGES, QUEUE_BYTES);
         let slot = Arc::new(Slot {
             tx: tx.clone(),
             ids: Mutex::new(Vec::new()),
@@ -543,7 +604,8 @@ impl Session {
                     Err(error) => Some(error),
                 };
                 if end.is_some() || !relisten {
-                    let _ = tx.send(Msg::End(end));
+                    // The one message that waits for room: the stream's end is never dropped.
+                    tx.send(Msg::End(end)).await;
                     return;
                 }
                 // A graceful close: listen again (its acknowledgement makes the subscription
@@ -605,7 +667,7 @@ impl Session {
         );
         // Listening before subscribing: an update right after the subscription is kept.
         honored.resource_subscriptions = filter.resource_subscriptions.clone();
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = listen_queue::channel(QUEUE_MESSAGES, QUEUE_BYTES);
         let key = listens.next_handshake.fetch_add(1, Ordering::Relaxed);
         lock(&listens.handshake).insert(
             key,

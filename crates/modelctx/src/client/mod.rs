@@ -77,8 +77,9 @@
 //! let client = Client::builder()
 //!     .mode(Mode::Auto)
 //!     .on_elicitation(|context, params: ElicitRequestParams| async move {
-//!         // `context.key()` is the server's key on 2026-07-28; `context.request_id()` the
-//!         // JSON-RPC id on the handshake-era back-channel.
+//!         // `context.key()` is the server's key on 2026-07-28 and the kind of question
+//!         // (`form`, `url`) on the handshake-era back-channel, where `context.request_id()`
+//!         // is the JSON-RPC id.
 //!         println!("{:?}: {}", context.key(), params.message());
 //!         let mut content = serde_json::Map::new();
 //!         content.insert("region".to_owned(), json!("eu-west-1"));
@@ -109,6 +110,7 @@ mod input_loop;
 #[cfg(test)]
 pub(crate) mod layers;
 mod listen;
+mod listen_queue;
 pub mod middleware;
 mod negotiate;
 #[cfg(feature = "auth-client")]

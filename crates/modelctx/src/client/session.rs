@@ -773,8 +773,12 @@ impl Session {
         gate(outcome, allow_input_required)
     }
 
-    /// Closes the connection: a spawned server's stdin is closed, then the process is waited
-    /// for and terminated if needed; a handshake-era HTTP session is ended with `DELETE`.
+    /// Closes the connection: a spawned server's stdin is closed (after the
+    /// `notifications/cancelled` of requests abandoned before), then the process is waited for
+    /// and terminated if needed; a handshake-era HTTP session is ended with `DELETE`, once the
+    /// `notifications/cancelled` of requests abandoned before have been sent (waited for up to
+    /// 2 s). So a program that gives up on a request (a timeout, Ctrl-C), closes the client and
+    /// exits leaves the server nothing to work on.
     ///
     /// # Errors
     /// Transport failures while shutting down.

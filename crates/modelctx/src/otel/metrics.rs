@@ -10,8 +10,10 @@
 //! Peer-chosen values must not make the number of time series unbounded, so a data point never
 //! carries a request id or a resource URI, a protocol version is one this SDK knows or absent, on
 //! the server a request answered with a JSON-RPC error keeps no tool or prompt name (it may name
-//! no tool at all) and an unknown method (`-32601`) is `_OTHER`, and on the client a server's
-//! error code outside JSON-RPC's reserved range (-32768 to -32000) is `_OTHER`.
+//! no tool at all), and on the client a server's error code outside JSON-RPC's reserved range
+//! (-32768 to -32000) is `_OTHER`. A server span's method is already one the server knows or
+//! `_OTHER`, whatever the error (`server::trace`): a made-up method is refused by the 2026
+//! ladder's `-32602` before it could be found unknown, so its code cannot tell.
 
 use std::time::Instant;
 
@@ -44,7 +46,8 @@ const OTHER: &str = "_OTHER";
 /// `gen_ai.operation.name`, `network.transport`, and on failure `error.type` and
 /// `rpc.response.status_code`. Attributes a peer could multiply without bound are left out
 /// (request ids, resource URIs, unknown versions, on the server the tool or prompt names of
-/// requests answered with a JSON-RPC error; an unknown method is `_OTHER`).
+/// requests answered with a JSON-RPC error; a method the server does not know is `_OTHER`,
+/// whatever its error).
 ///
 /// Add it to the subscriber beside (or instead of) a `tracing-opentelemetry` layer; a
 /// per-layer filter that hides the `modelctx::server` / `modelctx::client` spans hides their
@@ -129,7 +132,7 @@ impl Fields {
     /// The data point's attributes, after the cardinality rules of the module docs.
     fn attributes(self, side: Side) -> Vec<KeyValue> {
         let Self {
-            mut method,
+            method,
             mut version,
             mut tool,
             mut prompt,
@@ -147,12 +150,7 @@ impl Fields {
         }
         if status_code.is_some() {
             match side {
-                Side::Server => {
-                    if status_code.as_deref() == Some("-32601") {
-                        method = Some(OTHER.to_owned());
-                    }
-                    (tool, prompt) = (None, None);
-                }
+                Side::Server => (tool, prompt) = (None, None),
                 Side::Client => {
                     let reserved = status_code
                         .as_deref()

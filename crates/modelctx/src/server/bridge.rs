@@ -24,6 +24,7 @@ use modelctx_types::{
 
 use super::RequestContext;
 use super::Server;
+use super::context::name_input_request;
 use super::mrtr::Target;
 
 /// How many times one request may ask for input over the back-channel: the bridge's rounds and
@@ -108,7 +109,11 @@ pub(crate) async fn ask_all(
 ) -> Result<InputResponses, ErrorObject> {
     let mut answers = InputResponses::new();
     for (key, request) in requests {
-        answers.insert(key, ask(ctx, request, FormCheck::Here).await?);
+        let method = request.method().to_owned();
+        let answer = ask(ctx, request, FormCheck::Here)
+            .await
+            .map_err(|error| name_input_request(error, &key, &method))?;
+        answers.insert(key, answer);
     }
     Ok(answers)
 }

@@ -317,8 +317,11 @@ impl RequestContext {
     ///
     /// # Errors
     /// On 2026-07-28 (return an `InputRequiredResult` instead), when the client did not declare
-    /// the elicitation mode, when it answers with an error or goes away, or when an accepted
-    /// form answer does not match the requested schema (`-32603`).
+    /// the elicitation mode (`-32021`, with `data.requiredCapabilities`), when it answers
+    /// with an error (`-32603` "The client could not answer elicitation/create: …", the
+    /// client's error in `data.clientError`: its code was about the client's request, not
+    /// yours), when it goes away, or when an accepted form answer does not match the requested
+    /// schema (`-32603`).
     pub async fn elicit(
         &self,
         params: impl Into<ElicitRequestParams>,
@@ -408,16 +411,13 @@ impl RequestContext {
         required: &ClientCapabilities,
         params: &P,
     ) -> Result<M::Result, ErrorObject> {
-        if self.inner.handshake.is_some() && !self.client_capabilities().satisfies(required) {
-            return Err(ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "Cannot send '{}': the client did not declare the capability",
-                    M::NAME
-                ),
-            ));
+        if self.inner.handshake.is_some() {
+            // `-32021`, as an `InputRequiredResult` asking the same is refused (and as the
+            // resolvers and the bridge refuse it): one code for one missing capability, whichever
+            // path asks (a task tool run synchronously used to answer `-32600` here).
+            self.require_capabilities(required)?;
         }
-        self.send_to_client(M::NAME, params).await
+        self.send_to_client(M::NAME, params, client_refused).await
     }
 
     /// Sends any server→client request (handshake era only) and returns the client's result as
@@ -434,13 +434,17 @@ impl RequestContext {
         method: &'static str,
         params: &Value,
     ) -> Result<Value, ErrorObject> {
-        self.send_to_client(method, params).await
+        // The client's error as it is: a raw request's caller reads its code.
+        self.send_to_client(method, params, |_, error| error).await
     }
 
+    /// Sends a server→client request; an error the client answers with goes through
+    /// `client_error`.
     async fn send_to_client<R: serde::de::DeserializeOwned, P: Serialize>(
         &self,
         method: &'static str,
         params: &P,
+        client_error: impl FnOnce(&'static str, ErrorObject) -> ErrorObject,
     ) -> Result<R, ErrorObject> {
         let (Some(handshake), Some(out)) = (&self.inner.handshake, &self.inner.notifier) else {
             return Err(ErrorObject::new(
@@ -458,7 +462,7 @@ impl RequestContext {
         }
         handshake
             .session
-            .request::<R>(out, method, params, &self.inner.cancel)
+            .request::<R>(out, method, params, &self.inner.cancel, client_error)
             .await
     }
 
@@ -528,6 +532,40 @@ fn check_form_answer(
 }
 
 /// Names the capabilities of `required` for an error message ("sampling", "form elicitation").
+/// The error of a question (`elicitation/create`, `sampling/createMessage`, `roots/list`) the
+/// client answered with an error. Passed on as it is, it became the error of the whole call,
+/// where its code meant something else: a client without a handler answers `-32601 Method not
+/// found`, which read as if `tools/call` did not exist. The call fails with `-32603` naming
+/// the question; the client's error stays whole in `data.clientError`.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the shape of the error mapper `HandshakeSession::request` takes"
+)]
+pub(crate) fn client_refused(question: &str, error: ErrorObject) -> ErrorObject {
+    let message = format!(
+        "The client could not answer {question}: {} ({})",
+        error.message, error.code.0
+    );
+    let data = serde_json::json!({ "clientError": error });
+    ErrorObject::new(ErrorCode::INTERNAL_ERROR, message).with_data(data)
+}
+
+/// [`client_refused`]'s error naming the input request it answered: `input request 'region'
+/// (elicitation/create)`. Any other error (a missing capability, a cancelled call, a malformed
+/// answer: this server's own) is returned as it is.
+pub(crate) fn name_input_request(error: ErrorObject, key: &str, method: &str) -> ErrorObject {
+    let client = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("clientError"))
+        .filter(|_| error.code == ErrorCode::INTERNAL_ERROR)
+        .and_then(|client| serde_json::from_value::<ErrorObject>(client.clone()).ok());
+    match client {
+        Some(client) => client_refused(&format!("input request '{key}' ({method})"), client),
+        None => error,
+    }
+}
+
 fn describe(required: &ClientCapabilities) -> String {
     let mut names = Vec::new();
     if required

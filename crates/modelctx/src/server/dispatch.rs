@@ -16,7 +16,8 @@ use modelctx_seal::Principal;
 use modelctx_types::jsonrpc::{encode_error, encode_result};
 use modelctx_types::methods::{
     CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
-    ListTools, Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
+    ListTools, MODERN_CLIENT_METHODS, Ping, REMOVED_IN_2026, ReadResource, SetLevel, Subscribe,
+    SubscriptionsListen, Unsubscribe,
 };
 use modelctx_types::{
     CompleteRequestParams, DiscoverResult, EmptyParams, ErrorObject, Extra, ListPromptsResult,
@@ -204,7 +205,7 @@ impl Server {
         cancel: CancellationToken,
     ) -> impl Future<Output = Reply> + 'a {
         use futures::future::Either;
-        let span = super::trace::request_span(&incoming);
+        let span = super::trace::request_span(self, &incoming);
         if span.is_disabled() {
             Either::Left(self.answer(incoming, notifier, cancel))
         } else {
@@ -225,7 +226,7 @@ impl Server {
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Reply {
-        let span = super::trace::request_span(&incoming);
+        let span = super::trace::request_span(self, &incoming);
         if !span.is_disabled() {
             return Box::pin(self.dispatch_traced(span, incoming, notifier, cancel)).await;
         }
@@ -490,6 +491,16 @@ impl Server {
             }
             _ => Ok(None),
         }
+    }
+
+    /// Whether `method` is a request this server serves in either era: the protocol's methods
+    /// (those 2026-07-28 removed included, which the handshake era still has) and the extension
+    /// methods registered with it. Anything else is a name the peer made up (`server::trace`
+    /// records it as `_OTHER`).
+    pub(crate) fn knows_method(&self, method: &str) -> bool {
+        MODERN_CLIENT_METHODS.contains(&method)
+            || REMOVED_IN_2026.contains(&method)
+            || self.inner.methods.contains_key(method)
     }
 
     pub(crate) fn has_tools(&self, registry: &Registry) -> bool {

@@ -49,6 +49,10 @@ pub(crate) struct HandshakeSession {
     /// its pipe). Tokio's clock, which tests can pause.
     #[cfg(feature = "http-server")]
     last_used: Mutex<Instant>,
+    /// The requests POSTed on an HTTP session that its client may cancel (a stdio connection
+    /// keeps its own table, for both eras).
+    #[cfg(feature = "http-server")]
+    pub(crate) in_flight: Arc<super::in_flight::InFlight>,
 }
 
 impl HandshakeSession {
@@ -77,6 +81,8 @@ impl HandshakeSession {
             initialized: AtomicBool::new(false),
             #[cfg(feature = "http-server")]
             last_used: Mutex::new(Instant::now()),
+            #[cfg(feature = "http-server")]
+            in_flight: Arc::default(),
         }
     }
 
@@ -131,6 +137,7 @@ impl HandshakeSession {
         method: &'static str,
         params: &impl Serialize,
         cancel: &CancellationToken,
+        client_error: impl FnOnce(&'static str, ErrorObject) -> ErrorObject,
     ) -> Result<R, ErrorObject> {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let bytes = encode_request(&id, method, params)
@@ -149,7 +156,8 @@ impl HandshakeSession {
         }
         let raw = tokio::select! {
             answer = answered => answer
-                .map_err(|_| ErrorObject::internal(format!("{method}: the client went away")))??,
+                .map_err(|_| ErrorObject::internal(format!("{method}: the client went away")))?
+                .map_err(|error| client_error(method, error))?,
             () = cancel.cancelled() => {
                 let notice = CancelledNotificationParams::new(
                     id.clone(),

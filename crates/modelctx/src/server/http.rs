@@ -7,7 +7,8 @@
 //! never minted nor honoured.
 //!
 //! Mount it in your own axum app with [`Server::http_router`], or run it alone with
-//! [`Server::serve_http`], which binds with `TCP_NODELAY` (no Nagle stalls on SSE).
+//! [`Server::serve_http`] or [`Server::serve_http_on`], which serve with `TCP_NODELAY` (no Nagle
+//! stalls on SSE) and, on a shutdown, drain within [`HttpConfig::shutdown_grace`].
 //! Host and Origin are checked against loopback names by default (DNS-rebinding protection).
 //! They are separate settings: serving beyond localhost widens [`HttpConfig::allowed_hosts`]
 //! (or [`HttpConfig::allow_any_host`]) and keeps the Origin allowlist, which the transport
@@ -15,7 +16,6 @@
 //! [`HttpConfig::allowed_origins`].
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +31,6 @@ use futures::stream::{self, Stream};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use modelctx_types::jsonrpc::{Decoded, MessageRef};
 use serde_json::value::RawValue;
-use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -41,6 +40,7 @@ use super::headers::{HeaderAccess, Repeated};
 use super::http_body::{BodyBudget, BodyError};
 use super::middleware::Message;
 pub use super::peer_rate::RateLimit;
+use super::shutdown::DEFAULT_SHUTDOWN_GRACE;
 use super::typed_params::{self, OwnedRequest};
 use crate::http::{headers, sse};
 
@@ -91,6 +91,11 @@ pub struct HttpConfig {
     /// a request of it runs or its `GET` stream is open; once it ended, its id gets 404 and the
     /// client opens a new session. Whatever it held (its `resources/subscribe`s) goes with it.
     pub session_idle_timeout: Option<Duration>,
+    /// Under [`Server::serve_http_on`]: how long the requests in flight may take to finish once
+    /// its shutdown future completes ([`DEFAULT_SHUTDOWN_GRACE`], 5 s); the connections still
+    /// open after it are closed, dropping their requests. `Duration::MAX` waits for them
+    /// however long they take.
+    pub shutdown_grace: Duration,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<super::auth::ResourceServer>>,
@@ -114,6 +119,7 @@ impl Default for HttpConfig {
             sse_responses: false,
             session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
             session_idle_timeout: Some(Duration::from_secs(30 * 60)),
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -227,6 +233,14 @@ impl HttpConfig {
         self.session_idle_timeout = timeout;
         self
     }
+
+    /// How long requests in flight may take to finish once a shutdown begins (the field of the
+    /// same name).
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
 }
 
 pub(crate) struct HttpState {
@@ -261,8 +275,9 @@ impl HeaderAccess for HeaderMap {
 
 impl Server {
     /// An axum router serving this server at `config.path` (a tower service; mount it in your
-    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`], as
-    /// [`Server::serve_http_on`] does, to give [`HttpConfig::session_rate`] and
+    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`] (the
+    /// `ConnectInfo` [`Server::serve_http_on`] gives its connections too) to give
+    /// [`HttpConfig::session_rate`] and
     /// [`RequestContext::peer_addr`](super::RequestContext::peer_addr) the peers' addresses.
     pub fn http_router(&self, config: HttpConfig) -> Router {
         let path = config.path.clone();
@@ -297,56 +312,6 @@ impl Server {
             None => router,
         };
         router.with_state(state)
-    }
-
-    /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
-    /// ends. Use a loopback address (`127.0.0.1:3000`) unless you also configure hosts.
-    ///
-    /// # Errors
-    /// Binding or accept errors.
-    pub async fn serve_http(&self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
-        self.serve_http_on(listener, HttpConfig::default(), std::future::pending())
-            .await
-    }
-
-    /// Serves the endpoint on an existing listener until `shutdown` completes.
-    ///
-    /// On shutdown the listener closes and the requests in flight finish; connections still
-    /// waiting in the kernel's accept backlog are reset, so a rolling restart behind a load
-    /// balancer should drain the instance at the balancer before triggering `shutdown`.
-    /// `subscriptions/listen` streams end at once with their closing result
-    /// ([`Server::shutdown_subscriptions`]), so that their clients listen again elsewhere and
-    /// the shutdown does not wait for them to hang up.
-    ///
-    /// # Errors
-    /// Accept errors.
-    pub async fn serve_http_on(
-        &self,
-        listener: TcpListener,
-        config: HttpConfig,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        use axum::serve::ListenerExt as _;
-        let listener = listener.tap_io(|tcp| {
-            // Without it, an SSE response waits on Nagle + delayed ACK (~40 ms per request).
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "could not set TCP_NODELAY");
-            }
-        });
-        // The peer's address rides in each request's extensions (`ConnectInfo`), as it does for
-        // a mounted router served the same way: one mechanism, visible to `bind_principal`.
-        let service = self
-            .http_router(config)
-            .into_make_service_with_connect_info::<SocketAddr>();
-        let server = self.clone();
-        let shutdown = async move {
-            shutdown.await;
-            server.shutdown_subscriptions();
-        };
-        axum::serve(listener, service)
-            .with_graceful_shutdown(shutdown)
-            .await
     }
 }
 
@@ -433,17 +398,7 @@ fn origin_allowed(list: Option<&Vec<String>>, origin: &HeaderValue) -> bool {
 fn check_host_and_origin(request: &Request, config: &HttpConfig) -> Result<(), Box<Response>> {
     let headers = request.headers();
     if config.allowed_hosts.is_some() {
-        // HTTP/2 carries the host in the `:authority` pseudo-header (the request's URI), and a
-        // `Host` header only if the client adds one; when both are there they must agree
-        // (RFC 9113, 8.3.1), so either names the host asked for.
-        let host = match headers.get(header::HOST) {
-            Some(host) => host.to_str().ok(),
-            None if request.version() == http::Version::HTTP_2 => {
-                request.uri().authority().map(http::uri::Authority::as_str)
-            }
-            None => None,
-        }
-        .map(host_part);
+        let host = request_authority(request)?.map(host_part);
         if !host.is_some_and(|h| allowed(config.allowed_hosts.as_ref(), h)) {
             return Err(Box::new(plain(
                 StatusCode::MISDIRECTED_REQUEST,
@@ -460,6 +415,30 @@ fn check_host_and_origin(request: &Request, config: &HttpConfig) -> Result<(), B
         )));
     }
     Ok(())
+}
+
+/// The authority the request asked for: the `Host` header, or over HTTP/2 the `:authority`
+/// pseudo-header (the request's URI), where a `Host` header is there only if the client added
+/// one. Over HTTP/2 the check reads `:authority` whenever there is one, which is what the
+/// client connected for, and a `Host` that names another authority makes the request malformed
+/// (RFC 9113, 8.3.1): 400, rather than a check of whichever of the two suits the sender.
+fn request_authority(request: &Request) -> Result<Option<&str>, Box<Response>> {
+    let host = request.headers().get(header::HOST);
+    if request.version() != http::Version::HTTP_2 {
+        return Ok(host.and_then(|host| host.to_str().ok()));
+    }
+    let Some(authority) = request.uri().authority().map(http::uri::Authority::as_str) else {
+        return Ok(host.and_then(|host| host.to_str().ok()));
+    };
+    match host {
+        Some(host) if !host.as_bytes().eq_ignore_ascii_case(authority.as_bytes()) => {
+            Err(Box::new(plain(
+                StatusCode::BAD_REQUEST,
+                "Host header does not match :authority",
+            )))
+        }
+        _ => Ok(Some(authority)),
+    }
 }
 
 /// The media types listed in a header (parameters dropped), without allocating.
@@ -639,7 +618,8 @@ pub(crate) fn accepted() -> Response {
 }
 
 /// The peer's address, when the service was made with
-/// `into_make_service_with_connect_info::<SocketAddr>()` (as [`Server::serve_http_on`] does).
+/// `into_make_service_with_connect_info::<SocketAddr>()`, or the connection is served by
+/// [`Server::serve_http_on`] (which inserts the same `ConnectInfo`).
 pub(crate) fn peer_addr(parts: &http::request::Parts) -> Option<SocketAddr> {
     let connected = parts
         .extensions
@@ -687,6 +667,14 @@ pub(crate) async fn respond(
     let error_statuses = handshake.is_none();
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
+    // A handshake-era client cancels with a `notifications/cancelled` POSTed on its own: the
+    // session finds the request by its id while it runs (`in_flight`).
+    let cancellable = handshake.as_ref().map(|session| {
+        let registered = session
+            .in_flight
+            .register(request.id.clone(), cancel.clone());
+        (registered, cancel.clone())
+    });
     // Dropping the response (the client went away) cancels the request.
     let guard = cancel.clone().drop_guard();
     let work: Work = Box::pin(async move {
@@ -707,7 +695,17 @@ pub(crate) async fn respond(
             http: Some(Arc::clone(&parts)),
             span: tracing::Span::none(),
         };
-        server.dispatch(incoming, Some(notifier), cancel).await
+        let reply = server.dispatch(incoming, Some(notifier), cancel).await;
+        match cancellable {
+            // The handler has stopped (its questions withdrawn on the stream meanwhile); the
+            // POST's response still has to end, and with a response for its id: `-32800`, as
+            // the Python SDK answers a cancelled 2025-11-25 request, never the result.
+            Some((_registered, cancel)) if cancel.is_cancelled() => error_reply(
+                Some(&request.id),
+                &super::http_handshake::request_cancelled(),
+            ),
+            _ => reply,
+        }
     });
     let mut work = work;
     tokio::select! {
@@ -823,7 +821,9 @@ fn complete_event_stream(
 }
 
 /// A stream of notifications only (the handshake-era `GET` stream), kept alive until the client
-/// closes it; the forwarding task ends with it.
+/// closes it, or until the forwarding task ends (the server shuts down: the stream ends after
+/// what was queued, so that a shutdown does not wait for the client to hang up); the forwarding
+/// task ends with it.
 pub(crate) fn event_stream_only(
     notifications: mpsc::Receiver<Vec<u8>>,
     forwarder: tokio::task::JoinHandle<()>,
@@ -831,14 +831,19 @@ pub(crate) fn event_stream_only(
 ) -> Response {
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
+    let abort = forwarder.abort_handle();
     tokio::spawn(async move {
         stop.cancelled().await;
-        forwarder.abort();
+        abort.abort();
     });
+    let forwarded = async move {
+        let _ = forwarder.await;
+        Reply::Nothing
+    };
     let state = StreamState {
         queued: Vec::new(),
         notifications,
-        work: Some(Box::pin(std::future::pending())),
+        work: Some(Box::pin(forwarded)),
         reply: None,
         finished: false,
         keep_alive: keep_alive_timer(keep_alive),

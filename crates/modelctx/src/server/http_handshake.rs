@@ -5,8 +5,11 @@
 //! it; `GET` opens the session's stream of list changes and resource updates; `DELETE` ends it.
 //! Responses are JSON or SSE exactly as on the modern path, and server→client requests of a
 //! handler (elicitation, sampling, roots) travel on the response stream of the request that
-//! needs them; the client POSTs its answers back (202). The session table is bounded and
-//! guarded against `initialize` floods (`http_sessions`).
+//! needs them; the client POSTs its answers back (202). A `notifications/cancelled` POSTed on
+//! the session cancels the request it names, as on stdio: the handler sees it, its pending
+//! questions are withdrawn on its stream, it asks nothing more, and the POST is answered
+//! `-32800` instead of its result. The session table is bounded and guarded against
+//! `initialize` floods (`http_sessions`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -16,10 +19,8 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
 use modelctx_types::jsonrpc::MessageRef;
-use modelctx_types::methods::{Initialize, Initialized};
-use modelctx_types::{
-    ErrorCode, ErrorObject, InitializeRequestParams, Method as _, NotificationMethod as _,
-};
+use modelctx_types::methods::Initialize;
+use modelctx_types::{ErrorCode, ErrorObject, InitializeRequestParams, Method as _};
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
@@ -27,6 +28,7 @@ use tracing::Instrument as _;
 use super::dispatch::{Reply, error_reply};
 use super::handshake;
 use super::http::{HttpState, accepted, event_stream_only, json, respond};
+use super::in_flight::serve_notification;
 use super::middleware::{self, Message};
 use crate::http::headers::SESSION_ID;
 use crate::sync::lock;
@@ -59,6 +61,13 @@ fn rpc_error(status: StatusCode, code: ErrorCode, message: &str) -> Response {
 /// keep their 4xx.
 fn request_error(id: &modelctx_types::RequestId, error: &ErrorObject) -> Response {
     json(200, modelctx_types::jsonrpc::encode_error(Some(id), error))
+}
+
+/// The error answering a request its client cancelled (`notifications/cancelled`), once the
+/// handler has stopped: the POST's response must still end, and on this wire only a response
+/// for its id ends it. LSP's `RequestCancelled` code, which the Python SDK sends here too.
+pub(crate) fn request_cancelled() -> ErrorObject {
+    ErrorObject::new(ErrorCode(-32800), "Request cancelled")
 }
 
 /// A POST on the handshake-era path, from `peer` when the address is known.
@@ -104,6 +113,7 @@ pub(crate) async fn post(
             ))),
         };
         let span = super::trace::initialize_span(
+            &state.server,
             &request.id,
             &request.method,
             request.params.map(RawValue::get),
@@ -168,9 +178,12 @@ pub(crate) async fn post(
     match message {
         MessageRef::Notification(notification) => {
             let serve = || {
-                if notification.method == Initialized::NAME {
-                    session.mark_initialized();
-                }
+                serve_notification(
+                    Some(&session),
+                    &session.in_flight,
+                    &notification.method,
+                    notification.params.map(RawValue::get),
+                );
                 middleware::Reply::nothing()
             };
             if state.server.has_middleware() {

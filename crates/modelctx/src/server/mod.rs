@@ -41,7 +41,6 @@ pub mod auth;
 mod bridge;
 pub mod bus;
 mod context;
-#[cfg(any(feature = "http-server", feature = "tasks"))]
 mod deadline;
 mod dispatch;
 mod handler;
@@ -54,7 +53,10 @@ mod http_body;
 #[cfg(feature = "http-server")]
 mod http_handshake;
 #[cfg(feature = "http-server")]
+mod http_serve;
+#[cfg(feature = "http-server")]
 mod http_sessions;
+mod in_flight;
 mod listen;
 // The high-level server; its items are re-exported below, the macro support only through
 // `crate::__private`.
@@ -65,6 +67,8 @@ mod mrtr;
 #[cfg(feature = "http-server")]
 mod peer_rate;
 mod registry;
+// Stopping cleanly: the signal helper and the grace period of the transports.
+mod shutdown;
 pub mod single_use;
 mod stdio;
 // What listen streams and handshake-era subscriptions may hold.
@@ -98,6 +102,7 @@ pub use handler::{
 pub use listen::Change;
 pub use middleware::{Middleware, Next};
 pub use registry::RegistrationError;
+pub use shutdown::{DEFAULT_SHUTDOWN_GRACE, shutdown_signal};
 pub use stdio::StdioConfig;
 pub use subscription_limits::SubscriptionLimits;
 pub use uri_template::{InvalidTemplate, UriVariables};
@@ -411,8 +416,10 @@ impl Server {
         let _ = self.inner.changes.send(change);
     }
 
-    /// Ends every `subscriptions/listen` stream gracefully (with its closing result). Requests in
-    /// flight are not affected.
+    /// Ends every `subscriptions/listen` stream gracefully (with its closing result), and the
+    /// `GET` streams of 2025-11-25 HTTP sessions. Requests in flight are not affected. For good:
+    /// listen streams opened afterwards end at once. The `serve_*` methods that take a shutdown
+    /// future call it when it completes.
     pub fn shutdown_subscriptions(&self) {
         self.inner.shutdown.cancel();
     }

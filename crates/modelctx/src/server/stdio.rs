@@ -5,21 +5,25 @@
 //! is read while it runs). One writer task owns the output and coalesces queued messages into
 //! few writes. A malformed line gets `-32700` / `-32600` and the server keeps serving; end of
 //! input ends the server once the requests in flight have answered.
+//!
+//! Served with a shutdown future ([`Server::serve_io_until`]), the server drains when it
+//! completes: listen streams end with their closing result, new requests are refused (`-32603`)
+//! while the input is still read (a `notifications/cancelled`, or the answer to a question a
+//! request in flight asked), and serving ends once the requests in flight have answered, or
+//! when [`StdioConfig::shutdown_grace`] is over, dropping those still running.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::ops::Range;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use modelctx_types::Method as _;
 use modelctx_types::jsonrpc::{Decoded, MessageRef, NotificationRef, ResponseRef, encode_error};
-use modelctx_types::methods::{Cancelled, Initialize, Initialized};
-use modelctx_types::{
-    CancelledNotificationParams, Era, ErrorCode, ErrorObject, NotificationMethod, RequestId,
-};
+use modelctx_types::methods::{Initialize, Initialized};
+use modelctx_types::{Era, ErrorCode, ErrorObject, NotificationMethod, RequestId};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
@@ -31,7 +35,9 @@ use tracing::Instrument as _;
 use super::Server;
 use super::dispatch::{Incoming, Reply, decode_params};
 use super::handshake::{self, HandshakeSession};
+use super::in_flight::{InFlight, serve_notification};
 use super::middleware::{self, Message};
+use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
 use super::typed_params::{self, OwnedRequest, Received};
 use crate::sync::lock;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
@@ -44,6 +50,11 @@ pub struct StdioConfig {
     pub max_message_size: usize,
     /// How many requests may run at once; reading pauses beyond it.
     pub max_concurrent_requests: usize,
+    /// Served with a shutdown future ([`Server::serve_io_until`]): how long the requests in
+    /// flight may take to finish once it completes ([`DEFAULT_SHUTDOWN_GRACE`], 5 s); those
+    /// still running after it are dropped. `Duration::MAX` waits for them however long they
+    /// take.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for StdioConfig {
@@ -51,11 +62,10 @@ impl Default for StdioConfig {
         Self {
             max_message_size: DEFAULT_MAX_LINE,
             max_concurrent_requests: 512,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 }
-
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
 
 impl Server {
     /// Serves on this process's stdin and stdout until stdin closes. Logs must go to stderr.
@@ -69,6 +79,27 @@ impl Server {
             return self.serve_io(stdin, stdout).await;
         }
         self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// [`Server::serve_stdio`] until `shutdown` completes too (e.g. [`shutdown_signal`]), then
+    /// drains: see [`Server::serve_io_until`].
+    ///
+    /// [`shutdown_signal`]: super::shutdown_signal
+    ///
+    /// # Errors
+    /// I/O errors reading stdin.
+    #[cfg(feature = "stdio")]
+    pub async fn serve_stdio_until(
+        &self,
+        config: StdioConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()> {
+        #[cfg(unix)]
+        if let Some((stdin, stdout)) = pipes::stdio_pipes() {
+            return self.serve_io_until(stdin, stdout, config, shutdown).await;
+        }
+        self.serve_io_until(tokio::io::stdin(), tokio::io::stdout(), config, shutdown)
+            .await
     }
 
     /// Serves on any reader / writer pair (see the module docs).
@@ -98,6 +129,48 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.serve_io_task(reader, writer, config, None).await
+    }
+
+    /// [`Server::serve_io_with`] until `shutdown` completes too (e.g.
+    /// [`shutdown_signal`](super::shutdown_signal)), then drains: the `subscriptions/listen`
+    /// streams end with their closing result ([`Server::shutdown_subscriptions`]); a new request
+    /// is answered `-32603` (the server is shutting down) while the input is still read, for the
+    /// `notifications/cancelled` and the answers the requests in flight may still need; and the
+    /// method returns once those requests have answered and their responses are written, or
+    /// when [`StdioConfig::shutdown_grace`] is over, dropping the requests still running. End of
+    /// input before or during the drain ends it as it does without a shutdown, within the same
+    /// grace period.
+    ///
+    /// # Errors
+    /// As [`Server::serve_io`].
+    pub async fn serve_io_until<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        config: StdioConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let shutdown = Shutdown::new(shutdown, config.shutdown_grace);
+        self.serve_io_task(reader, writer, config, Some(shutdown))
+            .await
+    }
+
+    async fn serve_io_task<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        config: StdioConfig,
+        shutdown: Option<Shutdown>,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         // The loop runs as a task of its own, so that on a multi-thread runtime it is on a
         // worker thread, beside the writer task and the reactor, rather than on the thread that
         // awaits `serve_io` (often `block_on`'s, outside the workers): each request then costs
@@ -105,7 +178,7 @@ impl Server {
         // Dropping this future stops the loop, as before.
         let server = self.clone();
         let task = AbortOnDropHandle::new(tokio::spawn(async move {
-            server.serve_io_loop(reader, writer, config).await
+            server.serve_io_loop(reader, writer, config, shutdown).await
         }));
         match task.await {
             Ok(result) => result,
@@ -114,14 +187,20 @@ impl Server {
         }
     }
 
-    async fn serve_io_loop<R, W>(&self, reader: R, writer: W, config: StdioConfig) -> io::Result<()>
+    async fn serve_io_loop<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        config: StdioConfig,
+        mut shutdown: Option<Shutdown>,
+    ) -> io::Result<()>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (out, outbox) = mpsc::channel::<Vec<u8>>(1024);
         let writer_task = tokio::spawn(write_lines(writer, outbox));
-        let in_flight: InFlight = Arc::default();
+        let in_flight = Arc::new(InFlight::default());
         // The requests that wait (a slow tool, a back-channel question) run as tasks of their own;
         // reading pauses while `max_concurrent_requests` of them run. A request answered on its
         // first poll is never one of them, so it costs no semaphore permit (an acquire and a
@@ -140,7 +219,32 @@ impl Server {
         let result = loop {
             while requests.try_join_next().is_some() {}
             while notifications.try_join_next().is_some() {}
-            let frame = match lines.next_frame().await {
+            let frame = match shutdown.as_mut() {
+                // Without a shutdown future the loop waits on the input alone, as it always did.
+                None => lines.next_frame().await,
+                Some(shutdown) => {
+                    if shutdown.begun() && requests.is_empty() {
+                        // Drained: every request in flight has answered.
+                        break Ok(());
+                    }
+                    let deadline = shutdown.deadline();
+                    // The input first: a line that is there is served without polling the
+                    // rest (the signal, when idle, is polled while the input is not ready).
+                    // `next_frame` is cancel safe: a line half read when another branch wins
+                    // is kept.
+                    tokio::select! {
+                        biased;
+                        () = shutdown::until(deadline), if deadline.is_some() => break Ok(()),
+                        frame = lines.next_frame() => frame,
+                        () = shutdown.begins(), if deadline.is_none() => {
+                            self.inner.shutdown.cancel();
+                            continue;
+                        }
+                        Some(_) = requests.join_next(), if deadline.is_some() => continue,
+                    }
+                }
+            };
+            let frame = match frame {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break Ok(()),
                 Err(error) => break Err(error),
@@ -183,6 +287,12 @@ impl Server {
                         .await;
                 }
                 Ok(Line::Request(request)) => {
+                    if shutdown.as_ref().is_some_and(Shutdown::begun) {
+                        let _ = out
+                            .send(encode_error(Some(request.id()), &shutting_down()))
+                            .await;
+                        continue;
+                    }
                     let handshake =
                         match self.era_for(&mut connection, &request, &out).await {
                             Route::Done => continue,
@@ -247,14 +357,7 @@ impl Server {
                         let reply = server
                             .dispatch_in_task(incoming, Some(out.clone()), cancel.clone())
                             .await;
-                        {
-                            let mut in_flight = lock(&in_flight);
-                            // Most requests finish on their first poll and were never
-                            // registered: an empty map saves hashing the id (SipHash).
-                            if !in_flight.is_empty() {
-                                in_flight.remove(&request.id);
-                            }
-                        }
+                        in_flight.remove(&request.id);
                         // After a cancellation nothing more is sent for the request.
                         if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
                         {
@@ -265,7 +368,7 @@ impl Server {
                     // and spawn a task only for those that wait (a slow tool, a back-channel
                     // question). Nothing is read meanwhile, so no cancellation can be missed.
                     if futures::poll!(task.as_mut()).is_pending() {
-                        lock(&in_flight).insert(key, token);
+                        in_flight.insert(key, token);
                         requests.spawn(task);
                     }
                 }
@@ -343,38 +446,51 @@ impl Server {
                 }
             }
         };
-        // End of input: listen streams close, requests in flight still answer.
+        // End of input (or a shutdown): listen streams close, requests in flight still answer,
+        // within the grace period once a shutdown has begun.
         self.inner.shutdown.cancel();
         if let Some(forwarder) = forwarder {
             forwarder.abort();
         }
-        while requests.join_next().await.is_some() {}
-        while notifications.join_next().await.is_some() {}
+        let answered = async {
+            while requests.join_next().await.is_some() {}
+            while notifications.join_next().await.is_some() {}
+        };
+        let answered = match shutdown.as_mut() {
+            None => {
+                answered.await;
+                true
+            }
+            Some(shutdown) => shutdown.bound(answered).await.is_some(),
+        };
+        if !answered {
+            tracing::warn!(
+                requests = requests.len(),
+                "shutdown: the grace period is over; dropping the requests still running"
+            );
+            requests.shutdown().await;
+            notifications.shutdown().await;
+        }
         drop(out);
-        let _ = writer_task.await;
+        let mut writer_task = writer_task;
+        let written = match shutdown.as_mut() {
+            None => Some((&mut writer_task).await),
+            // A peer that stopped reading must not hold the shutdown up.
+            Some(shutdown) => shutdown.bound(&mut writer_task).await,
+        };
+        if written.is_none() {
+            writer_task.abort();
+        }
         result
     }
 }
 
-/// What the transport itself does with a notification: `initialized` opens a handshake-era
-/// session, `cancelled` cancels the request it names.
-fn serve_notification(
-    session: Option<&HandshakeSession>,
-    in_flight: &InFlight,
-    method: &str,
-    params: Option<&str>,
-) {
-    if method == Initialized::NAME
-        && let Some(session) = session
-    {
-        session.mark_initialized();
-    } else if method == Cancelled::NAME
-        && let Some(params) = params
-        && let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params)
-        && let Some(token) = lock(in_flight).get(&params.request_id)
-    {
-        token.cancel();
-    }
+/// The answer to a request that arrives while the server drains.
+fn shutting_down() -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INTERNAL_ERROR,
+        "Server shutting down: the request was not served",
+    )
 }
 
 /// Where `raw`, borrowed from `line`, lies in it.
@@ -541,8 +657,13 @@ impl Server {
             #[cfg(feature = "http-server")]
             http: None,
         };
-        let span =
-            super::trace::initialize_span(request.id(), request.method(), request.params(), false);
+        let span = super::trace::initialize_span(
+            self,
+            request.id(),
+            request.method(),
+            request.params(),
+            false,
+        );
         let reply = async {
             if self.has_middleware() {
                 self.through_middleware(message, &serve).await

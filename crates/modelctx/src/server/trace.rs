@@ -13,6 +13,12 @@
 //! so a peer can neither make the span (and every log line printed in its context) long nor forge
 //! a line with a newline.
 //!
+//! `mcp.method.name` is a method this server knows (`Server::knows_method`) or `_OTHER`, as
+//! OpenTelemetry records an unknown HTTP method: attributes are what metrics
+//! (`otel::OperationMetrics`) and span-derived metrics group by, so a peer inventing methods must
+//! not mint a series each. The made-up name stays readable in the span's name (`otel.name`),
+//! which groups nothing.
+//!
 //! A request of a multi-round call (`tools/call`, `prompts/get`, `resources/read`) records
 //! `mcp.request_state.round`: 1 without `requestState`, `n + 1` for a retry whose sealed state
 //! was sealed in round `n` (the `r` claim, inside the AEAD, so a client cannot choose it); a
@@ -31,16 +37,22 @@ use serde_json::value::RawValue;
 use tracing::Span;
 use tracing::field::Empty;
 
+use super::Server;
 use super::dispatch::{Incoming, Reply, probe_meta};
 use crate::span_fields::{logged, record_rpc_error, record_target, record_tool_result, target_of};
 
+/// `mcp.method.name` of a method no server knows.
+const OTHER_METHOD: &str = "_OTHER";
+
 /// The span of one request: disabled (and free) when no subscriber wants it.
-pub(crate) fn request_span(incoming: &Incoming<'_>) -> Span {
-    span_on(incoming, network_transport(incoming))
+pub(crate) fn request_span(server: &Server, incoming: &Incoming<'_>) -> Span {
+    span_on(server, incoming, network_transport(incoming))
 }
 
 /// [`request_span`] with the `network.transport` given.
-fn span_on(incoming: &Incoming<'_>, transport: &'static str) -> Span {
+fn span_on(server: &Server, incoming: &Incoming<'_>, transport: &'static str) -> Span {
+    // The field values are computed only for an enabled span (the macro checks interest first),
+    // so the plain path never looks the method up.
     tracing::info_span!(
         target: "modelctx::server",
         "mcp.server.request",
@@ -48,7 +60,7 @@ fn span_on(incoming: &Incoming<'_>, transport: &'static str) -> Span {
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_message = Empty,
-        mcp.method.name = logged(incoming.method),
+        mcp.method.name = method_name(server, incoming.method),
         mcp.protocol.version = Empty,
         jsonrpc.request.id = logged(&id_text(&incoming.id)),
         gen_ai.tool.name = Empty,
@@ -60,6 +72,15 @@ fn span_on(incoming: &Incoming<'_>, transport: &'static str) -> Span {
         error.type = Empty,
         rpc.response.status_code = Empty,
     )
+}
+
+/// `method` when this server knows it, else [`OTHER_METHOD`].
+fn method_name<'a>(server: &Server, method: &'a str) -> &'a str {
+    if server.knows_method(method) {
+        logged(method)
+    } else {
+        OTHER_METHOD
+    }
 }
 
 /// The id as the conventions write it: a string id as it is (no quotes), a number in decimal.
@@ -143,6 +164,7 @@ pub(crate) fn record_reply(span: &Span, reply: &Reply) {
 /// request's, its parent from `_meta` included, so a handshake-era client's trace shows it as
 /// the Python SDK's does. `over_http`: it came over streamable HTTP (`network.transport` `tcp`).
 pub(crate) fn initialize_span(
+    server: &Server,
     id: &RequestId,
     method: &str,
     params: Option<&str>,
@@ -161,7 +183,7 @@ pub(crate) fn initialize_span(
         #[cfg(feature = "http-server")]
         http: None,
     };
-    let span = span_on(&incoming, if over_http { "tcp" } else { "pipe" });
+    let span = span_on(server, &incoming, if over_http { "tcp" } else { "pipe" });
     if !span.is_disabled() {
         record_request(&span, &incoming);
     }

@@ -145,7 +145,10 @@ fn decode<R: Record>(json: &str) -> Result<R, StoreError> {
 }
 
 impl<R: Record> SqliteStore<R> {
-    /// Opens (or creates) the database at `path`.
+    /// Opens (or creates) the database at `path`. On Unix a new file is created with mode 0600
+    /// (readable and writable by its owner only; SQLite's `-wal` and `-shm` files take the same
+    /// mode); an existing file keeps its mode, with a WARN line if other users may read or write
+    /// it.
     ///
     /// # Errors
     /// The file cannot be opened or initialised.

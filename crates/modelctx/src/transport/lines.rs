@@ -30,6 +30,12 @@ pub(crate) struct LineReader<R> {
     reader: BufReader<R>,
     line: Vec<u8>,
     max_line: usize,
+    /// A line is being read: `line` and `discarded` hold what has arrived of it. Kept here, not
+    /// in `next_frame`'s locals, so that a `next_frame` dropped while it waits for input (a
+    /// `select!` that another branch won: a server's shutdown) loses nothing of the line.
+    in_line: bool,
+    /// How much of the current line was discarded for passing `max_line`.
+    discarded: usize,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -39,6 +45,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             reader: BufReader::with_capacity(64 * 1024, reader),
             line: Vec::new(),
             max_line,
+            in_line: false,
+            discarded: 0,
         }
     }
 
@@ -64,15 +72,24 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// The next non-empty line; `None` at end of stream.
     ///
+    /// Cancel safe: dropped before it completes, it keeps what it read of a line, and the next
+    /// call goes on from there.
+    ///
     /// # Errors
     /// I/O errors of the underlying reader.
     pub(crate) async fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
-        self.release_large_buffer();
+        if !self.in_line {
+            self.release_large_buffer();
+        }
         loop {
-            self.line.clear();
-            let mut discarded = 0usize;
+            if !self.in_line {
+                self.line.clear();
+                self.discarded = 0;
+                self.in_line = true;
+            }
             let mut saw_newline = false;
             loop {
+                // The only await: everything read before it is in `self`.
                 let available = self.reader.fill_buf().await?;
                 if available.is_empty() {
                     break;
@@ -83,8 +100,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     Some(i) => (&available[..i], i + 1, true),
                     None => (available, available.len(), false),
                 };
-                if discarded > 0 || self.line.len() + chunk.len() > self.max_line {
-                    discarded += self.line.len() + chunk.len();
+                if self.discarded > 0 || self.line.len() + chunk.len() > self.max_line {
+                    self.discarded += self.line.len() + chunk.len();
                     self.line.clear();
                 } else {
                     self.line.extend_from_slice(chunk);
@@ -95,6 +112,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     break;
                 }
             }
+            self.in_line = false;
+            let discarded = self.discarded;
             if discarded > 0 {
                 return Ok(Some(Frame::TooLong(discarded)));
             }
@@ -192,6 +211,34 @@ mod tests {
             Some(Frame::Line(b"ok"))
         ));
         assert!(reader.line.capacity() <= KEEP_LINE_CAPACITY);
+    }
+
+    /// A `next_frame` dropped while half a line has arrived (and been consumed from the reader)
+    /// loses none of it: the next call returns the whole line, and an oversized line's count.
+    #[tokio::test]
+    async fn a_dropped_next_frame_keeps_the_line_it_was_reading() {
+        use std::future::Future as _;
+        use std::pin::pin;
+        use std::task::{Context, Waker};
+
+        let (mut client, server) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(server, 8);
+        fn poll_once(reader: &mut LineReader<tokio::io::DuplexStream>) {
+            let mut frame = pin!(reader.next_frame());
+            let polled = frame.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            assert!(polled.is_pending(), "half a line is not a frame");
+        }
+        client.write_all(b"{\"a\":").await.unwrap();
+        poll_once(&mut reader);
+        client.write_all(b"1}\nnine_byte").await.unwrap();
+        assert!(matches!(
+            reader.next_frame().await.unwrap(),
+            Some(Frame::Line(b"{\"a\":1}"))
+        ));
+        poll_once(&mut reader);
+        client.write_all(b"s_and_more\nok\n").await.unwrap();
+        assert_eq!(reader.next_frame().await.unwrap(), Some(Frame::TooLong(19)));
+        assert_eq!(reader.next_frame().await.unwrap(), Some(Frame::Line(b"ok")));
     }
 
     #[tokio::test]

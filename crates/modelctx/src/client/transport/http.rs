@@ -37,6 +37,9 @@ const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const UNAVAILABLE_RETRIES: u32 = 2;
 /// The longest `Retry-After` honoured by waiting; a longer one is the caller's decision.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(5);
+/// How long closing waits for the `notifications/cancelled` of abandoned requests to be sent
+/// before it ends the session.
+const CANCELS_WAIT: Duration = Duration::from_secs(2);
 
 /// The delay of a `503 Service Unavailable` with `Retry-After: <seconds>` short enough to wait
 /// for (the HTTP-date form is not waited for).
@@ -108,6 +111,10 @@ pub(crate) struct HttpInner {
     /// Requests waiting for a reply that may arrive on another stream than their own (a
     /// handshake-era server may answer on the GET stream or a resumed stream).
     waiting: Mutex<HashMap<RequestId, oneshot::Sender<Reply>>>,
+    /// The POSTs of `notifications/cancelled` for abandoned requests, which closing waits for:
+    /// a process that closes the client and exits (a command that timed out) would otherwise
+    /// end before they ran, and the server would work on for nobody.
+    cancels: tokio_util::task::TaskTracker,
 }
 
 /// The HTTP transport.
@@ -137,6 +144,7 @@ impl HttpTransport {
                 shared,
                 session_id: RwLock::new(None),
                 waiting: Mutex::new(HashMap::new()),
+                cancels: tokio_util::task::TaskTracker::new(),
             }),
             get_stream: Mutex::new(None),
         }
@@ -268,6 +276,16 @@ impl HttpTransport {
         if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
+        // The cancellations first: after `DELETE` the session they name is gone.
+        let cancels = &self.inner.cancels;
+        cancels.close();
+        if tokio::time::timeout(CANCELS_WAIT, cancels.wait())
+            .await
+            .is_err()
+        {
+            tracing::debug!("notifications/cancelled not sent within {CANCELS_WAIT:?}");
+        }
+        cancels.reopen();
         http_handshake::end_session(&self.inner).await;
         Ok(())
     }
@@ -534,7 +552,7 @@ impl HttpInner {
 /// A request's registration for replies arriving on other streams; unregisters on drop. A
 /// handshake-era request abandoned before it settled is cancelled with
 /// `notifications/cancelled` (2026-07-28 cancels by closing the stream, which dropping the
-/// response does by itself).
+/// response does by itself), sent by a task that closing the transport waits for.
 struct Waiting {
     inner: Arc<HttpInner>,
     id: RequestId,
@@ -575,15 +593,19 @@ impl Drop for Waiting {
             return;
         };
         let inner = Arc::clone(&self.inner);
-        runtime.spawn(async move {
-            let headers = HttpHeaders {
-                protocol_version: inner.shared.version().map(|v| v.to_string()),
-                ..HttpHeaders::default()
-            };
-            if let Err(error) = inner.post(body, None, &headers).await {
-                tracing::debug!(%error, "could not send notifications/cancelled");
-            }
-        });
+        let cancels = self.inner.cancels.clone();
+        cancels.spawn_on(
+            async move {
+                let headers = HttpHeaders {
+                    protocol_version: inner.shared.version().map(|v| v.to_string()),
+                    ..HttpHeaders::default()
+                };
+                if let Err(error) = inner.post(body, None, &headers).await {
+                    tracing::debug!(%error, "could not send notifications/cancelled");
+                }
+            },
+            &runtime,
+        );
     }
 }
 

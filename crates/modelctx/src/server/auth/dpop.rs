@@ -50,8 +50,9 @@ pub struct Dpop {
     nonces: Option<Nonces>,
 }
 
-/// The default bound of the in-memory replay cache of proof ids: with the default 60 s window it
-/// remembers every proof up to about 1 600 DPoP requests a second (about 8 MB when full).
+/// The default bound of the in-memory replay cache of proof ids: with the default 60 s window
+/// (and 5 s of skew) it remembers every proof up to about 1 500 DPoP requests a second (about
+/// 10 MB when full).
 pub const DEFAULT_REPLAY_CAPACITY: usize = 100_000;
 
 impl Dpop {
@@ -80,8 +81,9 @@ impl Dpop {
         self.mode
     }
 
-    /// How old a proof's `iat` may be (default 60 s). It is also how long proof ids are
-    /// remembered to refuse replays, so it bounds the replay cache's size at a given rate.
+    /// How old a proof's `iat` may be (default 60 s). With [`Dpop::future_skew`] it is also how
+    /// long after its arrival a proof id is remembered to refuse replays, so it bounds the replay
+    /// cache's size at a given rate.
     #[must_use]
     pub fn max_age(mut self, age: Duration) -> Self {
         self.max_age = age;
@@ -219,12 +221,15 @@ impl Dpop {
         named.push(0);
         named.extend_from_slice(proof.claims.jti.as_bytes());
         let key = ReplayKey::digest(&named);
-        // Accepted while `now <= iat + max_age`, so remembered one second past that.
-        let expires = UNIX_EPOCH
-            + Duration::from_secs(proof.claims.iat)
-            + self.max_age
-            + Duration::from_secs(1);
-        match self.replay.redeem(&key, expires).await {
+        // Accepted while `now <= iat + max_age`, so remembered one second past that. The client
+        // chose `iat` (up to `future_skew` ahead), so the guard also gets the latest expiry a
+        // proof arriving now could have, from our clock: a bounded guard keeps and forgets ids
+        // in arrival order by it, so proofs dated ahead cannot outlast honest ones
+        // (`ReplayGuard::redeem_presented`).
+        let second = Duration::from_secs(1);
+        let expires = UNIX_EPOCH + Duration::from_secs(proof.claims.iat) + self.max_age + second;
+        let latest = SystemTime::now() + self.max_age + self.future_skew + second;
+        match self.replay.redeem_presented(&key, expires, latest).await {
             Ok(Redemption::First) => Ok(()),
             Ok(Redemption::Replay) => Err(ProofRefusal::Invalid("the proof was already used")),
             Ok(_) => Err(ProofRefusal::Invalid(
@@ -385,15 +390,10 @@ mod tests {
         assert!(!same_target("not a url", "https://rs.example/mcp"));
     }
 
-    /// The replay cache stays within its bound however many proofs arrive: the in-memory guard
-    /// it defaults to forgets its oldest ids and refuses proofs as old as them.
-    #[tokio::test]
-    async fn the_replay_cache_is_bounded() {
-        let dpop = Dpop::allowed().replay_guard(Arc::new(MemoryReplayGuard::new(2)));
-        let key = dpop::EcPublicJwk::from_uncompressed_p256(&[4; 65]).unwrap();
-        let iat = now();
-        let proof = |jti: &str, iat: u64| SignedProof {
-            key: key.clone(),
+    /// A proof (its signature already checked) with this `jti` and `iat`, by one client's key.
+    fn proof(jti: &str, iat: u64) -> SignedProof {
+        SignedProof {
+            key: dpop::EcPublicJwk::from_uncompressed_p256(&[4; 65]).unwrap(),
             claims: dpop::ProofClaims {
                 jti: jti.to_owned(),
                 htm: "POST".into(),
@@ -402,7 +402,15 @@ mod tests {
                 ath: None,
                 nonce: None,
             },
-        };
+        }
+    }
+
+    /// The replay cache stays within its bound however many proofs arrive: the in-memory guard
+    /// it defaults to forgets its oldest ids and refuses proofs as old as them.
+    #[tokio::test]
+    async fn the_replay_cache_is_bounded() {
+        let dpop = Dpop::allowed().replay_guard(Arc::new(MemoryReplayGuard::new(2)));
+        let iat = now();
         assert!(dpop.redeem(&proof("a", iat - 2)).await.is_ok());
         assert!(matches!(
             dpop.redeem(&proof("a", iat - 2)).await,
@@ -420,6 +428,31 @@ mod tests {
         assert!(matches!(
             dpop.redeem(&proof("b", iat - 1)).await,
             Err(ProofRefusal::Invalid("the proof was already used"))
+        ));
+    }
+
+    /// A flood of proofs dated ahead (`iat` = now + the allowed skew) does not push the honest
+    /// proof that arrived after them out of a full replay cache: ids go in the order they
+    /// arrived, so the oldest proof of the flood is forgotten, and its replay is refused too.
+    #[tokio::test]
+    async fn proofs_dated_ahead_do_not_push_honest_ones_out() {
+        let dpop = Dpop::allowed().replay_guard(Arc::new(MemoryReplayGuard::new(3)));
+        let ahead = now() + 5;
+        assert!(dpop.redeem(&proof("flood-1", ahead)).await.is_ok());
+        assert!(dpop.redeem(&proof("flood-2", ahead)).await.is_ok());
+        let honest = now();
+        assert!(dpop.redeem(&proof("honest", honest)).await.is_ok());
+        // Full: one more pushes out the first arrival.
+        assert!(dpop.redeem(&proof("flood-3", ahead)).await.is_ok());
+        assert!(matches!(
+            dpop.redeem(&proof("honest", honest)).await,
+            Err(ProofRefusal::Invalid("the proof was already used"))
+        ));
+        assert!(matches!(
+            dpop.redeem(&proof("flood-1", ahead)).await,
+            Err(ProofRefusal::Invalid(
+                "the proof is too old to be checked for replay"
+            ))
         ));
     }
 }

@@ -3,6 +3,7 @@
 //! `crate::__private`.
 
 mod context;
+mod graph;
 mod output;
 mod questions;
 mod resolve;
@@ -37,7 +38,8 @@ pub use schema::{ElicitationForm, input_schema, output_schema};
 
 // Macro support (as are `decode_arguments`, `body_outcome` and `pending` below): public only
 // through `crate::__private`, which the generated code names.
-pub use resolve::{check_resolvers, gather, gathered};
+pub use graph::check_resolvers;
+pub use resolve::{gather, gathered};
 
 /// A handler's future, as definitions return it.
 pub type HandlerFuture<T> = BoxFuture<'static, Result<Outcome<T>, Interrupt>>;
@@ -105,6 +107,19 @@ pub enum BuildError {
         name: String,
         /// Which resolver parameter.
         message: String,
+    },
+    /// Two different resolvers of the same name in one consumer's graph: keys are resolver
+    /// names, so their questions would share one input-request key.
+    #[error("{kind} {name:?}: resolvers {paths:?} share the input-request key {key:?}; rename one")]
+    ResolverKeyClash {
+        /// `tool`, `prompt` or `resource template`.
+        kind: &'static str,
+        /// The consumer.
+        name: String,
+        /// The key they share (their name).
+        key: String,
+        /// The two resolvers' full paths.
+        paths: [String; 2],
     },
 }
 
@@ -291,17 +306,6 @@ impl McpServer {
     }
 }
 
-/// Names a by-name argument no consumer offers, walking the resolver graph.
-fn unknown_argument(resolvers: &[&ResolverInfo], names: &BTreeSet<String>) -> Option<String> {
-    resolvers.iter().find_map(|info| {
-        info.arguments
-            .iter()
-            .find(|a| !names.contains(a.name))
-            .map(|a| a.error.to_owned())
-            .or_else(|| unknown_argument(info.dependencies, names))
-    })
-}
-
 impl McpServerBuilder {
     /// Seals `requestState` with `policy` instead of the default ephemeral key (e.g. shared keys
     /// for several instances behind a load balancer). The audience defaults to the server name.
@@ -352,13 +356,12 @@ impl McpServerBuilder {
     pub fn tool<T: ToolDefinition>(mut self) -> Self {
         let tool = T::tool();
         let names = property_names(&tool.input_schema);
-        if let Some(message) = unknown_argument(T::RESOLVERS, &names) {
-            self.errors.push(BuildError::UnknownResolverArgument {
-                kind: "tool",
-                name: tool.name.clone(),
-                message,
-            });
-        }
+        self.errors.extend(graph::problem(
+            "tool",
+            &tool.name,
+            T::RESOLVERS,
+            Some(&names),
+        ));
         self.tools.push((tool, Arc::new(T::call)));
         self
     }
@@ -398,13 +401,12 @@ impl McpServerBuilder {
             .flatten()
             .map(|a| a.name.clone())
             .collect();
-        if let Some(message) = unknown_argument(P::RESOLVERS, &names) {
-            self.errors.push(BuildError::UnknownResolverArgument {
-                kind: "prompt",
-                name: prompt.name.clone(),
-                message,
-            });
-        }
+        self.errors.extend(graph::problem(
+            "prompt",
+            &prompt.name,
+            P::RESOLVERS,
+            Some(&names),
+        ));
         self.prompts.push((prompt, Arc::new(P::get)));
         self
     }
@@ -466,13 +468,12 @@ impl McpServerBuilder {
         let names: Option<BTreeSet<String>> = UriTemplate::parse(&describe.uri_template)
             .ok()
             .map(|t| t.variable_names().map(str::to_owned).collect());
-        if let Some(message) = names.and_then(|names| unknown_argument(D::RESOLVERS, &names)) {
-            self.errors.push(BuildError::UnknownResolverArgument {
-                kind: "resource template",
-                name: describe.uri_template.clone(),
-                message,
-            });
-        }
+        self.errors.extend(graph::problem(
+            "resource template",
+            &describe.uri_template,
+            D::RESOLVERS,
+            names.as_ref(),
+        ));
         self.resources
             .push((describe, is_template, Arc::new(D::read)));
         self

@@ -34,6 +34,7 @@ use super::questions::Question;
 #[cfg(doc)]
 use super::questions::{Elicit, ElicitUrl, ListRoots, Sample};
 use crate::server::BoxFuture;
+use crate::server::context::name_input_request;
 use crate::sync::lock;
 
 /// What registration knows about a resolver: its wire key, the arguments it takes by name and
@@ -42,9 +43,15 @@ use crate::sync::lock;
 /// argument the consumer does not have fails the consumer's constant check.
 #[derive(Debug)]
 pub struct ResolverInfo {
-    /// The key of this resolver's question in `inputRequests` and in the state:
-    /// `module::path::resolver_name`.
+    /// The key of this resolver's question in `inputRequests` and in the state: the
+    /// resolver's name (`region`). Short, because clients show it and users type it
+    /// (`mcp call --answer region=…`), and stable: it does not change when the function moves
+    /// to another module. Two resolvers of one name in one consumer's graph would share it;
+    /// [`check_resolvers`](super::check_resolvers) refuses that at compile time.
     pub key: &'static str,
+    /// The resolver's full path (`my_server::questions::region`): which function it is, for
+    /// telling two resolvers of the same name apart.
+    pub path: &'static str,
     /// The resolver's name, for messages.
     pub name: &'static str,
     /// The arguments taken by name.
@@ -123,9 +130,15 @@ impl<T> FromElicitation<T> for T {
     fn from_elicitation(outcome: Elicitation<T>, parameter: &str) -> Result<Self, Interrupt> {
         match outcome {
             Elicitation::Accept(value) => Ok(value),
+            // Said for the person who answered: which value is missing and why, without
+            // the resolver machinery (the Python SDK's "Resolver for parameter … could not
+            // resolve: elicitation was decline" read like a crash).
             other => Err(Interrupt::Failed(format!(
-                "Resolver for parameter '{parameter}' could not resolve: elicitation was {}",
-                action_name(other.action())
+                "the question for '{parameter}' was {}, so nothing was done",
+                match other.action() {
+                    ElicitAction::Decline => "declined",
+                    _ => "cancelled",
+                }
             ))),
         }
     }
@@ -134,14 +147,6 @@ impl<T> FromElicitation<T> for T {
 impl<T> FromElicitation<T> for Elicitation<T> {
     fn from_elicitation(outcome: Elicitation<T>, _parameter: &str) -> Result<Self, Interrupt> {
         Ok(outcome)
-    }
-}
-
-fn action_name(action: ElicitAction) -> &'static str {
-    match action {
-        ElicitAction::Accept => "accept",
-        ElicitAction::Decline => "decline",
-        ElicitAction::Cancel => "cancel",
     }
 }
 
@@ -393,7 +398,11 @@ impl Resolution {
             Asker::InputRequired => self.collect(key, &question, request),
             Asker::BackChannel(channel) => {
                 self.require_capability(key, &request)?;
-                let answer = channel.ask(request).await?;
+                let method = request.method().to_owned();
+                let answer = channel
+                    .ask(request)
+                    .await
+                    .map_err(|error| name_input_request(error, key, &method))?;
                 let (outcome, _) = question
                     .read_answer(&answer)
                     .map_err(|e| Interrupt::Failed(format!("Resolver '{key}' {e}")))?;
@@ -511,48 +520,6 @@ pub fn gather<T>(
 /// Never in generated code (it checks `pending` first); a failed call otherwise.
 pub fn gathered<T>(outcome: Option<Elicitation<T>>) -> Result<Elicitation<T>, Interrupt> {
     outcome.ok_or(Interrupt::Pending)
-}
-
-/// Compile-time check of a consumer's resolver graph: every argument a resolver (or one of its
-/// dependencies) takes by name must be one of `names`. Panics — a compile error in the
-/// generated `const` — with the resolver's message otherwise.
-pub const fn check_resolvers(resolvers: &[&ResolverInfo], names: &[&str]) {
-    let mut i = 0;
-    while i < resolvers.len() {
-        let info = resolvers[i];
-        let mut j = 0;
-        while j < info.arguments.len() {
-            let mut found = false;
-            let mut k = 0;
-            while k < names.len() {
-                if str_eq(names[k], info.arguments[j].name) {
-                    found = true;
-                }
-                k += 1;
-            }
-            if !found {
-                panic!("{}", info.arguments[j].error);
-            }
-            j += 1;
-        }
-        check_resolvers(info.dependencies, names);
-        i += 1;
-    }
-}
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 #[cfg(test)]

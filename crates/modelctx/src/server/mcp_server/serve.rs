@@ -58,6 +58,41 @@ impl McpServer {
         self.server.serve_io_with(reader, writer, config).await
     }
 
+    /// Serves on stdin and stdout until stdin closes or `shutdown` completes, then drains
+    /// ([`Server::serve_stdio_until`]).
+    ///
+    /// # Errors
+    /// I/O errors reading stdin.
+    #[cfg(feature = "stdio")]
+    pub async fn serve_stdio_until(
+        &self,
+        config: StdioConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()> {
+        self.server.serve_stdio_until(config, shutdown).await
+    }
+
+    /// Serves on a reader / writer pair until `shutdown` completes, then drains
+    /// ([`Server::serve_io_until`]).
+    ///
+    /// # Errors
+    /// As [`McpServer::serve_io`].
+    pub async fn serve_io_until<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        config: StdioConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        self.server
+            .serve_io_until(reader, writer, config, shutdown)
+            .await
+    }
+
     /// An axum router serving it at `config.path` ([`Server::http_router`]).
     #[cfg(feature = "http-server")]
     pub fn http_router(&self, config: crate::server::http::HttpConfig) -> axum::Router {
@@ -74,11 +109,11 @@ impl McpServer {
         self.server.serve_http(addr).await
     }
 
-    /// Serves streamable HTTP on an existing listener until `shutdown` completes
+    /// Serves streamable HTTP on an existing listener until `shutdown` completes, then drains
     /// ([`Server::serve_http_on`]).
     ///
     /// # Errors
-    /// Accept errors.
+    /// As [`Server::serve_http_on`].
     #[cfg(feature = "http-server")]
     pub async fn serve_http_on(
         &self,

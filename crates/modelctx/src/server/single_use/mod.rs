@@ -16,7 +16,8 @@
 //!   other check passed and before the handler runs, until the token's `exp` plus the clock skew
 //!   tolerated between instances ([`modelctx_seal::FUTURE_SKEW`], 60 s). A replay answers
 //!   the one `-32602 "Invalid or expired requestState"` (logged as `replayed`), and so does a
-//!   token older than what a bounded guard still remembers ([`Redemption::Forgotten`]); a guard
+//!   token older than what a bounded guard still remembers, or already expired by the guard's
+//!   clock ([`Redemption::Forgotten`]); a guard
 //!   that cannot answer (Redis unreachable) refuses the round with `-32603` and the token stays
 //!   unused, so the client may retry it.
 
@@ -45,8 +46,9 @@ pub enum Redemption {
     /// The key was already recorded: a replay, refused.
     Replay,
     /// The token expires no later than keys the guard forgot to make room (a bounded guard,
-    /// such as [`MemoryReplayGuard`]): it may have been redeemed, so it is refused like an
-    /// expired one. Never answered for a key the guard still holds.
+    /// such as [`MemoryReplayGuard`]), or has expired by the guard's clock, so the guard could
+    /// not keep it: it may have been redeemed, so it is refused like an expired one. Never
+    /// answered for a key the guard still holds.
     Forgotten,
 }
 
@@ -85,6 +87,32 @@ pub trait ReplayGuard: Send + Sync + fmt::Debug {
         key: &'a ReplayKey,
         expires_at: SystemTime,
     ) -> BoxFuture<'a, Result<Redemption, ReplayGuardError>>;
+
+    /// [`Self::redeem`] for a token whose presenter chose its expiry: a DPoP proof is accepted
+    /// until its own `iat` plus the window, and the client may date it up to the allowed clock
+    /// skew ahead. `expires_at` is that expiry: the key must be refused as a replay until then,
+    /// and the replay of a forgotten key carries the same one, so a bounded guard compares it
+    /// with what it forgot. `latest` is the latest expiry any token arriving now could carry
+    /// (the arrival time, plus the window and the skew, on the server's clock): a bounded guard
+    /// keeps and forgets keys in its order, the order they arrived in, because in the order of
+    /// the presenters' own expiries a flood of proofs dated ahead would outlast, and so push
+    /// out, every honest proof that arrived after it.
+    ///
+    /// The default redeems `key` until `expires_at` ([`Self::redeem`]), which every guard keeping
+    /// `redeem`'s contract does soundly; [`MemoryReplayGuard`] and `RedisReplayGuard` use
+    /// `latest` as well.
+    ///
+    /// # Errors
+    /// As [`Self::redeem`].
+    fn redeem_presented<'a>(
+        &'a self,
+        key: &'a ReplayKey,
+        expires_at: SystemTime,
+        latest: SystemTime,
+    ) -> BoxFuture<'a, Result<Redemption, ReplayGuardError>> {
+        let _ = latest;
+        self.redeem(key, expires_at)
+    }
 }
 
 /// Which sealed rounds a replay guard makes single use.

@@ -1,0 +1,139 @@
+//! Serving the HTTP endpoint on a listener of its own ([`Server::serve_http_on`]), with a
+//! shutdown bounded in time.
+//!
+//! An accept loop of our own rather than `axum::serve`: axum's graceful shutdown waits for the
+//! connections without a bound, and dropping its future leaves the connection tasks it spawned
+//! running. Here the connections are tasks of a `JoinSet`: on shutdown each is told to finish
+//! its requests and close (hyper's graceful shutdown: HTTP/1.1 closes once the request in
+//! flight is answered, HTTP/2 sends GOAWAY), and those still open when the grace period is over
+//! are aborted, which drops their requests (their handlers' futures, cancelling them). The
+//! method returns only once no connection of it runs. Everything else is as axum serves: hyper's
+//! automatic HTTP/1.1 or HTTP/2 (prior knowledge) connection, accept errors retried by axum's
+//! `Listener`, and the peer's address as `ConnectInfo<SocketAddr>` in each request's
+//! extensions, the extension a router served by axum with `into_make_service_with_connect_info`
+//! gets.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::Server;
+use super::http::HttpConfig;
+use super::shutdown::Shutdown;
+
+impl Server {
+    /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
+    /// ends. Use a loopback address (`127.0.0.1:3000`) unless you also configure hosts.
+    ///
+    /// # Errors
+    /// Binding or accept errors.
+    pub async fn serve_http(&self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
+        let listener = TcpListener::bind(addr).await?;
+        self.serve_http_on(listener, HttpConfig::default(), std::future::pending())
+            .await
+    }
+
+    /// Serves the endpoint on an existing listener until `shutdown` completes (e.g.
+    /// [`shutdown_signal`](super::shutdown_signal)), then drains.
+    ///
+    /// On shutdown the listener closes, and `subscriptions/listen` streams end at once with
+    /// their closing result, as do the `GET` streams of 2025-11-25 sessions
+    /// ([`Server::shutdown_subscriptions`]), so that their clients listen again elsewhere and
+    /// the shutdown does not wait for them to hang up. The requests in flight then have
+    /// [`HttpConfig::shutdown_grace`] to finish; each connection closes once its requests are
+    /// answered, and those still open when the grace period is over are closed, dropping their
+    /// requests. The method returns when no connection is left. A 2025-11-25 request that waits
+    /// for its client's answer to a question cannot get it during the drain (the answer would
+    /// come on a new request), so it ends with the grace period. Connections still waiting in
+    /// the kernel's accept backlog are reset, so a rolling restart behind a load balancer should
+    /// drain the instance at the balancer before triggering `shutdown`.
+    ///
+    /// # Errors
+    /// None at present: accept errors are logged and retried (as `axum::serve` does); the
+    /// `Result` leaves room for them.
+    pub async fn serve_http_on(
+        &self,
+        listener: TcpListener,
+        config: HttpConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let mut shutdown = Shutdown::new(shutdown, config.shutdown_grace);
+        let router = self.http_router(config);
+        let closing = CancellationToken::new();
+        let mut connections = JoinSet::new();
+        let mut listener = listener;
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = axum::serve::Listener::accept(&mut listener) => accepted,
+                () = shutdown.begins() => break,
+            };
+            // Reaped here, so that the set holds the open connections only.
+            while connections.try_join_next().is_some() {}
+            // Without it, an SSE response waits on Nagle + delayed ACK (~40 ms per request).
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "could not set TCP_NODELAY");
+            }
+            // A child token each: a connection waiting for its next request polls its own token,
+            // not a lock every connection shares.
+            connections.spawn(serve_connection(
+                stream,
+                peer,
+                router.clone(),
+                closing.child_token(),
+            ));
+        }
+        drop(listener);
+        self.shutdown_subscriptions();
+        closing.cancel();
+        let closed = async { while connections.join_next().await.is_some() {} };
+        if shutdown.bound(closed).await.is_none() {
+            tracing::warn!(
+                connections = connections.len(),
+                "shutdown: the grace period is over; closing the connections still serving"
+            );
+            connections.shutdown().await;
+        }
+        Ok(())
+    }
+}
+
+/// Serves one connection until it closes, or until `closing` asks it to finish (then it closes
+/// once its requests are answered).
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    closing: CancellationToken,
+) {
+    let service = hyper::service::service_fn(move |mut request| {
+        // The peer's address, as `into_make_service_with_connect_info` gives it (one extension
+        // insert a request; see DESIGN.md, "Transports").
+        request.extensions_mut().insert(ConnectInfo(peer));
+        // A `Router` is always ready (its `poll_ready` is `Ready`); a clone is an `Arc` clone.
+        tower::Service::call(&mut router.clone(), request)
+    });
+    let builder = Builder::new(TokioExecutor::new());
+    let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        biased;
+        served = connection.as_mut() => {
+            if let Err(error) = served {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+            return;
+        }
+        () = closing.cancelled() => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    if let Err(error) = connection.await {
+        tracing::debug!(%error, "connection ended with an error");
+    }
+}
