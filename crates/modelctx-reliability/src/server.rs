@@ -20,6 +20,11 @@ pub const KEYS_VAR: &str = "MCP_REQUEST_STATE_KEYS";
 /// The environment variable naming the Redis change bus `reliability-server` joins.
 pub const BUS_VAR: &str = "MCP_BUS_REDIS";
 
+/// The environment variable raising how many listen streams one client (here: one peer address)
+/// may hold (`SubscriptionLimits::max_streams_per_client`, 256 by default): `mcp-listeners`
+/// holds all its streams from 127.0.0.1, as a proxy in front of an instance would.
+pub const STREAMS_PER_CLIENT_VAR: &str = "MCP_LISTEN_STREAMS_PER_CLIENT";
+
 /// How a server process is started.
 #[derive(Debug, Clone, Default)]
 pub struct Launch {
@@ -31,6 +36,8 @@ pub struct Launch {
     pub port: u16,
     /// Whether the server's stderr (its logs) reaches ours.
     pub show_logs: bool,
+    /// How many listen streams one peer address may hold (`None`: the SDK's default).
+    pub streams_per_client: Option<usize>,
     /// Make glibc's allocator predictable for memory checks: one arena (`MALLOC_ARENA_MAX`)
     /// and a fixed 128 KiB mmap threshold (`MALLOC_MMAP_THRESHOLD_`). By default glibc opens
     /// an arena per contending thread, each keeping its own freed memory, and raises its mmap
@@ -61,6 +68,10 @@ fn command(bin: &Path, launch: &Launch) -> Command {
     command.env_remove(BUS_VAR);
     if let Some(bus) = &launch.bus {
         command.env(BUS_VAR, bus);
+    }
+    command.env_remove(STREAMS_PER_CLIENT_VAR);
+    if let Some(streams) = launch.streams_per_client {
+        command.env(STREAMS_PER_CLIENT_VAR, streams.to_string());
     }
     if launch.predictable_malloc {
         command

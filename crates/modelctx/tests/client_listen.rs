@@ -12,7 +12,10 @@ use modelctx::client::{Client, ListenEvent, Mode, Subscription};
 use modelctx::server::http::HttpConfig;
 use modelctx::server::{Change, Server};
 use modelctx::types::jsonrpc::Notification;
-use modelctx::types::{RequestId, SubscriptionFilter};
+use modelctx::types::{
+    ReadResourceRequestParams, ReadResourceResult, RequestId, ResourceContents, ResourceTemplate,
+    SubscriptionFilter,
+};
 use modelctx_test_support::listen::{BOUND, listen, next, until, updated};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
@@ -43,9 +46,18 @@ struct Rig {
 }
 
 fn build_server() -> Server {
+    // The files the tests follow: a 2025-11-25 session may `resources/subscribe` only to
+    // resources the server has.
+    let files = ResourceTemplate::new("file:///{name}", "file");
     Server::builder("ListenPeer", "0.0.1")
         .declare_tools()
         .declare_resources()
+        .resource_template(
+            files,
+            |_ctx, params: ReadResourceRequestParams, _vars| async move {
+                ReadResourceResult::new(vec![ResourceContents::text(params.uri, None, "")])
+            },
+        )
         .build()
         .unwrap()
 }

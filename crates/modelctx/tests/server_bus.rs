@@ -13,7 +13,10 @@ use modelctx::server::bus::RedisBus;
 use modelctx::server::tasks::{RedisStore, TaskContext, TaskInput, TaskStep, TaskTool, Tasks};
 use modelctx::server::{Change, Server};
 use modelctx::types::tasks::TaskIdsFilter as _;
-use modelctx::types::{CallToolResult, SubscriptionFilter, Tool};
+use modelctx::types::{
+    CallToolResult, ReadResourceRequestParams, ReadResourceResult, ResourceContents,
+    ResourceTemplate, SubscriptionFilter, Tool,
+};
 use modelctx_test_support::listen::{listen, next, until, updated};
 use modelctx_test_support::redis::{Persistence, Redis};
 use modelctx_test_support::server::capture_logs;
@@ -31,9 +34,18 @@ async fn bus(redis: &Redis, prefix: &str) -> RedisBus {
 }
 
 fn server(bus: RedisBus) -> Server {
+    // The reports the tests follow: a 2025-11-25 session may `resources/subscribe` only to
+    // resources the server has.
+    let reports = ResourceTemplate::new("report://{quarter}", "report");
     Server::builder("bus-test", "1.0.0")
         .declare_tools()
         .declare_resources()
+        .resource_template(
+            reports,
+            |_ctx, params: ReadResourceRequestParams, _vars| async move {
+                ReadResourceResult::new(vec![ResourceContents::text(params.uri, None, "")])
+            },
+        )
         .bus(bus)
         .build()
         .unwrap()

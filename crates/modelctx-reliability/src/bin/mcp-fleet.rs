@@ -315,6 +315,7 @@ impl Fleet {
             bus: self.bus.clone(),
             port: self.ports[i],
             show_logs: false,
+            streams_per_client: None,
             predictable_malloc: false,
         };
         // The old process has exited; its port is free again (SO_REUSEADDR).

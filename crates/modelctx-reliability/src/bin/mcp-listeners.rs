@@ -194,8 +194,10 @@ async fn follow(mut stream: Stream, arrivals: mpsc::UnboundedSender<Instant>) {
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let args = Args::parse();
+    // Every stream comes from 127.0.0.1, one client to the server: let it hold them all.
     let launch = Launch {
         predictable_malloc: true,
+        streams_per_client: Some(args.streams),
         ..Launch::default()
     };
     let server = HttpServer::start(&args.server, &launch).await?;

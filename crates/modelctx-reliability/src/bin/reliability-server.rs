@@ -11,7 +11,8 @@
 //! keys each process seals under its own random key. `MCP_BUS_REDIS=redis://…` joins the change
 //! bus of the fleet (channel `mcp-fleet:changes`) and keeps the tasks in the same Redis (prefix
 //! `mcp-fleet-tasks`); the `touch {uri}` tool announces an update
-//! of any resource URI, for the fleet's bus phase.
+//! of any resource URI, for the fleet's bus phase. `MCP_LISTEN_STREAMS_PER_CLIENT` raises how
+//! many listen streams one peer address may hold (`mcp-listeners` holds 10 000 from 127.0.0.1).
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use modelctx::seal::RequestStateSecurity;
 use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
 use modelctx::server::tasks::{RedisStore, TaskStore};
-use modelctx::server::{Change, RequestContext};
+use modelctx::server::{Change, RequestContext, SubscriptionLimits};
 use modelctx::types::{CallToolRequestParams, CallToolResult, Tool};
 use modelctx_conformance::server::builder_with_task_store;
 use serde_json::json;
@@ -53,6 +54,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => None,
     };
     let mut server = builder_with_task_store(security, tasks);
+    if let Ok(streams) = std::env::var(modelctx_reliability::server::STREAMS_PER_CLIENT_VAR) {
+        let Ok(streams) = streams.trim().parse::<usize>() else {
+            let _ = writeln!(
+                std::io::stderr(),
+                "reliability-server: {}: not a number: {streams:?}",
+                modelctx_reliability::server::STREAMS_PER_CLIENT_VAR
+            );
+            std::process::exit(2);
+        };
+        server = server
+            .subscription_limits(SubscriptionLimits::default().max_streams_per_client(streams));
+    }
     if let Some(url) = &bus {
         server = server.bus(RedisBus::connect(url, "mcp-fleet").await?);
     }

@@ -409,15 +409,18 @@ impl Server {
                 self.respond(&incoming, result).map(Some)
             }
             SubscriptionsListen::NAME => {
+                // The stream keeps its request's text for its life: a larger one is refused
+                // before it is decoded.
+                let request_bytes = incoming.params.map_or(0, str::len);
+                let limits = self.inner.subscriptions.limits();
+                limits.check_listen_request(request_bytes)?;
                 let (params, meta, version) = self
                     .prepare::<modelctx_types::SubscriptionsListenRequestParams>(
                     &incoming,
                     |_| None,
                 )?;
                 let ctx = self.context(&incoming, meta, version, notifier, cancel);
-                // Extensions may refuse the filter (tasks: `taskIds` need the extension, -32021).
-                self.check_listen(&ctx, &params)?;
-                match self.listen(&ctx, &params, &registry).await {
+                match self.listen(&ctx, params, request_bytes, &registry).await? {
                     Some(mut result) => {
                         self.stamp(&incoming, &mut result);
                         result
@@ -476,7 +479,7 @@ impl Server {
                     self.prepare::<modelctx_types::SubscribeRequestParams>(incoming, |_| None)?;
                 self.gate(incoming, self.has_resources(registry))?;
                 if incoming.method == Subscribe::NAME {
-                    session.subscribe(params.uri);
+                    self.subscribe(session, params.uri, registry)?;
                 } else {
                     session.unsubscribe(&params.uri);
                 }

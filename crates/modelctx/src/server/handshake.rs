@@ -8,11 +8,11 @@
 //! `InputRequiredResult` instead is bridged: the SDK asks its questions over the back-channel and
 //! calls it again with the answers (`bridge.rs`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 #[cfg(feature = "http-server")]
-use std::time::Instant;
+use tokio::time::Instant;
 
 use modelctx_types::jsonrpc::{encode_notification, encode_request};
 use modelctx_types::methods::Cancelled;
@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::context::Notifier;
+use super::subscription_limits::Followed;
 use crate::sync::lock;
 
 type Pending = oneshot::Sender<Result<Box<RawValue>, ErrorObject>>;
@@ -39,11 +40,13 @@ pub(crate) struct HandshakeSession {
     pub(crate) client_capabilities: ClientCapabilities,
     pub(crate) client_info: Option<Implementation>,
     log_level: Mutex<Option<LoggingLevel>>,
-    subscriptions: Mutex<HashSet<String>>,
+    /// The URIs of `resources/subscribe`, bounded and charged (`subscription_limits`).
+    subscriptions: Mutex<Followed>,
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
     initialized: AtomicBool,
-    /// For the HTTP session table's idle eviction (a stdio session lives as long as its pipe).
+    /// For the HTTP session table's idle expiry and eviction (a stdio session lives as long as
+    /// its pipe). Tokio's clock, which tests can pause.
     #[cfg(feature = "http-server")]
     last_used: Mutex<Instant>,
     /// The requests POSTed on an HTTP session that its client may cancel (a stdio connection
@@ -72,7 +75,7 @@ impl HandshakeSession {
             client_capabilities,
             client_info,
             log_level: Mutex::new(None),
-            subscriptions: Mutex::new(HashSet::new()),
+            subscriptions: Mutex::new(Followed::default()),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
             initialized: AtomicBool::new(false),
@@ -92,10 +95,6 @@ impl HandshakeSession {
         *lock(&self.log_level) = Some(level);
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
-        lock(&self.subscriptions).insert(uri);
-    }
-
     pub(crate) fn unsubscribe(&self, uri: &str) {
         lock(&self.subscriptions).remove(uri);
     }
@@ -106,7 +105,7 @@ impl HandshakeSession {
 
     /// The URIs the session subscribed to.
     fn subscriptions(&self) -> Vec<String> {
-        lock(&self.subscriptions).iter().cloned().collect()
+        lock(&self.subscriptions).uris().cloned().collect()
     }
 
     pub(crate) fn mark_initialized(&self) {
@@ -205,6 +204,25 @@ impl Drop for PendingGuard<'_> {
 }
 
 impl Server {
+    /// `resources/subscribe`: makes `session` follow `uri`, a resource or a URI of a template
+    /// this server has, within the [`super::SubscriptionLimits`] (`-32602` otherwise: `Resource
+    /// not found`, as `resources/read` answers, or the limit passed), and while the server's
+    /// budget for subscriptions covers it (`-32603`).
+    pub(crate) fn subscribe(
+        &self,
+        session: &HandshakeSession,
+        uri: String,
+        registry: &super::registry::Registry,
+    ) -> Result<(), ErrorObject> {
+        let budget = &self.inner.subscriptions;
+        // Checked before the registry is searched, whose templates read the whole URI.
+        budget.limits().check_uri_length(&uri)?;
+        if registry.resource(&uri).is_none() && registry.template_for(&uri).is_none() {
+            return Err(ErrorObject::resource_not_found(&uri));
+        }
+        budget.follow(&mut lock(&session.subscriptions), uri)
+    }
+
     /// Answers `initialize`: the version the client asked for when this server speaks it, else
     /// the newest handshake version; the session remembers the client's capabilities.
     pub(crate) fn initialize(

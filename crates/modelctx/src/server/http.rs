@@ -86,6 +86,11 @@ pub struct HttpConfig {
     /// [`Server::http_router`] is served with
     /// `into_make_service_with_connect_info::<SocketAddr>()`; otherwise nothing is limited.
     pub session_rate: Option<RateLimit>,
+    /// How long a handshake-era session may go unused before it ends (default 30 minutes, as
+    /// in the Python SDK; `None`: it lives until evicted or deleted). A session is in use while
+    /// a request of it runs or its `GET` stream is open; once it ended, its id gets 404 and the
+    /// client opens a new session. Whatever it held (its `resources/subscribe`s) goes with it.
+    pub session_idle_timeout: Option<Duration>,
     /// Under [`Server::serve_http_on`]: how long the requests in flight may take to finish once
     /// its shutdown future completes ([`DEFAULT_SHUTDOWN_GRACE`], 5 s); the connections still
     /// open after it are closed, dropping their requests. `Duration::MAX` waits for them
@@ -113,6 +118,7 @@ impl Default for HttpConfig {
             keep_alive: Duration::from_secs(15),
             sse_responses: false,
             session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
+            session_idle_timeout: Some(Duration::from_secs(30 * 60)),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             #[cfg(feature = "auth")]
             auth: None,
@@ -220,6 +226,14 @@ impl HttpConfig {
         self
     }
 
+    /// Ends handshake-era sessions unused for this long (`None`: never by time); see
+    /// [`HttpConfig::session_idle_timeout`].
+    #[must_use]
+    pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
     /// How long requests in flight may take to finish once a shutdown begins (the field of the
     /// same name).
     #[must_use]
@@ -270,7 +284,10 @@ impl Server {
         let state = Arc::new(HttpState {
             server: self.clone(),
             bodies: BodyBudget::new(&config),
-            sessions: super::http_sessions::Sessions::new(config.session_rate),
+            sessions: super::http_sessions::Sessions::new(
+                config.session_rate,
+                config.session_idle_timeout,
+            ),
             config,
         });
         let router = Router::new().route(&path, any(handle));

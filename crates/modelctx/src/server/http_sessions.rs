@@ -14,11 +14,21 @@
 //! IPv4 address or IPv6 /64 by default, so 1 000 s for one address, 10 s for a hundred. The
 //! idlest are found by a scan that lists a sixteenth of the table at a time, so a full table
 //! costs `O(n / 16)` per `initialize` (amortized), not `O(n)`.
+//!
+//! A session also ends after `HttpConfig::session_idle_timeout` (30 minutes by default) without
+//! use: no request naming it, none of its requests in flight, no stream of it open (as the
+//! Python SDK counts it). Whatever it held (its subscriptions, charged to the server's budget)
+//! goes with it. An expired session is refused (404) the moment it is named again; the table
+//! drops the others in a sweep when a request comes and a quarter of the timeout has passed
+//! since the last one, so an idle server does no work and a table never holds expired sessions
+//! for long once requests come.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use modelctx_seal::Principal;
 
@@ -40,6 +50,10 @@ pub(crate) struct Sessions {
 
 struct Table {
     entries: HashMap<String, Entry>,
+    /// How long a session may go unused (`None`: until evicted or deleted).
+    idle_timeout: Option<Duration>,
+    /// When the next sweep of expired sessions is due.
+    next_sweep: Instant,
     /// Ids in the order their sessions were opened, for evicting unused ones oldest first. An id
     /// may have been used or removed since; it is skipped then (and dropped on compaction).
     unused: VecDeque<String>,
@@ -59,14 +73,20 @@ struct Entry {
 }
 
 impl Sessions {
-    pub(crate) fn new(rate: Option<RateLimit>) -> Self {
-        Self::with_capacity(rate, MAX_SESSIONS)
+    pub(crate) fn new(rate: Option<RateLimit>, idle_timeout: Option<Duration>) -> Self {
+        Self::with_capacity(rate, idle_timeout, MAX_SESSIONS)
     }
 
-    fn with_capacity(rate: Option<RateLimit>, capacity: usize) -> Self {
+    fn with_capacity(
+        rate: Option<RateLimit>,
+        idle_timeout: Option<Duration>,
+        capacity: usize,
+    ) -> Self {
         Self {
             table: Mutex::new(Table {
                 entries: HashMap::new(),
+                idle_timeout,
+                next_sweep: Instant::now(),
                 unused: VecDeque::new(),
                 idlest: Vec::new(),
                 capacity,
@@ -92,6 +112,7 @@ impl Sessions {
     ) -> Option<String> {
         let id = crate::ids::random_hex().ok()?;
         let mut table = lock(&self.table);
+        table.sweep_if_due(Instant::now());
         if table.entries.len() >= table.capacity {
             table.evict_one();
         }
@@ -122,11 +143,18 @@ impl Sessions {
         serving: bool,
     ) -> Option<Arc<HandshakeSession>> {
         let session = {
+            let now = Instant::now();
             let mut table = lock(&self.table);
+            table.sweep_if_due(now);
+            let timeout = table.idle_timeout;
             let entry = table
                 .entries
                 .get_mut(id)
                 .filter(|e| e.principal.as_ref() == principal)?;
+            if entry.expired(timeout, now) {
+                table.entries.remove(id);
+                return None;
+            }
             entry.used |= serving;
             Arc::clone(&entry.session)
         };
@@ -145,7 +173,38 @@ impl Sessions {
     }
 }
 
+impl Entry {
+    /// Whether the session went unused for `timeout` by `now`. One referenced outside the
+    /// table — a request of it in flight, its stream open — is in use, however long ago it was
+    /// named.
+    fn expired(&self, timeout: Option<Duration>, now: Instant) -> bool {
+        timeout.is_some_and(|timeout| {
+            Arc::strong_count(&self.session) == 1
+                && now.saturating_duration_since(self.session.last_used()) >= timeout
+        })
+    }
+}
+
 impl Table {
+    /// Drops the expired sessions, when a sweep is due (a quarter of the timeout after the
+    /// last). A session in use counts as used now, so that its idle time starts when its last
+    /// request or stream ends (within a sweep interval), not when it was last named.
+    fn sweep_if_due(&mut self, now: Instant) {
+        let Some(timeout) = self.idle_timeout else {
+            return;
+        };
+        if now < self.next_sweep {
+            return;
+        }
+        self.next_sweep = super::deadline::after_tokio(now, timeout / 4);
+        self.entries.retain(|_, entry| {
+            if Arc::strong_count(&entry.session) > 1 {
+                entry.session.touch();
+            }
+            !entry.expired(Some(timeout), now)
+        });
+    }
+
     /// Makes room for one session: the oldest never used, else the least recently used (every
     /// session idle for over an hour first).
     fn evict_one(&mut self) {
@@ -217,7 +276,7 @@ mod tests {
 
     #[test]
     fn a_flood_of_unused_sessions_evicts_its_own_oldest_first() {
-        let sessions = Sessions::with_capacity(None, 8);
+        let sessions = Sessions::with_capacity(None, None, 8);
         let live = open(&sessions, None);
         assert!(sessions.get(&live, None, true).is_some());
         let idle_but_used = open(&sessions, None);
@@ -236,7 +295,7 @@ mod tests {
 
     #[test]
     fn when_every_session_is_in_use_the_idlest_goes() {
-        let sessions = Sessions::with_capacity(None, 3);
+        let sessions = Sessions::with_capacity(None, None, 3);
         let ids: Vec<String> = (0..3).map(|_| open(&sessions, None)).collect();
         for id in &ids {
             assert!(sessions.get(id, None, true).is_some());
@@ -254,7 +313,7 @@ mod tests {
     /// session used again before its turn is skipped, and the next scan finds the next idlest.
     #[test]
     fn sessions_in_use_go_least_recently_used_first() {
-        let sessions = Sessions::with_capacity(None, 32);
+        let sessions = Sessions::with_capacity(None, None, 32);
         let open_used = || {
             let id = open(&sessions, None);
             assert!(sessions.get(&id, None, true).is_some());
@@ -277,9 +336,53 @@ mod tests {
         assert_eq!(lock(&sessions.table).entries.len(), 32);
     }
 
+    /// Sessions end after the idle timeout unless in use (a request in flight, a stream open),
+    /// and an idle session's end gives back what it held; without a timeout none ends by time.
+    #[tokio::test(start_paused = true)]
+    async fn idle_sessions_expire_and_sessions_in_use_do_not() {
+        let hour = Duration::from_secs(3600);
+        let sessions = Sessions::new(None, Some(hour));
+        let idle = open(&sessions, None);
+        let streaming = open(&sessions, None);
+        let stream = sessions.get(&streaming, None, true).unwrap();
+        let held = Arc::downgrade(&sessions.get(&idle, None, true).unwrap());
+        tokio::time::advance(hour - Duration::from_secs(1)).await;
+        assert!(
+            sessions.get(&idle, None, false).is_some(),
+            "not idle long enough"
+        );
+        tokio::time::advance(hour).await;
+        assert!(
+            sessions.get(&idle, None, false).is_none(),
+            "idle for the timeout"
+        );
+        assert!(held.upgrade().is_none(), "dropped with everything it held");
+        assert!(
+            sessions.get(&streaming, None, false).is_some(),
+            "its stream is open"
+        );
+        // The stream closes: the session's idle time starts at the sweep that last saw it in
+        // use, and the next sweep after the timeout drops it unnamed.
+        drop(stream);
+        let others = open(&sessions, None);
+        tokio::time::advance(2 * hour).await;
+        let _ = open(&sessions, None);
+        {
+            let table = lock(&sessions.table);
+            assert!(!table.entries.contains_key(&streaming));
+            assert!(!table.entries.contains_key(&others));
+            assert_eq!(table.entries.len(), 1);
+        }
+
+        let forever = Sessions::new(None, None);
+        let kept = open(&forever, None);
+        tokio::time::advance(100 * hour).await;
+        assert!(forever.get(&kept, None, false).is_some());
+    }
+
     #[test]
     fn a_session_belongs_to_the_principal_that_opened_it() {
-        let sessions = Sessions::new(None);
+        let sessions = Sessions::new(None, None);
         let alice = Principal::new("alice");
         let bob = Principal::new("bob");
         let id = open(&sessions, Some("alice"));

@@ -71,6 +71,8 @@ mod registry;
 mod shutdown;
 pub mod single_use;
 mod stdio;
+// What listen streams and handshake-era subscriptions may hold.
+mod subscription_limits;
 // The `tracing` span of each request (OpenTelemetry's MCP conventions).
 mod trace;
 mod typed_params;
@@ -102,6 +104,7 @@ pub use middleware::{Middleware, Next};
 pub use registry::RegistrationError;
 pub use shutdown::{DEFAULT_SHUTDOWN_GRACE, shutdown_signal};
 pub use stdio::StdioConfig;
+pub use subscription_limits::SubscriptionLimits;
 pub use uri_template::{InvalidTemplate, UriVariables};
 
 #[cfg(feature = "macros")]
@@ -189,6 +192,8 @@ struct Inner {
     /// The change bus to other instances (`ServerBuilder::bus`); `None`: this process only.
     bus: Option<Arc<bus::Bus>>,
     shutdown: CancellationToken,
+    /// What listen streams and handshake-era subscriptions hold (`ServerBuilder::subscription_limits`).
+    subscriptions: Arc<subscription_limits::SubscriptionBudget>,
     principal: Option<PrincipalHook>,
     /// The middleware chain, outermost first (`ServerBuilder::middleware`).
     middleware: Vec<Arc<dyn Middleware>>,
@@ -437,6 +442,7 @@ pub struct ServerBuilder {
     principal: Option<PrincipalHook>,
     middleware: Vec<Arc<dyn Middleware>>,
     bus: Option<Arc<dyn bus::ChangeBus>>,
+    subscription_limits: SubscriptionLimits,
     #[cfg(feature = "tasks")]
     tasks: Option<tasks::Tasks>,
 }
@@ -467,6 +473,7 @@ impl ServerBuilder {
             principal: None,
             middleware: Vec::new(),
             bus: None,
+            subscription_limits: SubscriptionLimits::default(),
             #[cfg(feature = "tasks")]
             tasks: None,
         }
@@ -739,6 +746,9 @@ impl ServerBuilder {
                 changes,
                 bus,
                 shutdown: CancellationToken::new(),
+                subscriptions: subscription_limits::SubscriptionBudget::new(
+                    self.subscription_limits,
+                ),
                 principal: self.principal,
                 middleware: self.middleware,
                 #[cfg(feature = "tasks")]

@@ -57,7 +57,7 @@ pub(crate) struct PeerRate {
 }
 
 /// The key a peer is counted under.
-fn peer_key(address: IpAddr) -> IpAddr {
+pub(crate) fn peer_key(address: IpAddr) -> IpAddr {
     match address {
         IpAddr::V4(_) => address,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

@@ -34,8 +34,8 @@ use crate::server::tasks::{Admission, TaskLimits, TaskRecord, TaskStore};
 #[cfg(feature = "tasks")]
 use super::now_ms;
 
-/// The task-store contract: exclusive creation, load, compare-and-swap, the unfinished list
-/// and expiry.
+/// The task-store contract: exclusive creation, load (one and many), compare-and-swap, the
+/// unfinished list and expiry.
 #[cfg(feature = "tasks")]
 pub async fn tasks(a: &dyn TaskStore, b: &dyn TaskStore) {
     let id = format!("contract-{}", crate::ids::random_hex().unwrap());
@@ -53,6 +53,14 @@ pub async fn tasks(a: &dyn TaskStore, b: &dyn TaskStore) {
     );
     assert_eq!(b.load(&id).await.unwrap().as_ref(), Some(&record));
     assert_eq!(a.load("nope").await.unwrap(), None);
+    // A batch read answers in the order asked, a missing id with `None`, a repeated one twice.
+    assert_eq!(
+        b.load_many(&[id.as_str(), "nope", id.as_str()])
+            .await
+            .unwrap(),
+        [Some(record.clone()), None, Some(record.clone())]
+    );
+    assert_eq!(a.load_many(&[]).await.unwrap(), []);
     assert!(a.active().await.unwrap().contains(&id));
 
     let mut next = record.clone();

@@ -167,6 +167,17 @@ impl<R: Record> VersionedStore<R> for MemoryStore<R> {
         ready(Ok(self.memory().records.get(id).cloned()))
     }
 
+    fn load_many<'a>(
+        &'a self,
+        ids: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<Option<R>>, StoreError>> {
+        let memory = self.memory();
+        ready(Ok(ids
+            .iter()
+            .map(|id| memory.records.get(*id).cloned())
+            .collect()))
+    }
+
     fn swap<'a>(&'a self, record: &'a R, expected: u64) -> BoxFuture<'a, Result<bool, StoreError>> {
         let swapped = match self.memory().records.get_mut(record.id()) {
             Some(stored) if stored.version() == expected => {

@@ -348,6 +348,18 @@ pub trait VersionedStore<R: Record>: Send + Sync + 'static {
     /// The record with this id, if stored.
     fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<R>, StoreError>>;
 
+    /// The records with these ids, in their order (`None` where one is not stored), read in
+    /// one step where the backend can: one query on SQLite, one pipelined round trip on Redis,
+    /// one lock in memory. The default loads them one after the other; a backend of your own
+    /// should override it when a round trip is dear. Callers keep `ids` short (the tasks'
+    /// listen streams read 100 at a time).
+    fn load_many<'a>(
+        &'a self,
+        ids: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<Option<R>>, StoreError>> {
+        load_one_by_one(ids, |id| self.load(id))
+    }
+
     /// Replaces the stored record with `record` if, and only if, the stored one's version is
     /// `expected`. `Ok(false)`: someone else wrote first, or the record is gone.
     fn swap<'a>(&'a self, record: &'a R, expected: u64) -> BoxFuture<'a, Result<bool, StoreError>>;
@@ -366,4 +378,18 @@ pub trait VersionedStore<R: Record>: Send + Sync + 'static {
     /// Deletes the records whose expiry is at or before `now_ms`; returns how many (stores
     /// that expire records on their own may return 0).
     fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
+}
+
+/// The default of the batch reads (`load_many`): each id loaded after the other.
+pub(crate) fn load_one_by_one<'a, R: Send + 'a>(
+    ids: &'a [&'a str],
+    load: impl Fn(&'a str) -> BoxFuture<'a, Result<Option<R>, StoreError>> + Send + 'a,
+) -> BoxFuture<'a, Result<Vec<Option<R>>, StoreError>> {
+    Box::pin(async move {
+        let mut records = Vec::with_capacity(ids.len());
+        for id in ids {
+            records.push(load(id).await?);
+        }
+        Ok(records)
+    })
 }

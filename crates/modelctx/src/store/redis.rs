@@ -295,6 +295,31 @@ impl<R: Record> VersionedStore<R> for RedisStore<R> {
         })
     }
 
+    fn load_many<'a>(
+        &'a self,
+        ids: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<Option<R>>, StoreError>> {
+        Box::pin(async move {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            // One pipeline, one round trip: each record is a hash, which `MGET` cannot read.
+            let mut pipeline = redis::pipe();
+            for id in ids {
+                pipeline.cmd("HGET").arg(self.record_key(id)).arg("r");
+            }
+            let mut connection = self.link.connection.clone();
+            let found: Vec<Option<String>> = pipeline
+                .query_async(&mut connection)
+                .await
+                .map_err(backend)?;
+            found
+                .iter()
+                .map(|json| json.as_deref().map(decode).transpose())
+                .collect()
+        })
+    }
+
     fn swap<'a>(&'a self, record: &'a R, expected: u64) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
             let json = serde_json::to_string(record)?;

@@ -269,6 +269,40 @@ impl<R: Record> VersionedStore<R> for SqliteStore<R> {
         })
     }
 
+    fn load_many<'a>(
+        &'a self,
+        ids: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<Option<R>>, StoreError>> {
+        let ids: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
+        self.run(move |c, _| {
+            let schema = R::SCHEMA;
+            let mut found: std::collections::HashMap<String, String> =
+                std::collections::HashMap::new();
+            // Within SQLite's oldest limit on bound parameters (999).
+            for chunk in ids.chunks(500) {
+                let marks = vec!["?"; chunk.len()].join(", ");
+                let query = format!(
+                    "SELECT {id}, record FROM {table} WHERE {id} IN ({marks})",
+                    id = schema.id_column,
+                    table = schema.table
+                );
+                let mut statement = c.prepare(&query).map_err(backend)?;
+                let rows = statement
+                    .query_map(params_from_iter(chunk), |row| {
+                        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+                    })
+                    .map_err(backend)?;
+                for row in rows {
+                    let (id, json) = row.map_err(backend)?;
+                    found.insert(id, json);
+                }
+            }
+            ids.iter()
+                .map(|id| found.get(id).map(|json| decode(json)).transpose())
+                .collect()
+        })
+    }
+
     fn swap<'a>(&'a self, record: &'a R, expected: u64) -> BoxFuture<'a, Result<bool, StoreError>> {
         let row = row(record);
         self.run(move |c, sql| {

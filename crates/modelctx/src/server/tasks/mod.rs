@@ -88,13 +88,14 @@ mod sqlite;
 mod store;
 mod watch;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::stream::{BoxStream, StreamExt as _};
 use modelctx_types::tasks::{CancelTask, tasks_capability};
 use modelctx_types::tasks::{
-    DetailedTask, GetTask, TASKS_EXTENSION, TaskIdsFilter as _, UpdateTask,
+    DetailedTask, GetTask, TASK_IDS_FILTER, TaskIdsFilter as _, UpdateTask,
 };
 use modelctx_types::{ErrorObject, Method, SubscriptionFilter};
 
@@ -246,43 +247,60 @@ impl Tasks {
         self.runtime.updates.clone()
     }
 
-    /// The `notifications/tasks` of a listen stream: `-32021` when the filter names tasks and
-    /// the request did not declare the extension.
-    pub(crate) fn check_listen(
+    /// The distinct `taskIds` of a listen filter, taken out of it, in the order first named
+    /// (`None` when it names none, or not as an array of strings: an unknown member then).
+    /// Refused before the store is read: `-32021` when the request did not declare the
+    /// extension, `-32602` when it names more tasks than its client may have (the principal's
+    /// task limit, or the store's for a request without one): such a stream would follow ids
+    /// that cannot all exist, and each costs a store read when the stream starts and every poll
+    /// interval after.
+    pub(crate) fn listen_ids(
+        &self,
         ctx: &RequestContext,
-        filter: &SubscriptionFilter,
-    ) -> Result<(), ErrorObject> {
-        if filter.task_ids().is_some() {
-            ctx.require_capabilities(&tasks_capability())?;
+        filter: &mut SubscriptionFilter,
+    ) -> Result<Option<Vec<String>>, ErrorObject> {
+        let Some(value) = filter.extra.remove(TASK_IDS_FILTER) else {
+            return Ok(None);
+        };
+        let Ok(asked) = serde_json::from_value::<Vec<String>>(value) else {
+            return Ok(None);
+        };
+        ctx.require_capabilities(&tasks_capability())?;
+        let limits = self.runtime.options.limits;
+        let most = match ctx.principal() {
+            Some(_) => limits.per_principal.or(limits.total),
+            None => limits.total,
         }
-        Ok(())
+        .unwrap_or(usize::MAX);
+        let mut seen = HashSet::new();
+        let mut ids = Vec::new();
+        for id in asked {
+            if seen.contains(&id) {
+                continue;
+            }
+            if ids.len() == most {
+                return Err(ErrorObject::invalid_params(format!(
+                    "Invalid params: taskIds names more than {most} distinct tasks, the most \
+                     this client may have"
+                )));
+            }
+            seen.insert(id.clone());
+            ids.push(id);
+        }
+        Ok(Some(ids))
     }
 
-    /// The task notifications of a listen stream whose filter names `taskIds`: the honoured ids
-    /// (those of existing tasks the caller may see) go into `honored`.
+    /// The task notifications of a listen stream following `ids` (distinct, within the
+    /// caller's limit: [`Self::listen_ids`]): the honoured ids — those of existing tasks the
+    /// caller may see, read from the store in batches — go into `honored`.
     pub(crate) async fn listen(
         &self,
         ctx: &RequestContext,
-        filter: &SubscriptionFilter,
+        ids: Vec<String>,
         honored: &mut SubscriptionFilter,
     ) -> BoxStream<'static, DetailedTask> {
-        let asked = match filter.task_ids() {
-            Some(ids) if ctx.client_capabilities().extension(TASKS_EXTENSION) => ids,
-            _ => return futures::stream::pending().boxed(),
-        };
         let principal = ctx.principal().map(|p| p.as_str().to_owned());
-        let mut ids = Vec::new();
-        for id in asked {
-            if !ids.contains(&id)
-                && self
-                    .runtime
-                    .load_visible(&id, principal.as_deref())
-                    .await
-                    .is_ok()
-            {
-                ids.push(id);
-            }
-        }
+        let ids = self.runtime.visible(ids, principal.as_deref()).await;
         honored.set_task_ids(Some(ids.clone()));
         if ids.is_empty() {
             return futures::stream::pending().boxed();

@@ -285,13 +285,14 @@ impl Runtime {
         principal: Option<&str>,
     ) -> Result<TaskRecord, Failure> {
         match self.store.load(id).await? {
-            Some(record)
-                if !record.is_expired(now_ms()) && record.principal.as_deref() == principal =>
-            {
-                Ok(record)
-            }
+            Some(record) if Self::is_visible(&record, principal, now_ms()) => Ok(record),
             _ => Err(Failure::NotFound),
         }
+    }
+
+    /// Whether `principal` may see `record` at `now` (Unix milliseconds): its own, unexpired.
+    pub(crate) fn is_visible(record: &TaskRecord, principal: Option<&str>, now: u64) -> bool {
+        !record.is_expired(now) && record.principal.as_deref() == principal
     }
 
     /// Creates a task (durably: the store write completes first) unless its principal or the

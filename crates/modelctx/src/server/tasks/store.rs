@@ -200,6 +200,17 @@ pub trait TaskStore: Send + Sync + 'static {
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
 
+    /// The records of `task_ids`, in their order (`None` where one is not stored): what a
+    /// listen stream following many tasks reads, 100 at a time, when it starts and at every
+    /// poll interval. The default loads them one after the other; every
+    /// [`VersionedStore`] reads them in one step ([`VersionedStore::load_many`]).
+    fn load_many<'a>(
+        &'a self,
+        task_ids: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<Option<TaskRecord>>, StoreError>> {
+        crate::store::load_one_by_one(task_ids, |id| self.load(id))
+    }
+
     /// Replaces the stored record by `record` if the stored version is still `expected`
     /// (`record.version` is the next one). `Ok(false)`: someone else wrote first, or the record
     /// is gone. The principal and TTL are the ones the record was created with (the runtime
@@ -316,6 +327,13 @@ impl<S: VersionedStore<TaskRecord>> TaskStore for S {
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
         VersionedStore::load(self, task_id)
+    }
+
+    fn load_many<'a>(
+        &'a self,
+        task_ids: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<Option<TaskRecord>>, StoreError>> {
+        VersionedStore::load_many(self, task_ids)
     }
 
     fn swap<'a>(

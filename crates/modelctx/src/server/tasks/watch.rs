@@ -1,19 +1,71 @@
 //! The watch streams behind `notifications/tasks`: each visible change of the watched tasks,
 //! from this instance's announcements at once and from the store every poll interval.
+//!
+//! The store is read [`LOAD_BATCH`] tasks at a time ([`TaskStore::load_many`]: one query on
+//! SQLite, one pipelined round trip on Redis): a stream following the most tasks a client may
+//! have (1 000 by default) costs ten reads when it starts and at each poll interval, where it
+//! cost a thousand sequential round trips. What a stream remembers of each task is a
+//! fingerprint of what it last sent, not the task: a completed task's result may be large,
+//! and a stream may follow a thousand of them.
+//!
+//! [`TaskStore::load_many`]: super::TaskStore::load_many
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::hash::{BuildHasher as _, RandomState};
 use std::sync::Arc;
 
 use futures::stream::{BoxStream, StreamExt as _};
 use modelctx_types::tasks::DetailedTask;
 use tokio::sync::broadcast;
 
+use super::rules::now_ms;
 use super::runtime::Runtime;
+use super::store::TaskRecord;
+
+/// How many tasks one store read covers.
+pub(crate) const LOAD_BATCH: usize = 100;
 
 impl Runtime {
-    /// The detailed states of `ids` as they change: each visible change once (the current state
-    /// first), from this instance's announcements at once and from the store every poll
-    /// interval (changes made by other instances).
+    /// The ids among `ids` of unexpired tasks `principal` may see, in their order.
+    pub(crate) async fn visible(&self, ids: Vec<String>, principal: Option<&str>) -> Vec<String> {
+        let mut visible = Vec::with_capacity(ids.len());
+        for batch in ids.chunks(LOAD_BATCH) {
+            let names: Vec<&str> = batch.iter().map(String::as_str).collect();
+            let records = self.load_visible_batch(&names, principal).await;
+            for (id, record) in batch.iter().zip(records) {
+                if record.is_some() {
+                    visible.push(id.clone());
+                }
+            }
+        }
+        visible
+    }
+
+    /// The records of `ids` as `principal` may see them, in one store read (`None`: not
+    /// found, expired, another principal's, or the read failed, which is logged).
+    async fn load_visible_batch(
+        &self,
+        ids: &[&str],
+        principal: Option<&str>,
+    ) -> Vec<Option<TaskRecord>> {
+        match self.store.load_many(ids).await {
+            Ok(records) => {
+                let now = now_ms();
+                records
+                    .into_iter()
+                    .map(|record| record.filter(|r| Self::is_visible(r, principal, now)))
+                    .collect()
+            }
+            Err(error) => {
+                tracing::warn!(%error, "task store failure while following tasks");
+                ids.iter().map(|_| None).collect()
+            }
+        }
+    }
+
+    /// The detailed states of `ids` (distinct) as they change: each visible change once (the
+    /// current state first), from this instance's announcements at once and from the store
+    /// every poll interval (changes made by other instances).
     pub(crate) fn watch(
         &self,
         ids: Vec<String>,
@@ -24,27 +76,35 @@ impl Runtime {
         };
         let mut interval = tokio::time::interval(self.options.poll_interval);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut by_id: Vec<usize> = (0..ids.len()).collect();
+        by_id.sort_unstable_by(|&a, &b| ids[a].cmp(&ids[b]));
         let state = Watch {
             updates: self.updates.subscribe(),
-            queue: ids.iter().cloned().collect(),
-            sent: HashMap::new(),
+            queue: (0..ids.len()).collect(),
+            queued: vec![true; ids.len()],
+            sent: vec![None; ids.len()],
+            ready: VecDeque::new(),
+            fingerprints: RandomState::new(),
             runtime,
+            by_id,
             ids,
             principal,
             interval,
         };
         futures::stream::unfold(state, |mut watch| async move {
             loop {
-                while let Some(id) = watch.queue.pop_front() {
-                    if let Some(task) = watch.check(&id).await {
-                        return Some((task, watch));
-                    }
+                if let Some(task) = watch.ready.pop_front() {
+                    return Some((task, watch));
+                }
+                if !watch.queue.is_empty() {
+                    watch.read_batch().await;
+                    continue;
                 }
                 tokio::select! {
                     update = watch.updates.recv() => match update {
                         Ok(id) => {
-                            if watch.ids.contains(&id) {
-                                watch.queue.push_back(id);
+                            if let Some(index) = watch.index_of(&id) {
+                                watch.enqueue(index);
                             }
                         }
                         Err(broadcast::error::RecvError::Lagged(_)) => watch.requeue(),
@@ -58,39 +118,83 @@ impl Runtime {
     }
 }
 
-/// The state of one watch stream.
+/// What a stream last sent for one task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sent {
+    /// A hash of the detailed task as sent (keyed per stream, so no task can be made to
+    /// collide with another state of itself on purpose).
+    fingerprint: u64,
+    /// It was terminal: the task cannot change any more.
+    terminal: bool,
+}
+
+/// The state of one watch stream. Tasks are named by their index in `ids`.
 struct Watch {
     runtime: Arc<Runtime>,
     ids: Vec<String>,
+    /// The indices of `ids` in the order of the ids, to find an announced one.
+    by_id: Vec<usize>,
     principal: Option<String>,
     updates: broadcast::Receiver<String>,
-    queue: VecDeque<String>,
-    sent: HashMap<String, DetailedTask>,
+    /// The tasks to read, each at most once (`queued`).
+    queue: VecDeque<usize>,
+    queued: Vec<bool>,
+    sent: Vec<Option<Sent>>,
+    /// Changes read and not yet taken by the stream.
+    ready: VecDeque<DetailedTask>,
+    fingerprints: RandomState,
     interval: tokio::time::Interval,
 }
 
 impl Watch {
+    fn index_of(&self, id: &str) -> Option<usize> {
+        let at = self
+            .by_id
+            .binary_search_by(|&i| self.ids[i].as_str().cmp(id))
+            .ok()?;
+        Some(self.by_id[at])
+    }
+
+    fn enqueue(&mut self, index: usize) {
+        if !self.queued[index] {
+            self.queued[index] = true;
+            self.queue.push_back(index);
+        }
+    }
+
     /// Queues every task that can still change.
     fn requeue(&mut self) {
-        for id in &self.ids {
-            let settled = self.sent.get(id).is_some_and(|t| t.status.is_terminal());
-            if !settled && !self.queue.contains(id) {
-                self.queue.push_back(id.clone());
+        for index in 0..self.ids.len() {
+            if !self.sent[index].is_some_and(|sent| sent.terminal) {
+                self.enqueue(index);
             }
         }
     }
 
-    async fn check(&mut self, id: &str) -> Option<DetailedTask> {
-        let record = self
-            .runtime
-            .load_visible(id, self.principal.as_deref())
-            .await
-            .ok()?;
-        let detailed = self.runtime.detailed(&record);
-        if self.sent.get(id) == Some(&detailed) {
-            return None;
+    /// Reads the next batch of queued tasks and readies those whose visible state changed.
+    async fn read_batch(&mut self) {
+        let take = self.queue.len().min(LOAD_BATCH);
+        let batch: Vec<usize> = self.queue.drain(..take).collect();
+        for &index in &batch {
+            self.queued[index] = false;
         }
-        self.sent.insert(id.to_owned(), detailed.clone());
-        Some(detailed)
+        let names: Vec<&str> = batch.iter().map(|&i| self.ids[i].as_str()).collect();
+        let records = self
+            .runtime
+            .load_visible_batch(&names, self.principal.as_deref())
+            .await;
+        for (index, record) in batch.into_iter().zip(records) {
+            let Some(record) = record else { continue };
+            let detailed = self.runtime.detailed(&record);
+            let bytes = serde_json::to_vec(&detailed).unwrap_or_default();
+            let sent = Sent {
+                fingerprint: self.fingerprints.hash_one(&bytes),
+                terminal: detailed.status.is_terminal(),
+            };
+            if self.sent[index] != Some(sent) {
+                self.sent[index] = Some(sent);
+                self.ready.push_back(detailed);
+            }
+        }
     }
 }

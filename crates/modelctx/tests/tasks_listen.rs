@@ -1,0 +1,271 @@
+//! `taskIds` on a listen stream (issue 32, item 3): counted and refused before the store is
+//! read when they name more tasks than the client may have, read in batches otherwise — when
+//! the stream starts and at every poll interval — on the memory store and on Redis.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use modelctx::seal::Principal;
+use modelctx::server::Server;
+use modelctx::server::tasks::{
+    Admission, MemoryStore, RedisStore, StoreError, TaskLimits, TaskRecord, TaskStore, Tasks,
+};
+use modelctx::types::TaskStatus;
+use modelctx_test_support::redis::{Persistence, Redis};
+use modelctx_test_support::server::StdioPeer;
+use modelctx_test_support::tasks::{request, with_tasks};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+/// A task store that counts its reads: single loads, batch reads and the ids they cover.
+struct Counting {
+    inner: Arc<dyn TaskStore>,
+    loads: AtomicUsize,
+    batches: AtomicUsize,
+    batched_ids: AtomicUsize,
+    largest_batch: AtomicUsize,
+    read: Notify,
+}
+
+impl Counting {
+    fn new(inner: Arc<dyn TaskStore>) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            loads: AtomicUsize::new(0),
+            batches: AtomicUsize::new(0),
+            batched_ids: AtomicUsize::new(0),
+            largest_batch: AtomicUsize::new(0),
+            read: Notify::new(),
+        })
+    }
+
+    /// (single loads, batch reads, ids read in batches).
+    fn reads(&self) -> (usize, usize, usize) {
+        (
+            self.loads.load(Ordering::SeqCst),
+            self.batches.load(Ordering::SeqCst),
+            self.batched_ids.load(Ordering::SeqCst),
+        )
+    }
+
+    /// Waits until the reads reach `loads` single loads and `batches` batch reads in all.
+    async fn reads_reach(&self, loads: usize, batches: usize) {
+        let wait = async {
+            loop {
+                let read = self.read.notified();
+                let (done_loads, done_batches, _) = self.reads();
+                if done_loads >= loads && done_batches >= batches {
+                    return;
+                }
+                read.await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .expect("the store was read");
+    }
+}
+
+impl TaskStore for Counting {
+    fn create<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        limits: TaskLimits,
+    ) -> BoxFuture<'a, Result<Admission, StoreError>> {
+        self.inner.create(record, limits)
+    }
+
+    fn load<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        self.loads.fetch_add(1, Ordering::SeqCst);
+        self.read.notify_waiters();
+        self.inner.load(task_id)
+    }
+
+    fn load_many<'a>(
+        &'a self,
+        task_ids: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<Option<TaskRecord>>, StoreError>> {
+        self.batched_ids.fetch_add(task_ids.len(), Ordering::SeqCst);
+        self.largest_batch
+            .fetch_max(task_ids.len(), Ordering::SeqCst);
+        self.batches.fetch_add(1, Ordering::SeqCst);
+        self.read.notify_waiters();
+        self.inner.load_many(task_ids)
+    }
+
+    fn swap<'a>(
+        &'a self,
+        record: &'a TaskRecord,
+        expected: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.inner.swap(record, expected)
+    }
+
+    fn active(&self) -> BoxFuture<'_, Result<Vec<String>, StoreError>> {
+        self.inner.active()
+    }
+
+    fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
+        self.inner.purge_expired(now_ms)
+    }
+}
+
+/// A server whose every request is alice's, on `store`, whose tasks she may have 1 000 of.
+fn server(store: Arc<Counting>) -> Server {
+    let tasks = Tasks::builder_shared(store)
+        .poll_interval(Duration::from_millis(50))
+        .sweep_interval(Duration::from_secs(3600))
+        .max_tasks_per_principal(Some(1_000))
+        .build();
+    Server::builder("tasks-listen", "1.0.0")
+        .bind_principal(|_| Some(Principal::new("alice")))
+        .tasks(tasks)
+        .build()
+        .unwrap()
+}
+
+/// `count` tasks of alice's waiting for input, straight into the store (unfinished, so a
+/// stream reads them again every poll interval; the server's start-up sweep reads each once).
+async fn alice_tasks(store: &dyn TaskStore, count: usize) -> Vec<String> {
+    let now = modelctx::store::now_ms();
+    let mut ids = Vec::new();
+    for i in 0..count {
+        let id = format!("task-{i:04}");
+        let mut record = TaskRecord::new(id.clone(), "tool".to_owned(), now);
+        record.principal = Some("alice".to_owned());
+        record.status = TaskStatus::INPUT_REQUIRED;
+        record.ttl_ms = Some(3_600_000);
+        assert_eq!(
+            store.create(&record, TaskLimits::default()).await.unwrap(),
+            Admission::Created
+        );
+        ids.push(id);
+    }
+    ids
+}
+
+fn listen(id: i64, task_ids: &[String]) -> Value {
+    request(
+        id,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": task_ids}}),
+        &with_tasks(),
+    )
+}
+
+async fn first_answer(peer: &mut StdioPeer, message: &Value) -> Value {
+    peer.send(message).await;
+    tokio::time::timeout(Duration::from_secs(30), peer.next())
+        .await
+        .expect("an answer in time")
+        .expect("the server is still there")
+}
+
+#[allow(
+    clippy::print_stderr,
+    reason = "the acknowledgement time the docs record"
+)]
+/// Following the most tasks a client may have reads them in batches of at most 100 — when the
+/// stream starts (the acknowledgement waits for ten reads, where it waited for a thousand
+/// sequential ones) and at every poll interval after — and naming more is refused before the
+/// store is read at all, the issue's probe (300 000 made-up ids) among them.
+async fn taskids_are_bounded_and_read_in_batches(inner: Arc<dyn TaskStore>) {
+    let store = Counting::new(inner);
+    let mut ids = alice_tasks(&*store, 999).await;
+    let mut peer = StdioPeer::start(server(Arc::clone(&store)));
+    // The start-up sweep (orphaned tasks) reads each unfinished task once; then the store is
+    // quiet until the tests' requests.
+    store.reads_reach(999, 0).await;
+    let baseline = store.reads();
+    let reads = || {
+        let (loads, batches, batched) = store.reads();
+        (
+            loads - baseline.0,
+            batches - baseline.1,
+            batched - baseline.2,
+        )
+    };
+
+    let probe: Vec<String> = (0..300_000).map(|i| format!("made-up-{i}")).collect();
+    let too_many: Vec<String> = (0..1_001).map(|i| format!("made-up-{i}")).collect();
+    for (id, asked, says) in [
+        (1, &probe, "exceeds the limit of 131072 bytes"),
+        (
+            2,
+            &too_many,
+            "taskIds names more than 1000 distinct tasks, the most this client may have",
+        ),
+    ] {
+        let answer = first_answer(&mut peer, &listen(id, asked)).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    }
+    assert_eq!(reads(), (0, 0, 0), "refused before the store was read");
+
+    // The most she may follow: her 999 tasks and one made up, each named three times.
+    ids.push("made-up".to_owned());
+    let named: Vec<String> = ids.iter().chain(&ids).chain(&ids).cloned().collect();
+    let started = Instant::now();
+    let ack = first_answer(&mut peer, &listen(3, &named)).await;
+    let took = started.elapsed();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!(ids[..999]),
+        "each of hers once, in order; the made-up one left out"
+    );
+    let (loads, batches, batched) = reads();
+    // Ten batches for the acknowledgement; the stream's own first read may have begun.
+    assert_eq!(loads, 0, "no task read alone");
+    assert!((10..=20).contains(&batches), "{batches} batch reads");
+    assert!(batched <= 1_000 + 999, "{batched} ids read");
+    assert_eq!(store.largest_batch.load(Ordering::SeqCst), 100);
+    eprintln!("acknowledged a listen naming 1 000 tasks (3 000 ids) in {took:?}");
+
+    // Every task's current state, once.
+    let mut states = 0;
+    while states < 999 {
+        let message = tokio::time::timeout(Duration::from_secs(30), peer.next())
+            .await
+            .expect("the tasks' states in time")
+            .unwrap();
+        assert_eq!(message["method"], "notifications/tasks", "{message}");
+        states += 1;
+    }
+    // The next poll interval reads the 999 again, in ten batches, and sends nothing new.
+    let (loads, before, _) = store.reads();
+    store.reads_reach(loads, before + 20).await;
+    assert_eq!(reads().0, 0, "no task read alone");
+    assert_eq!(store.largest_batch.load(Ordering::SeqCst), 100);
+    let (answer, notes) = peer
+        .request(&request(
+            4,
+            "tasks/get",
+            json!({"taskId": "task-0000"}),
+            &with_tasks(),
+        ))
+        .await;
+    assert_eq!(answer["result"]["taskId"], "task-0000", "{answer}");
+    assert!(
+        notes.is_empty(),
+        "unchanged tasks are not sent again: {notes:?}"
+    );
+}
+
+#[tokio::test]
+async fn taskids_are_bounded_and_read_in_batches_in_memory() {
+    taskids_are_bounded_and_read_in_batches(Arc::new(MemoryStore::new())).await;
+}
+
+#[tokio::test]
+async fn taskids_are_bounded_and_read_in_batches_on_redis() {
+    let redis = Redis::start(Persistence::Off).await;
+    let store = RedisStore::connect(&redis.url, "{listen}").await.unwrap();
+    taskids_are_bounded_and_read_in_batches(Arc::new(store)).await;
+}
