@@ -123,7 +123,7 @@ impl<T> Outbox<T> {
     }
 
     /// Queues `message`, or, when the queue is full, keeps it aside (replacing one kept
-    /// before) for the consumer's next read. `false` once the consumer is gone.
+    /// before) to be handed over with the news of the loss. `false` once the consumer is gone.
     pub(crate) fn offer_kept(&self, message: T, bytes: usize) -> bool {
         self.queue(message, bytes, true)
     }
