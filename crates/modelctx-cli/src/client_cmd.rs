@@ -33,9 +33,11 @@ use crate::target::{Target, close, describe_server, explain, interruptible, time
 /// How long `tasks/cancel` may take when the command is interrupted.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
-/// What to suggest when a server says it cannot ask on this (2026-07-28) connection.
-const TRY_LEGACY: &str = "the server asks its questions only over 2025-11-25 connections \
-    (server-to-client requests, which 2026-07-28 removed): try again with --mode legacy";
+/// What to suggest when a server says it cannot ask on this (2026-07-28) connection: the mode
+/// by the revision's name, as `--help` names it (`legacy` is only its old name, kept for
+/// scripts).
+const TRY_2025: &str = "the server asks its questions only over 2025-11-25 connections \
+    (server-to-client requests, which 2026-07-28 removed): try again with --mode 2025-11-25";
 
 /// What to list.
 #[derive(Debug, Clone, Copy)]
@@ -351,7 +353,7 @@ async fn get_with(what: Get, args: CallArgs, contents: Contents) -> Result<ExitC
             pending.cancel(&client).await;
             close(client).await;
             if modern && cannot_ask_on_2026(&error.to_string()) {
-                return Err(error.with_note(TRY_LEGACY));
+                return Err(error.with_note(TRY_2025));
             }
             return Err(error);
         }
@@ -386,7 +388,7 @@ async fn get_with(what: Get, args: CallArgs, contents: Contents) -> Result<ExitC
             .flatten()
             .filter_map(|block| block.get("text").and_then(Value::as_str));
         let hint = if modern && said.any(cannot_ask_on_2026) {
-            format!("; {TRY_LEGACY}")
+            format!("; {TRY_2025}")
         } else {
             String::new()
         };

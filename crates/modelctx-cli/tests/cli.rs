@@ -711,9 +711,10 @@ fn lists_and_arguments() {
 
 /// A server that can only ask over the 2025-11-25 back-channel (FastMCP 4.1.6's `ctx.elicit`)
 /// fails on a 2026-07-28 connection with "…unavailable on 2026-07-28 connections": mcp says to
-/// try `--mode legacy`, and only when the connection was 2026-07-28.
+/// try `--mode 2025-11-25` (the name `--help` gives, not the old `legacy`), and only when the
+/// connection was 2026-07-28.
 #[test]
-fn a_server_that_asks_only_on_2025_gets_a_mode_legacy_hint() {
+fn a_server_that_asks_only_on_2025_gets_a_mode_2025_11_25_hint() {
     let fake = fake_server();
     let py = python();
     for (mode, hinted) in [("auto", true), ("handshake", false)] {
@@ -738,7 +739,7 @@ fn a_server_that_asks_only_on_2025_gets_a_mode_legacy_hint() {
             stdout(&output)
         );
         assert_eq!(
-            stderr(&output).contains("try again with --mode legacy"),
+            stderr(&output).contains("try again with --mode 2025-11-25"),
             hinted,
             "{mode}: {}",
             stderr(&output)

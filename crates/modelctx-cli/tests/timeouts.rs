@@ -61,10 +61,12 @@ fn told_in_order(mut server: Running) {
 #[test]
 fn a_timed_out_call_cancels_its_request_and_ends_the_session() {
     let (server, url) = handshake_server();
-    let output = mcp(&["call", "--timeout", "1", &url, "wait"], "");
+    // Long enough for the call to reach the server (and be logged as waiting) on a loaded
+    // machine: with 1 s it sometimes did not, and nothing here depends on the length.
+    let output = mcp(&["call", "--timeout", "5", &url, "wait"], "");
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("timed out after 1 s (--timeout)"),
+        stderr(&output).contains("timed out after 5 s (--timeout)"),
         "{}",
         stderr(&output)
     );
@@ -93,10 +95,26 @@ fn an_interrupted_call_cancels_its_request_and_ends_the_session() {
     told_in_order(server);
 }
 
-/// A stdio server that takes 3 s to start (a stand-in for a Node server, which takes seconds):
-/// `mcp serve demo` after a pause, in a shell.
-fn slow_demo() -> [&'static str; 5] {
-    ["--", "sh", "-c", "sleep 3; exec \"$0\" serve demo", MCP]
+/// How long the slow stdio server takes to start: longer than the `--timeout` below by a margin,
+/// so that a start counted against it would always fail, and far longer than the
+/// `--connect-timeout` below, so that connecting always times out.
+const START: &str = "6";
+/// Long enough for the call once connected (one `tools/call` to `mcp serve demo`) on a loaded
+/// machine, and shorter than the start by 2 s.
+const TIMEOUT: &str = "4";
+
+/// A stdio server that takes `START` seconds to start (a stand-in for a Node server, which takes
+/// seconds): `mcp serve demo` after a pause, in a shell. Its stderr is not `mcp`'s, so that a
+/// call that gave up returns at once instead of when the pause ends.
+fn slow_demo() -> [&'static str; 6] {
+    [
+        "--",
+        "sh",
+        "-c",
+        "exec 2>/dev/null; sleep \"$1\"; exec \"$0\" serve demo",
+        MCP,
+        START,
+    ]
 }
 
 #[test]
@@ -106,11 +124,11 @@ fn the_timeout_counts_from_the_connection_on() {
         mcp(&args, "")
     };
     // Before: "connecting to stdio: … timed out" (the start counted against --timeout).
-    let started = call(&["--timeout", "2"]);
+    let started = call(&["--timeout", TIMEOUT]);
     assert_ok(&started);
     assert_eq!(stdout(&started).trim(), "hello");
 
-    let refused = call(&["--timeout", "2", "--connect-timeout", "1"]);
+    let refused = call(&["--timeout", TIMEOUT, "--connect-timeout", "1"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(
         stderr(&refused).contains("timed out after 1 s (--connect-timeout)"),

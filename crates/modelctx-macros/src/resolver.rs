@@ -116,13 +116,13 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
             impl ::modelctx::__private::Resolver for #struct_name {
                 type Value = <#output_ty as ::modelctx::__private::ResolverOutput>::Value;
 
-                const INFO: ::modelctx::__private::ResolverInfo = ::modelctx::__private::ResolverInfo {
-                    key: #fn_name,
-                    path: ::core::concat!(::core::module_path!(), "::", #fn_name),
-                    name: #fn_name,
-                    arguments: &[#(#argument_uses),*],
-                    dependencies: &[#(#dependencies),*],
-                };
+                const INFO: ::modelctx::__private::ResolverInfo =
+                    ::modelctx::__private::ResolverInfo::new(
+                        #fn_name,
+                        ::core::concat!(::core::module_path!(), "::", #fn_name),
+                    )
+                    .with_arguments(&[#(#argument_uses),*])
+                    .with_dependencies(&[#(#dependencies),*]);
 
                 fn resolve(
                     #resolution: &::modelctx::__private::Resolution,
@@ -140,7 +140,7 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
                         ::modelctx::__private::ResolverOutput::into_outcome(
                             #wrap,
                             #resolution,
-                            <Self as ::modelctx::__private::Resolver>::INFO.key,
+                            <Self as ::modelctx::__private::Resolver>::INFO.key(),
                         )
                         .await
                     })

@@ -1,9 +1,11 @@
 //! Issue 32, item 12: a subscription's queue is bounded. A scripted server floods a
 //! subscription whose consumer reads nothing until the flood has been routed (a `tools/list`
 //! sent after it comes back only once every notification before it was routed): the consumer then
-//! finds at most the queue's worth of notifications, preceded by a resync (a list-changed event
-//! for each list it follows, an update for each resource it follows), in both eras, bounded in
-//! count and in bytes.
+//! finds at most the queue's worth of notifications, followed by a resync (a list-changed event
+//! for each list it follows, an update for each resource it follows) where the loss was — after
+//! the notifications queued before it, so nothing read after the resync is older than what was
+//! dropped — in both eras, bounded in count and in bytes. `Subscription::missed` grows at the
+//! resync, not before: a consumer that re-reads state when it grows reads nothing older after.
 
 use futures::FutureExt as _;
 use modelctx::client::{Client, ListenEvent, Mode, Subscription};
@@ -66,12 +68,20 @@ fn flooding_server(count: usize, padding: usize) -> FakeServer {
     })
 }
 
-/// Everything the subscription holds now, without waiting.
-fn drain(subscription: &mut Subscription) -> Vec<ListenEvent> {
-    std::iter::from_fn(|| subscription.next().now_or_never().flatten()).collect()
+/// Everything the subscription holds now, without waiting, each with `missed()` after it
+/// (outside tokio's cooperative budget, which would end a drain of more than 128 events early).
+fn drain(subscription: &mut Subscription) -> Vec<(ListenEvent, u64)> {
+    std::iter::from_fn(|| {
+        let event = tokio::task::unconstrained(subscription.next())
+            .now_or_never()
+            .flatten()?;
+        Some((event, subscription.missed()))
+    })
+    .collect()
 }
 
-async fn flooded(handshake: bool, count: usize, padding: usize) -> (Vec<ListenEvent>, u64) {
+/// The events a consumer that read nothing during the flood finds, and `missed()` after each.
+async fn flooded(handshake: bool, count: usize, padding: usize) -> (Vec<ListenEvent>, Vec<u64>) {
     let builder = if handshake {
         Client::builder().mode(Mode::Handshake)
     } else {
@@ -84,11 +94,10 @@ async fn flooded(handshake: bool, count: usize, padding: usize) -> (Vec<ListenEv
     let mut subscription = client.listen(filter).await.unwrap();
     // Answered after every notification before it was routed.
     client.list_tools().await.unwrap();
-    let events = drain(&mut subscription);
-    (events, subscription.missed())
+    drain(&mut subscription).into_iter().unzip()
 }
 
-/// The resync a lagging subscription following the tools list and `WATCHED` gets first (the
+/// The resync a lagging subscription following the tools list and `WATCHED` gets (the
 /// handshake-era fake declares `listChanged` for tools, so both eras follow that list).
 fn resync() -> [ListenEvent; 2] {
     [
@@ -99,29 +108,52 @@ fn resync() -> [ListenEvent; 2] {
     ]
 }
 
+/// Checks that `events` are the queued updates, then the resync, with `missed()` still 0 while
+/// the queued ones are read and `dropped` from the resync on; returns how many were queued.
+fn queued_then_resync(events: &[ListenEvent], missed: &[u64], dropped: u64, what: &str) -> usize {
+    let queued = events.len() - 2;
+    assert_eq!(events[queued..], resync(), "{what}: the resync comes last");
+    assert!(
+        events[..queued]
+            .iter()
+            .all(|event| matches!(event, ListenEvent::ResourceUpdated { .. })),
+        "{what}: {events:?}"
+    );
+    assert!(
+        missed[..queued].iter().all(|&n| n == 0),
+        "{what}: {missed:?}"
+    );
+    assert!(
+        missed[queued..].iter().all(|&n| n == dropped),
+        "{what}: {missed:?}"
+    );
+    queued
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_consumer_gets_the_queue_s_worth_and_a_resync_in_both_eras() {
     for handshake in [false, true] {
         let (events, missed) = flooded(handshake, FLOOD, 0).await;
+        let what = format!("handshake {handshake}");
         assert!(
             events.len() <= QUEUE + 2,
-            "handshake {handshake}: {} events held for a consumer that read none",
+            "{what}: {} events held for a consumer that read none",
             events.len()
         );
-        assert_eq!(events[..2], resync(), "handshake {handshake}");
-        assert_eq!(
-            missed,
-            u64::try_from(FLOOD - QUEUE).unwrap(),
-            "handshake {handshake}"
-        );
-        // What was queued is delivered in order after the resync.
+        let dropped = u64::try_from(FLOOD - QUEUE).unwrap();
+        let queued = queued_then_resync(&events, &missed, dropped, &what);
+        assert_eq!(queued, QUEUE, "{what}");
+        // What was queued is delivered in order, the oldest first, before the resync: what
+        // was dropped (res://256 on) is newer than all of it.
         if !handshake {
-            assert_eq!(
-                events[2],
-                ListenEvent::ResourceUpdated {
-                    uri: "res://0".to_owned()
-                }
-            );
+            for (n, event) in events[..queued].iter().enumerate() {
+                assert_eq!(
+                    *event,
+                    ListenEvent::ResourceUpdated {
+                        uri: format!("res://{n}")
+                    }
+                );
+            }
         }
     }
 }
@@ -135,10 +167,14 @@ async fn the_queue_is_bounded_in_bytes_too() {
         (14..=16).contains(&updates),
         "{updates} updates of 256 KiB held (4 MiB is 16)"
     );
-    assert_eq!(events[..2], resync());
-    assert_eq!(missed, 40 - u64::try_from(updates).unwrap());
+    queued_then_resync(
+        &events,
+        &missed,
+        40 - u64::try_from(updates).unwrap(),
+        "bytes",
+    );
     // A consumer that keeps up loses nothing.
     let (events, missed) = flooded(false, 10, 0).await;
     assert_eq!(events.len(), 10);
-    assert_eq!(missed, 0);
+    assert!(missed.iter().all(|&n| n == 0), "{missed:?}");
 }

@@ -312,3 +312,124 @@ async fn order(title: String, #[resolve(confirm)] confirmed: Confirm) -> String 
     let _ = title;
     format!("ordered: {}", confirmed.ok)
 }
+
+/// A resolver written by hand (the [`Resolver`](modelctx::server::Resolver) docs allow it for
+/// what `#[resolver]` cannot express): its `ResolverInfo` comes from the constructor, and its
+/// question's key is its name, with no second copy to keep equal.
+struct Approve;
+
+impl modelctx::server::Resolver for Approve {
+    type Value = Confirm;
+    const INFO: ResolverInfo = ResolverInfo::new("approve", concat!(module_path!(), "::approve"));
+    fn resolve(
+        resolution: &Resolution,
+    ) -> modelctx::server::BoxFuture<'_, Result<modelctx::server::Elicitation<Confirm>, Interrupt>>
+    {
+        Box::pin(resolution.ask(Self::INFO.key(), Elicit::<Confirm>::new("Approve?")))
+    }
+}
+
+/// Another hand-written resolver named `confirm`, in another place than `#[resolver] confirm`.
+struct OtherConfirm;
+
+impl modelctx::server::Resolver for OtherConfirm {
+    type Value = bool;
+    const INFO: ResolverInfo = ResolverInfo::new("confirm", "elsewhere::confirm");
+    fn resolve(
+        _resolution: &Resolution,
+    ) -> modelctx::server::BoxFuture<'_, Result<modelctx::server::Elicitation<bool>, Interrupt>>
+    {
+        Box::pin(async { Ok(modelctx::server::Elicitation::Accept(true)) })
+    }
+}
+
+/// A hand-written tool (taking `title`) whose graph holds both resolvers named `confirm`.
+struct TwoConfirms;
+
+impl ToolDefinition for TwoConfirms {
+    const RESOLVERS: &'static [&'static ResolverInfo] = &[
+        &<confirm as modelctx::server::Resolver>::INFO,
+        &<OtherConfirm as modelctx::server::Resolver>::INFO,
+    ];
+    const ASKS: bool = true;
+    fn tool() -> Tool {
+        let mut schema = Tool::empty_input_schema();
+        schema.insert(
+            "properties".to_owned(),
+            json!({"title": {"type": "string"}}),
+        );
+        Tool::new("two_confirms", schema)
+    }
+    fn call(_ctx: Context, _arguments: Extra) -> HandlerFuture<CallToolResult> {
+        Box::pin(async { Ok(Outcome::Complete(CallToolResult::text("never"))) })
+    }
+}
+
+#[test]
+fn a_hand_written_resolver_s_key_is_its_name_and_clashes_by_it() {
+    let info = &<Approve as modelctx::server::Resolver>::INFO;
+    assert_eq!((info.key(), info.name), ("approve", "approve"));
+    assert_eq!(info.path, "mcp_server_build::approve");
+    assert!(info.arguments.is_empty() && info.dependencies.is_empty());
+    let error = McpServer::builder("s", "1")
+        .tool::<TwoConfirms>()
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        error,
+        BuildError::ResolverKeyClash {
+            kind: "tool",
+            name: "two_confirms".to_owned(),
+            key: "confirm".to_owned(),
+            paths: [
+                "mcp_server_build::confirm".to_owned(),
+                "elsewhere::confirm".to_owned()
+            ],
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_hand_written_resolver_asks_under_its_name() {
+    let server = McpServer::builder("hand", "1")
+        .tool_fn(
+            "approve",
+            "Approves.",
+            |ctx: Context, _args: BTreeMap<String, String>| async move {
+                let resolution = Resolution::new(ctx, Extra::new());
+                match resolution.resolve::<Approve>().await {
+                    Ok(outcome) => Ok(Outcome::Complete(format!(
+                        "ok={}",
+                        outcome.accepted().is_some_and(|c| c.ok)
+                    ))),
+                    Err(Interrupt::Pending) => Ok(Outcome::InputRequired(
+                        resolution.input_required().expect("a pending question"),
+                    )),
+                    Err(other) => Err(format!("{other:?}")),
+                }
+            },
+        )
+        .build()
+        .unwrap();
+    let mut peer = StdioPeer::start(server.into_server());
+    let call = request(1, "tools/call", json!({"name": "approve", "arguments": {}}));
+    let (response, _) = peer.request(&call).await;
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "input_required", "{response}");
+    let keys: Vec<&String> = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["approve"], "{response}");
+    let mut retry = call.clone();
+    retry["id"] = json!(2);
+    retry["params"]["requestState"] = result["requestState"].clone();
+    retry["params"]["inputResponses"] =
+        json!({"approve": {"action": "accept", "content": {"ok": true}}});
+    let (response, _) = peer.request(&retry).await;
+    assert_eq!(
+        response["result"]["content"][0]["text"], "ok=true",
+        "{response}"
+    );
+}

@@ -280,10 +280,13 @@ impl Listens {
 /// Notifications wait for the consumer in a bounded queue: at most 256, holding at most 4 MiB
 /// of params (one larger notification passes when nothing else waits). What arrives beyond
 /// that is dropped — the connection's reader never waits for one slow subscription, and a fast
-/// server cannot fill memory — and the consumer is then resynced before its next event, as
-/// after a re-sent request: a list-changed event for each list it follows and an update for
-/// each resource it follows, so that it refetches them. [`Subscription::missed`] counts what
-/// was dropped; a consumer of other notifications (the tasks extension's
+/// server cannot fill memory — and the consumer is resynced where the loss was, as after a
+/// re-sent request: after the events queued before the (latest) drop, a list-changed event for
+/// each list it follows and an update for each resource it follows, so that it refetches them.
+/// No event after the resync was sent before what was dropped, so a consumer that refetches
+/// there and applies the later events in order ends on the server's latest state.
+/// [`Subscription::missed`] counts what was dropped and grows at the resync
+/// (not when the drop happens); a consumer of other notifications (the tasks extension's
 /// `notifications/tasks`) re-reads what they tell (`tasks/get`) when it grows.
 pub struct Subscription {
     rx: Inbox<Msg>,
@@ -361,7 +364,8 @@ impl Subscription {
     }
 
     /// How many notifications were dropped because the consumer fell behind (see "A consumer
-    /// that falls behind" above); each loss is followed by a resync.
+    /// that falls behind" above), as of the last resync read: it grows where the events of a
+    /// resync start, after the events queued before the loss.
     pub fn missed(&self) -> u64 {
         self.rx.dropped()
     }

@@ -67,7 +67,7 @@ const fn clashes(list: &[&ResolverInfo], info: &ResolverInfo) -> bool {
     let mut i = 0;
     while i < list.len() {
         let other = list[i];
-        if (str_eq(other.key, info.key) && !str_eq(other.path, info.path))
+        if (str_eq(other.key(), info.key()) && !str_eq(other.path, info.path))
             || clashes(other.dependencies, info)
         {
             return true;
@@ -111,7 +111,7 @@ pub(super) fn problem(
     clash(resolvers, &mut seen).map(|(first, second)| BuildError::ResolverKeyClash {
         kind,
         name: name.to_owned(),
-        key: first.key.to_owned(),
+        key: first.key().to_owned(),
         paths: [first.path.to_owned(), second.path.to_owned()],
     })
 }
@@ -135,7 +135,7 @@ fn clash<'a>(
     for info in resolvers {
         if let Some(other) = seen
             .iter()
-            .find(|other| other.key == info.key && other.path != info.path)
+            .find(|other| other.key() == info.key() && other.path != info.path)
         {
             return Some((other, info));
         }
@@ -151,34 +151,12 @@ fn clash<'a>(
 mod tests {
     use super::*;
 
-    static REGION: ResolverInfo = ResolverInfo {
-        key: "region",
-        path: "a::region",
-        name: "region",
-        arguments: &[],
-        dependencies: &[],
-    };
-    static OTHER_REGION: ResolverInfo = ResolverInfo {
-        key: "region",
-        path: "b::region",
-        name: "region",
-        arguments: &[],
-        dependencies: &[],
-    };
-    static PLACEMENT: ResolverInfo = ResolverInfo {
-        key: "placement",
-        path: "a::placement",
-        name: "placement",
-        arguments: &[],
-        dependencies: &[&OTHER_REGION],
-    };
-    static SAME_TWICE: ResolverInfo = ResolverInfo {
-        key: "both",
-        path: "a::both",
-        name: "both",
-        arguments: &[],
-        dependencies: &[&REGION, &REGION],
-    };
+    static REGION: ResolverInfo = ResolverInfo::new("region", "a::region");
+    static OTHER_REGION: ResolverInfo = ResolverInfo::new("region", "b::region");
+    static PLACEMENT: ResolverInfo =
+        ResolverInfo::new("placement", "a::placement").with_dependencies(&[&OTHER_REGION]);
+    static SAME_TWICE: ResolverInfo =
+        ResolverInfo::new("both", "a::both").with_dependencies(&[&REGION, &REGION]);
 
     #[test]
     fn one_resolver_reached_twice_is_fine() {

@@ -37,27 +37,63 @@ use crate::server::BoxFuture;
 use crate::server::context::name_input_request;
 use crate::sync::lock;
 
-/// What registration knows about a resolver: its wire key, the arguments it takes by name and
-/// the resolvers it depends on. `#[resolver]` builds it as a constant, so the compiler checks
-/// the graph: a dependency cycle is a cycle between these constants (error E0391), and an
-/// argument the consumer does not have fails the consumer's constant check.
+/// What registration knows about a resolver: its name (its wire key), the arguments it takes
+/// by name and the resolvers it depends on. `#[resolver]` builds it as a constant, so the
+/// compiler checks the graph: a dependency cycle is a cycle between these constants (error
+/// E0391), and an argument the consumer does not have fails the consumer's constant check. A
+/// [`Resolver`] written by hand builds it with [`ResolverInfo::new`] (it may gain fields).
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ResolverInfo {
-    /// The key of this resolver's question in `inputRequests` and in the state: the
-    /// resolver's name (`region`). Short, because clients show it and users type it
-    /// (`mcp call --answer region=…`), and stable: it does not change when the function moves
-    /// to another module. Two resolvers of one name in one consumer's graph would share it;
-    /// [`check_resolvers`](super::check_resolvers) refuses that at compile time.
-    pub key: &'static str,
+    /// The resolver's name (`region`): in messages, and the key of its question
+    /// ([`ResolverInfo::key`]).
+    pub name: &'static str,
     /// The resolver's full path (`my_server::questions::region`): which function it is, for
     /// telling two resolvers of the same name apart.
     pub path: &'static str,
-    /// The resolver's name, for messages.
-    pub name: &'static str,
     /// The arguments taken by name.
     pub arguments: &'static [ArgumentUse],
     /// Direct dependencies.
     pub dependencies: &'static [&'static ResolverInfo],
+}
+
+impl ResolverInfo {
+    /// A resolver named `name` (its key) at `path` (its full path, e.g.
+    /// `concat!(module_path!(), "::region")`), taking no argument by name and depending on no
+    /// other resolver.
+    pub const fn new(name: &'static str, path: &'static str) -> Self {
+        Self {
+            name,
+            path,
+            arguments: &[],
+            dependencies: &[],
+        }
+    }
+
+    /// With the arguments it takes by name.
+    #[must_use]
+    pub const fn with_arguments(self, arguments: &'static [ArgumentUse]) -> Self {
+        Self { arguments, ..self }
+    }
+
+    /// With the resolvers it depends on.
+    #[must_use]
+    pub const fn with_dependencies(self, dependencies: &'static [&'static ResolverInfo]) -> Self {
+        Self {
+            dependencies,
+            ..self
+        }
+    }
+
+    /// The key of this resolver's question in `inputRequests` and in the state: its name.
+    /// Short, because clients show it and users type it (`mcp call --answer region=…`), and
+    /// stable: it does not change when the function moves to another module. Two resolvers of
+    /// one name in one consumer's graph would share it;
+    /// [`check_resolvers`](super::check_resolvers) refuses that at compile time, `build()`
+    /// for definitions written by hand.
+    pub const fn key(&self) -> &'static str {
+        self.name
+    }
 }
 
 /// One argument a resolver takes by name, and the compile error shown when a consumer lacks it.
@@ -74,7 +110,7 @@ pub struct ArgumentUse {
 pub trait Resolver: Send + Sync + 'static {
     /// The resolved value (for an [`Elicit<T>`] question, `T`).
     type Value: Clone + Send + Sync + 'static;
-    /// Key, by-name arguments, dependencies.
+    /// Name (key), path, by-name arguments, dependencies.
     const INFO: ResolverInfo;
     /// Runs the resolver in `resolution`: resolves its dependencies, runs its body, and puts its
     /// question if it returned one.
@@ -367,7 +403,7 @@ impl Resolution {
             {
                 return Ok(outcome.clone());
             }
-            if progress.pending.contains_key(R::INFO.key) {
+            if progress.pending.contains_key(R::INFO.key()) {
                 // Already asked this round by another consumer: do not run it again.
                 return Err(Interrupt::Pending);
             }
