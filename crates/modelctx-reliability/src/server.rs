@@ -21,8 +21,10 @@ pub const KEYS_VAR: &str = "MCP_REQUEST_STATE_KEYS";
 pub const BUS_VAR: &str = "MCP_BUS_REDIS";
 
 /// The environment variable raising how many listen streams one client (here: one peer address)
-/// may hold (`SubscriptionLimits::max_streams_per_client`, 256 by default): `mcp-listeners`
-/// holds all its streams from 127.0.0.1, as a proxy in front of an instance would.
+/// may hold (`SubscriptionLimits::max_streams_per_client`, 256 by default), and making the
+/// server's whole budget its share (`max_held_bytes_per_client`, 16 MiB by default):
+/// `mcp-listeners` holds all its streams from 127.0.0.1, as a proxy in front of an instance
+/// would.
 pub const STREAMS_PER_CLIENT_VAR: &str = "MCP_LISTEN_STREAMS_PER_CLIENT";
 
 /// How a server process is started.

@@ -111,9 +111,11 @@ async fn listen_streams_cost_at_most_their_bound() {
     );
 
     // The largest request the limits admit: 1 000 URIs of 64 bytes (64 000 bytes of them),
-    // 64 streams from this one address (each its own HTTP/1.1 connection).
-    const STREAMS: usize = 64;
+    // 32 streams from this one address (each its own HTTP/1.1 connection; charged ~340 KiB
+    // each, as many as fit in one client's 16 MiB share).
+    const STREAMS: usize = 32;
     let limits = SubscriptionLimits::default();
+    assert!(STREAMS * limits.max_stream_charge() <= limits.max_held_bytes_per_client);
     let idle = server.memory().unwrap();
     let mut streams = Vec::new();
     for i in 0..STREAMS {

@@ -21,6 +21,31 @@ async fn tasks() {
     contract::tasks(&memory, &memory).await;
 }
 
+/// A batch read of more ids than SQLite binds in one statement (a third party's caller; the
+/// SDK reads 100 at a time) answers every id in order, again and again on the cached
+/// statements.
+#[tokio::test]
+async fn a_long_batch_read_answers_every_id() {
+    use modelctx::server::tasks::{TaskLimits, TaskRecord, TaskStore};
+    let store = SqliteStore::in_memory().unwrap();
+    let mut stored = Vec::new();
+    for i in [0, 499, 500, 1_199] {
+        let record = TaskRecord::new(format!("task-{i}"), "tool".to_owned(), 1);
+        store.create(&record, TaskLimits::default()).await.unwrap();
+        stored.push((i, record));
+    }
+    let ids: Vec<String> = (0..1_200).map(|i| format!("task-{i}")).collect();
+    let names: Vec<&str> = ids.iter().map(String::as_str).collect();
+    for _ in 0..3 {
+        let found = store.load_many(&names).await.unwrap();
+        assert_eq!(found.len(), 1_200);
+        for (i, record) in &stored {
+            assert_eq!(found[*i].as_ref(), Some(record), "task-{i}");
+        }
+        assert_eq!(found.iter().filter(|r| r.is_some()).count(), stored.len());
+    }
+}
+
 #[tokio::test]
 async fn task_limits() {
     let dir = TempDir::new("limits");

@@ -1,10 +1,15 @@
 //! What subscriptions may make a server hold (issue 32, items 1 and 2): listen requests and
 //! 2025-11-25 `resources/subscribe` past their limits are refused with a precise error and the
 //! server keeps serving; a stream keeps each resource once; a client holds a bounded number of
-//! streams and the server a bounded budget of them, given back when streams end.
+//! streams — its 2025-11-25 sessions' `GET` streams among them, one a session — and a bounded
+//! share of the server's budget, and the server a bounded budget of them, given back when
+//! streams end.
+
+use std::sync::Arc;
 
 use modelctx::client::{Client, ClientError, Subscription};
-use modelctx::server::{Change, RequestContext, Server, SubscriptionLimits};
+use modelctx::server::middleware::{Middleware, Next, Reply, Request};
+use modelctx::server::{BoxFuture, Change, RequestContext, Server, SubscriptionLimits};
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, ErrorObject, ReadResourceRequestParams,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, SubscriptionFilter, Tool,
@@ -12,10 +17,64 @@ use modelctx::types::{
 use modelctx_test_support::listen::{BOUND, listen, next, updated};
 use modelctx_test_support::server::{HttpPeer, StdioPeer, request};
 use serde_json::{Value, json};
+use tokio::sync::watch;
+
+/// Counts the `subscriptions/listen` requests whose work is over — refused, or a stream that
+/// ended, its charge given back by then — so that a test waits for a stream's end instead of
+/// asking again and again until the server has noticed it.
+#[derive(Clone)]
+struct Ended(Arc<watch::Sender<usize>>);
+
+/// Counts one ended listen request when dropped: after the request's own future, whose hold
+/// goes with it, whether the request returned or was dropped (its connection closed).
+struct Counted<'a>(&'a watch::Sender<usize>);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|ended| *ended += 1);
+    }
+}
+
+impl Middleware for Ended {
+    fn handle<'a>(&'a self, request: Request<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
+        Box::pin(async move {
+            if request.method() != "subscriptions/listen" {
+                return next.run(request).await;
+            }
+            let _counted = Counted(&self.0);
+            next.run(request).await
+        })
+    }
+}
+
+impl Ended {
+    fn new() -> Self {
+        Self(Arc::new(watch::channel(0).0))
+    }
+
+    /// How many listen requests have ended so far.
+    fn count(&self) -> usize {
+        *self.0.borrow()
+    }
+
+    /// Waits (bounded in time) until `count` listen requests have ended.
+    async fn reach(&self, count: usize) {
+        let mut ended = self.0.subscribe();
+        tokio::time::timeout(BOUND, ended.wait_for(|ended| *ended >= count))
+            .await
+            .expect("the stream ended in time")
+            .unwrap();
+    }
+}
 
 /// A server with a resource, a template (`test://items/{id}`) and a tool `touch {uri}` that
 /// announces an update of `uri`.
 fn server(limits: SubscriptionLimits) -> Server {
+    watched(limits, &Ended::new())
+}
+
+/// [`server`], counting the listen requests that end in `ended`.
+fn watched(limits: SubscriptionLimits, ended: &Ended) -> Server {
     let touch = Tool::new(
         "touch",
         serde_json::from_value(
@@ -48,6 +107,7 @@ fn server(limits: SubscriptionLimits) -> Server {
             },
         )
         .subscription_limits(limits)
+        .middleware(ended.clone())
         .build()
         .unwrap()
 }
@@ -204,31 +264,14 @@ fn follow(uri: &str) -> SubscriptionFilter {
     SubscriptionFilter::new().with_resource(uri)
 }
 
-/// Listens with `filter` again and again until the server has taken back what a stream that
-/// just ended held (it learns of the end when the stream's connection closes); each attempt is
-/// a round trip, and all of them together are bounded in time.
-async fn listen_once_room(client: &Client, filter: SubscriptionFilter) -> Subscription {
-    let attempts = async {
-        loop {
-            match client.listen(filter.clone()).await {
-                Ok(subscription) => return subscription,
-                Err(ClientError::Rpc(error)) if error.code.0 == -32603 => {}
-                Err(other) => panic!("{other:?}"),
-            }
-        }
-    };
-    tokio::time::timeout(BOUND, attempts)
-        .await
-        .expect("the ended stream's room came back")
-}
-
 /// One client (here a peer address: no principal) holds at most its limit of streams; past it
 /// `-32603` with `data.reason = "subscription_limit"`, and its streams keep working; a stream
 /// that ends makes room again.
 #[tokio::test]
 async fn a_client_holds_a_bounded_number_of_streams() {
     let limits = SubscriptionLimits::default().max_streams_per_client(2);
-    let peer = HttpPeer::start(server(limits)).await;
+    let ended = Ended::new();
+    let peer = HttpPeer::start(watched(limits, &ended)).await;
     let client = Client::builder().connect_http(&peer.url).await.unwrap();
     let mut first = listen(&client, follow("test://doc")).await;
     let second = listen(&client, follow("test://items/1")).await;
@@ -239,7 +282,7 @@ async fn a_client_holds_a_bounded_number_of_streams() {
         json!({"reason": "subscription_limit", "scope": "client", "limit": 2})
     );
     assert!(
-        error.message.contains("holds 2 listen streams"),
+        error.message.contains("holds 2 streams"),
         "{}",
         error.message
     );
@@ -255,8 +298,12 @@ async fn a_client_holds_a_bounded_number_of_streams() {
         .await
         .unwrap();
     assert_eq!(next(&mut first).await, updated("test://doc"));
+    // The server learns of the end when the stream's connection closes: once it has, one
+    // attempt is enough. The refusals so far have ended before their answers came.
+    let refused = ended.count();
     tokio::time::timeout(BOUND, second.close()).await.unwrap();
-    let mut third = listen_once_room(&other, follow("test://items/3")).await;
+    ended.reach(refused + 1).await;
+    let mut third = listen(&other, follow("test://items/3")).await;
     client
         .call_tool("touch", json!({"uri": "test://items/3"}))
         .await
@@ -271,7 +318,8 @@ async fn a_client_holds_a_bounded_number_of_streams() {
 async fn the_server_holds_a_bounded_budget_of_streams() {
     let charge = SubscriptionLimits::STREAM_CHARGE;
     let limits = SubscriptionLimits::default().max_held_bytes(2 * charge + charge / 2);
-    let mut peer = StdioPeer::start(server(limits));
+    let ended = Ended::new();
+    let mut peer = StdioPeer::start(watched(limits, &ended));
     for id in [1, 2] {
         let ack = first_answer(
             &mut peer,
@@ -288,26 +336,140 @@ async fn the_server_holds_a_bounded_budget_of_streams() {
     assert_eq!(answer["error"]["code"], -32603, "{answer}");
     assert_eq!(answer["error"]["data"]["scope"], "server");
     assert_eq!(answer["error"]["data"]["reason"], "subscription_limit");
-    // Cancelling a stream gives its charge back (once its task has seen the cancellation:
-    // each attempt is a round trip on the connection, all of them bounded in time).
+    // Cancelling a stream gives its charge back once its task has seen the cancellation (a
+    // cancelled request is answered nothing): then one attempt is enough.
+    assert_eq!(ended.count(), 1, "the refusal");
     peer.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 1}}),
     )
     .await;
-    let attempts = async {
-        for id in 4.. {
-            let listen = listen_request(id, &json!({"toolsListChanged": true}));
-            let answer = first_answer(&mut peer, &listen).await;
-            if answer["method"] == "notifications/subscriptions/acknowledged" {
-                return;
-            }
-            assert_eq!(answer["error"]["data"]["scope"], "server", "{answer}");
+    ended.reach(2).await;
+    let ack = first_answer(
+        &mut peer,
+        &listen_request(4, &json!({"toolsListChanged": true})),
+    )
+    .await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+}
+
+/// The documented bound is what the largest stream the limits admit is charged: a server whose
+/// whole budget is `max_stream_charge` admits a request of the largest size following the most
+/// URIs of the most bytes (their bytes are charged too).
+#[tokio::test]
+async fn the_largest_stream_fits_its_documented_bound() {
+    let limits = SubscriptionLimits::default();
+    let mut peer = StdioPeer::start(server(
+        limits.clone().max_held_bytes(limits.max_stream_charge()),
+    ));
+    let mut listen = listen_request(
+        1,
+        &json!({"resourceSubscriptions": items(1_000, 64), "padding": ""}),
+    );
+    let text = serde_json::to_string(&listen["params"]).unwrap().len();
+    listen["params"]["notifications"]["padding"] =
+        json!("x".repeat(limits.max_listen_request - text));
+    let text = serde_json::to_string(&listen["params"]).unwrap().len();
+    assert_eq!(
+        text, limits.max_listen_request,
+        "a request of the largest size"
+    );
+    let ack = first_answer(&mut peer, &listen).await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+}
+
+/// Opens a 2025-11-25 session on `peer` and returns its id.
+async fn open_session(peer: &HttpPeer) -> String {
+    let init = plain(
+        1,
+        "initialize",
+        &json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "legacy", "version": "1"}}),
+    );
+    let opened = peer.handshake_post(&init, None).await;
+    assert_eq!(opened.status(), 200);
+    let id = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = peer.handshake_post(&initialized, Some(&id)).await;
+    assert_eq!(answer.status(), 202);
+    id
+}
+
+/// Opens the `GET` stream of `session`.
+async fn get_stream(peer: &HttpPeer, session: &str) -> reqwest::Response {
+    let get = peer
+        .client
+        .get(&peer.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send();
+    tokio::time::timeout(BOUND, get)
+        .await
+        .expect("answered in time")
+        .unwrap()
+}
+
+/// A 2025-11-25 session has one `GET` stream at a time (409 for another, as the Python SDK
+/// answers), and each is a stream of the client that opened the session: counted with its
+/// listen streams against its limit (429 past it), and charged with its sessions'
+/// subscriptions against its share of the budget.
+#[tokio::test]
+async fn get_streams_are_one_a_session_and_count_against_their_client() {
+    let charge = SubscriptionLimits::STREAM_CHARGE;
+    let limits = SubscriptionLimits::default()
+        .max_streams_per_client(2)
+        .max_held_bytes_per_client(2 * charge + 2_000);
+    let peer = HttpPeer::start(server(limits)).await;
+    let sessions = [
+        open_session(&peer).await,
+        open_session(&peer).await,
+        open_session(&peer).await,
+    ];
+    let first = get_stream(&peer, &sessions[0]).await;
+    assert_eq!(first.status(), 200);
+    let again = get_stream(&peer, &sessions[0]).await;
+    assert_eq!(again.status(), 409);
+    let answer: Value = again.json().await.unwrap();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let second = get_stream(&peer, &sessions[1]).await;
+    assert_eq!(second.status(), 200);
+    // The client (this address) holds its two streams.
+    let third = get_stream(&peer, &sessions[2]).await;
+    assert_eq!(third.status(), 429);
+    let answer: Value = third.json().await.unwrap();
+    assert_eq!(
+        answer["error"]["data"],
+        json!({"reason": "subscription_limit", "scope": "client", "limit": 2})
+    );
+    let client = Client::builder().connect_http(&peer.url).await.unwrap();
+    let error = refusal(client.listen(follow("test://doc")).await);
+    assert_eq!(error.data.unwrap()["scope"], "client");
+    // What its sessions follow is charged to the same share: 2 000 bytes are left of it.
+    let subscribe = |id, uri: String| {
+        let subscribe = plain(id, "resources/subscribe", &json!({"uri": uri}));
+        let session = &sessions[2];
+        let peer = &peer;
+        async move {
+            let answer = peer.handshake_post(&subscribe, Some(session)).await;
+            answer.json::<Value>().await.unwrap()
         }
     };
-    tokio::time::timeout(BOUND, attempts)
-        .await
-        .expect("the cancelled stream's charge came back");
+    let answer = subscribe(2, format!("test://items/{}", "x".repeat(1_900))).await;
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert_eq!(answer["error"]["data"]["scope"], "client", "{answer}");
+    let answer = subscribe(3, "test://doc".to_owned()).await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    drop((first, second));
 }
 
 fn plain(id: i64, method: &str, params: &Value) -> Value {

@@ -1,6 +1,7 @@
 //! `taskIds` on a listen stream (issue 32, item 3): counted and refused before the store is
-//! read when they name more tasks than the client may have, read in batches otherwise — when
-//! the stream starts and at every poll interval — on the memory store and on Redis.
+//! read when they name more tasks than the client may have, read in batches otherwise — once
+//! when the stream starts, and at every poll interval after — on the memory store and on
+//! Redis.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -115,10 +116,11 @@ impl TaskStore for Counting {
     }
 }
 
-/// A server whose every request is alice's, on `store`, whose tasks she may have 1 000 of.
-fn server(store: Arc<Counting>) -> Server {
+/// A server whose every request is alice's, on `store`, whose tasks she may have 1 000 of,
+/// polling it every `poll`.
+fn server(store: Arc<Counting>, poll: Duration) -> Server {
     let tasks = Tasks::builder_shared(store)
-        .poll_interval(Duration::from_millis(50))
+        .poll_interval(poll)
         .sweep_interval(Duration::from_secs(3600))
         .max_tasks_per_principal(Some(1_000))
         .build();
@@ -166,30 +168,74 @@ async fn first_answer(peer: &mut StdioPeer, message: &Value) -> Value {
         .expect("the server is still there")
 }
 
+/// Starts a server on `store` polling every `poll`, once its start-up sweep (orphaned tasks)
+/// has read each of the `tasks` unfinished tasks once: the store is then quiet until the
+/// tests' requests. Returns the peer and the reads so far.
+async fn quiet_server(
+    store: &Arc<Counting>,
+    poll: Duration,
+    tasks: usize,
+) -> (StdioPeer, (usize, usize, usize)) {
+    let (loads, _, _) = store.reads();
+    let peer = StdioPeer::start(server(Arc::clone(store), poll));
+    store.reads_reach(loads + tasks, 0).await;
+    (peer, store.reads())
+}
+
+/// The reads of `store` since `baseline`: (single loads, batch reads, ids read in batches).
+fn reads_since(store: &Counting, baseline: (usize, usize, usize)) -> (usize, usize, usize) {
+    let (loads, batches, batched) = store.reads();
+    (
+        loads - baseline.0,
+        batches - baseline.1,
+        batched - baseline.2,
+    )
+}
+
+/// Receives the `count` task states a stream sends first.
+async fn first_states(peer: &mut StdioPeer, count: usize) {
+    for _ in 0..count {
+        let message = tokio::time::timeout(Duration::from_secs(30), peer.next())
+            .await
+            .expect("the tasks' states in time")
+            .unwrap();
+        assert_eq!(message["method"], "notifications/tasks", "{message}");
+    }
+}
+
+/// A `tasks/get` round trip: no notification comes with it (an unchanged task is not sent
+/// again).
+async fn nothing_more_sent(peer: &mut StdioPeer, id: i64) {
+    let (answer, notes) = peer
+        .request(&request(
+            id,
+            "tasks/get",
+            json!({"taskId": "task-0000"}),
+            &with_tasks(),
+        ))
+        .await;
+    assert_eq!(answer["result"]["taskId"], "task-0000", "{answer}");
+    assert!(
+        notes.is_empty(),
+        "unchanged tasks are not sent again: {notes:?}"
+    );
+}
+
 #[allow(
     clippy::print_stderr,
     reason = "the acknowledgement time the docs record"
 )]
-/// Following the most tasks a client may have reads them in batches of at most 100 — when the
-/// stream starts (the acknowledgement waits for ten reads, where it waited for a thousand
-/// sequential ones) and at every poll interval after — and naming more is refused before the
+/// Following the most tasks a client may have reads each once, in batches of at most 100, to
+/// start the stream — the acknowledgement waits for ten reads, where it waited for a thousand
+/// sequential ones, and the states sent first are those reads' — and again in ten batches at
+/// every poll interval after, the first one interval later; naming more is refused before the
 /// store is read at all, the issue's probe (300 000 made-up ids) among them.
 async fn taskids_are_bounded_and_read_in_batches(inner: Arc<dyn TaskStore>) {
     let store = Counting::new(inner);
     let mut ids = alice_tasks(&*store, 999).await;
-    let mut peer = StdioPeer::start(server(Arc::clone(&store)));
-    // The start-up sweep (orphaned tasks) reads each unfinished task once; then the store is
-    // quiet until the tests' requests.
-    store.reads_reach(999, 0).await;
-    let baseline = store.reads();
-    let reads = || {
-        let (loads, batches, batched) = store.reads();
-        (
-            loads - baseline.0,
-            batches - baseline.1,
-            batched - baseline.2,
-        )
-    };
+    // A poll interval no test waits for: every read of this server's is the start's.
+    let (mut peer, baseline) = quiet_server(&store, Duration::from_secs(3600), 999).await;
+    let reads = || reads_since(&store, baseline);
 
     let probe: Vec<String> = (0..300_000).map(|i| format!("made-up-{i}")).collect();
     let too_many: Vec<String> = (0..1_001).map(|i| format!("made-up-{i}")).collect();
@@ -220,42 +266,36 @@ async fn taskids_are_bounded_and_read_in_batches(inner: Arc<dyn TaskStore>) {
         json!(ids[..999]),
         "each of hers once, in order; the made-up one left out"
     );
-    let (loads, batches, batched) = reads();
-    // Ten batches for the acknowledgement; the stream's own first read may have begun.
-    assert_eq!(loads, 0, "no task read alone");
-    assert!((10..=20).contains(&batches), "{batches} batch reads");
-    assert!(batched <= 1_000 + 999, "{batched} ids read");
+    assert_eq!(reads(), (0, 10, 1_000), "ten batch reads, each id once");
     assert_eq!(store.largest_batch.load(Ordering::SeqCst), 100);
     eprintln!("acknowledged a listen naming 1 000 tasks (3 000 ids) in {took:?}");
-
-    // Every task's current state, once.
-    let mut states = 0;
-    while states < 999 {
-        let message = tokio::time::timeout(Duration::from_secs(30), peer.next())
-            .await
-            .expect("the tasks' states in time")
-            .unwrap();
-        assert_eq!(message["method"], "notifications/tasks", "{message}");
-        states += 1;
-    }
-    // The next poll interval reads the 999 again, in ten batches, and sends nothing new.
-    let (loads, before, _) = store.reads();
-    store.reads_reach(loads, before + 20).await;
-    assert_eq!(reads().0, 0, "no task read alone");
-    assert_eq!(store.largest_batch.load(Ordering::SeqCst), 100);
-    let (answer, notes) = peer
-        .request(&request(
-            4,
-            "tasks/get",
-            json!({"taskId": "task-0000"}),
-            &with_tasks(),
-        ))
-        .await;
-    assert_eq!(answer["result"]["taskId"], "task-0000", "{answer}");
-    assert!(
-        notes.is_empty(),
-        "unchanged tasks are not sent again: {notes:?}"
+    // Every task's current state, once, as the acknowledgement's reads found it: not read
+    // again, neither for the first states nor by a first poll at once.
+    first_states(&mut peer, 999).await;
+    nothing_more_sent(&mut peer, 4).await;
+    assert_eq!(
+        reads(),
+        (1, 10, 1_000),
+        "the start read each task once (the load is tasks/get's)"
     );
+    drop(peer);
+
+    // Every poll interval reads the 999 again, in ten batches, and sends nothing new.
+    let (mut peer, baseline) = quiet_server(&store, Duration::from_millis(50), 999).await;
+    let ack = first_answer(&mut peer, &listen(1, &ids)).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    first_states(&mut peer, 999).await;
+    let (_, batches, _) = reads_since(&store, baseline);
+    let (loads, ..) = store.reads();
+    store.reads_reach(loads, store.reads().1 + 10).await;
+    let (loads, after, _) = reads_since(&store, baseline);
+    assert_eq!(loads, 0, "no task read alone");
+    assert!(
+        after >= batches + 10,
+        "a poll: {batches} then {after} batch reads"
+    );
+    assert_eq!(store.largest_batch.load(Ordering::SeqCst), 100);
+    nothing_more_sent(&mut peer, 2).await;
 }
 
 #[tokio::test]

@@ -12,7 +12,8 @@
 //! bus of the fleet (channel `mcp-fleet:changes`) and keeps the tasks in the same Redis (prefix
 //! `mcp-fleet-tasks`); the `touch {uri}` tool announces an update
 //! of any resource URI, for the fleet's bus phase. `MCP_LISTEN_STREAMS_PER_CLIENT` raises how
-//! many listen streams one peer address may hold (`mcp-listeners` holds 10 000 from 127.0.0.1).
+//! many listen streams one peer address may hold, and gives it the whole budget as its share
+//! (`mcp-listeners` holds 10 000 from 127.0.0.1).
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -63,8 +64,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
             std::process::exit(2);
         };
-        server = server
-            .subscription_limits(SubscriptionLimits::default().max_streams_per_client(streams));
+        // One client holding that many streams needs the whole budget as its share too.
+        let limits = SubscriptionLimits::default();
+        let budget = limits.max_held_bytes;
+        server = server.subscription_limits(
+            limits
+                .max_streams_per_client(streams)
+                .max_held_bytes_per_client(budget),
+        );
     }
     if let Some(url) = &bus {
         server = server.bus(RedisBus::connect(url, "mcp-fleet").await?);

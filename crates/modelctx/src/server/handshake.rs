@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::context::Notifier;
-use super::subscription_limits::Followed;
+use super::subscription_budget::{Client, Followed};
 use crate::sync::lock;
 
 type Pending = oneshot::Sender<Result<Box<RawValue>, ErrorObject>>;
@@ -40,7 +40,8 @@ pub(crate) struct HandshakeSession {
     pub(crate) client_capabilities: ClientCapabilities,
     pub(crate) client_info: Option<Implementation>,
     log_level: Mutex<Option<LoggingLevel>>,
-    /// The URIs of `resources/subscribe`, bounded and charged (`subscription_limits`).
+    /// The URIs of `resources/subscribe`, bounded and charged (`subscription_budget`) to the
+    /// client that opened the session.
     subscriptions: Mutex<Followed>,
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
@@ -53,6 +54,9 @@ pub(crate) struct HandshakeSession {
     /// keeps its own table, for both eras).
     #[cfg(feature = "http-server")]
     pub(crate) in_flight: Arc<super::in_flight::InFlight>,
+    /// Whether the HTTP session's `GET` stream is open: it may have one at a time.
+    #[cfg(feature = "http-server")]
+    get_stream: AtomicBool,
 }
 
 impl HandshakeSession {
@@ -62,6 +66,7 @@ impl HandshakeSession {
             ProtocolVersion::LATEST_HANDSHAKE,
             ClientCapabilities::default(),
             None,
+            None,
         )
     }
 
@@ -69,13 +74,14 @@ impl HandshakeSession {
         version: ProtocolVersion,
         client_capabilities: ClientCapabilities,
         client_info: Option<Implementation>,
+        client: Option<Client>,
     ) -> Self {
         Self {
             version,
             client_capabilities,
             client_info,
             log_level: Mutex::new(None),
-            subscriptions: Mutex::new(Followed::default()),
+            subscriptions: Mutex::new(Followed::of(client)),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
             initialized: AtomicBool::new(false),
@@ -83,6 +89,8 @@ impl HandshakeSession {
             last_used: Mutex::new(Instant::now()),
             #[cfg(feature = "http-server")]
             in_flight: Arc::default(),
+            #[cfg(feature = "http-server")]
+            get_stream: AtomicBool::new(false),
         }
     }
 
@@ -126,6 +134,24 @@ impl HandshakeSession {
     #[cfg(feature = "http-server")]
     pub(crate) fn idle_for(&self) -> std::time::Duration {
         lock(&self.last_used).elapsed()
+    }
+
+    /// The client what the session holds is counted against (the one that opened it).
+    #[cfg(feature = "http-server")]
+    pub(crate) fn client(&self) -> Option<Client> {
+        lock(&self.subscriptions).client().cloned()
+    }
+
+    /// Marks the session's `GET` stream open; false when one already is.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn open_get_stream(&self) -> bool {
+        !self.get_stream.swap(true, Ordering::AcqRel)
+    }
+
+    /// Marks the session's `GET` stream closed.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn close_get_stream(&self) {
+        self.get_stream.store(false, Ordering::Release);
     }
 
     /// Sends a server→client request on `out` and waits for the client's answer. When `cancel`
@@ -224,10 +250,12 @@ impl Server {
     }
 
     /// Answers `initialize`: the version the client asked for when this server speaks it, else
-    /// the newest handshake version; the session remembers the client's capabilities.
+    /// the newest handshake version; the session remembers the client's capabilities, and what
+    /// it holds is counted against `client` (`None`: against the server's budget only).
     pub(crate) fn initialize(
         &self,
         params: InitializeRequestParams,
+        client: Option<Client>,
     ) -> (Arc<HandshakeSession>, InitializeResult) {
         let version = if ProtocolVersion::HANDSHAKE.contains(&params.protocol_version) {
             params.protocol_version
@@ -238,6 +266,7 @@ impl Server {
             version.clone(),
             params.capabilities,
             Some(params.client_info),
+            client,
         ));
         let mut result = InitializeResult::new(version, self.capabilities(), self.info().clone());
         result.instructions = self.inner.instructions.clone();
@@ -283,11 +312,13 @@ pub(crate) fn has_modern_envelope(params: Option<&str>) -> bool {
 }
 
 /// Forwards the server's changes to a handshake-era session as plain notifications: list changes
-/// always, resource updates for the URIs it subscribed to. Ends when `out` closes.
+/// always, resource updates for the URIs it subscribed to. Ends when `out` closes; `held` (what
+/// the stream holds while it lasts: an HTTP session's use and budget share) goes with it.
 pub(crate) fn forward_changes(
     server: &Server,
     session: Arc<HandshakeSession>,
     out: Notifier,
+    held: impl Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
     use modelctx_types::ResourceUpdatedNotificationParams;
     use modelctx_types::methods::{
@@ -300,6 +331,7 @@ pub(crate) fn forward_changes(
     let mut changes = server.inner.changes.subscribe();
     let shutdown = server.inner.shutdown.clone();
     tokio::spawn(async move {
+        let _held = held;
         loop {
             let change = tokio::select! {
                 change = changes.recv() => change,

@@ -88,8 +88,10 @@ pub struct HttpConfig {
     pub session_rate: Option<RateLimit>,
     /// How long a handshake-era session may go unused before it ends (default 30 minutes, as
     /// in the Python SDK; `None`: it lives until evicted or deleted). A session is in use while
-    /// a request of it runs or its `GET` stream is open; once it ended, its id gets 404 and the
-    /// client opens a new session. Whatever it held (its `resources/subscribe`s) goes with it.
+    /// a request of it runs or its `GET` stream is open, and idle from when the last one ended;
+    /// once it ended, its id gets 404 and the client opens a new session. Whatever it held (its
+    /// `resources/subscribe`s) goes with it. A timeout under 1 s counts as 1 s: zero would end
+    /// every session before its client's next request.
     pub session_idle_timeout: Option<Duration>,
     /// Under [`Server::serve_http_on`]: how long the requests in flight may take to finish once
     /// its shutdown future completes ([`DEFAULT_SHUTDOWN_GRACE`], 5 s); the connections still
@@ -226,8 +228,8 @@ impl HttpConfig {
         self
     }
 
-    /// Ends handshake-era sessions unused for this long (`None`: never by time); see
-    /// [`HttpConfig::session_idle_timeout`].
+    /// Ends handshake-era sessions unused for this long (`None`: never by time; at least 1 s);
+    /// see [`HttpConfig::session_idle_timeout`].
     #[must_use]
     pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.session_idle_timeout = timeout;
@@ -277,8 +279,11 @@ impl Server {
     /// An axum router serving this server at `config.path` (a tower service; mount it in your
     /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`] (the
     /// `ConnectInfo` [`Server::serve_http_on`] gives its connections too) to give
-    /// [`HttpConfig::session_rate`] and
-    /// [`RequestContext::peer_addr`](super::RequestContext::peer_addr) the peers' addresses.
+    /// [`HttpConfig::session_rate`],
+    /// [`RequestContext::peer_addr`](super::RequestContext::peer_addr) and the per-client
+    /// [`SubscriptionLimits`](super::SubscriptionLimits) the peers' addresses: without it, and
+    /// without a principal, no client is known, so no per-client limit holds (only the
+    /// server-wide budget).
     pub fn http_router(&self, config: HttpConfig) -> Router {
         let path = config.path.clone();
         let state = Arc::new(HttpState {
@@ -658,7 +663,7 @@ pub(crate) async fn respond(
     parts: Arc<http::request::Parts>,
     request: OwnedRequest,
     config: &HttpConfig,
-    handshake: Option<Arc<super::handshake::HandshakeSession>>,
+    handshake: Option<super::http_sessions::InUse>,
 ) -> Response {
     let keep_alive = config.keep_alive;
     // Error statuses (400, 404) are a 2026-07-28 rule: a handshake-era session gets its JSON-RPC
@@ -678,6 +683,10 @@ pub(crate) async fn respond(
     // Dropping the response (the client went away) cancels the request.
     let guard = cancel.clone().drop_guard();
     let work: Work = Box::pin(async move {
+        // The session stays in use until the request's work is over, however it ends (its
+        // reply sent, its stream closed, its client gone): `in_use` goes after `incoming`.
+        let in_use = handshake;
+        let handshake = in_use.as_ref().map(|in_use| Arc::clone(in_use.session()));
         let incoming = Incoming {
             id: request.id.clone(),
             method: &request.method,

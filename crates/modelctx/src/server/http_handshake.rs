@@ -2,7 +2,9 @@
 //! 2026-07-28: requests without a modern `MCP-Protocol-Version` header land here.
 //!
 //! `initialize` opens a session named by an unguessable `Mcp-Session-Id`; later requests name
-//! it; `GET` opens the session's stream of list changes and resource updates; `DELETE` ends it.
+//! it; `GET` opens the session's stream of list changes and resource updates — one at a time
+//! (409 for another, as the Python SDK answers), counted and charged as a stream of the client
+//! that opened the session (`subscription_budget`: 429 or 503 past a limit); `DELETE` ends it.
 //! Responses are JSON or SSE exactly as on the modern path, and server→client requests of a
 //! handler (elicitation, sampling, roots) travel on the response stream of the request that
 //! needs them; the client POSTs its answers back (202). A `notifications/cancelled` POSTed on
@@ -25,11 +27,14 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
+use super::SubscriptionLimits;
 use super::dispatch::{Reply, error_reply};
 use super::handshake;
 use super::http::{HttpState, accepted, event_stream_only, json, respond};
+use super::http_sessions::InUse;
 use super::in_flight::serve_notification;
 use super::middleware::{self, Message};
+use super::subscription_budget::{Client, Hold};
 use crate::http::headers::SESSION_ID;
 use crate::sync::lock;
 
@@ -104,7 +109,8 @@ pub(crate) async fn post(
         let opened = std::sync::Mutex::new(None);
         let serve = || match request.params_as::<InitializeRequestParams>() {
             Ok(params) => {
-                let (session, result) = state.server.initialize(params);
+                let client = Client::of_http(principal(&parts), peer);
+                let (session, result) = state.server.initialize(params, client);
                 *lock(&opened) = Some(session);
                 middleware::Reply::result(&result)
             }
@@ -179,7 +185,7 @@ pub(crate) async fn post(
         MessageRef::Notification(notification) => {
             let serve = || {
                 serve_notification(
-                    Some(&session),
+                    Some(&*session),
                     &session.in_flight,
                     &notification.method,
                     notification.params.map(RawValue::get),
@@ -192,7 +198,7 @@ pub(crate) async fn post(
                     method: &notification.method,
                     params: notification.params.map(RawValue::get),
                     era: modelctx_types::Era::Handshake,
-                    handshake: Some(&session),
+                    handshake: Some(&*session),
                     principal: principal(&parts).cloned(),
                     http: Some(Arc::new(parts)),
                 };
@@ -239,11 +245,114 @@ pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> 
     let Some(session) = state.sessions.get(id, principal(parts), true) else {
         return Some(session_not_found());
     };
+    // One stream a session, as the Python SDK allows: each stream costs a forwarding task and
+    // keeps the session in use, so more would let one session hold without bound.
+    if !session.open_get_stream() {
+        return Some(rpc_error(
+            StatusCode::CONFLICT,
+            ErrorCode::INVALID_REQUEST,
+            "Conflict: Only one SSE stream is allowed per session",
+        ));
+    }
+    // Charged like a listen stream that follows nothing (what the session follows is charged
+    // to the session), and counted against the client that opened the session.
+    let budget = &state.server.inner.subscriptions;
+    let hold = match budget.admit(session.client(), SubscriptionLimits::STREAM_CHARGE) {
+        Ok(hold) => hold,
+        Err(error) => {
+            session.close_get_stream();
+            return Some(stream_refused(&error));
+        }
+    };
+    let stream = GetStream {
+        session,
+        _hold: hold,
+    };
     let (sender, receiver) = mpsc::channel(64);
-    let forwarder = handshake::forward_changes(&state.server, session, sender);
+    let session = Arc::clone(stream.session.session());
+    let forwarder = handshake::forward_changes(&state.server, session, sender, stream);
     let mut response = event_stream_only(receiver, forwarder, state.config.keep_alive);
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     Some(response)
+}
+
+/// What an open `GET` stream holds until it ends: its session's use (so the session's idle time
+/// starts when the stream closes), its charge, and the session's one stream.
+struct GetStream {
+    session: InUse,
+    _hold: Hold,
+}
+
+impl Drop for GetStream {
+    fn drop(&mut self) {
+        self.session.close_get_stream();
+    }
+}
+
+/// The answer to a `GET` stream past a subscription limit: the limit's JSON-RPC error, with 429
+/// when it is the client's own and 503 when the server's budget is spent (retry either later).
+fn stream_refused(error: &ErrorObject) -> Response {
+    let client = error
+        .data
+        .as_ref()
+        .is_some_and(|data| data["scope"] == "client");
+    let status = if client {
+        StatusCode::TOO_MANY_REQUESTS
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    json(
+        status.as_u16(),
+        modelctx_types::jsonrpc::encode_error(None, error),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::Server;
+    use crate::server::http::HttpConfig;
+    use crate::server::http_body::BodyBudget;
+    use crate::server::http_sessions::Sessions;
+
+    /// A closed `GET` stream gives back its session's one stream and its charge: the session may
+    /// open another, and the budget holds nothing.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_closed_get_stream_gives_its_place_back() {
+        let config = HttpConfig::default();
+        let state = HttpState {
+            server: Server::builder("get", "1.0.0").build().unwrap(),
+            bodies: BodyBudget::new(&config),
+            sessions: Sessions::new(None, None),
+            config,
+        };
+        let session = Arc::new(handshake::HandshakeSession::uninitialized());
+        let id = state.sessions.insert(session, None).unwrap();
+        let get = || {
+            http::Request::get("/mcp")
+                .header(SESSION_ID, id.as_str())
+                .body(())
+                .unwrap()
+                .into_parts()
+                .0
+        };
+        let held = || state.server.inner.subscriptions.held_bytes();
+        let first = get_or_delete(&state, &get()).unwrap();
+        assert_eq!(first.status(), 200);
+        assert_eq!(get_or_delete(&state, &get()).unwrap().status(), 409);
+        assert_eq!(held(), SubscriptionLimits::STREAM_CHARGE);
+        // The stream's task is aborted once its body is gone: this one thread runs it to its
+        // end within a few turns (counted in turns, not time).
+        drop(first);
+        for _ in 0..100 {
+            if held() == 0 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(held(), 0, "the charge came back");
+        assert_eq!(get_or_delete(&state, &get()).unwrap().status(), 200);
+    }
 }

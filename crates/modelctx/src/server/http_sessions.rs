@@ -15,16 +15,20 @@
 //! idlest are found by a scan that lists a sixteenth of the table at a time, so a full table
 //! costs `O(n / 16)` per `initialize` (amortized), not `O(n)`.
 //!
-//! A session also ends after `HttpConfig::session_idle_timeout` (30 minutes by default) without
-//! use: no request naming it, none of its requests in flight, no stream of it open (as the
-//! Python SDK counts it). Whatever it held (its subscriptions, charged to the server's budget)
-//! goes with it. An expired session is refused (404) the moment it is named again; the table
-//! drops the others in a sweep when a request comes and a quarter of the timeout has passed
-//! since the last one, so an idle server does no work and a table never holds expired sessions
-//! for long once requests come.
+//! A session also ends after `HttpConfig::session_idle_timeout` (30 minutes by default, at least
+//! [`MIN_IDLE_TIMEOUT`]) without use: no request naming it, none of its requests in flight, no
+//! stream of it open (as the Python SDK counts it). The table hands a session out as an
+//! [`InUse`], and the session is in use while one is held; dropping it counts as a use, so the
+//! idle time starts when the last request or stream ends, whether or not the server saw any
+//! other request meanwhile. Whatever it held (its subscriptions, charged to the server's
+//! budget) goes with it. An expired session is refused (404) the moment it is named again; the
+//! table drops the others in a sweep when a request comes and a quarter of the timeout has
+//! passed since the last one, so an idle server does no work and a table never holds expired
+//! sessions for long once requests come.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
+use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,6 +44,9 @@ use crate::sync::lock;
 const MAX_SESSIONS: usize = 10_000;
 /// Sessions in use but idle for longer than this go first when no unused one is left.
 const IDLE: Duration = Duration::from_secs(3600);
+/// The shortest idle timeout: a shorter one (zero, say) would end sessions between a client's
+/// requests, and sweep the whole table on nearly every request.
+const MIN_IDLE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The live handshake-era sessions of one endpoint.
 pub(crate) struct Sessions {
@@ -85,7 +92,7 @@ impl Sessions {
         Self {
             table: Mutex::new(Table {
                 entries: HashMap::new(),
-                idle_timeout,
+                idle_timeout: idle_timeout.map(|timeout| timeout.max(MIN_IDLE_TIMEOUT)),
                 next_sweep: Instant::now(),
                 unused: VecDeque::new(),
                 idlest: Vec::new(),
@@ -135,13 +142,13 @@ impl Sessions {
     }
 
     /// The session `id` as `principal` sees it (another principal's does not exist), marked in
-    /// use when `serving` a request or a stream.
+    /// use when `serving` a request or a stream; in use while the answer is held.
     pub(crate) fn get(
         &self,
         id: &str,
         principal: Option<&Principal>,
         serving: bool,
-    ) -> Option<Arc<HandshakeSession>> {
+    ) -> Option<InUse> {
         let session = {
             let now = Instant::now();
             let mut table = lock(&self.table);
@@ -159,7 +166,7 @@ impl Sessions {
             Arc::clone(&entry.session)
         };
         session.touch();
-        Some(session)
+        Some(InUse(session))
     }
 
     /// Ends the session `id`, if `principal` may see it.
@@ -170,6 +177,33 @@ impl Sessions {
             .get(id)
             .is_some_and(|e| e.principal.as_ref() == principal);
         owned && table.entries.remove(id).is_some()
+    }
+}
+
+/// A session handed out by the table for a request or a stream. The session is in use while
+/// this is held (the table never expires a session referenced outside it), and dropping this
+/// counts as a use: a request or stream that outlasts the idle timeout, on a server no other
+/// request reaches meanwhile, leaves a session idle from its end, not one already expired.
+pub(crate) struct InUse(Arc<HandshakeSession>);
+
+impl InUse {
+    /// The session, to hand to what serves the request (which keeps it no longer than this).
+    pub(crate) fn session(&self) -> &Arc<HandshakeSession> {
+        &self.0
+    }
+}
+
+impl Deref for InUse {
+    type Target = HandshakeSession;
+
+    fn deref(&self) -> &HandshakeSession {
+        &self.0
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        self.0.touch();
     }
 }
 
@@ -187,8 +221,7 @@ impl Entry {
 
 impl Table {
     /// Drops the expired sessions, when a sweep is due (a quarter of the timeout after the
-    /// last). A session in use counts as used now, so that its idle time starts when its last
-    /// request or stream ends (within a sweep interval), not when it was last named.
+    /// last). A session in use is kept; its idle time starts when its use ends ([`InUse`]).
     fn sweep_if_due(&mut self, now: Instant) {
         let Some(timeout) = self.idle_timeout else {
             return;
@@ -197,12 +230,8 @@ impl Table {
             return;
         }
         self.next_sweep = super::deadline::after_tokio(now, timeout / 4);
-        self.entries.retain(|_, entry| {
-            if Arc::strong_count(&entry.session) > 1 {
-                entry.session.touch();
-            }
-            !entry.expired(Some(timeout), now)
-        });
+        self.entries
+            .retain(|_, entry| !entry.expired(Some(timeout), now));
     }
 
     /// Makes room for one session: the oldest never used, else the least recently used (every
@@ -345,7 +374,7 @@ mod tests {
         let idle = open(&sessions, None);
         let streaming = open(&sessions, None);
         let stream = sessions.get(&streaming, None, true).unwrap();
-        let held = Arc::downgrade(&sessions.get(&idle, None, true).unwrap());
+        let held = Arc::downgrade(sessions.get(&idle, None, true).unwrap().session());
         tokio::time::advance(hour - Duration::from_secs(1)).await;
         assert!(
             sessions.get(&idle, None, false).is_some(),
@@ -361,8 +390,8 @@ mod tests {
             sessions.get(&streaming, None, false).is_some(),
             "its stream is open"
         );
-        // The stream closes: the session's idle time starts at the sweep that last saw it in
-        // use, and the next sweep after the timeout drops it unnamed.
+        // The stream closes: the session's idle time starts then, and the next sweep after the
+        // timeout drops it unnamed.
         drop(stream);
         let others = open(&sessions, None);
         tokio::time::advance(2 * hour).await;
@@ -378,6 +407,55 @@ mod tests {
         let kept = open(&forever, None);
         tokio::time::advance(100 * hour).await;
         assert!(forever.get(&kept, None, false).is_some());
+    }
+
+    /// A use that outlasts the timeout on a quiet server — a `GET` stream held open, a long
+    /// call, and no other request reaching the server meanwhile, so no sweep saw the session
+    /// in use — leaves the session idle from the moment the use ends: it is still there when
+    /// named next, and expires a whole timeout later.
+    #[tokio::test(start_paused = true)]
+    async fn a_use_outlasting_the_timeout_on_a_quiet_server_keeps_its_session() {
+        let hour = Duration::from_secs(3600);
+        let sessions = Sessions::new(None, Some(hour));
+        let id = open(&sessions, None);
+        let stream = sessions.get(&id, None, true).unwrap();
+        tokio::time::advance(2 * hour).await;
+        drop(stream);
+        tokio::time::advance(hour - Duration::from_secs(1)).await;
+        assert!(
+            sessions.get(&id, None, false).is_some(),
+            "idle for less than the timeout since its stream closed"
+        );
+        tokio::time::advance(hour).await;
+        assert!(
+            sessions.get(&id, None, false).is_none(),
+            "then idle too long"
+        );
+    }
+
+    /// An idle timeout of zero (or any below the floor) is the floor: a session is usable
+    /// between its client's requests, and the table is not swept on every request.
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_timeout_below_the_floor_is_the_floor() {
+        let sessions = Sessions::new(None, Some(Duration::ZERO));
+        let id = open(&sessions, None);
+        tokio::time::advance(MIN_IDLE_TIMEOUT / 2).await;
+        assert!(
+            sessions.get(&id, None, true).is_some(),
+            "usable when opened"
+        );
+        let next_sweep = lock(&sessions.table).next_sweep;
+        assert!(sessions.get(&id, None, true).is_some());
+        assert_eq!(
+            lock(&sessions.table).next_sweep,
+            next_sweep,
+            "no sweep on the next request"
+        );
+        tokio::time::advance(MIN_IDLE_TIMEOUT).await;
+        assert!(
+            sessions.get(&id, None, false).is_none(),
+            "idle past the floor"
+        );
     }
 
     #[test]

@@ -65,10 +65,7 @@ impl Server {
         let task_ids = self.listen_task_ids(ctx, &mut filter)?;
         let followed = uris.iter().chain(task_ids.iter().flatten());
         let (entries, bytes) = followed.fold((0usize, 0usize), |(n, b), s| (n + 1, b + s.len()));
-        let charge = SubscriptionLimits::STREAM_CHARGE
-            .saturating_add(request_bytes.saturating_mul(2))
-            .saturating_add(bytes)
-            .saturating_add(entries.saturating_mul(SubscriptionLimits::ENTRY_CHARGE));
+        let charge = SubscriptionLimits::stream_charge(request_bytes, entries, bytes);
         // Given back when the stream ends, however it ends.
         let _hold = budget.admit_stream(ctx, charge)?;
         // Subscribe before acknowledging, so no change between the two is lost.

@@ -57,6 +57,8 @@ mod http_serve;
 #[cfg(feature = "http-server")]
 mod http_sessions;
 mod in_flight;
+// The `-32603` of the task and subscription limits.
+mod limit_error;
 mod listen;
 // The high-level server; its items are re-exported below, the macro support only through
 // `crate::__private`.
@@ -71,6 +73,8 @@ mod registry;
 mod shutdown;
 pub mod single_use;
 mod stdio;
+// What listen streams and handshake-era subscriptions hold together, and per client.
+mod subscription_budget;
 // What listen streams and handshake-era subscriptions may hold.
 mod subscription_limits;
 // The `tracing` span of each request (OpenTelemetry's MCP conventions).
@@ -193,7 +197,7 @@ struct Inner {
     bus: Option<Arc<bus::Bus>>,
     shutdown: CancellationToken,
     /// What listen streams and handshake-era subscriptions hold (`ServerBuilder::subscription_limits`).
-    subscriptions: Arc<subscription_limits::SubscriptionBudget>,
+    subscriptions: Arc<subscription_budget::SubscriptionBudget>,
     principal: Option<PrincipalHook>,
     /// The middleware chain, outermost first (`ServerBuilder::middleware`).
     middleware: Vec<Arc<dyn Middleware>>,
@@ -746,7 +750,7 @@ impl ServerBuilder {
                 changes,
                 bus,
                 shutdown: CancellationToken::new(),
-                subscriptions: subscription_limits::SubscriptionBudget::new(
+                subscriptions: subscription_budget::SubscriptionBudget::new(
                     self.subscription_limits,
                 ),
                 principal: self.principal,

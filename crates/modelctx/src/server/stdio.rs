@@ -298,9 +298,10 @@ impl Server {
                             Route::Done => continue,
                             Route::Modern => None,
                             Route::Opened(session) => {
-                                if let Some(previous) = forwarder
-                                    .replace(handshake::forward_changes(self, session, out.clone()))
-                                {
+                                // The connection is the stream: nothing held beside it.
+                                if let Some(previous) = forwarder.replace(
+                                    handshake::forward_changes(self, session, out.clone(), ()),
+                                ) {
                                     previous.abort();
                                 }
                                 continue;
@@ -311,6 +312,7 @@ impl Server {
                                         self,
                                         Arc::clone(&session),
                                         out.clone(),
+                                        (),
                                     ));
                                 }
                                 Some(session)
@@ -639,7 +641,9 @@ impl Server {
         let serve =
             || match decode_params::<modelctx_types::InitializeRequestParams>(request.params()) {
                 Ok(params) => {
-                    let (session, result) = self.initialize(params);
+                    // One session per connection, whose principal (if any) is bound per
+                    // request: its subscriptions count against the server's budget only.
+                    let (session, result) = self.initialize(params, None);
                     *lock(&opened) = Some(session);
                     middleware::Reply::result(&result)
                 }

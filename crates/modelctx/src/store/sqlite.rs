@@ -278,7 +278,10 @@ impl<R: Record> VersionedStore<R> for SqliteStore<R> {
             let schema = R::SCHEMA;
             let mut found: std::collections::HashMap<String, String> =
                 std::collections::HashMap::new();
-            // Within SQLite's oldest limit on bound parameters (999).
+            // The SDK reads at most 100 ids at a time (`LOAD_BATCH` of the task watch), but
+            // `load_many` is public (a `VersionedStore`, and `TaskStore` through it) and takes
+            // any number: the chunks keep a third party's longer list within SQLite's oldest
+            // limit on bound parameters (999).
             for chunk in ids.chunks(500) {
                 let marks = vec!["?"; chunk.len()].join(", ");
                 let query = format!(
@@ -286,7 +289,9 @@ impl<R: Record> VersionedStore<R> for SqliteStore<R> {
                     id = schema.id_column,
                     table = schema.table
                 );
-                let mut statement = c.prepare(&query).map_err(backend)?;
+                // Cached: a stream reads the same full batches every poll interval, so the
+                // statement is compiled once per batch size, not once per read.
+                let mut statement = c.prepare_cached(&query).map_err(backend)?;
                 let rows = statement
                     .query_map(params_from_iter(chunk), |row| {
                         Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))

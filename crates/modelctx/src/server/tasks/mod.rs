@@ -292,7 +292,8 @@ impl Tasks {
 
     /// The task notifications of a listen stream following `ids` (distinct, within the
     /// caller's limit: [`Self::listen_ids`]): the honoured ids — those of existing tasks the
-    /// caller may see, read from the store in batches — go into `honored`.
+    /// caller may see, read from the store in batches — go into `honored`, and the states
+    /// those reads found are the stream's first (each task read once to start).
     pub(crate) async fn listen(
         &self,
         ctx: &RequestContext,
@@ -300,13 +301,13 @@ impl Tasks {
         honored: &mut SubscriptionFilter,
     ) -> BoxStream<'static, DetailedTask> {
         let principal = ctx.principal().map(|p| p.as_str().to_owned());
-        let ids = self.runtime.visible(ids, principal.as_deref()).await;
-        honored.set_task_ids(Some(ids.clone()));
-        if ids.is_empty() {
+        let visible = self.runtime.visible(ids, principal.as_deref()).await;
+        honored.set_task_ids(Some(visible.ids.clone()));
+        if visible.ids.is_empty() {
             return futures::stream::pending().boxed();
         }
         self.runtime
-            .watch(ids, principal)
+            .watch(visible, principal)
             .chain(futures::stream::pending())
             .boxed()
     }

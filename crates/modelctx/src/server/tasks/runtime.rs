@@ -29,6 +29,7 @@ use super::rules::{cancelled, check_questions, failed, iso8601, millis, now_ms};
 use super::store::{Admission, Lease, StoreError, TaskRecord, TaskStore};
 use super::{OrphanPolicy, TaskOptions};
 use crate::server::bus::{Bus, Event};
+use crate::server::limit_error::limit_reached;
 use crate::sync::lock;
 
 /// Why a task operation failed.
@@ -709,10 +710,12 @@ fn task_limit(scope: &str, limit: usize) -> ErrorObject {
     } else {
         "the server has"
     };
-    ErrorObject::internal(format!(
-        "Too many tasks: {whose} {limit} unexpired tasks; try again when some expire"
-    ))
-    .with_data(serde_json::json!({"reason": "task_limit", "scope": scope, "limit": limit}))
+    limit_reached(
+        "task_limit",
+        scope,
+        limit,
+        format!("Too many tasks: {whose} {limit} unexpired tasks; try again when some expire"),
+    )
 }
 
 async fn sweep_loop(runtime: Weak<Runtime>) {

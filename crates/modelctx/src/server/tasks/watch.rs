@@ -3,10 +3,13 @@
 //!
 //! The store is read [`LOAD_BATCH`] tasks at a time ([`TaskStore::load_many`]: one query on
 //! SQLite, one pipelined round trip on Redis): a stream following the most tasks a client may
-//! have (1 000 by default) costs ten reads when it starts and at each poll interval, where it
-//! cost a thousand sequential round trips. What a stream remembers of each task is a
-//! fingerprint of what it last sent, not the task: a completed task's result may be large,
-//! and a stream may follow a thousand of them.
+//! have (1 000 by default) costs ten reads when it starts and ten at each poll interval after
+//! (the first one interval after the start), where it cost a thousand sequential round trips.
+//! The reads that find which tasks the client may see, before the acknowledgement, are the
+//! start's: the states they found are the stream's first, not read again. What a stream
+//! remembers of each task after sending it is a fingerprint of what it sent, not the task: a
+//! completed task's result may be large, and a stream may follow a thousand of them. (The
+//! first states are held from the start's reads until sent, as the notifications they are.)
 //!
 //! [`TaskStore::load_many`]: super::TaskStore::load_many
 
@@ -25,20 +28,42 @@ use super::store::TaskRecord;
 /// How many tasks one store read covers.
 pub(crate) const LOAD_BATCH: usize = 100;
 
+/// The tasks a listen stream follows, as [`Runtime::visible`] found them: a watch starts from
+/// them ([`Runtime::watch`]).
+pub(crate) struct Visible {
+    /// The ids of the unexpired tasks the caller may see, in the order asked.
+    pub(crate) ids: Vec<String>,
+    /// Their detailed states as read, in the same order: the stream's first notifications.
+    first: Vec<DetailedTask>,
+    /// This instance's announcements since just before the reads.
+    updates: broadcast::Receiver<String>,
+}
+
 impl Runtime {
-    /// The ids among `ids` of unexpired tasks `principal` may see, in their order.
-    pub(crate) async fn visible(&self, ids: Vec<String>, principal: Option<&str>) -> Vec<String> {
+    /// The unexpired tasks among `ids` that `principal` may see, in their order, with their
+    /// states (one store read per [`LOAD_BATCH`] ids).
+    pub(crate) async fn visible(&self, ids: Vec<String>, principal: Option<&str>) -> Visible {
+        // Before the reads: a change announced after a task was read reaches the watch.
+        let updates = self.updates.subscribe();
         let mut visible = Vec::with_capacity(ids.len());
+        let mut first = Vec::with_capacity(ids.len());
         for batch in ids.chunks(LOAD_BATCH) {
             let names: Vec<&str> = batch.iter().map(String::as_str).collect();
             let records = self.load_visible_batch(&names, principal).await;
             for (id, record) in batch.iter().zip(records) {
-                if record.is_some() {
+                if let Some(record) = record {
                     visible.push(id.clone());
+                    // Only what is sent is kept, not the record (its arguments, checkpoint
+                    // and answers).
+                    first.push(self.detailed(&record));
                 }
             }
         }
-        visible
+        Visible {
+            ids: visible,
+            first,
+            updates,
+        }
     }
 
     /// The records of `ids` as `principal` may see them, in one store read (`None`: not
@@ -63,27 +88,35 @@ impl Runtime {
         }
     }
 
-    /// The detailed states of `ids` (distinct) as they change: each visible change once (the
-    /// current state first), from this instance's announcements at once and from the store
-    /// every poll interval (changes made by other instances).
+    /// The detailed states of the `visible` tasks as they change: each visible change once (the
+    /// state `visible` read first), from this instance's announcements at once and from the
+    /// store every poll interval (changes made by other instances), the first poll one
+    /// interval after the start.
     pub(crate) fn watch(
         &self,
-        ids: Vec<String>,
+        visible: Visible,
         principal: Option<String>,
     ) -> BoxStream<'static, DetailedTask> {
         let Some(runtime) = self.arc() else {
             return futures::stream::pending().boxed();
         };
-        let mut interval = tokio::time::interval(self.options.poll_interval);
+        let Visible {
+            ids,
+            first,
+            updates,
+        } = visible;
+        // Not `interval`, whose first tick is at once: the states were just read.
+        let poll = self.options.poll_interval;
+        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + poll, poll);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut by_id: Vec<usize> = (0..ids.len()).collect();
         by_id.sort_unstable_by(|&a, &b| ids[a].cmp(&ids[b]));
-        let state = Watch {
-            updates: self.updates.subscribe(),
-            queue: (0..ids.len()).collect(),
-            queued: vec![true; ids.len()],
+        let mut state = Watch {
+            updates,
+            queue: VecDeque::new(),
+            queued: vec![false; ids.len()],
             sent: vec![None; ids.len()],
-            ready: VecDeque::new(),
+            ready: VecDeque::with_capacity(first.len()),
             fingerprints: RandomState::new(),
             runtime,
             by_id,
@@ -91,6 +124,9 @@ impl Runtime {
             principal,
             interval,
         };
+        for (index, detailed) in first.into_iter().enumerate() {
+            state.offer(index, detailed);
+        }
         futures::stream::unfold(state, |mut watch| async move {
             loop {
                 if let Some(task) = watch.ready.pop_front() {
@@ -186,15 +222,20 @@ impl Watch {
         for (index, record) in batch.into_iter().zip(records) {
             let Some(record) = record else { continue };
             let detailed = self.runtime.detailed(&record);
-            let bytes = serde_json::to_vec(&detailed).unwrap_or_default();
-            let sent = Sent {
-                fingerprint: self.fingerprints.hash_one(&bytes),
-                terminal: detailed.status.is_terminal(),
-            };
-            if self.sent[index] != Some(sent) {
-                self.sent[index] = Some(sent);
-                self.ready.push_back(detailed);
-            }
+            self.offer(index, detailed);
+        }
+    }
+
+    /// Readies `detailed`, the state of task `index` as read, if it is not what was last sent.
+    fn offer(&mut self, index: usize, detailed: DetailedTask) {
+        let bytes = serde_json::to_vec(&detailed).unwrap_or_default();
+        let sent = Sent {
+            fingerprint: self.fingerprints.hash_one(&bytes),
+            terminal: detailed.status.is_terminal(),
+        };
+        if self.sent[index] != Some(sent) {
+            self.sent[index] = Some(sent);
+            self.ready.push_back(detailed);
         }
     }
 }
