@@ -16,6 +16,7 @@ use std::collections::HashMap;
 #[cfg(feature = "http-server")]
 use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use modelctx_types::methods::{Cancelled, Initialized};
 use modelctx_types::{CancelledNotificationParams, NotificationMethod as _, RequestId};
@@ -26,22 +27,39 @@ use crate::sync::lock;
 
 /// The cancellation tokens of the requests in flight, by id.
 #[derive(Debug, Default)]
-pub(crate) struct InFlight(Mutex<HashMap<RequestId, CancellationToken>>);
+pub(crate) struct InFlight {
+    table: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// How many entries `table` has, written under its lock: [`InFlight::remove`] reads it
+    /// without the lock.
+    len: AtomicUsize,
+}
 
 impl InFlight {
     /// Makes the request `id` cancellable by a `notifications/cancelled` naming it.
     pub(crate) fn insert(&self, id: RequestId, token: CancellationToken) {
-        lock(&self.0).insert(id, token);
+        let mut table = lock(&self.table);
+        table.insert(id, token);
+        self.len.store(table.len(), Ordering::Release);
     }
 
     /// The request `id` ended.
+    ///
+    /// Most stdio requests finish on their first poll and were never registered: with the table
+    /// empty this is one load, inlined (no lock, no call, no SipHash of the id). A request that
+    /// was registered was so before its work could end here (stdio registers it before spawning
+    /// it, HTTP before running it), so this sees its entry counted.
+    #[inline]
     pub(crate) fn remove(&self, id: &RequestId) {
-        let mut table = lock(&self.0);
-        // Most stdio requests finish on their first poll and were never registered: an empty
-        // table saves hashing the id (SipHash).
-        if !table.is_empty() {
-            table.remove(id);
+        if self.len.load(Ordering::Acquire) != 0 {
+            self.remove_registered(id);
         }
+    }
+
+    #[inline(never)]
+    fn remove_registered(&self, id: &RequestId) {
+        let mut table = lock(&self.table);
+        table.remove(id);
+        self.len.store(table.len(), Ordering::Release);
     }
 
     /// [`Self::insert`], removed again when the returned guard is dropped (the request's work
@@ -65,7 +83,7 @@ impl InFlight {
     fn cancel_named(&self, params: Option<&str>) {
         if let Some(params) = params
             && let Ok(params) = serde_json::from_str::<CancelledNotificationParams>(params)
-            && let Some(token) = lock(&self.0).get(&params.request_id)
+            && let Some(token) = lock(&self.table).get(&params.request_id)
         {
             token.cancel();
         }
