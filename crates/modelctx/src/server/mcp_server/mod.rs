@@ -4,9 +4,11 @@
 
 mod context;
 mod graph;
+mod outcome;
 mod output;
 mod questions;
 mod resolve;
+mod resolver_output;
 mod schema;
 mod serve;
 
@@ -28,12 +30,11 @@ use super::uri_template::UriTemplate;
 use super::{BoxFuture, RegistrationError, RequestContext, Server, ServerBuilder, UriVariables};
 
 pub use context::Context;
+pub use outcome::{Elicitation, FromElicitation, Interrupt};
 pub use output::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
-pub use questions::{Ask, Elicit, ElicitUrl, ListRoots, Question, Ready, ResolverOutput, Sample};
-pub use resolve::{
-    ArgumentUse, Asker, BackChannel, Elicitation, FromElicitation, Interrupt, Resolution, Resolver,
-    ResolverInfo,
-};
+pub use questions::{Ask, Elicit, ElicitUrl, ListRoots, Question, Sample};
+pub use resolve::{ArgumentUse, Asker, BackChannel, Resolution, Resolver, ResolverInfo};
+pub use resolver_output::{Ready, ResolverOutput};
 pub use schema::{ElicitationForm, input_schema, output_schema};
 
 // Macro support (as are `decode_arguments`, `body_outcome` and `pending` below): public only

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::resolve::Interrupt;
+use super::outcome::Interrupt;
 use super::schema;
 
 /// Structured tool output: the value goes out as `structuredContent` (and as a JSON text block,

@@ -1,6 +1,6 @@
 //! The questions a resolver can put to the client — [`Elicit`], [`ElicitUrl`], [`Sample`],
 //! [`ListRoots`], or [`Ask`] (known or asked) — and how a resolver's return value becomes its
-//! outcome ([`ResolverOutput`]).
+//! outcome ([`ResolverOutput`](super::ResolverOutput)).
 
 use modelctx_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
@@ -10,9 +10,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::resolve::{Elicitation, Interrupt, Resolution};
+use super::outcome::Elicitation;
 use super::schema::{ElicitationForm, form_check};
-use crate::server::BoxFuture;
 
 /// A question a resolver puts to the client. The SDK renders it, checks the client's
 /// capabilities, carries its answer across rounds and reads the answer back as `Value`.
@@ -307,83 +306,5 @@ pub enum Ask<Q: Question> {
 impl<Q: Question> From<Q> for Ask<Q> {
     fn from(question: Q) -> Self {
         Self::Question(question)
-    }
-}
-
-/// How a resolver's return value becomes its outcome. `#[resolver]` picks the implementation
-/// from the return type: a question ([`Elicit`], [`Sample`], [`ListRoots`]) or [`Ask`] is put to
-/// the client, anything else is the value itself ([`Ready`]); a `Result`'s error fails the call.
-pub trait ResolverOutput: Send + 'static {
-    /// The resolved value.
-    type Value: Clone + Send + Sync + 'static;
-    /// Turns the return value into an outcome, asking through `resolution` under `key`.
-    fn into_outcome<'a>(
-        self,
-        resolution: &'a Resolution,
-        key: &'static str,
-    ) -> BoxFuture<'a, Result<Elicitation<Self::Value>, Interrupt>>;
-}
-
-/// A plain resolver value (the macro wraps non-question return types in it).
-#[derive(Debug, Clone)]
-pub struct Ready<T>(pub T);
-
-impl<T: Clone + Send + Sync + 'static> ResolverOutput for Ready<T> {
-    type Value = T;
-    fn into_outcome<'a>(
-        self,
-        _resolution: &'a Resolution,
-        _key: &'static str,
-    ) -> BoxFuture<'a, Result<Elicitation<T>, Interrupt>> {
-        Box::pin(std::future::ready(Ok(Elicitation::Accept(self.0))))
-    }
-}
-
-macro_rules! question_output {
-    ($([$($generics:tt)*] $ty:ty),*) => {$(
-        impl<$($generics)*> ResolverOutput for $ty
-        where
-            $ty: Question,
-        {
-            type Value = <$ty as Question>::Value;
-            fn into_outcome<'a>(
-                self,
-                resolution: &'a Resolution,
-                key: &'static str,
-            ) -> BoxFuture<'a, Result<Elicitation<Self::Value>, Interrupt>> {
-                Box::pin(resolution.ask(key, self))
-            }
-        }
-    )*};
-}
-question_output!([T: Send + 'static] Elicit<T>, [] ElicitUrl, [] Sample, [] ListRoots);
-
-impl<Q: Question> ResolverOutput for Ask<Q> {
-    type Value = Q::Value;
-    fn into_outcome<'a>(
-        self,
-        resolution: &'a Resolution,
-        key: &'static str,
-    ) -> BoxFuture<'a, Result<Elicitation<Q::Value>, Interrupt>> {
-        match self {
-            Self::Ready(value) => Box::pin(std::future::ready(Ok(Elicitation::Accept(value)))),
-            Self::Question(question) => Box::pin(resolution.ask(key, question)),
-        }
-    }
-}
-
-impl<O: ResolverOutput, E: std::fmt::Display + Send + 'static> ResolverOutput for Result<O, E> {
-    type Value = O::Value;
-    fn into_outcome<'a>(
-        self,
-        resolution: &'a Resolution,
-        key: &'static str,
-    ) -> BoxFuture<'a, Result<Elicitation<O::Value>, Interrupt>> {
-        match self {
-            Ok(output) => output.into_outcome(resolution, key),
-            Err(error) => Box::pin(std::future::ready(Err(Interrupt::Failed(
-                error.to_string(),
-            )))),
-        }
     }
 }

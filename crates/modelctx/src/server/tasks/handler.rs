@@ -12,7 +12,6 @@ use modelctx_types::{
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use super::runtime::Runtime;
 use crate::server::{BoxFuture, RequestContext};
 
 /// Whether a tool runs as a task. The server alone decides per call; the client only declares
@@ -292,6 +291,18 @@ impl TaskTool {
     }
 }
 
+/// Where a running task's checkpoints and status messages go: the task runtime, which owns the
+/// record. A trait so that the handler's side names no runtime (the runtime runs handlers).
+pub(crate) trait Checkpoints: Send + Sync + 'static {
+    /// Saves a checkpoint and/or a status message for the task `id`.
+    fn save<'a>(
+        &'a self,
+        id: &'a str,
+        state: Option<Value>,
+        message: Option<String>,
+    ) -> BoxFuture<'a, Result<(), ErrorObject>>;
+}
+
 /// What a task handler knows and can do: the task it runs (none when a client without the
 /// extension is served synchronously), the creating client's capabilities, cancellation, and
 /// durable checkpoints and status messages.
@@ -302,7 +313,7 @@ pub struct TaskContext {
 
 struct ContextInner {
     task_id: Option<String>,
-    runtime: Option<Arc<Runtime>>,
+    runtime: Option<Arc<dyn Checkpoints>>,
     capabilities: ClientCapabilities,
     principal: Option<String>,
     cancel: CancellationToken,
@@ -318,7 +329,7 @@ impl std::fmt::Debug for TaskContext {
 
 impl TaskContext {
     pub(crate) fn for_task(
-        runtime: Arc<Runtime>,
+        runtime: Arc<dyn Checkpoints>,
         task_id: String,
         capabilities: ClientCapabilities,
         principal: Option<String>,
@@ -381,7 +392,7 @@ impl TaskContext {
     /// `-32603` when the store fails or this instance no longer owns the task.
     pub async fn checkpoint(&self, state: Value) -> Result<(), ErrorObject> {
         match (&self.inner.runtime, &self.inner.task_id) {
-            (Some(runtime), Some(id)) => runtime.checkpoint(id, Some(state), None).await,
+            (Some(runtime), Some(id)) => runtime.save(id, Some(state), None).await,
             _ => Ok(()),
         }
     }
@@ -393,7 +404,7 @@ impl TaskContext {
     /// As [`TaskContext::checkpoint`].
     pub async fn set_status_message(&self, message: impl Into<String>) -> Result<(), ErrorObject> {
         match (&self.inner.runtime, &self.inner.task_id) {
-            (Some(runtime), Some(id)) => runtime.checkpoint(id, None, Some(message.into())).await,
+            (Some(runtime), Some(id)) => runtime.save(id, None, Some(message.into())).await,
             _ => Ok(()),
         }
     }

@@ -24,7 +24,7 @@ use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::{TaskContext, TaskInput, TaskStep, TaskTool};
+use super::handler::{Checkpoints, TaskContext, TaskInput, TaskStep, TaskTool};
 use super::rules::{cancelled, check_questions, failed, iso8601, millis, now_ms};
 use super::store::{Admission, Lease, StoreError, TaskRecord, TaskStore};
 use super::{OrphanPolicy, TaskOptions};
@@ -699,6 +699,17 @@ impl Runtime {
             }
         }
         Ok(resumed)
+    }
+}
+
+impl Checkpoints for Runtime {
+    fn save<'a>(
+        &'a self,
+        id: &'a str,
+        state: Option<serde_json::Value>,
+        message: Option<String>,
+    ) -> crate::server::BoxFuture<'a, Result<(), ErrorObject>> {
+        Box::pin(self.checkpoint(id, state, message))
     }
 }
 
