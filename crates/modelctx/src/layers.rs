@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::client::layers::{code_of, sources};
+use modelctx_test_support::imports::{code_of, sources};
 
 /// The layers, lowest first. A top-level module is its file or its directory; `store/contract`
 /// (the exported contract tests of tasks and flows, feature `test-util`) has an entry of its own
