@@ -8,9 +8,8 @@ use std::path::Path;
 
 use modelctx_test_support::imports::{code_of, sources};
 
-/// The layers, lowest first. A top-level module is its file or its directory; `store/contract`
-/// (the exported contract tests of tasks and flows, feature `test-util`) has an entry of its own
-/// because it exercises the server's and the client's stores from above them.
+/// The layers, lowest first. A top-level module is its file or its directory (a `dir/file`
+/// entry would give one file of a directory a layer of its own; none needs one).
 const LAYERS: &[(&str, u8)] = &[
     // Leaves: helpers with no protocol knowledge (`sync` below the connections that lock).
     ("sync", 0),
@@ -32,8 +31,7 @@ const LAYERS: &[(&str, u8)] = &[
     // The two runtimes: peers that never name each other.
     ("server", 4),
     ("client", 4),
-    // Above both: the store contracts, the macros' support, the fuzz hooks, the crate root.
-    ("store/contract", 5),
+    // Above both: the macros' support, the fuzz hooks, the crate root.
     ("private", 5),
 ];
 

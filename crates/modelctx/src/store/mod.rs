@@ -19,7 +19,8 @@
 //! | [`RedisStore`] | `tasks-redis` or `flows-redis` | instances spread over hosts |
 //!
 //! A third-party backend (Postgres, DynamoDB, …) implements [`VersionedStore`] and checks
-//! itself with the contracts in `modelctx::store::contract` (feature `test-util`).
+//! itself with the task and flow contracts, `modelctx::server::tasks::contract` and
+//! `modelctx::client::flows::contract` (feature `test-util`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -27,8 +28,6 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-#[cfg(feature = "test-util")]
-pub mod contract;
 mod memory;
 #[cfg(any(feature = "tasks-redis", feature = "flows-redis"))]
 mod redis;

@@ -113,6 +113,8 @@ use serde_json::Value;
 use super::api::PendingRequest;
 use super::error::ClientError;
 
+#[cfg(feature = "test-util")]
+pub mod contract;
 mod runner;
 
 pub use runner::{DeferToFlows, FlowRequest, FlowRunner, FlowStart};

@@ -1,161 +1,34 @@
-//! The contracts every store keeps, as plain async functions that panic on a violation: run
-//! them against a backend of your own (say, Postgres) the way the SDK runs them against its
-//! memory, SQLite and Redis stores (`tests/store_memory.rs`, `tests/store_sqlite.rs`,
-//! `tests/store_redis.rs`). Each takes two handles on one empty store (two connections, as two
-//! instances or processes would hold; pass one handle twice for an in-process store).
+//! The flow-store contract: what every [`FlowStore`] keeps, as plain async functions that
+//! panic on a violation. Run them against a store of your own (say, Postgres) the way the SDK
+//! runs them against its memory, SQLite and Redis stores (`tests/store_memory.rs`,
+//! `tests/store_sqlite.rs`, `tests/store_redis.rs`). Each takes two handles on one empty store
+//! (two connections, as two instances or processes would hold; pass one handle twice for an
+//! in-process store). [`form_question`] builds the rounds the contract records, for test
+//! servers to ask.
 //!
-//! Enabled by the `test-util` feature.
+//! It lives with the flows it checks, not in the store kernel below them: the kernel names no
+//! runtime (DESIGN.md, "Layers"), and checks its own verbs over a record of its own
+//! (`modelctx::store::contract`). Enabled by the `test-util` feature.
 
 #![allow(
     clippy::missing_panics_doc,
     reason = "panicking is how a contract reports"
 )]
 
-#[cfg(feature = "flows")]
 use std::sync::Arc;
 
-#[cfg(feature = "flows")]
 use modelctx_types::{
     CallToolRequestParams, ElicitRequestFormParams, ElicitResult, InputRequest,
     InputRequiredResult, InputResponse, InputResponses,
 };
-#[cfg(feature = "flows")]
 use serde_json::{Map, Value, json};
 
-#[cfg(feature = "flows")]
-use crate::client::PendingRequest;
-#[cfg(feature = "flows")]
-use crate::client::flows::{
-    FlowError, FlowFailure, FlowFilter, FlowMethod, FlowRecord, FlowStatus, FlowStore,
-};
-#[cfg(feature = "tasks")]
-use crate::server::tasks::{Admission, TaskLimits, TaskRecord, TaskStore};
-
-#[cfg(feature = "tasks")]
-use super::now_ms;
-
-/// The task-store contract: exclusive creation, load (one and many), compare-and-swap, the
-/// unfinished list and expiry.
-#[cfg(feature = "tasks")]
-pub async fn tasks(a: &dyn TaskStore, b: &dyn TaskStore) {
-    let id = format!("contract-{}", crate::ids::random_hex().unwrap());
-    let now = now_ms();
-    let mut record = TaskRecord::new(id.clone(), "tool".to_owned(), now);
-    record.ttl_ms = Some(60_000);
-    let unlimited = TaskLimits::default();
-    assert_eq!(
-        a.create(&record, unlimited).await.unwrap(),
-        Admission::Created
-    );
-    assert!(
-        b.create(&record, unlimited).await.is_err(),
-        "create is exclusive"
-    );
-    assert_eq!(b.load(&id).await.unwrap().as_ref(), Some(&record));
-    assert_eq!(a.load("nope").await.unwrap(), None);
-    // A batch read answers in the order asked, a missing id with `None`, a repeated one twice.
-    assert_eq!(
-        b.load_many(&[id.as_str(), "nope", id.as_str()])
-            .await
-            .unwrap(),
-        [Some(record.clone()), None, Some(record.clone())]
-    );
-    assert_eq!(a.load_many(&[]).await.unwrap(), []);
-    assert!(a.active().await.unwrap().contains(&id));
-
-    let mut next = record.clone();
-    next.version = 2;
-    next.status = modelctx_types::tasks::TaskStatus::COMPLETED;
-    assert!(!a.swap(&next, 7).await.unwrap(), "stale version refused");
-    assert!(b.swap(&next, 1).await.unwrap());
-    assert!(
-        !a.swap(&next, 1).await.unwrap(),
-        "the loser of a race is told"
-    );
-    assert_eq!(a.load(&id).await.unwrap().unwrap().version, 2);
-    assert!(
-        !a.active().await.unwrap().contains(&id),
-        "terminal is not active"
-    );
-
-    a.purge_expired(now + 30_000).await.unwrap();
-    assert!(
-        a.load(&id).await.unwrap().is_some(),
-        "not purged before its TTL"
-    );
-    // Stores may rely on their own expiry instead; either way the record is gone or expired.
-    a.purge_expired(now + 61_000).await.unwrap();
-    if let Some(left) = a.load(&id).await.unwrap() {
-        assert!(left.is_expired(now + 61_000));
-    }
-}
-
-/// The task-limit contract every store keeps: `a` and `b` are two handles on one empty store
-/// (two connections, as two instances would hold).
-#[cfg(feature = "tasks")]
-pub async fn task_limits(a: &dyn TaskStore, b: &dyn TaskStore) {
-    let now = now_ms();
-    let mut next_id = 0;
-    let mut record = |principal: Option<&str>, at: u64| {
-        next_id += 1;
-        let mut record = TaskRecord::new(format!("limits-{next_id}"), "tool".to_owned(), at);
-        record.principal = principal.map(str::to_owned);
-        record.ttl_ms = Some(60_000);
-        record
-    };
-    let limits = TaskLimits {
-        per_principal: Some(2),
-        total: Some(5),
-    };
-    let cases = [
-        (Some("alice"), Admission::Created),
-        (Some("alice"), Admission::Created),
-        (Some("alice"), Admission::PrincipalLimit),
-        // Without a principal there is no per-principal count: the total alone applies.
-        (None, Admission::Created),
-        (None, Admission::Created),
-        (None, Admission::Created),
-        (Some("bob"), Admission::TotalLimit),
-        (None, Admission::TotalLimit),
-    ];
-    for (i, (principal, expected)) in cases.into_iter().enumerate() {
-        let store = if i % 2 == 0 { a } else { b };
-        let admission = store.create(&record(principal, now), limits).await.unwrap();
-        assert_eq!(admission, expected, "task {i} of {principal:?}");
-    }
-    assert_eq!(
-        a.load(&format!("limits-{}", 3)).await.unwrap(),
-        None,
-        "a refused task is not stored"
-    );
-    // A minute later the first five have expired (finished or not): room again.
-    let later = now + 60_001;
-    assert_eq!(
-        a.create(&record(Some("bob"), later), limits).await.unwrap(),
-        Admission::Created
-    );
-
-    // Two instances racing: exactly the limit is created.
-    let racing = TaskLimits {
-        per_principal: Some(4),
-        total: None,
-    };
-    let attempts: Vec<TaskRecord> = (0..12).map(|_| record(Some("carol"), now)).collect();
-    let created = futures::future::join_all(attempts.iter().enumerate().map(|(i, record)| {
-        let store = if i % 2 == 0 { a } else { b };
-        store.create(record, racing)
-    }))
-    .await
-    .into_iter()
-    .filter(|admission| *admission.as_ref().unwrap() == Admission::Created)
-    .count();
-    assert_eq!(created, 4);
-}
+use super::{FlowError, FlowFailure, FlowFilter, FlowMethod, FlowRecord, FlowStatus, FlowStore};
+use crate::client::api::PendingRequest;
 
 /// A round that asks, under `key`, one form question: the required `property` of JSON type
 /// `kind` (`"string"`, `"boolean"`, …), with `state` as its `requestState`. The flows contract
 /// records such rounds; test servers can answer with them.
-#[cfg(feature = "flows")]
 pub fn form_question(
     key: &str,
     message: &str,
@@ -178,7 +51,6 @@ pub fn form_question(
 }
 
 /// Answers under one key: an accepted form `{property: value}`.
-#[cfg(feature = "flows")]
 fn answers(key: &str, property: &str, value: Value) -> InputResponses {
     let mut content = Map::new();
     content.insert(property.to_owned(), value);
@@ -191,7 +63,6 @@ fn answers(key: &str, property: &str, value: Value) -> InputResponses {
 }
 
 /// A flow record awaiting the user, built by hand.
-#[cfg(feature = "flows")]
 fn record(server: &str, owner: Option<&str>, key: &str) -> FlowRecord {
     let mut arguments = Map::new();
     arguments.insert("name".to_owned(), json!(key));
@@ -210,7 +81,6 @@ fn record(server: &str, owner: Option<&str>, key: &str) -> FlowRecord {
 
 /// The flow-store contract: every transition of a flow's life, listing, removal and expiry; `a` and `b` are two handles on the same storage (two
 /// connections, as two processes would have).
-#[cfg(feature = "flows")]
 pub async fn flows(a: Arc<dyn FlowStore>, b: Arc<dyn FlowStore>) {
     // Insert, load through the other handle, no duplicates.
     let flow = record("s1", Some("alice"), "q");
@@ -389,7 +259,6 @@ pub async fn flows(a: Arc<dyn FlowStore>, b: Arc<dyn FlowStore>) {
 
 /// Many claims of the same answered flow at the same instant, through `stores` (one handle
 /// each): exactly one wins, for each of `flows` flows. Returns the number of claims tried.
-#[cfg(feature = "flows")]
 pub async fn flow_claim_race(stores: Vec<Arc<dyn FlowStore>>, flows: usize) -> usize {
     let mut tried = 0;
     for i in 0..flows {
