@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use modelctx_test_support::imports::{code_of, sources};
+use modelctx_test_support::imports::{code_of, named_paths, sources, without_comments};
 
 /// The layers, lowest first. A top-level module is its file or its directory (a `dir/file`
 /// entry would give one file of a directory a layer of its own; none needs one).
@@ -146,6 +146,58 @@ fn top_level_modules_depend_only_on_lower_layers() {
     assert!(
         problems.is_empty(),
         "the crate's layering is broken:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The module path of a source file under `src/` (`store/mod.rs` → store, `store/memory.rs` →
+/// store::memory).
+fn module_of(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().trim_end_matches(".rs").to_owned())
+        .collect();
+    if parts.last().is_some_and(|last| last == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Every path to the runtimes that a file under `store/` names, tests included.
+fn store_names_of_runtimes(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(&root.join("store"), &mut files);
+    let mut problems = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        let source = std::fs::read_to_string(&file).expect("read a source file");
+        for path in named_paths(&without_comments(&source), &module_of(relative)) {
+            if path
+                .first()
+                .is_some_and(|top| top == "server" || top == "client")
+            {
+                problems.push(format!(
+                    "{}: names crate::{}",
+                    relative.display(),
+                    path.join("::")
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// The store kernel sits below both runtimes (DESIGN.md, "Store kernel"): no file under
+/// `store/` — its tests and its contract included — names `server` or `client`. The task and
+/// flow contracts live beside the rules they check, and the kernel's own runs over a record it
+/// defines.
+#[test]
+fn the_store_kernel_names_no_runtime() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = store_names_of_runtimes(&root);
+    assert!(
+        problems.is_empty(),
+        "the store kernel reaches up:\n{}",
         problems.join("\n")
     );
 }

@@ -1,10 +1,24 @@
-//! The memory stores keep the store contracts: tasks and task limits
-//! (`modelctx::server::tasks::contract`), flows (`modelctx::client::flows::contract`).
+//! The memory stores keep the store contracts: the kernel's records and limits
+//! (`modelctx::store::contract`), tasks and task limits (`modelctx::server::tasks::contract`),
+//! flows (`modelctx::client::flows::contract`).
 
 use std::sync::Arc;
 
 use modelctx::client::flows::{self, MemoryFlowStore};
 use modelctx::server::tasks::{self, MemoryStore};
+use modelctx::store::contract::{self, ContractRecord};
+
+#[tokio::test]
+async fn records() {
+    let store = modelctx::store::MemoryStore::<ContractRecord>::new();
+    contract::records(&store, &store).await;
+}
+
+#[tokio::test]
+async fn limits() {
+    let store = modelctx::store::MemoryStore::<ContractRecord>::new();
+    contract::limits(&store, &store).await;
+}
 
 #[tokio::test]
 async fn tasks() {

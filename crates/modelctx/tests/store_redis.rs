@@ -1,13 +1,31 @@
 //! The Redis stores keep the store contracts through two connections, as two instances hold:
-//! tasks and task limits (`modelctx::server::tasks::contract`), flows
-//! (`modelctx::client::flows::contract`). Needs `redis-server` (`scripts/system-packages.sh`
-//! installs it); the tests fail, never skip, when Redis cannot run.
+//! the kernel's records and limits (`modelctx::store::contract`), tasks and task limits
+//! (`modelctx::server::tasks::contract`), flows (`modelctx::client::flows::contract`). Needs
+//! `redis-server` (`scripts/system-packages.sh` installs it); the tests fail, never skip, when
+//! Redis cannot run.
 
 use std::sync::Arc;
 
 use modelctx::client::flows::{self, FlowFilter, FlowStore, RedisFlowStore};
 use modelctx::server::tasks::{self, RedisStore};
+use modelctx::store::contract::{self, ContractRecord};
 use modelctx_test_support::redis::{Persistence, Redis};
+
+#[tokio::test]
+async fn records() {
+    let redis = Redis::start(Persistence::Off).await;
+    let connect = || modelctx::store::RedisStore::<ContractRecord>::connect(&redis.url, "records");
+    let (a, b) = (connect().await.unwrap(), connect().await.unwrap());
+    contract::records(&a, &b).await;
+}
+
+#[tokio::test]
+async fn limits() {
+    let redis = Redis::start(Persistence::Off).await;
+    let connect = || modelctx::store::RedisStore::<ContractRecord>::connect(&redis.url, "{limits}");
+    let (a, b) = (connect().await.unwrap(), connect().await.unwrap());
+    contract::limits(&a, &b).await;
+}
 
 #[tokio::test]
 async fn tasks() {

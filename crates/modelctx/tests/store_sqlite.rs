@@ -1,12 +1,42 @@
 //! The SQLite stores keep the store contracts through two connections to one file, as two
-//! processes on one host hold: tasks and task limits (`modelctx::server::tasks::contract`),
-//! flows (`modelctx::client::flows::contract`).
+//! processes on one host hold: the kernel's records and limits (`modelctx::store::contract`),
+//! tasks and task limits (`modelctx::server::tasks::contract`), flows
+//! (`modelctx::client::flows::contract`).
 
 use std::sync::Arc;
 
 use modelctx::client::flows::{self, SqliteFlowStore};
 use modelctx::server::tasks::{self, SqliteStore};
+use modelctx::store::contract::{self, ContractRecord};
 use modelctx_test_support::tempdir::TempDir;
+
+/// Two connections to one new file.
+fn two_kernel_stores(
+    dir: &TempDir,
+) -> (
+    modelctx::store::SqliteStore<ContractRecord>,
+    modelctx::store::SqliteStore<ContractRecord>,
+) {
+    let path = dir.file("records.db");
+    let open = || modelctx::store::SqliteStore::open(&path).unwrap();
+    (open(), open())
+}
+
+#[tokio::test]
+async fn records() {
+    let dir = TempDir::new("records");
+    let (a, b) = two_kernel_stores(&dir);
+    contract::records(&a, &b).await;
+    let memory = modelctx::store::SqliteStore::<ContractRecord>::in_memory().unwrap();
+    contract::records(&memory, &memory).await;
+}
+
+#[tokio::test]
+async fn limits() {
+    let dir = TempDir::new("kernel-limits");
+    let (a, b) = two_kernel_stores(&dir);
+    contract::limits(&a, &b).await;
+}
 
 #[tokio::test]
 async fn tasks() {
