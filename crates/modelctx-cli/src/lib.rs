@@ -41,6 +41,7 @@ mod render;
 mod safe_text;
 mod serve;
 mod shown_url;
+mod sign_in_clock;
 mod sync;
 mod target;
 mod telemetry;
