@@ -8,7 +8,7 @@
 //!
 //! The handshake era adds a session (`Mcp-Session-Id`, minted by `initialize`), server requests
 //! on response streams (answered with a POST of the callback's response), an optional GET
-//! stream and resumption with `Last-Event-ID` (see `http_handshake`).
+//! stream and resumption with `Last-Event-ID` (see `handshake`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -22,9 +22,10 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use super::{HttpHeaders, Outgoing, Reply, http_handshake};
+use super::handshake;
 use crate::client::error::{ClientError, TransportError};
 use crate::client::shared::Shared;
+use crate::client::transport::{HttpHeaders, Outgoing, Reply};
 use crate::http::body::{BodyError, read_limited};
 use crate::http::headers;
 use crate::http::sse;
@@ -193,12 +194,12 @@ impl HttpTransport {
         waiting: &mut Waiting,
     ) -> Result<Option<Reply>, ClientError> {
         let inner = &self.inner;
-        let body = super::encode_request(id, outgoing.method, &outgoing.params);
+        let body = crate::client::transport::encode_request(id, outgoing.method, &outgoing.params);
         let response = inner
             .post(body, Some(outgoing.method), &outgoing.headers)
             .await?;
         if outgoing.method == modelctx_types::methods::Initialize::NAME {
-            http_handshake::capture_session_id(inner, &response);
+            handshake::capture_session_id(inner, &response);
         }
         let (last_event_id, retry_ms) = match inner
             .read_reply(response, id, &mut waiting.receiver)
@@ -213,7 +214,7 @@ impl HttpTransport {
         if inner.shared.era() == Some(Era::Handshake)
             && let Some(last) = last_event_id
         {
-            return http_handshake::resume(
+            return handshake::resume(
                 inner,
                 id,
                 &mut waiting.receiver,
@@ -259,10 +260,10 @@ impl HttpTransport {
     pub(crate) async fn on_negotiated(&self) {
         if self.inner.shared.era() == Some(Era::Handshake) && self.inner.config.handshake_get_stream
         {
-            let Some(response) = http_handshake::open_get_stream(&self.inner).await else {
+            let Some(response) = handshake::open_get_stream(&self.inner).await else {
                 return;
             };
-            let task = tokio::spawn(http_handshake::read_get_stream(
+            let task = tokio::spawn(handshake::read_get_stream(
                 Arc::clone(&self.inner),
                 response,
             ));
@@ -286,7 +287,7 @@ impl HttpTransport {
             tracing::debug!("notifications/cancelled not sent within {CANCELS_WAIT:?}");
         }
         cancels.reopen();
-        http_handshake::end_session(&self.inner).await;
+        handshake::end_session(&self.inner).await;
         Ok(())
     }
 }
@@ -540,7 +541,7 @@ impl HttpInner {
                     // answer them to.
                     tracing::warn!(method = %request.method, "ignored a server request on a 2026-07-28 stream");
                 } else {
-                    http_handshake::answer_on_back_channel(Arc::clone(self), request);
+                    handshake::answer_on_back_channel(Arc::clone(self), request);
                 }
             }
             Err(error) => tracing::warn!(%error, "undecodable event from the server"),

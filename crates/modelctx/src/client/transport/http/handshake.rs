@@ -10,9 +10,9 @@ use modelctx_types::jsonrpc::Request;
 use reqwest::header::{ACCEPT, HeaderValue};
 use tokio::sync::oneshot;
 
-use super::http::{HttpInner, Received, content_type};
-use super::{HttpHeaders, Reply};
+use super::connection::{HttpInner, Received, content_type};
 use crate::client::error::ClientError;
+use crate::client::transport::{HttpHeaders, Reply};
 use crate::http::headers;
 use crate::sync::write;
 
