@@ -32,6 +32,8 @@ mod client_cmd;
 pub mod demo;
 mod error;
 mod form;
+#[cfg(test)]
+mod import_cycles;
 mod keys;
 mod listen_cmd;
 mod oauth;
