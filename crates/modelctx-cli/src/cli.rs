@@ -195,7 +195,7 @@ pub(crate) struct ConnectArgs {
     pub(crate) token_store: Option<PathBuf>,
     /// The time spent signing in (not counted by --timeout).
     #[arg(skip)]
-    pub(crate) sign_in: crate::oauth::SignInClock,
+    pub(crate) sign_in: crate::sign_in_clock::SignInClock,
 }
 
 /// `--oauth-dpop`.

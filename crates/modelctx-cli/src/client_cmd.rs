@@ -61,7 +61,7 @@ pub(crate) enum Get {
 /// part of it: `--connect-timeout` bounds that.
 async fn bounded<T>(args: &ConnectArgs, work: impl Future<Output = Result<T>>) -> Result<T> {
     let after = timeout(args);
-    crate::oauth::within(after, &args.sign_in, work)
+    crate::sign_in_clock::within(after, &args.sign_in, work)
         .await
         .unwrap_or_else(|| {
             Err(CliError::failed(format!(

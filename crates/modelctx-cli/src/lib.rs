@@ -32,6 +32,8 @@ mod client_cmd;
 pub mod demo;
 mod error;
 mod form;
+#[cfg(test)]
+mod import_cycles;
 mod keys;
 mod listen_cmd;
 mod oauth;
@@ -41,6 +43,7 @@ mod render;
 mod safe_text;
 mod serve;
 mod shown_url;
+mod sign_in_clock;
 mod sync;
 mod target;
 mod telemetry;

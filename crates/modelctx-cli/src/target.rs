@@ -117,14 +117,15 @@ impl Target {
                 }
             }
         };
-        let client = crate::oauth::within(Some(args.connect_timeout), &args.sign_in, connecting)
-            .await
-            .ok_or_else(|| {
-                CliError::failed(format!(
-                    "connecting to {self} timed out after {} s (--connect-timeout)",
-                    args.connect_timeout.as_secs_f64()
-                ))
-            })?;
+        let client =
+            crate::sign_in_clock::within(Some(args.connect_timeout), &args.sign_in, connecting)
+                .await
+                .ok_or_else(|| {
+                    CliError::failed(format!(
+                        "connecting to {self} timed out after {} s (--connect-timeout)",
+                        args.connect_timeout.as_secs_f64()
+                    ))
+                })?;
         client.map_err(|e| {
             CliError::failed(format!(
                 "cannot connect to {self}: {}",

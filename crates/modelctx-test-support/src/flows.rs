@@ -1,7 +1,7 @@
 //! Shared by the durable-flow tests (`flows_sqlite.rs`, `flows_redis.rs`): our low-level
 //! provision server (sealed with shared keys, so any instance resumes any flow), the child
 //! process that acts as another worker, and a private Redis. The `FlowStore` contract
-//! every store keeps is `modelctx::store::contract::flows` (run by `tests/store_*.rs`).
+//! every store keeps is `modelctx::client::flows::contract::flows` (run by `tests/store_*.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use modelctx::client::Client;
+use modelctx::client::flows::contract::form_question;
 use modelctx::client::flows::{
     DeferToFlows as _, FlowError, FlowFilter, FlowMethod, FlowRecord, FlowRunner, FlowStatus,
     FlowStore, RedisFlowStore, SqliteFlowStore,
@@ -17,7 +18,6 @@ use modelctx::client::flows::{
 use modelctx::seal::RequestStateSecurity;
 use modelctx::server::http::HttpConfig;
 use modelctx::server::{RequestContext, Server};
-use modelctx::store::contract::form_question;
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, ContentBlock, ElicitResult, ErrorObject,
     GetPromptRequestParams, GetPromptResult, InputRequiredResult, InputResponse, InputResponses,

@@ -1,7 +1,7 @@
 //! What the workspace's integration tests share, in one unpublished crate instead of
 //! `tests/*_support/mod.rs` files compiled into every test binary.
 //!
-//! The crate-agnostic helpers (`json`, `tempdir`, `process`, `redis`, `cli`) are always on;
+//! The crate-agnostic helpers (`json`, `tempdir`, `process`, `redis`, `cli`, `imports`) are always on;
 //! the fixtures built on the SDK need feature `mcp`, the in-memory OpenTelemetry exporters
 //! feature `otel`, the hostile-input runner feature `hostile`, the official-schema validators
 //! feature `spec`, the OTLP receiver feature `otlp`, the 2025-11-25 tasks server alone feature
@@ -11,6 +11,7 @@
 //! test's types.
 
 pub mod cli;
+pub mod imports;
 pub mod json;
 pub mod process;
 pub mod redis;

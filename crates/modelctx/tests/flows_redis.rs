@@ -34,7 +34,7 @@ async fn of_eight_connections_claiming_the_same_answered_flow_exactly_one_wins()
         stores.push(connect(&redis, "race").await);
     }
     let started = Instant::now();
-    let tried = modelctx::store::contract::flow_claim_race(stores, 50).await;
+    let tried = modelctx::client::flows::contract::flow_claim_race(stores, 50).await;
     eprintln!(
         "FIGURES redis claim race: 50 flows x 8 connections = {tried} claims, 50 won, {} lost, {} ms",
         tried - 50,

@@ -1,12 +1,42 @@
-//! The SQLite stores keep the store contracts (`modelctx::store::contract`) through two connections
-//! to one file, as two processes on one host hold: tasks, task limits, flows.
+//! The SQLite stores keep the store contracts through two connections to one file, as two
+//! processes on one host hold: the kernel's records and limits (`modelctx::store::contract`),
+//! tasks and task limits (`modelctx::server::tasks::contract`), flows
+//! (`modelctx::client::flows::contract`).
 
 use std::sync::Arc;
 
-use modelctx::client::flows::SqliteFlowStore;
-use modelctx::server::tasks::SqliteStore;
-use modelctx::store::contract;
+use modelctx::client::flows::{self, SqliteFlowStore};
+use modelctx::server::tasks::{self, SqliteStore};
+use modelctx::store::contract::{self, ContractRecord};
 use modelctx_test_support::tempdir::TempDir;
+
+/// Two connections to one new file.
+fn two_kernel_stores(
+    dir: &TempDir,
+) -> (
+    modelctx::store::SqliteStore<ContractRecord>,
+    modelctx::store::SqliteStore<ContractRecord>,
+) {
+    let path = dir.file("records.db");
+    let open = || modelctx::store::SqliteStore::open(&path).unwrap();
+    (open(), open())
+}
+
+#[tokio::test]
+async fn records() {
+    let dir = TempDir::new("records");
+    let (a, b) = two_kernel_stores(&dir);
+    contract::records(&a, &b).await;
+    let memory = modelctx::store::SqliteStore::<ContractRecord>::in_memory().unwrap();
+    contract::records(&memory, &memory).await;
+}
+
+#[tokio::test]
+async fn limits() {
+    let dir = TempDir::new("kernel-limits");
+    let (a, b) = two_kernel_stores(&dir);
+    contract::limits(&a, &b).await;
+}
 
 #[tokio::test]
 async fn tasks() {
@@ -16,9 +46,9 @@ async fn tasks() {
         SqliteStore::open(&path).unwrap(),
         SqliteStore::open(&path).unwrap(),
     );
-    contract::tasks(&a, &b).await;
+    tasks::contract::tasks(&a, &b).await;
     let memory = SqliteStore::in_memory().unwrap();
-    contract::tasks(&memory, &memory).await;
+    tasks::contract::tasks(&memory, &memory).await;
 }
 
 /// A batch read of more ids than SQLite binds in one statement (a third party's caller; the
@@ -54,20 +84,20 @@ async fn task_limits() {
         SqliteStore::open(&path).unwrap(),
         SqliteStore::open(&path).unwrap(),
     );
-    contract::task_limits(&a, &b).await;
+    tasks::contract::task_limits(&a, &b).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn flows() {
     let dir = TempDir::new("flows");
     let path = dir.file("flows.db");
-    contract::flows(
+    flows::contract::flows(
         Arc::new(SqliteFlowStore::open(&path).unwrap()),
         Arc::new(SqliteFlowStore::open(&path).unwrap()),
     )
     .await;
     let memory = SqliteFlowStore::in_memory().unwrap();
-    contract::flows(Arc::new(memory.clone()), Arc::new(memory)).await;
+    flows::contract::flows(Arc::new(memory.clone()), Arc::new(memory)).await;
 }
 
 /// A new database is readable and writable by its owner only, and so are the `-wal` and `-shm`

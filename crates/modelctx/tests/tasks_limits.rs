@@ -1,6 +1,6 @@
 //! Caps on live tasks: per principal and per store, answered `-32603` with
 //! `data.reason = "task_limit"`, exact under concurrent creation on every store (the stores' limit contract,
-//! `modelctx::store::contract::task_limits`, runs in `tests/store_*.rs`).
+//! `modelctx::server::tasks::contract::task_limits`, runs in `tests/store_*.rs`).
 
 use std::sync::Arc;
 

@@ -1,10 +1,13 @@
 //! Keeps the client's module graph layered (DESIGN.md, "Layers of the client"): every module of
 //! `crate::client` may name only modules of a lower layer than its own. The test reads the
 //! sources and resolves each `crate::client::…`, `super::…` and `self::…` path outside comments
-//! and test modules to the module it names.
+//! and test modules to the module it names (the reader, `modelctx_test_support::imports`, is
+//! shared with the crate-level tests and `modelctx-cli`'s).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use modelctx_test_support::imports::{code_of, named_paths, sources};
 
 /// The layers, lowest first. A directory's files are one module (`auth`), except where a file
 /// of it has an entry of its own (`auth/error`, which `ClientError` wraps). `mod.rs` of the
@@ -70,151 +73,16 @@ fn module_path(relative: &Path) -> Vec<String> {
     parts
 }
 
-/// Whether `line` is a `#[cfg(…)]` whose predicate names `test` (`#[cfg(test)]`,
-/// `#[cfg(all(test, feature = "tasks"))]`; not `feature = "test-util"`).
-fn is_test_cfg(line: &str) -> bool {
-    line.strip_prefix("#[cfg(")
-        .and_then(|rest| rest.strip_suffix(")]"))
-        .is_some_and(|predicate| {
-            predicate
-                .split(|c: char| c == '(' || c == ')' || c == ',' || c.is_whitespace())
-                .any(|token| token == "test")
-        })
-}
-
-/// The source without comments and without test modules (`#[cfg(test)]`, `#[cfg(all(test,
-/// …))]`): tests may use anything.
-pub(crate) fn code_of(source: &str) -> String {
-    let mut code = String::new();
-    let mut lines = source.lines().peekable();
-    while let Some(line) = lines.next() {
-        let trimmed = line.trim_start();
-        if is_test_cfg(trimmed)
-            && lines
-                .peek()
-                .is_some_and(|next| next.trim_start().starts_with("mod "))
-        {
-            // Skip the test module: to the line that closes it at its own indentation.
-            let indent = line.len() - trimmed.len();
-            let opening = lines.next().unwrap_or_default();
-            if !opening.trim_end().ends_with(';') {
-                for inner in lines.by_ref() {
-                    if inner.len() - inner.trim_start().len() == indent
-                        && inner.trim_start().starts_with('}')
-                    {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        let without_comment = match line.find("//") {
-            Some(at) => &line[..at],
-            None => line,
-        };
-        code.push_str(without_comment);
-        code.push('\n');
-    }
-    code
-}
-
-fn is_ident(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
-}
-
-/// The identifiers of a path starting at `rest` (`a::b::{c, d::e}` → [a, b] then the group's
-/// entries, each as the path it completes).
-fn paths_from(rest: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
-    let mut path = prefix.to_vec();
-    let mut rest = rest;
-    loop {
-        let ident: String = rest.chars().take_while(|c| is_ident(*c)).collect();
-        if ident.is_empty() {
-            if let Some(group) = rest.strip_prefix('{') {
-                let mut depth = 0usize;
-                let mut entry = String::new();
-                for c in group.chars() {
-                    match c {
-                        '{' => depth += 1,
-                        '}' if depth == 0 => break,
-                        '}' => depth -= 1,
-                        ',' if depth == 0 => {
-                            paths_from(entry.trim(), &path, out);
-                            entry.clear();
-                            continue;
-                        }
-                        _ => {}
-                    }
-                    entry.push(c);
-                }
-                if !entry.trim().is_empty() {
-                    paths_from(entry.trim(), &path, out);
-                }
-                return;
-            }
-            out.push(path);
-            return;
-        }
-        rest = &rest[ident.len()..];
-        path.push(ident);
-        match rest.strip_prefix("::") {
-            Some(next) => rest = next.trim_start(),
-            None => {
-                out.push(path);
-                return;
-            }
-        }
-    }
-}
-
-/// Every module path of `crate::client` that `code` (in module `module`) names.
+/// Every module path of `crate::client` that `code` (in module `module`) names, from the
+/// client's root.
 fn named_modules(code: &str, module: &[String]) -> Vec<Vec<String>> {
-    let mut found = Vec::new();
-    let bytes = code.as_bytes();
-    for (at, _) in code.match_indices("::") {
-        // Find the start of the path this `::` belongs to; handle each path once, at its
-        // first `::`.
-        let start = code[..at]
-            .rfind(|c: char| !is_ident(c) && c != ':')
-            .map_or(0, |i| i + 1);
-        if code[start..at].contains("::") || (start > 0 && bytes[start - 1] == b'$') {
-            continue;
-        }
-        let path_text = &code[start..];
-        let (base, rest): (Vec<String>, &str) =
-            if let Some(rest) = path_text.strip_prefix("crate::client::") {
-                (Vec::new(), rest)
-            } else if path_text.starts_with("super::") || path_text.starts_with("self::") {
-                let mut base = module.to_vec();
-                let mut rest = path_text;
-                loop {
-                    if let Some(next) = rest.strip_prefix("super::") {
-                        base.pop();
-                        rest = next;
-                    } else if let Some(next) = rest.strip_prefix("self::") {
-                        rest = next;
-                    } else {
-                        break;
-                    }
-                }
-                (base, rest)
-            } else {
-                continue;
-            };
-        paths_from(rest, &base, &mut found);
-    }
-    found
-}
-
-pub(crate) fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read the client sources") {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
+    let client = ["client".to_owned()];
+    let absolute: Vec<String> = client.iter().chain(module).cloned().collect();
+    named_paths(code, &absolute)
+        .into_iter()
+        .filter_map(|path| path.strip_prefix(&client[..]).map(<[String]>::to_vec))
+        .filter(|path| !path.is_empty())
+        .collect()
 }
 
 /// Every dependency between modules of the client that goes to a module of the same or a

@@ -108,7 +108,7 @@ mod error;
 pub mod flows;
 mod input_loop;
 #[cfg(test)]
-pub(crate) mod layers;
+mod layers;
 mod listen;
 mod listen_queue;
 pub mod middleware;

@@ -1,424 +1,292 @@
-//! The contracts every store keeps, as plain async functions that panic on a violation: run
-//! them against a backend of your own (say, Postgres) the way the SDK runs them against its
-//! memory, SQLite and Redis stores (`tests/store_memory.rs`, `tests/store_sqlite.rs`,
-//! `tests/store_redis.rs`). Each takes two handles on one empty store (two connections, as two
-//! instances or processes would hold; pass one handle twice for an in-process store).
+//! The kernel's contract: what every [`VersionedStore`] keeps of any record, as plain async
+//! functions that panic on a violation, over a record the kernel defines for the purpose
+//! ([`ContractRecord`]). Run them against a backend of your own (say, Postgres) the way the SDK
+//! runs them against its memory, SQLite and Redis stores (`tests/store_memory.rs`,
+//! `tests/store_sqlite.rs`, `tests/store_redis.rs`). Each takes two handles on one empty store
+//! (two connections, as two instances or processes would hold; pass one handle twice for an
+//! in-process store).
 //!
-//! Enabled by the `test-util` feature.
+//! The record is the kernel's own so that the kernel names nothing above it (DESIGN.md,
+//! "Layers"): the rules of tasks and flows are checked by their own contracts, beside them
+//! (`modelctx::server::tasks::contract`, `modelctx::client::flows::contract`), through the same
+//! backends. Enabled by the `test-util` feature.
 
 #![allow(
     clippy::missing_panics_doc,
     reason = "panicking is how a contract reports"
 )]
 
-#[cfg(feature = "flows")]
-use std::sync::Arc;
+use serde::{Deserialize, Serialize};
 
-#[cfg(feature = "flows")]
-use modelctx_types::{
-    CallToolRequestParams, ElicitRequestFormParams, ElicitResult, InputRequest,
-    InputRequiredResult, InputResponse, InputResponses,
-};
-#[cfg(feature = "flows")]
-use serde_json::{Map, Value, json};
+use super::{Field, Inserted, Limits, Record, Scan, Schema, Tag, VersionedStore, now_ms};
 
-#[cfg(feature = "flows")]
-use crate::client::PendingRequest;
-#[cfg(feature = "flows")]
-use crate::client::flows::{
-    FlowError, FlowFailure, FlowFilter, FlowMethod, FlowRecord, FlowStatus, FlowStore,
-};
-#[cfg(feature = "tasks")]
-use crate::server::tasks::{Admission, TaskLimits, TaskRecord, TaskStore};
+/// The record the contract stores: what a backend must keep of any record — an id, a version,
+/// an optional expiry, an optional group that per-group limits count — and two indexed fields
+/// that scans read: a `state` (`open` or `closed`, a Redis set each) and a `rank` they order
+/// by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContractRecord {
+    /// The id.
+    pub id: String,
+    /// Bumped by every write.
+    pub version: u64,
+    /// `open` or `closed`.
+    pub state: String,
+    /// Scans order by it.
+    pub rank: u64,
+    /// The group whose live records a per-group limit counts.
+    pub group: Option<String>,
+    /// When the record may be discarded (Unix milliseconds).
+    pub expires_at_ms: Option<u64>,
+}
 
-#[cfg(feature = "tasks")]
-use super::now_ms;
+impl ContractRecord {
+    /// An open record of version 1, rank 0, no group, kept a minute from now.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            version: 1,
+            state: OPEN.to_owned(),
+            rank: 0,
+            group: None,
+            expires_at_ms: Some(now_ms() + 60_000),
+        }
+    }
+}
 
-/// The task-store contract: exclusive creation, load (one and many), compare-and-swap, the
-/// unfinished list and expiry.
-#[cfg(feature = "tasks")]
-pub async fn tasks(a: &dyn TaskStore, b: &dyn TaskStore) {
-    let id = format!("contract-{}", crate::ids::random_hex().unwrap());
+const OPEN: &str = "open";
+const CLOSED: &str = "closed";
+
+/// The SQLite layout of the contract's records.
+const SQLITE_SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS mcp_store_contract (
+        id         TEXT PRIMARY KEY,
+        version    INTEGER NOT NULL,
+        state      TEXT NOT NULL,
+        rank       INTEGER NOT NULL,
+        expires_at INTEGER,
+        record     TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS mcp_store_contract_state ON mcp_store_contract (state, rank);
+    CREATE INDEX IF NOT EXISTS mcp_store_contract_expiry ON mcp_store_contract (expires_at);
+    CREATE INDEX IF NOT EXISTS mcp_store_contract_group
+        ON mcp_store_contract (json_extract(record, '$.group'), expires_at);
+";
+
+/// Counted by group, like tasks; scanned by state and ordered by rank, like flows.
+impl Record for ContractRecord {
+    const SCHEMA: Schema = Schema {
+        table: "mcp_store_contract",
+        id_column: "id",
+        sqlite_schema: SQLITE_SCHEMA,
+        columns: &["state", "rank", "expires_at"],
+        expires_column: Some("expires_at"),
+        group_sql: Some("json_extract(record, '$.group')"),
+        order_column: Some("rank"),
+        redis_key: "record",
+        redis_group_key: "group",
+        tags: &[
+            Tag {
+                column: "state",
+                value: OPEN,
+                set: "state:open",
+            },
+            Tag {
+                column: "state",
+                value: CLOSED,
+                set: "state:closed",
+            },
+        ],
+        counted: true,
+    };
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn version(&self) -> u64 {
+        self.version
+    }
+
+    fn expires_at_ms(&self) -> Option<u64> {
+        self.expires_at_ms
+    }
+
+    fn counted_in(&self) -> Option<&str> {
+        self.group.as_deref()
+    }
+
+    fn fields(&self) -> Vec<Field> {
+        vec![
+            Field::Text(Some(self.state.clone())),
+            Field::int(self.rank),
+            Field::Int(
+                self.expires_at_ms
+                    .map(|at| i64::try_from(at).unwrap_or(i64::MAX)),
+            ),
+        ]
+    }
+}
+
+type Store<'a> = &'a dyn VersionedStore<ContractRecord>;
+
+fn ids(records: &[ContractRecord]) -> Vec<&str> {
+    records.iter().map(|r| r.id.as_str()).collect()
+}
+
+/// The record contract: exclusive insertion, load (one and many), compare-and-swap, scans by
+/// index, equality and bound (ordered, limited), removal on a version, expiry.
+pub async fn records(a: Store<'_>, b: Store<'_>) {
     let now = now_ms();
-    let mut record = TaskRecord::new(id.clone(), "tool".to_owned(), now);
-    record.ttl_ms = Some(60_000);
-    let unlimited = TaskLimits::default();
+    let record = ContractRecord::new("r1");
     assert_eq!(
-        a.create(&record, unlimited).await.unwrap(),
-        Admission::Created
+        a.insert(&record, Limits::NONE).await.unwrap(),
+        Inserted::Yes
     );
-    assert!(
-        b.create(&record, unlimited).await.is_err(),
-        "create is exclusive"
+    assert_eq!(
+        b.insert(&record, Limits::NONE).await.unwrap(),
+        Inserted::Exists,
+        "insertion is exclusive"
     );
-    assert_eq!(b.load(&id).await.unwrap().as_ref(), Some(&record));
+    assert_eq!(b.load("r1").await.unwrap().as_ref(), Some(&record));
     assert_eq!(a.load("nope").await.unwrap(), None);
     // A batch read answers in the order asked, a missing id with `None`, a repeated one twice.
     assert_eq!(
-        b.load_many(&[id.as_str(), "nope", id.as_str()])
-            .await
-            .unwrap(),
+        b.load_many(&["r1", "nope", "r1"]).await.unwrap(),
         [Some(record.clone()), None, Some(record.clone())]
     );
     assert_eq!(a.load_many(&[]).await.unwrap(), []);
-    assert!(a.active().await.unwrap().contains(&id));
 
     let mut next = record.clone();
     next.version = 2;
-    next.status = modelctx_types::tasks::TaskStatus::COMPLETED;
+    next.state = CLOSED.to_owned();
     assert!(!a.swap(&next, 7).await.unwrap(), "stale version refused");
     assert!(b.swap(&next, 1).await.unwrap());
     assert!(
         !a.swap(&next, 1).await.unwrap(),
         "the loser of a race is told"
     );
-    assert_eq!(a.load(&id).await.unwrap().unwrap().version, 2);
-    assert!(
-        !a.active().await.unwrap().contains(&id),
-        "terminal is not active"
+    assert_eq!(a.load("r1").await.unwrap(), Some(next.clone()));
+    let mut gone = ContractRecord::new("never-inserted");
+    gone.version = 2;
+    assert!(!a.swap(&gone, 1).await.unwrap(), "no record, no swap");
+
+    // Scans: by the tagged index, equalities and a bound; ordered by rank, then id; limited.
+    for (id, rank) in [("r4", 3), ("r2", 1), ("r3", 1)] {
+        let mut other = ContractRecord::new(id);
+        other.rank = rank;
+        a.insert(&other, Limits::NONE).await.unwrap();
+    }
+    let open = Scan::all().by("state", vec![OPEN]);
+    assert_eq!(ids(&b.scan(&open).await.unwrap()), ["r2", "r3", "r4"]);
+    let both = Scan::all().by("state", vec![OPEN, CLOSED]);
+    assert_eq!(ids(&b.scan(&both).await.unwrap()), ["r1", "r2", "r3", "r4"]);
+    assert_eq!(
+        ids(&b.scan(&Scan::all()).await.unwrap()),
+        ["r1", "r2", "r3", "r4"]
+    );
+    assert_eq!(
+        ids(&b
+            .scan(&open.clone().equals("rank", Field::int(1)))
+            .await
+            .unwrap()),
+        ["r2", "r3"]
+    );
+    assert_eq!(
+        ids(&b.scan(&both.clone().below("rank", 3)).await.unwrap()),
+        ["r1", "r2", "r3"]
+    );
+    assert_eq!(
+        ids(&b.scan(&open.clone().limit(2)).await.unwrap()),
+        ["r2", "r3"]
     );
 
+    // Removal: only the version read, when one is given.
+    assert!(!a.remove("r2", Some(9)).await.unwrap());
+    assert!(a.remove("r2", Some(1)).await.unwrap());
+    assert!(!b.remove("r2", None).await.unwrap(), "removed once");
+    assert!(b.remove("r3", None).await.unwrap());
+    assert_eq!(a.load("r2").await.unwrap(), None);
+    assert_eq!(ids(&a.scan(&open).await.unwrap()), ["r4"]);
+
+    // Expiry: not before a record's time. Stores may rely on their own expiry instead of the
+    // purge; either way the record is gone or expired.
     a.purge_expired(now + 30_000).await.unwrap();
     assert!(
-        a.load(&id).await.unwrap().is_some(),
-        "not purged before its TTL"
+        a.load("r4").await.unwrap().is_some(),
+        "not purged before its expiry"
     );
-    // Stores may rely on their own expiry instead; either way the record is gone or expired.
     a.purge_expired(now + 61_000).await.unwrap();
-    if let Some(left) = a.load(&id).await.unwrap() {
-        assert!(left.is_expired(now + 61_000));
+    if let Some(left) = a.load("r4").await.unwrap() {
+        assert!(left.expires_at_ms.is_some_and(|at| at <= now + 61_000));
     }
 }
 
-/// The task-limit contract every store keeps: `a` and `b` are two handles on one empty store
-/// (two connections, as two instances would hold).
-#[cfg(feature = "tasks")]
-pub async fn task_limits(a: &dyn TaskStore, b: &dyn TaskStore) {
+/// The limit contract: a counted insertion checks the group's and the store's live records in
+/// the same atomic step as it inserts, so that handles inserting at once never overshoot.
+pub async fn limits(a: Store<'_>, b: Store<'_>) {
     let now = now_ms();
     let mut next_id = 0;
-    let mut record = |principal: Option<&str>, at: u64| {
+    // A record of `group` inserted at `at`, kept a minute.
+    let mut record = |group: Option<&str>, at: u64| {
         next_id += 1;
-        let mut record = TaskRecord::new(format!("limits-{next_id}"), "tool".to_owned(), at);
-        record.principal = principal.map(str::to_owned);
-        record.ttl_ms = Some(60_000);
+        let mut record = ContractRecord::new(format!("limits-{next_id}"));
+        record.group = group.map(str::to_owned);
+        record.expires_at_ms = Some(at + 60_000);
         record
     };
-    let limits = TaskLimits {
-        per_principal: Some(2),
+    let limits = |now_ms| Limits {
+        per_group: Some(2),
         total: Some(5),
+        now_ms,
     };
     let cases = [
-        (Some("alice"), Admission::Created),
-        (Some("alice"), Admission::Created),
-        (Some("alice"), Admission::PrincipalLimit),
-        // Without a principal there is no per-principal count: the total alone applies.
-        (None, Admission::Created),
-        (None, Admission::Created),
-        (None, Admission::Created),
-        (Some("bob"), Admission::TotalLimit),
-        (None, Admission::TotalLimit),
+        (Some("alice"), Inserted::Yes),
+        (Some("alice"), Inserted::Yes),
+        (Some("alice"), Inserted::GroupFull),
+        // Without a group there is no per-group count: the total alone applies.
+        (None, Inserted::Yes),
+        (None, Inserted::Yes),
+        (None, Inserted::Yes),
+        (Some("bob"), Inserted::TotalFull),
+        (None, Inserted::TotalFull),
     ];
-    for (i, (principal, expected)) in cases.into_iter().enumerate() {
+    for (i, (group, expected)) in cases.into_iter().enumerate() {
         let store = if i % 2 == 0 { a } else { b };
-        let admission = store.create(&record(principal, now), limits).await.unwrap();
-        assert_eq!(admission, expected, "task {i} of {principal:?}");
+        let inserted = store
+            .insert(&record(group, now), limits(now))
+            .await
+            .unwrap();
+        assert_eq!(inserted, expected, "record {i} of {group:?}");
     }
     assert_eq!(
-        a.load(&format!("limits-{}", 3)).await.unwrap(),
+        a.load("limits-3").await.unwrap(),
         None,
-        "a refused task is not stored"
+        "a refused record is not stored"
     );
-    // A minute later the first five have expired (finished or not): room again.
+    // A minute later the first five have expired: room again.
     let later = now + 60_001;
     assert_eq!(
-        a.create(&record(Some("bob"), later), limits).await.unwrap(),
-        Admission::Created
+        a.insert(&record(Some("bob"), later), limits(later))
+            .await
+            .unwrap(),
+        Inserted::Yes
     );
 
-    // Two instances racing: exactly the limit is created.
-    let racing = TaskLimits {
-        per_principal: Some(4),
+    // Two handles racing: exactly the limit is inserted.
+    let racing = Limits {
+        per_group: Some(4),
         total: None,
+        now_ms: now,
     };
-    let attempts: Vec<TaskRecord> = (0..12).map(|_| record(Some("carol"), now)).collect();
-    let created = futures::future::join_all(attempts.iter().enumerate().map(|(i, record)| {
+    let attempts: Vec<ContractRecord> = (0..12).map(|_| record(Some("carol"), now)).collect();
+    let inserted = futures::future::join_all(attempts.iter().enumerate().map(|(i, record)| {
         let store = if i % 2 == 0 { a } else { b };
-        store.create(record, racing)
+        store.insert(record, racing)
     }))
     .await
     .into_iter()
-    .filter(|admission| *admission.as_ref().unwrap() == Admission::Created)
+    .filter(|inserted| *inserted.as_ref().unwrap() == Inserted::Yes)
     .count();
-    assert_eq!(created, 4);
-}
-
-/// A round that asks, under `key`, one form question: the required `property` of JSON type
-/// `kind` (`"string"`, `"boolean"`, …), with `state` as its `requestState`. The flows contract
-/// records such rounds; test servers can answer with them.
-#[cfg(feature = "flows")]
-pub fn form_question(
-    key: &str,
-    message: &str,
-    property: &str,
-    kind: &str,
-    state: String,
-) -> InputRequiredResult {
-    let schema = serde_json::from_value(json!({
-        "type": "object",
-        "properties": {property: {"type": kind}},
-        "required": [property],
-    }))
-    .unwrap();
-    InputRequiredResult::new()
-        .with_request(
-            key,
-            InputRequest::elicit(ElicitRequestFormParams::new(message, schema)),
-        )
-        .with_state(state)
-}
-
-/// Answers under one key: an accepted form `{property: value}`.
-#[cfg(feature = "flows")]
-fn answers(key: &str, property: &str, value: Value) -> InputResponses {
-    let mut content = Map::new();
-    content.insert(property.to_owned(), value);
-    let mut answers = InputResponses::new();
-    answers.insert(
-        key.to_owned(),
-        InputResponse::elicit(&ElicitResult::accept(content)),
-    );
-    answers
-}
-
-/// A flow record awaiting the user, built by hand.
-#[cfg(feature = "flows")]
-fn record(server: &str, owner: Option<&str>, key: &str) -> FlowRecord {
-    let mut arguments = Map::new();
-    arguments.insert("name".to_owned(), json!(key));
-    let pending = PendingRequest {
-        params: CallToolRequestParams::new("provision", Some(arguments)),
-        input_required: form_question(key, "?", "value", "string", format!("opaque-state-{key}")),
-    };
-    FlowRecord::new(
-        server,
-        FlowMethod::CallTool,
-        owner.map(str::to_owned),
-        &pending,
-    )
-    .unwrap()
-}
-
-/// The flow-store contract: every transition of a flow's life, listing, removal and expiry; `a` and `b` are two handles on the same storage (two
-/// connections, as two processes would have).
-#[cfg(feature = "flows")]
-pub async fn flows(a: Arc<dyn FlowStore>, b: Arc<dyn FlowStore>) {
-    // Insert, load through the other handle, no duplicates.
-    let flow = record("s1", Some("alice"), "q");
-    a.save(&flow).await.unwrap();
-    assert_eq!(b.load(&flow.id).await.unwrap().as_ref(), Some(&flow));
-    assert!(matches!(b.insert(&flow).await, Err(FlowError::Exists(id)) if id == flow.id));
-    assert_eq!(a.load("flow_missing").await.unwrap(), None);
-
-    // Not claimable before the user answered; answers must match the questions.
-    assert_eq!(b.claim(&flow.id, "w1", 1, 1000).await.unwrap(), None);
-    let wrong = a
-        .record_answers(&flow.id, answers("nope", "value", json!("x")), 10)
-        .await;
-    assert!(
-        matches!(wrong, Err(FlowError::InvalidAnswers { .. })),
-        "{wrong:?}"
-    );
-    let answered = a
-        .record_answers(&flow.id, answers("q", "value", json!("x")), 10)
-        .await
-        .unwrap();
-    assert_eq!(answered.status, FlowStatus::Answered);
-    assert_eq!(answered.version, flow.version + 1);
-    let twice = b
-        .record_answers(&flow.id, answers("q", "value", json!("y")), 11)
-        .await;
-    assert!(
-        matches!(
-            twice,
-            Err(FlowError::WrongStatus {
-                status: FlowStatus::Answered,
-                ..
-            })
-        ),
-        "{twice:?}"
-    );
-
-    // One claim wins; the other handle sees it taken until the lease runs out.
-    let now = answered.updated_at_ms + 1;
-    let claimed = a
-        .claim(&flow.id, "w1", now, 1000)
-        .await
-        .unwrap()
-        .expect("claimable");
-    assert_eq!(claimed.status, FlowStatus::Resuming);
-    assert_eq!(claimed.worker.as_deref(), Some("w1"));
-    assert_eq!(claimed.attempts, 1);
-    assert_eq!(claimed.lease_until_ms, Some(now + 1000));
-    assert_eq!(
-        b.claim(&flow.id, "w2", now + 999, 1000).await.unwrap(),
-        None
-    );
-    // The lease ran out: w2 takes over, and w1's late outcome is refused.
-    let taken = b
-        .claim(&flow.id, "w2", now + 1000, 1000)
-        .await
-        .unwrap()
-        .expect("an expired lease is claimable");
-    assert_eq!(taken.worker.as_deref(), Some("w2"));
-    assert_eq!(taken.attempts, 2);
-    let late = a
-        .finish(&claimed, Ok(json!({"late": true})), now + 1001)
-        .await;
-    assert!(matches!(late, Err(FlowError::ClaimLost(_))), "{late:?}");
-
-    // The server asks again: a new round awaits the user.
-    let round2 = form_question("q2", "again?", "value", "string", "state-2".into());
-    let advanced = b.advance(&taken, round2.clone(), now + 1002).await.unwrap();
-    assert_eq!(advanced.status, FlowStatus::AwaitingUser);
-    assert_eq!(advanced.round, 2);
-    assert_eq!(advanced.attempts, 0);
-    assert_eq!(advanced.answers, None);
-    assert_eq!(advanced.input_required, round2);
-    assert_eq!(a.load(&flow.id).await.unwrap().as_ref(), Some(&advanced));
-
-    // Answer, claim, a retryable failure releases it, then it finishes.
-    a.record_answers(&flow.id, answers("q2", "value", json!("z")), now + 1003)
-        .await
-        .unwrap();
-    let claimed = a
-        .claim(&flow.id, "w1", now + 1004, 1000)
-        .await
-        .unwrap()
-        .unwrap();
-    let failure = FlowFailure {
-        code: None,
-        message: "connection refused".into(),
-    };
-    let released = a
-        .release(&claimed, failure.clone(), now + 1005)
-        .await
-        .unwrap();
-    assert_eq!(released.status, FlowStatus::Answered);
-    assert_eq!(released.error.as_ref(), Some(&failure));
-    let claimed = b
-        .claim(&flow.id, "w2", now + 1006, 1000)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(claimed.attempts, 2);
-    let done = b
-        .finish(&claimed, Ok(json!({"ok": 1})), now + 1007)
-        .await
-        .unwrap();
-    assert_eq!(done.status, FlowStatus::Done);
-    assert_eq!(done.result, Some(json!({"ok": 1})));
-    assert_eq!(done.error, None);
-    assert_eq!(a.claim(&flow.id, "w3", u64::MAX, 1).await.unwrap(), None);
-
-    // Listing: by status, server, owner, age; oldest first; limited.
-    let mut others = Vec::new();
-    for (i, (server, owner)) in [("s1", Some("bob")), ("s2", Some("alice")), ("s1", None)]
-        .into_iter()
-        .enumerate()
-    {
-        let mut other = record(server, owner, &format!("k{i}"));
-        other.created_at_ms = 100 + i as u64;
-        other.updated_at_ms = 100 + i as u64;
-        a.save(&other).await.unwrap();
-        others.push(other);
-    }
-    let ids = |records: Vec<FlowRecord>| records.into_iter().map(|r| r.id).collect::<Vec<_>>();
-    let awaiting = FlowFilter::new().statuses([FlowStatus::AwaitingUser]);
-    assert_eq!(
-        ids(b.list(&awaiting).await.unwrap()),
-        ids(others.clone()),
-        "oldest first"
-    );
-    assert_eq!(
-        ids(b.list(&awaiting.clone().server("s1")).await.unwrap()),
-        vec![others[0].id.clone(), others[2].id.clone()]
-    );
-    assert_eq!(
-        ids(b.list(&FlowFilter::new().owner("alice")).await.unwrap()),
-        vec![others[1].id.clone(), flow.id.clone()]
-    );
-    assert_eq!(
-        ids(b
-            .list(&FlowFilter::new().updated_before_ms(102))
-            .await
-            .unwrap()),
-        vec![others[0].id.clone(), others[1].id.clone()]
-    );
-    assert_eq!(
-        ids(b.list(&awaiting.clone().limit(1)).await.unwrap()),
-        vec![others[0].id.clone()]
-    );
-    assert_eq!(
-        ids(b
-            .list(&FlowFilter::new().statuses([FlowStatus::Done]))
-            .await
-            .unwrap()),
-        vec![flow.id.clone()]
-    );
-
-    // Remove only the version read; expire by status and age.
-    assert!(!a.remove(&others[0].id, Some(99)).await.unwrap());
-    assert!(a.remove(&others[0].id, Some(1)).await.unwrap());
-    assert!(!a.remove(&others[0].id, None).await.unwrap());
-    assert_eq!(
-        b.expire(&[FlowStatus::AwaitingUser], 102).await.unwrap(),
-        1,
-        "only k1 is older than 102"
-    );
-    assert_eq!(
-        b.expire(&[FlowStatus::Done, FlowStatus::Failed], u64::MAX)
-            .await
-            .unwrap(),
-        1
-    );
-    assert_eq!(
-        ids(a.list(&FlowFilter::new()).await.unwrap()),
-        vec![others[2].id.clone()]
-    );
-}
-
-/// Many claims of the same answered flow at the same instant, through `stores` (one handle
-/// each): exactly one wins, for each of `flows` flows. Returns the number of claims tried.
-#[cfg(feature = "flows")]
-pub async fn flow_claim_race(stores: Vec<Arc<dyn FlowStore>>, flows: usize) -> usize {
-    let mut tried = 0;
-    for i in 0..flows {
-        let flow = record("race", None, &format!("r{i}"));
-        stores[0].save(&flow).await.unwrap();
-        stores[0]
-            .record_answers(&flow.id, answers(&format!("r{i}"), "value", json!(i)), 1)
-            .await
-            .unwrap();
-        let barrier = Arc::new(tokio::sync::Barrier::new(stores.len()));
-        let mut claims = Vec::new();
-        for (w, store) in stores.iter().enumerate() {
-            let (store, barrier, id) = (Arc::clone(store), Arc::clone(&barrier), flow.id.clone());
-            claims.push(tokio::spawn(async move {
-                barrier.wait().await;
-                store.claim(&id, &format!("w{w}"), 2, 60_000).await.unwrap()
-            }));
-        }
-        let mut winners = Vec::new();
-        for claim in claims {
-            if let Some(won) = claim.await.unwrap() {
-                winners.push(won.worker.unwrap());
-            }
-        }
-        tried += stores.len();
-        assert_eq!(winners.len(), 1, "flow {i}: winners {winners:?}");
-        let stored = stores[0].load(&flow.id).await.unwrap().unwrap();
-        assert_eq!(stored.worker.as_ref(), Some(&winners[0]));
-        assert_eq!(stored.attempts, 1);
-    }
-    tried
+    assert_eq!(inserted, 4);
 }

@@ -232,15 +232,15 @@ impl<R: Record> VersionedStore<R> for MemoryStore<R> {
     }
 }
 
-#[cfg(all(test, feature = "tasks"))]
+#[cfg(all(test, feature = "test-util"))]
 mod tests {
+    use super::super::contract::ContractRecord;
     use super::{Inserted, Limits, MemoryStore, VersionedStore};
-    use crate::server::tasks::TaskRecord;
 
-    fn task(id: &str, group: &str, ttl_ms: Option<u64>) -> TaskRecord {
-        let mut record = TaskRecord::new(id.to_owned(), "tool".to_owned(), 0);
-        record.principal = Some(group.to_owned());
-        record.ttl_ms = ttl_ms;
+    fn record(id: &str, group: &str, ttl_ms: Option<u64>) -> ContractRecord {
+        let mut record = ContractRecord::new(id);
+        record.group = Some(group.to_owned());
+        record.expires_at_ms = ttl_ms;
         record
     }
 
@@ -254,18 +254,18 @@ mod tests {
             total: Some(2),
             now_ms,
         };
-        let insert = |record: TaskRecord, now| {
+        let insert = |record: ContractRecord, now| {
             let store = &store;
             async move { store.insert(&record, limits(now)).await.unwrap() }
         };
-        assert_eq!(insert(task("a", "g", Some(10)), 0).await, Inserted::Yes);
-        assert_eq!(insert(task("b", "g", None), 0).await, Inserted::GroupFull);
+        assert_eq!(insert(record("a", "g", Some(10)), 0).await, Inserted::Yes);
+        assert_eq!(insert(record("b", "g", None), 0).await, Inserted::GroupFull);
         assert!(store.remove("a", None).await.unwrap());
-        assert_eq!(insert(task("a", "g", Some(10)), 1).await, Inserted::Yes);
-        assert_eq!(insert(task("c", "h", None), 1).await, Inserted::Yes);
-        assert_eq!(insert(task("d", "i", None), 1).await, Inserted::TotalFull);
+        assert_eq!(insert(record("a", "g", Some(10)), 1).await, Inserted::Yes);
+        assert_eq!(insert(record("c", "h", None), 1).await, Inserted::Yes);
+        assert_eq!(insert(record("d", "i", None), 1).await, Inserted::TotalFull);
         // At 10 the second "a" expires: one retirement for it, none for the removed one.
-        assert_eq!(insert(task("d", "i", None), 10).await, Inserted::Yes);
+        assert_eq!(insert(record("d", "i", None), 10).await, Inserted::Yes);
         assert!(store.remove("c", Some(1)).await.unwrap());
         store.inspect(|live, records| {
             assert_eq!(

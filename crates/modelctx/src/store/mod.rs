@@ -19,7 +19,10 @@
 //! | [`RedisStore`] | `tasks-redis` or `flows-redis` | instances spread over hosts |
 //!
 //! A third-party backend (Postgres, DynamoDB, …) implements [`VersionedStore`] and checks
-//! itself with the contracts in `modelctx::store::contract` (feature `test-util`).
+//! itself with the kernel's contract, `modelctx::store::contract` (feature `test-util`), over a
+//! record the kernel defines for it; the task and flow rules have contracts of their own beside
+//! them (`modelctx::server::tasks::contract`, `modelctx::client::flows::contract`). The kernel
+//! names neither runtime: it sits below both (DESIGN.md, "Layers").
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

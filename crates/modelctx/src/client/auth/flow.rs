@@ -8,12 +8,12 @@
 
 use std::fmt;
 use std::sync::{Arc, OnceLock, RwLock};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 
 use super::challenge::BearerChallenge;
+use super::clock::now;
 use super::discovery::{ServerMetadata, is_loopback};
 use super::egress::{Egress, REQUEST_WAIT};
 use super::error::AuthError;
@@ -28,8 +28,6 @@ mod client_auth;
 mod discover;
 mod registration;
 mod token;
-
-pub use client_auth::TokenEndpointAuthMethod;
 
 /// The most requests one call may send (sign-in, refresh and step-up retries included).
 const MAX_SENDS: u32 = 6;
@@ -120,12 +118,6 @@ enum Recovery {
     Refreshed,
     /// A new authorization produced a token.
     SignedIn,
-}
-
-pub(super) fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 impl OAuthClient {

@@ -90,6 +90,7 @@
 //! ```
 
 mod challenge;
+mod clock;
 mod discovery;
 mod egress;
 /// `ClientError::Auth` wraps its errors: a leaf below the client's error type.
@@ -101,6 +102,7 @@ mod pkce;
 mod proof;
 mod request_auth;
 mod store;
+mod token_endpoint_auth_method;
 mod workload;
 
 use std::fmt;
@@ -111,12 +113,12 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 pub use error::{AuthError, UrlRefusal};
-pub use flow::TokenEndpointAuthMethod;
 pub use handler::{
     AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, RedirectFetcher, handler_fn,
 };
 pub use loopback::{LoopbackRedirect, open_in_browser};
 pub use store::{ClientRegistration, FileTokenStore, InMemoryTokenStore, StoredTokens, TokenStore};
+pub use token_endpoint_auth_method::TokenEndpointAuthMethod;
 pub use workload::IdentityTokenSource;
 
 /// The pause clock is the client's (request bounds use it too); signing in pauses it.

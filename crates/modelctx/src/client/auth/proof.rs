@@ -13,6 +13,7 @@ use reqwest::Url;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::json;
 
+use super::clock::now;
 use super::error::AuthError;
 use super::pkce::random_token;
 use crate::dpop::{EcPublicJwk, NONCE_HEADER, PROOF_TYPE, ProofClaims, access_token_hash};
@@ -92,7 +93,7 @@ impl ProofKey {
             jti: random_token()?,
             htm: method.to_owned(),
             htu: crate::dpop::target_uri(url),
-            iat: super::flow::now(),
+            iat: now(),
             ath: access_token.map(access_token_hash),
             nonce,
         };

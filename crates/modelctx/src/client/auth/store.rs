@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use super::flow::TokenEndpointAuthMethod;
+use super::token_endpoint_auth_method::TokenEndpointAuthMethod;
 use crate::sync::lock;
 
 /// The tokens obtained for one MCP server.

@@ -14,14 +14,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{
-    FlowError, FlowFailure, FlowFilter, FlowMethod, FlowRecord, FlowStatus, FlowStore, now_ms,
-};
+use super::{FlowError, FlowFailure, FlowFilter, FlowMethod, FlowRecord, FlowStatus, FlowStore};
 use crate::client::api::{Client, PendingRequest};
 use crate::client::builder::ClientBuilder;
 use crate::client::error::ClientError;
 use crate::client::session::{RoundOutcome, Session};
 use crate::client::trace;
+use crate::store::now_ms;
 
 /// The params of a request that may become a flow: `tools/call`, `prompts/get` and
 /// `resources/read`.

@@ -8,8 +8,6 @@
 pub(crate) mod engine;
 #[cfg(feature = "http-client")]
 pub(crate) mod http;
-#[cfg(feature = "http-client")]
-mod http_handshake;
 #[cfg(feature = "stdio")]
 pub(crate) mod stdio;
 

@@ -77,6 +77,8 @@
 //! (default) or fails them. A restarted instance with a stable [`TasksBuilder::instance_id`]
 //! reclaims its own tasks at once.
 
+#[cfg(feature = "test-util")]
+pub mod contract;
 mod handler;
 mod methods;
 #[cfg(feature = "tasks-redis")]

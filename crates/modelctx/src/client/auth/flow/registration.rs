@@ -6,12 +6,13 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::client_auth::TokenEndpointAuthMethod;
 use super::token::post;
-use super::{Discovered, OAuthClient, now};
+use super::{Discovered, OAuthClient};
+use crate::client::auth::clock::now;
 use crate::client::auth::discovery::{is_loopback, secure_url};
 use crate::client::auth::error::AuthError;
 use crate::client::auth::store::ClientRegistration;
+use crate::client::auth::token_endpoint_auth_method::TokenEndpointAuthMethod;
 use crate::client::auth::{ApplicationType, Grant};
 
 /// A dynamic registration response (RFC 7591 §3.2.1).

@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::client_auth::form_body;
-use super::{Discovered, OAuthClient, now, read_limited};
+use super::{Discovered, OAuthClient, read_limited};
+use crate::client::auth::clock::now;
 use crate::client::auth::discovery::secure_url;
 use crate::client::auth::egress::request_error;
 use crate::client::auth::error::AuthError;

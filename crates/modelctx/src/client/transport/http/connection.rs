@@ -1,14 +1,10 @@
-//! Streamable HTTP: one POST per message.
-//!
-//! Every POST accepts `application/json` and `text/event-stream`. On 2026-07-28 the request
-//! carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` mirrors of
-//! `x-mcp-header` arguments; the response is either one JSON-RPC message or a stream of events
-//! ending with the response (comments ignored, notifications routed on the way). A stream that
-//! breaks before the response re-issues the request with a new id.
-//!
-//! The handshake era adds a session (`Mcp-Session-Id`, minted by `initialize`), server requests
-//! on response streams (answered with a POST of the callback's response), an optional GET
-//! stream and resumption with `Last-Event-ID` (see `http_handshake`).
+//! The connection of the HTTP transport ([`HttpInner`]), which the sending side and the tasks it
+//! spawns (back-channel answers, the GET stream, cancellations) share: its configuration and
+//! the authorization layer it calls ([`RequestAuth`]), the POST of a message with its headers,
+//! reading a reply (a JSON body, or an event stream routed on the way — a server request on a
+//! handshake-era stream is answered with a POST here), and the registration of a request
+//! whose reply may arrive on another stream ([`Waiting`]). Below the sending side (`mod.rs`)
+//! and the handshake era's extras (`handshake.rs`), which both call it; it calls neither.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -16,15 +12,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use modelctx_types::jsonrpc::{Message, encode_notification};
-use modelctx_types::{Era, MessageRef, Method as _, NotificationMethod as _, RequestId};
+use modelctx_types::jsonrpc::{Message, Request, encode_notification};
+use modelctx_types::{Era, MessageRef, NotificationMethod as _, RequestId};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use super::{HttpHeaders, Outgoing, Reply, http_handshake};
 use crate::client::error::{ClientError, TransportError};
 use crate::client::shared::Shared;
+use crate::client::transport::{HttpHeaders, Reply};
 use crate::http::body::{BodyError, read_limited};
 use crate::http::headers;
 use crate::http::sse;
@@ -37,9 +32,6 @@ const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const UNAVAILABLE_RETRIES: u32 = 2;
 /// The longest `Retry-After` honoured by waiting; a longer one is the caller's decision.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(5);
-/// How long closing waits for the `notifications/cancelled` of abandoned requests to be sent
-/// before it ends the session.
-const CANCELS_WAIT: Duration = Duration::from_secs(2);
 
 /// The delay of a `503 Service Unavailable` with `Retry-After: <seconds>` short enough to wait
 /// for (the HTTP-date form is not waited for).
@@ -114,14 +106,7 @@ pub(crate) struct HttpInner {
     /// The POSTs of `notifications/cancelled` for abandoned requests, which closing waits for:
     /// a process that closes the client and exits (a command that timed out) would otherwise
     /// end before they ran, and the server would work on for nobody.
-    cancels: tokio_util::task::TaskTracker,
-}
-
-/// The HTTP transport.
-#[derive(Debug)]
-pub(crate) struct HttpTransport {
-    inner: Arc<HttpInner>,
-    get_stream: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    pub(super) cancels: tokio_util::task::TaskTracker,
 }
 
 /// What reading a response produced.
@@ -136,170 +121,17 @@ pub(crate) enum Received {
     },
 }
 
-impl HttpTransport {
-    pub(crate) fn new(config: HttpConfig, shared: Arc<Shared>) -> Self {
-        Self {
-            inner: Arc::new(HttpInner {
-                config,
-                shared,
-                session_id: RwLock::new(None),
-                waiting: Mutex::new(HashMap::new()),
-                cancels: tokio_util::task::TaskTracker::new(),
-            }),
-            get_stream: Mutex::new(None),
-        }
-    }
-
-    /// The authorization layer's clock, when one is configured.
-    #[cfg(feature = "auth-client")]
-    pub(crate) fn pause_clock(&self) -> Option<&crate::client::pause::PauseClock> {
-        self.inner
-            .config
-            .auth
-            .as_deref()
-            .map(RequestAuth::pause_clock)
-    }
-
-    pub(crate) async fn request(&self, outgoing: &Outgoing) -> Result<Reply, ClientError> {
-        let inner = &self.inner;
-        let mut broken = 0u32;
-        loop {
-            // A re-issued request is a new request: it gets a new id.
-            let id = inner.shared.next_id();
-            outgoing
-                .span
-                .record("jsonrpc.request.id", tracing::field::display(&id));
-            let mut waiting = Waiting::register(inner, &id, outgoing.cancellable);
-            let attempt = self.attempt(outgoing, &id, &mut waiting).await;
-            // Finished one way or another: nothing to cancel any more.
-            waiting.settled = true;
-            if let Some(reply) = attempt? {
-                return Ok(reply);
-            }
-            broken += 1;
-            if broken > inner.config.max_reissues {
-                return Err(TransportError::StreamBroken { attempts: broken }.into());
-            }
-            tracing::debug!(method = outgoing.method, %id, "response stream broke; re-issuing");
-        }
-    }
-
-    /// One POST of the request as `id`; `Ok(None)` when its stream broke (and, in the
-    /// handshake era, resuming it did not bring the reply either).
-    async fn attempt(
-        &self,
-        outgoing: &Outgoing,
-        id: &RequestId,
-        waiting: &mut Waiting,
-    ) -> Result<Option<Reply>, ClientError> {
-        let inner = &self.inner;
-        let body = super::encode_request(id, outgoing.method, &outgoing.params);
-        let response = inner
-            .post(body, Some(outgoing.method), &outgoing.headers)
-            .await?;
-        if outgoing.method == modelctx_types::methods::Initialize::NAME {
-            http_handshake::capture_session_id(inner, &response);
-        }
-        let (last_event_id, retry_ms) = match inner
-            .read_reply(response, id, &mut waiting.receiver)
-            .await?
-        {
-            Received::Reply(reply) => return Ok(Some(reply)),
-            Received::Broken {
-                last_event_id,
-                retry_ms,
-            } => (last_event_id, retry_ms),
-        };
-        if inner.shared.era() == Some(Era::Handshake)
-            && let Some(last) = last_event_id
-        {
-            return http_handshake::resume(
-                inner,
-                id,
-                &mut waiting.receiver,
-                last,
-                retry_ms,
-                &outgoing.headers,
-            )
-            .await;
-        }
-        Ok(None)
-    }
-
-    pub(crate) async fn notify(
-        &self,
-        method: &str,
-        params: Option<&RawValue>,
-    ) -> Result<(), ClientError> {
-        // 2026-07-28 defines no client notifications over HTTP: cancellation is closing the
-        // response stream.
-        if self.inner.shared.era() == Some(Era::Modern) {
-            return Ok(());
-        }
-        let body = encode_notification(method, params)
-            .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
-        let version = self.inner.shared.version().map(|v| v.to_string());
-        let headers = HttpHeaders {
-            protocol_version: version,
-            ..HttpHeaders::default()
-        };
-        let response = self.inner.post(body, None, &headers).await?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(ClientError::HttpStatus {
-                status: status.as_u16(),
-                body: body_snippet(response).await,
-            });
-        }
-        Ok(())
-    }
-
-    /// Opens the handshake-era GET stream, waiting until the server accepted (or refused) it
-    /// so that server requests sent right after connecting are not lost.
-    pub(crate) async fn on_negotiated(&self) {
-        if self.inner.shared.era() == Some(Era::Handshake) && self.inner.config.handshake_get_stream
-        {
-            let Some(response) = http_handshake::open_get_stream(&self.inner).await else {
-                return;
-            };
-            let task = tokio::spawn(http_handshake::read_get_stream(
-                Arc::clone(&self.inner),
-                response,
-            ));
-            if let Some(old) = lock(&self.get_stream).replace(task) {
-                old.abort();
-            }
-        }
-    }
-
-    pub(crate) async fn close(&self) -> Result<(), ClientError> {
-        if let Some(task) = lock(&self.get_stream).take() {
-            task.abort();
-        }
-        // The cancellations first: after `DELETE` the session they name is gone.
-        let cancels = &self.inner.cancels;
-        cancels.close();
-        if tokio::time::timeout(CANCELS_WAIT, cancels.wait())
-            .await
-            .is_err()
-        {
-            tracing::debug!("notifications/cancelled not sent within {CANCELS_WAIT:?}");
-        }
-        cancels.reopen();
-        http_handshake::end_session(&self.inner).await;
-        Ok(())
-    }
-}
-
-impl Drop for HttpTransport {
-    fn drop(&mut self) {
-        if let Some(task) = lock(&self.get_stream).take() {
-            task.abort();
-        }
-    }
-}
-
 impl HttpInner {
+    pub(super) fn new(config: HttpConfig, shared: Arc<Shared>) -> Self {
+        Self {
+            config,
+            shared,
+            session_id: RwLock::new(None),
+            waiting: Mutex::new(HashMap::new()),
+            cancels: tokio_util::task::TaskTracker::new(),
+        }
+    }
+
     /// POSTs one message with the standard headers (and, with OAuth configured, the access
     /// token: a 401 or 403 `insufficient_scope` signs in and sends the message again).
     ///
@@ -540,7 +372,7 @@ impl HttpInner {
                     // answer them to.
                     tracing::warn!(method = %request.method, "ignored a server request on a 2026-07-28 stream");
                 } else {
-                    http_handshake::answer_on_back_channel(Arc::clone(self), request);
+                    answer_on_back_channel(Arc::clone(self), request);
                 }
             }
             Err(error) => tracing::warn!(%error, "undecodable event from the server"),
@@ -549,20 +381,42 @@ impl HttpInner {
     }
 }
 
+/// Answers a server request that arrived on a stream: runs the callback, then POSTs the
+/// response (the server acknowledges it with 202).
+fn answer_on_back_channel(inner: Arc<HttpInner>, request: Request) {
+    tokio::spawn(async move {
+        let method = request.method.clone();
+        let response = inner.shared.answer_server_request(request).await;
+        let headers = HttpHeaders {
+            protocol_version: inner.shared.version().map(|v| v.to_string()),
+            ..HttpHeaders::default()
+        };
+        match inner.post(response, None, &headers).await {
+            Ok(reply) if reply.status().is_success() => {}
+            Ok(reply) => {
+                tracing::warn!(%method, status = %reply.status(), "the server refused our response");
+            }
+            Err(error) => tracing::warn!(%method, %error, "could not send our response"),
+        }
+    });
+}
+
 /// A request's registration for replies arriving on other streams; unregisters on drop. A
 /// handshake-era request abandoned before it settled is cancelled with
 /// `notifications/cancelled` (2026-07-28 cancels by closing the stream, which dropping the
 /// response does by itself), sent by a task that closing the transport waits for.
-struct Waiting {
+pub(super) struct Waiting {
     inner: Arc<HttpInner>,
     id: RequestId,
-    receiver: oneshot::Receiver<Reply>,
+    /// Where a reply that arrives on another stream is handed over.
+    pub(super) receiver: oneshot::Receiver<Reply>,
     cancellable: bool,
-    settled: bool,
+    /// Set once the request has its reply (or failed): dropping it then cancels nothing.
+    pub(super) settled: bool,
 }
 
 impl Waiting {
-    fn register(inner: &Arc<HttpInner>, id: &RequestId, cancellable: bool) -> Self {
+    pub(super) fn register(inner: &Arc<HttpInner>, id: &RequestId, cancellable: bool) -> Self {
         let (sender, receiver) = oneshot::channel();
         lock(&inner.waiting).insert(id.clone(), sender);
         Self {

@@ -6,13 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx_types::RequestId;
-use modelctx_types::jsonrpc::Request;
 use reqwest::header::{ACCEPT, HeaderValue};
 use tokio::sync::oneshot;
 
-use super::http::{HttpInner, Received, content_type};
-use super::{HttpHeaders, Reply};
+use super::connection::{HttpInner, Received, content_type};
 use crate::client::error::ClientError;
+use crate::client::transport::{HttpHeaders, Reply};
 use crate::http::headers;
 use crate::sync::write;
 
@@ -37,26 +36,6 @@ pub(super) fn capture_session_id(inner: &HttpInner, response: &reqwest::Response
         }
         _ => tracing::warn!("ignored a malformed Mcp-Session-Id"),
     }
-}
-
-/// Answers a server request that arrived on a stream: runs the callback, then POSTs the
-/// response (the server acknowledges it with 202).
-pub(super) fn answer_on_back_channel(inner: Arc<HttpInner>, request: Request) {
-    tokio::spawn(async move {
-        let method = request.method.clone();
-        let response = inner.shared.answer_server_request(request).await;
-        let headers = HttpHeaders {
-            protocol_version: inner.shared.version().map(|v| v.to_string()),
-            ..HttpHeaders::default()
-        };
-        match inner.post(response, None, &headers).await {
-            Ok(reply) if reply.status().is_success() => {}
-            Ok(reply) => {
-                tracing::warn!(%method, status = %reply.status(), "the server refused our response");
-            }
-            Err(error) => tracing::warn!(%method, %error, "could not send our response"),
-        }
-    });
 }
 
 /// Resumes a broken response stream with `GET` + `Last-Event-ID`, waiting the server's
