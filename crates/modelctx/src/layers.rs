@@ -230,15 +230,6 @@ const KNOWN_SERVER_CYCLES: &[&[&str]] = &[
         "server/subscription_budget.rs",
         "server/trace.rs",
     ],
-    // The high-level server's questions and their resolution (`Question`, `Resolution`,
-    // `Context`, `Asker`).
-    &[
-        "server/mcp_server/context.rs",
-        "server/mcp_server/questions.rs",
-        "server/mcp_server/resolve.rs",
-    ],
-    // A task's handler and its runtime (`Runtime`, `TaskContext`, `TaskStep`).
-    &["server/tasks/handler.rs", "server/tasks/runtime.rs"],
 ];
 
 /// No source files of the crate name each other in a loop (a file names another through a

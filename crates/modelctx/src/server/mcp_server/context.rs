@@ -8,7 +8,7 @@ use modelctx_types::{
 };
 use serde_json::Value;
 
-use super::resolve::{Asker, BackChannel};
+use super::asker::{Asker, BackChannel};
 use crate::server::bridge::{self, FormCheck};
 use crate::server::{BoxFuture, RequestContext};
 

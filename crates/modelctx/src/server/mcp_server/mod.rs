@@ -2,6 +2,7 @@
 //! re-exported from `crate::server`; the helpers only the generated code calls, from
 //! `crate::__private`.
 
+mod asker;
 mod context;
 mod graph;
 mod outcome;
@@ -29,11 +30,12 @@ use serde_json::Value;
 use super::uri_template::UriTemplate;
 use super::{BoxFuture, RegistrationError, RequestContext, Server, ServerBuilder, UriVariables};
 
+pub use asker::{Asker, BackChannel};
 pub use context::Context;
 pub use outcome::{Elicitation, FromElicitation, Interrupt};
 pub use output::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use questions::{Ask, Elicit, ElicitUrl, ListRoots, Question, Sample};
-pub use resolve::{ArgumentUse, Asker, BackChannel, Resolution, Resolver, ResolverInfo};
+pub use resolve::{ArgumentUse, Resolution, Resolver, ResolverInfo};
 pub use resolver_output::{Ready, ResolverOutput};
 pub use schema::{ElicitationForm, input_schema, output_schema};
 

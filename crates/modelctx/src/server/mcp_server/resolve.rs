@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Context;
+use super::asker::Asker;
 use super::outcome::{Elicitation, Interrupt};
 use super::questions::Question;
 #[cfg(doc)]
@@ -118,34 +119,6 @@ pub trait Resolver: Send + Sync + 'static {
     fn resolve(
         resolution: &Resolution,
     ) -> BoxFuture<'_, Result<Elicitation<Self::Value>, Interrupt>>;
-}
-
-/// Answers questions on a handshake-era session: sends the rendered request as a server→client
-/// JSON-RPC request and returns the client's result (or its error).
-///
-/// This is the hook the handshake-era transport implements: give the [`Context`] a back-channel
-/// and every resolver asks through it, mid-call, instead of through an `InputRequiredResult`.
-pub trait BackChannel: Send + Sync + 'static {
-    /// Sends `request` to the client and awaits its answer.
-    fn ask(&self, request: InputRequest) -> BoxFuture<'static, Result<Value, ErrorObject>>;
-}
-
-/// Decides how a question reaches the client.
-#[derive(Clone)]
-pub enum Asker {
-    /// 2026-07-28: collect into one `InputRequiredResult`; answers arrive on the retry.
-    InputRequired,
-    /// Handshake era: send each question now and await the answer.
-    BackChannel(Arc<dyn BackChannel>),
-}
-
-impl std::fmt::Debug for Asker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::InputRequired => f.write_str("InputRequired"),
-            Self::BackChannel(_) => f.write_str("BackChannel"),
-        }
-    }
 }
 
 /// The version of the resolver state inside `requestState` (the Python SDK's layout, v3).
