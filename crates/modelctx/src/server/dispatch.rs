@@ -205,13 +205,13 @@ impl Server {
         cancel: CancellationToken,
     ) -> impl Future<Output = Reply> + 'a {
         use futures::future::Either;
-        let span = super::trace::request_span(self, &incoming);
+        let (span, name) = super::trace::request_span(self, &incoming);
         if span.is_disabled() {
             Either::Left(self.answer(incoming, notifier, cancel))
         } else {
             // Boxed like the chain: the traced path's state stays out of the plain one.
             Either::Right(Box::pin(
-                self.dispatch_traced(span, incoming, notifier, cancel),
+                self.dispatch_traced(span, name, incoming, notifier, cancel),
             ))
         }
     }
@@ -226,9 +226,9 @@ impl Server {
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Reply {
-        let span = super::trace::request_span(self, &incoming);
+        let (span, name) = super::trace::request_span(self, &incoming);
         if !span.is_disabled() {
-            return Box::pin(self.dispatch_traced(span, incoming, notifier, cancel)).await;
+            return Box::pin(self.dispatch_traced(span, name, incoming, notifier, cancel)).await;
         }
         self.answer(incoming, notifier, cancel).await
     }
@@ -236,12 +236,13 @@ impl Server {
     async fn dispatch_traced(
         &self,
         span: tracing::Span,
+        name: &str,
         mut incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Reply {
         use tracing::Instrument as _;
-        super::trace::record_request(&span, &incoming);
+        super::trace::record_request(&span, name, &incoming);
         incoming.span = span.clone();
         let reply = self
             .answer(incoming, notifier, cancel)
