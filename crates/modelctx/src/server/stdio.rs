@@ -35,7 +35,7 @@ use tracing::Instrument as _;
 use super::Server;
 use super::dispatch::{Incoming, Reply, decode_params};
 use super::handshake::{self, HandshakeSession};
-use super::in_flight::{InFlight, serve_notification};
+use super::in_flight::{InFlight, Served, serve_notification};
 use super::middleware::{self, Message};
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
 use super::typed_params::{self, OwnedRequest, Received};
@@ -380,7 +380,7 @@ impl Server {
                         _ => None,
                     };
                     if !self.has_middleware() {
-                        serve_notification(
+                        serve_own(
                             session.as_deref(),
                             &in_flight,
                             &notification.method,
@@ -403,7 +403,7 @@ impl Server {
                     let in_flight = Arc::clone(&in_flight);
                     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
                         let serve = || {
-                            serve_notification(
+                            serve_own(
                                 session.as_deref(),
                                 &in_flight,
                                 &method,
@@ -488,6 +488,21 @@ impl Server {
 }
 
 /// The answer to a request that arrives while the server drains.
+/// What the transport itself does with a notification: `cancelled` cancels the request it
+/// names, `initialized` opens the connection's handshake-era `session`.
+fn serve_own(
+    session: Option<&HandshakeSession>,
+    in_flight: &InFlight,
+    method: &str,
+    params: Option<&str>,
+) {
+    if serve_notification(in_flight, method, params) == Served::Initialized
+        && let Some(session) = session
+    {
+        session.mark_initialized();
+    }
+}
+
 fn shutting_down() -> ErrorObject {
     ErrorObject::new(
         ErrorCode::INTERNAL_ERROR,
