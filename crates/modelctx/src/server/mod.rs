@@ -73,6 +73,8 @@ mod registry;
 mod shutdown;
 pub mod single_use;
 mod stdio;
+// The era of a stream connection, fixed by its first request.
+mod stdio_era;
 // What listen streams and handshake-era subscriptions hold together, and per client.
 mod subscription_budget;
 // What listen streams and handshake-era subscriptions may hold.

@@ -11,18 +11,19 @@
 //! while the input is still read (a `notifications/cancelled`, or the answer to a question a
 //! request in flight asked), and serving ends once the requests in flight have answered, or
 //! when [`StdioConfig::shutdown_grace`] is over, dropping those still running.
+//!
+//! The era of the connection, fixed by its first request, is `stdio_era`'s.
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::io;
 use std::ops::Range;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use modelctx_types::Method as _;
 use modelctx_types::jsonrpc::{Decoded, MessageRef, NotificationRef, ResponseRef, encode_error};
-use modelctx_types::methods::{Initialize, Initialized};
+use modelctx_types::methods::Initialized;
 use modelctx_types::{Era, ErrorCode, ErrorObject, NotificationMethod, RequestId};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
@@ -30,16 +31,15 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
-use tracing::Instrument as _;
 
 use super::Server;
-use super::dispatch::{Incoming, Reply, decode_params};
+use super::dispatch::{Incoming, Reply};
 use super::handshake::{self, HandshakeSession};
 use super::in_flight::{InFlight, Served, serve_notification};
 use super::middleware::{self, Message};
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
+use super::stdio_era::{Connection, Route};
 use super::typed_params::{self, OwnedRequest, Received};
-use crate::sync::lock;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
 /// Limits of a stream connection.
@@ -403,12 +403,7 @@ impl Server {
                     let in_flight = Arc::clone(&in_flight);
                     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
                         let serve = || {
-                            serve_own(
-                                session.as_deref(),
-                                &in_flight,
-                                &method,
-                                params.as_deref(),
-                            );
+                            serve_own(session.as_deref(), &in_flight, &method, params.as_deref());
                             middleware::Reply::nothing()
                         };
                         let message = Message {
@@ -569,149 +564,6 @@ enum Line<'a> {
     Request(Received<'a>),
     Notification(NotificationRef<'a>),
     Response(ResponseRef<'a>),
-}
-
-/// The era of a stream connection, fixed by its first request.
-enum Connection {
-    /// No request yet.
-    Unset,
-    /// 2026-07-28: every request carries its own envelope.
-    Modern,
-    /// The handshake era: one session for the whole connection.
-    Handshake(Arc<HandshakeSession>),
-}
-
-/// What to do with a request, era-wise.
-enum Route {
-    /// Already answered (an era error, or `initialize`).
-    Done,
-    /// Dispatch on the stateless path.
-    Modern,
-    /// Dispatch in this session (`true` when the session was just opened).
-    Handshake(Arc<HandshakeSession>, bool),
-    /// `initialize` opened this session and was answered.
-    Opened(Arc<HandshakeSession>),
-}
-
-impl Server {
-    /// Applies the era rules of a stream connection: a first request carrying the 2026-07-28
-    /// envelope makes it modern, anything else (normally `initialize`) makes it a handshake-era
-    /// session; afterwards `initialize` on a modern connection gets `-32022`, and an enveloped
-    /// request on a handshake-era one gets `-32600`.
-    async fn era_for(
-        &self,
-        connection: &mut Connection,
-        request: &Received<'_>,
-        out: &mpsc::Sender<Vec<u8>>,
-    ) -> Route {
-        let initialize = request.method() == Initialize::NAME;
-        match connection {
-            Connection::Modern if initialize => {
-                let requested = decode_params::<modelctx_types::Extra>(request.params())
-                    .ok()
-                    .and_then(|p| {
-                        p.get("protocolVersion")
-                            .and_then(|v| v.as_str())
-                            .map(str::to_owned)
-                    })
-                    .unwrap_or_default();
-                let error = handshake::initialize_on_modern(&requested, self.supported_versions());
-                let _ = out.send(encode_error(Some(request.id()), &error)).await;
-                Route::Done
-            }
-            Connection::Modern => Route::Modern,
-            Connection::Handshake(_) if initialize => {
-                self.open_session(connection, request, out).await
-            }
-            Connection::Handshake(session) => {
-                if handshake::has_modern_envelope(request.params()) {
-                    let error = handshake::era_mismatch_handshake();
-                    let _ = out.send(encode_error(Some(request.id()), &error)).await;
-                    return Route::Done;
-                }
-                Route::Handshake(Arc::clone(session), false)
-            }
-            Connection::Unset if initialize => self.open_session(connection, request, out).await,
-            Connection::Unset if handshake::has_modern_envelope(request.params()) => {
-                *connection = Connection::Modern;
-                Route::Modern
-            }
-            Connection::Unset => {
-                let session = Arc::new(HandshakeSession::uninitialized());
-                *connection = Connection::Handshake(Arc::clone(&session));
-                Route::Handshake(session, true)
-            }
-        }
-    }
-
-    /// Answers `initialize` (through the middleware chain) and makes the connection a
-    /// handshake-era session.
-    async fn open_session(
-        &self,
-        connection: &mut Connection,
-        request: &Received<'_>,
-        out: &mpsc::Sender<Vec<u8>>,
-    ) -> Route {
-        let opened = Mutex::new(None);
-        let serve =
-            || match decode_params::<modelctx_types::InitializeRequestParams>(request.params()) {
-                Ok(params) => {
-                    // One session per connection, whose principal (if any) is bound per
-                    // request: its subscriptions count against the server's budget only.
-                    let (session, result) = self.initialize(params, None);
-                    *lock(&opened) = Some(session);
-                    middleware::Reply::result(&result)
-                }
-                Err(error) => middleware::Reply::error(ErrorObject::invalid_params(format!(
-                    "Invalid params: {error}"
-                ))),
-            };
-        let message = Message {
-            id: Some(request.id()),
-            method: request.method(),
-            params: request.params(),
-            era: Era::Handshake,
-            handshake: None,
-            principal: None,
-            #[cfg(feature = "http-server")]
-            http: None,
-        };
-        let span = super::trace::initialize_span(
-            self,
-            request.id(),
-            request.method(),
-            request.params(),
-            false,
-        );
-        let reply = async {
-            if self.has_middleware() {
-                self.through_middleware(message, &serve).await
-            } else {
-                serve()
-            }
-        }
-        .instrument(span.clone())
-        .await;
-        // A middleware that refused `initialize` after the server answered it opens no session.
-        let refused = reply.as_error().is_some();
-        let reply = reply.encode(Some(request.id()));
-        let version = lock(&opened)
-            .as_ref()
-            .map(|session| session.version.clone());
-        super::trace::record_initialize(&span, &reply, version.as_ref().filter(|_| !refused));
-        // Ended before the reply goes out, like the span of every other request.
-        drop(span);
-        if let Reply::Message { body, .. } = reply {
-            let _ = out.send(body).await;
-        }
-        match opened.into_inner() {
-            Ok(Some(session)) if !refused => {
-                *connection = Connection::Handshake(Arc::clone(&session));
-                Route::Opened(session)
-            }
-            _ => Route::Done,
-        }
-    }
 }
 
 /// Drains the outbox, writing whatever is queued before each flush.
