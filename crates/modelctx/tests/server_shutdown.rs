@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use modelctx::memory;
 use modelctx::server::http::HttpConfig;
-use modelctx::server::{Server, StdioConfig};
+use modelctx::server::{Change, Server, StdioConfig};
 use modelctx::types::{CallToolRequestParams, CallToolResult, Tool};
 use modelctx_test_support::server::{HttpPeer, request};
 use serde_json::{Value, json};
@@ -225,6 +225,57 @@ async fn a_shutdown_after_end_of_input_bounds_the_wait() {
     assert_eq!(peer.next().await, None);
     serving.await.unwrap().unwrap();
     assert!(tools.dropped.load(Ordering::SeqCst));
+}
+
+/// One connection's end is not the server's: of a `Server` serving two connections, the one
+/// whose input closes ends its own listen stream with the closing result, and the other's keeps
+/// listening (it used to end too: end of input cancelled the server-wide token), until
+/// `Server::shutdown_subscriptions` ends every connection's streams.
+#[tokio::test]
+async fn one_connection_ending_leaves_the_others_listening() {
+    let server = Tools::default().server();
+    let serve = |pipe: memory::Pipe| {
+        let server = server.clone();
+        let serving = tokio::spawn(async move {
+            server
+                .serve_io(pipe.server.reader, pipe.server.writer)
+                .await
+        });
+        let peer = Peer {
+            writer: pipe.client.writer,
+            lines: BufReader::new(pipe.client.reader).lines(),
+        };
+        (peer, serving)
+    };
+    let (mut first, serving_first) = serve(memory::pipe());
+    let (mut second, serving_second) = serve(memory::pipe());
+    for peer in [&mut first, &mut second] {
+        peer.send(&listen(1)).await;
+        let ack = peer.next().await.unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    }
+
+    first.writer.shutdown().await.unwrap();
+    let closed = first.next().await.unwrap();
+    assert_eq!(closed["id"], 1, "{closed}");
+    assert_eq!(closed["result"]["resultType"], "complete", "{closed}");
+    assert_eq!(first.next().await, None);
+    serving_first.await.unwrap().unwrap();
+
+    // The second connection's stream is still there, and still told of changes.
+    server.notify(Change::ToolsListChanged);
+    let changed = second.next().await.unwrap();
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    server.shutdown_subscriptions();
+    let closed = second.next().await.unwrap();
+    assert_eq!(closed["id"], 1, "{closed}");
+    assert_eq!(closed["result"]["resultType"], "complete", "{closed}");
+    second.writer.shutdown().await.unwrap();
+    assert_eq!(second.next().await, None);
+    serving_second.await.unwrap().unwrap();
 }
 
 /// Starts `server` on HTTP with `config`, stopped by the returned sender; the serving task

@@ -56,6 +56,10 @@ pub(crate) struct Incoming<'a> {
     pub(crate) principal_bound: bool,
     /// The handshake-era session, when the request belongs to one.
     pub(crate) handshake: Option<Arc<HandshakeSession>>,
+    /// What ends the request's connection gracefully (a stdio connection's end of input or
+    /// drain): a listen stream then ends with its closing result. `None`: the server's own
+    /// (`Server::shutdown_subscriptions`), as on HTTP, where a request is its own connection.
+    pub(crate) closing: Option<&'a CancellationToken>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
     /// The request's span when a subscriber wants it (`Span::none()` otherwise): the rounds of
@@ -421,7 +425,11 @@ impl Server {
                     |_| None,
                 )?;
                 let ctx = self.context(&incoming, meta, version, notifier, cancel);
-                match self.listen(&ctx, params, request_bytes, &registry).await? {
+                let closing = incoming.closing.unwrap_or(&self.inner.shutdown);
+                match self
+                    .listen(&ctx, params, request_bytes, &registry, closing)
+                    .await?
+                {
                     Some(mut result) => {
                         self.stamp(&incoming, &mut result);
                         result

@@ -712,6 +712,7 @@ pub(crate) async fn respond(
             principal: server.principal_of(&parts),
             principal_bound: false,
             handshake,
+            closing: None,
             http: Some(Arc::clone(&parts)),
             span: tracing::Span::none(),
         };

@@ -265,7 +265,8 @@ pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> 
     };
     let (sender, receiver) = mpsc::channel(64);
     let session = Arc::clone(stream.session.session());
-    let forwarder = handshake::forward_changes(&state.server, session, sender, stream);
+    let closing = state.server.inner.shutdown.clone();
+    let forwarder = handshake::forward_changes(&state.server, session, sender, closing, stream);
     let mut response = event_stream_only(receiver, forwarder, state.config.keep_alive);
     response
         .headers_mut()

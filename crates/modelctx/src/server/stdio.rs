@@ -4,13 +4,16 @@
 //! Requests run concurrently (a slow tool does not block the others, and `notifications/cancelled`
 //! is read while it runs). One writer task owns the output and coalesces queued messages into
 //! few writes. A malformed line gets `-32700` / `-32600` and the server keeps serving; end of
-//! input ends the server once the requests in flight have answered.
+//! input ends the connection's listen streams with their closing result and ends serving once
+//! the requests in flight have answered. A connection's end is its own (a child of the server's
+//! shutdown token): a `Server` serving several connections, or stdio beside HTTP, keeps serving
+//! the others' streams.
 //!
 //! Served with a shutdown future ([`Server::serve_io_until`]), the server drains when it
-//! completes: listen streams end with their closing result, new requests are refused (`-32603`)
-//! while the input is still read (a `notifications/cancelled`, or the answer to a question a
-//! request in flight asked), and serving ends once the requests in flight have answered, or
-//! when [`StdioConfig::shutdown_grace`] is over, dropping those still running.
+//! completes: the connection's listen streams end with their closing result, new requests are
+//! refused (`-32603`) while the input is still read (a `notifications/cancelled`, or the answer
+//! to a question a request in flight asked), and serving ends once the requests in flight have
+//! answered, or when [`StdioConfig::shutdown_grace`] is over, dropping those still running.
 //!
 //! The era of the connection, fixed by its first request, is `stdio_era`'s.
 
@@ -133,14 +136,15 @@ impl Server {
     }
 
     /// [`Server::serve_io_with`] until `shutdown` completes too (e.g.
-    /// [`shutdown_signal`](super::shutdown_signal)), then drains: the `subscriptions/listen`
-    /// streams end with their closing result ([`Server::shutdown_subscriptions`]); a new request
-    /// is answered `-32603` (the server is shutting down) while the input is still read, for the
-    /// `notifications/cancelled` and the answers the requests in flight may still need; and the
-    /// method returns once those requests have answered and their responses are written, or
-    /// when [`StdioConfig::shutdown_grace`] is over, dropping the requests still running. End of
-    /// input before or during the drain ends it as it does without a shutdown, within the same
-    /// grace period.
+    /// [`shutdown_signal`](super::shutdown_signal)), then drains: this connection's
+    /// `subscriptions/listen` streams end with their closing result (those of the server's other
+    /// connections only with [`Server::shutdown_subscriptions`], or their own shutdown); a new
+    /// request is answered `-32603` (the server is shutting down) while the input is still read,
+    /// for the `notifications/cancelled` and the answers the requests in flight may still need;
+    /// and the method returns once those requests have answered and their responses are
+    /// written, or when [`StdioConfig::shutdown_grace`] is over, dropping the requests still
+    /// running. End of input before or during the drain ends it as it does without a shutdown,
+    /// within the same grace period.
     ///
     /// # Errors
     /// As [`Server::serve_io`].
@@ -200,7 +204,10 @@ impl Server {
     {
         let (out, outbox) = mpsc::channel::<Vec<u8>>(1024);
         let writer_task = tokio::spawn(write_lines(writer, outbox));
-        let in_flight = Arc::new(InFlight::default());
+        let shared = Arc::new(Shared {
+            in_flight: InFlight::default(),
+            closing: self.inner.shutdown.child_token(),
+        });
         // The requests that wait (a slow tool, a back-channel question) run as tasks of their own;
         // reading pauses while `max_concurrent_requests` of them run. A request answered on its
         // first poll is never one of them, so it costs no semaphore permit (an acquire and a
@@ -237,7 +244,8 @@ impl Server {
                         () = shutdown::until(deadline), if deadline.is_some() => break Ok(()),
                         frame = lines.next_frame() => frame,
                         () = shutdown.begins(), if deadline.is_none() => {
-                            self.inner.shutdown.cancel();
+                            // This connection's listen streams end with their closing result.
+                            shared.closing.cancel();
                             continue;
                         }
                         Some(_) = requests.join_next(), if deadline.is_some() => continue,
@@ -293,31 +301,35 @@ impl Server {
                             .await;
                         continue;
                     }
-                    let handshake =
-                        match self.era_for(&mut connection, &request, &out).await {
-                            Route::Done => continue,
-                            Route::Modern => None,
-                            Route::Opened(session) => {
-                                // The connection is the stream: nothing held beside it.
-                                if let Some(previous) = forwarder.replace(
-                                    handshake::forward_changes(self, session, out.clone(), ()),
-                                ) {
-                                    previous.abort();
-                                }
-                                continue;
+                    let handshake = match self.era_for(&mut connection, &request, &out).await {
+                        Route::Done => continue,
+                        Route::Modern => None,
+                        Route::Opened(session) => {
+                            // The connection is the stream: nothing held beside it.
+                            if let Some(previous) = forwarder.replace(handshake::forward_changes(
+                                self,
+                                session,
+                                out.clone(),
+                                shared.closing.clone(),
+                                (),
+                            )) {
+                                previous.abort();
                             }
-                            Route::Handshake(session, fresh) => {
-                                if fresh {
-                                    forwarder = Some(handshake::forward_changes(
-                                        self,
-                                        Arc::clone(&session),
-                                        out.clone(),
-                                        (),
-                                    ));
-                                }
-                                Some(session)
+                            continue;
+                        }
+                        Route::Handshake(session, fresh) => {
+                            if fresh {
+                                forwarder = Some(handshake::forward_changes(
+                                    self,
+                                    Arc::clone(&session),
+                                    out.clone(),
+                                    shared.closing.clone(),
+                                    (),
+                                ));
                             }
-                        };
+                            Some(session)
+                        }
+                    };
                     while requests.len() >= max_requests {
                         let _ = requests.join_next().await;
                     }
@@ -340,9 +352,9 @@ impl Server {
                     let token = cancel.clone();
                     let server = self.clone();
                     let out = out.clone();
-                    let in_flight_for_task = Arc::clone(&in_flight);
+                    let shared_for_task = Arc::clone(&shared);
                     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
-                        let in_flight = in_flight_for_task;
+                        let shared = shared_for_task;
                         let incoming = Incoming {
                             id: request.id.clone(),
                             method: &request.method,
@@ -352,6 +364,7 @@ impl Server {
                             principal: None,
                             principal_bound: false,
                             handshake,
+                            closing: Some(&shared.closing),
                             #[cfg(feature = "http-server")]
                             http: None,
                             span: tracing::Span::none(),
@@ -359,7 +372,7 @@ impl Server {
                         let reply = server
                             .dispatch_in_task(incoming, Some(out.clone()), cancel.clone())
                             .await;
-                        in_flight.remove(&request.id);
+                        shared.in_flight.remove(&request.id);
                         // After a cancellation nothing more is sent for the request.
                         if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
                         {
@@ -370,7 +383,7 @@ impl Server {
                     // and spawn a task only for those that wait (a slow tool, a back-channel
                     // question). Nothing is read meanwhile, so no cancellation can be missed.
                     if futures::poll!(task.as_mut()).is_pending() {
-                        in_flight.insert(key, token);
+                        shared.in_flight.insert(key, token);
                         requests.spawn(task);
                     }
                 }
@@ -382,7 +395,7 @@ impl Server {
                     if !self.has_middleware() {
                         serve_own(
                             session.as_deref(),
-                            &in_flight,
+                            &shared.in_flight,
                             &notification.method,
                             notification.params.map(RawValue::get),
                         );
@@ -400,10 +413,15 @@ impl Server {
                     let method = notification.method.into_owned();
                     let params: Option<Box<str>> = notification.params.map(|raw| raw.get().into());
                     let server = self.clone();
-                    let in_flight = Arc::clone(&in_flight);
+                    let shared = Arc::clone(&shared);
                     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
                         let serve = || {
-                            serve_own(session.as_deref(), &in_flight, &method, params.as_deref());
+                            serve_own(
+                                session.as_deref(),
+                                &shared.in_flight,
+                                &method,
+                                params.as_deref(),
+                            );
                             middleware::Reply::nothing()
                         };
                         let message = Message {
@@ -443,9 +461,10 @@ impl Server {
                 }
             }
         };
-        // End of input (or a shutdown): listen streams close, requests in flight still answer,
+        // End of input (or a shutdown): this connection's listen streams close (not those of
+        // the server's other connections: its child token), requests in flight still answer,
         // within the grace period once a shutdown has begun.
-        self.inner.shutdown.cancel();
+        shared.closing.cancel();
         if let Some(forwarder) = forwarder {
             forwarder.abort();
         }
@@ -483,6 +502,16 @@ impl Server {
 }
 
 /// The answer to a request that arrives while the server drains.
+/// What a connection's request tasks share with its loop.
+struct Shared {
+    /// The requests the client may still cancel.
+    in_flight: InFlight,
+    /// The connection's own end (its end of input, or its drain), a child of the server's
+    /// shutdown: it ends this connection's listen streams and nothing of the server's other
+    /// connections, while `Server::shutdown_subscriptions` still ends them all.
+    closing: CancellationToken,
+}
+
 /// What the transport itself does with a notification: `cancelled` cancels the request it
 /// names, `initialized` opens the connection's handshake-era `session`.
 fn serve_own(

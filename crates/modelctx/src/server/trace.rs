@@ -201,6 +201,7 @@ pub(crate) fn initialize_span(
         principal_bound: false,
         span: Span::none(),
         handshake: None,
+        closing: None,
         #[cfg(feature = "http-server")]
         http: None,
     };
