@@ -13,7 +13,9 @@
 //! completes: the connection's listen streams end with their closing result, new requests are
 //! refused (`-32603`) while the input is still read (a `notifications/cancelled`, or the answer
 //! to a question a request in flight asked), and serving ends once the requests in flight have
-//! answered, or when [`StdioConfig::shutdown_grace`] is over, dropping those still running.
+//! answered, or when [`StdioConfig::shutdown_grace`] is over, dropping those still running. The
+//! grace period bounds every wait of the loop, a peer that stops reading included: a refusal is
+//! dropped when the output queue is full, and any other answer waits for room no longer.
 //!
 //! The era of the connection, fixed by its first request, is `stdio_era`'s.
 
@@ -25,9 +27,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use modelctx_types::NotificationMethod as _;
 use modelctx_types::jsonrpc::{Decoded, MessageRef, NotificationRef, ResponseRef, encode_error};
 use modelctx_types::methods::Initialized;
-use modelctx_types::{Era, ErrorCode, ErrorObject, NotificationMethod, RequestId};
+use modelctx_types::{Era, ErrorCode, ErrorObject, RequestId};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
@@ -41,7 +44,7 @@ use super::handshake::{self, HandshakeSession};
 use super::in_flight::{InFlight, Served, serve_notification};
 use super::middleware::{self, Message};
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
-use super::stdio_era::{Connection, Route};
+use super::stdio_era::{self, Connection, Route};
 use super::typed_params::{self, OwnedRequest, Received};
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
@@ -143,8 +146,8 @@ impl Server {
     /// for the `notifications/cancelled` and the answers the requests in flight may still need;
     /// and the method returns once those requests have answered and their responses are
     /// written, or when [`StdioConfig::shutdown_grace`] is over, dropping the requests still
-    /// running. End of input before or during the drain ends it as it does without a shutdown,
-    /// within the same grace period.
+    /// running, even if the peer has stopped reading. End of input before or during the drain
+    /// ends it as it does without a shutdown, within the same grace period.
     ///
     /// # Errors
     /// As [`Server::serve_io`].
@@ -230,9 +233,16 @@ impl Server {
                 // Without a shutdown future the loop waits on the input alone, as it always did.
                 None => lines.next_frame().await,
                 Some(shutdown) => {
-                    if shutdown.begun() && requests.is_empty() {
-                        // Drained: every request in flight has answered.
-                        break Ok(());
+                    if shutdown.begun() {
+                        // Begun, here or while the loop waited on something else (`bounded`):
+                        // this connection's listen streams end with their closing result.
+                        if !shared.closing.is_cancelled() {
+                            shared.closing.cancel();
+                        }
+                        if requests.is_empty() {
+                            // Drained: every request in flight has answered.
+                            break Ok(());
+                        }
                     }
                     let deadline = shutdown.deadline();
                     // The input first: a line that is there is served without polling the
@@ -243,11 +253,7 @@ impl Server {
                         biased;
                         () = shutdown::until(deadline), if deadline.is_some() => break Ok(()),
                         frame = lines.next_frame() => frame,
-                        () = shutdown.begins(), if deadline.is_none() => {
-                            // This connection's listen streams end with their closing result.
-                            shared.closing.cancel();
-                            continue;
-                        }
+                        () = shutdown.begins(), if deadline.is_none() => continue,
                         Some(_) = requests.join_next(), if deadline.is_some() => continue,
                     }
                 }
@@ -267,7 +273,7 @@ impl Server {
                             config.max_message_size
                         ),
                     );
-                    let _ = out.send(encode_error(None, &error)).await;
+                    queue(&out, encode_error(None, &error), &mut shutdown).await;
                     continue;
                 }
             };
@@ -290,33 +296,16 @@ impl Server {
             };
             match decoded {
                 Err(error) => {
-                    let _ = out
-                        .send(encode_error(error.id(), &error.to_error_object()))
-                        .await;
+                    let reply = encode_error(error.id(), &error.to_error_object());
+                    queue(&out, reply, &mut shutdown).await;
                 }
                 Ok(Line::Request(request)) => {
                     if shutdown.as_ref().is_some_and(Shutdown::begun) {
-                        let _ = out
-                            .send(encode_error(Some(request.id()), &shutting_down()))
-                            .await;
+                        refuse(&out, request.id());
                         continue;
                     }
-                    let handshake = match self.era_for(&mut connection, &request, &out).await {
-                        Route::Done => continue,
+                    let handshake = match stdio_era::route(self, &mut connection, &request) {
                         Route::Modern => None,
-                        Route::Opened(session) => {
-                            // The connection is the stream: nothing held beside it.
-                            if let Some(previous) = forwarder.replace(handshake::forward_changes(
-                                self,
-                                session,
-                                out.clone(),
-                                shared.closing.clone(),
-                                (),
-                            )) {
-                                previous.abort();
-                            }
-                            continue;
-                        }
                         Route::Handshake(session, fresh) => {
                             if fresh {
                                 forwarder = Some(handshake::forward_changes(
@@ -329,9 +318,48 @@ impl Server {
                             }
                             Some(session)
                         }
+                        Route::Refused(reply) => {
+                            queue(&out, reply, &mut shutdown).await;
+                            continue;
+                        }
+                        Route::Initialize => {
+                            let opening = self.open_session(&mut connection, &request);
+                            let Some(opened) = bounded(&mut shutdown, opening).await else {
+                                break Ok(());
+                            };
+                            if let Some(reply) = opened.reply {
+                                queue(&out, reply, &mut shutdown).await;
+                            }
+                            // The connection is the stream: nothing held beside it.
+                            if let Some(session) = opened.session
+                                && let Some(previous) =
+                                    forwarder.replace(handshake::forward_changes(
+                                        self,
+                                        session,
+                                        out.clone(),
+                                        shared.closing.clone(),
+                                        (),
+                                    ))
+                            {
+                                previous.abort();
+                            }
+                            continue;
+                        }
                     };
-                    while requests.len() >= max_requests {
-                        let _ = requests.join_next().await;
+                    if requests.len() >= max_requests {
+                        let room = async {
+                            while requests.len() >= max_requests {
+                                let _ = requests.join_next().await;
+                            }
+                        };
+                        if bounded(&mut shutdown, room).await.is_none() {
+                            break Ok(());
+                        }
+                        if shutdown.as_ref().is_some_and(Shutdown::begun) {
+                            // It began while the loop waited.
+                            refuse(&out, request.id());
+                            continue;
+                        }
                     }
                     let request = if bytes.len() > KEEP_LINE_CAPACITY {
                         let span = request.params().map(|text| span_in(bytes, text));
@@ -340,7 +368,7 @@ impl Server {
                         match request_in_place(id, method, span, &mut lines) {
                             Ok(request) => request,
                             Err((id, error)) => {
-                                let _ = out.send(encode_error(Some(&id), &error)).await;
+                                queue(&out, encode_error(Some(&id), &error), &mut shutdown).await;
                                 continue;
                             }
                         }
@@ -388,10 +416,7 @@ impl Server {
                     }
                 }
                 Ok(Line::Notification(notification)) => {
-                    let session = match &connection {
-                        Connection::Handshake(session) => Some(Arc::clone(session)),
-                        _ => None,
-                    };
+                    let session = connection.session().cloned();
                     if !self.has_middleware() {
                         serve_own(
                             session.as_deref(),
@@ -407,7 +432,8 @@ impl Server {
                     // `initialized` keeps its place in the stream: requests after it count on
                     // the session being open.
                     let keep_order = notification.method == Initialized::NAME;
-                    let Ok(permit) = Arc::clone(&notification_permits).acquire_owned().await else {
+                    let permit = Arc::clone(&notification_permits).acquire_owned();
+                    let Some(Ok(permit)) = bounded(&mut shutdown, permit).await else {
                         break Ok(());
                     };
                     let method = notification.method.into_owned();
@@ -442,15 +468,17 @@ impl Server {
                         drop(permit);
                     });
                     if keep_order {
-                        task.await;
+                        if bounded(&mut shutdown, task).await.is_none() {
+                            break Ok(());
+                        }
                     } else if futures::poll!(task.as_mut()).is_pending() {
                         notifications.spawn(task);
                     }
                 }
                 Ok(Line::Response(response)) => {
                     // A handshake-era client answering one of our back-channel requests.
-                    let answered = match (&connection, &response.id) {
-                        (Connection::Handshake(session), Some(id)) => {
+                    let answered = match (connection.session(), &response.id) {
+                        (Some(session), Some(id)) => {
                             session.answer(id, response.payload.map(|raw| raw.to_owned()))
                         }
                         _ => false,
@@ -501,7 +529,6 @@ impl Server {
     }
 }
 
-/// The answer to a request that arrives while the server drains.
 /// What a connection's request tasks share with its loop.
 struct Shared {
     /// The requests the client may still cancel.
@@ -527,11 +554,31 @@ fn serve_own(
     }
 }
 
-fn shutting_down() -> ErrorObject {
-    ErrorObject::new(
+/// Runs `work`, the loop waiting on something other than the input (room for a request, a
+/// middleware, the writer), bounded by the grace period of a shutdown that has begun or begins
+/// meanwhile: `None` when that is over. Without a shutdown future, `work` to its end.
+async fn bounded<T>(shutdown: &mut Option<Shutdown>, work: impl Future<Output = T>) -> Option<T> {
+    match shutdown {
+        None => Some(work.await),
+        Some(shutdown) => shutdown.bound(work).await,
+    }
+}
+
+/// Queues `message` for the writer. A peer that stops reading fills the queue, and the wait
+/// for room is [`bounded`]: the message is dropped when the grace period is over.
+async fn queue(out: &mpsc::Sender<Vec<u8>>, message: Vec<u8>, shutdown: &mut Option<Shutdown>) {
+    let _ = bounded(shutdown, out.send(message)).await;
+}
+
+/// Answers a request that arrives while the server drains with `-32603`. Not awaited: a peer
+/// that writes but no longer reads fills the queue, and waiting for room there held the drain
+/// past its grace period; the refusal is dropped then, as that peer would not read it anyway.
+fn refuse(out: &mpsc::Sender<Vec<u8>>, id: &RequestId) {
+    let error = ErrorObject::new(
         ErrorCode::INTERNAL_ERROR,
         "Server shutting down: the request was not served",
-    )
+    );
+    let _ = out.try_send(encode_error(Some(id), &error));
 }
 
 /// Where `raw`, borrowed from `line`, lies in it.

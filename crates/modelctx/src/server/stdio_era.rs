@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 use modelctx_types::jsonrpc::encode_error;
 use modelctx_types::methods::Initialize;
 use modelctx_types::{Era, ErrorObject, Method as _};
-use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
 use super::Server;
@@ -32,77 +31,80 @@ pub(crate) enum Connection {
     Handshake(Arc<HandshakeSession>),
 }
 
+impl Connection {
+    /// The connection's handshake-era session, if it is one.
+    pub(crate) fn session(&self) -> Option<&Arc<HandshakeSession>> {
+        match self {
+            Self::Handshake(session) => Some(session),
+            _ => None,
+        }
+    }
+}
+
 /// What to do with a request, era-wise.
 pub(crate) enum Route {
-    /// Already answered (an era error, or `initialize`).
-    Done,
     /// Dispatch on the stateless path.
     Modern,
     /// Dispatch in this session (`true` when the session was just opened).
     Handshake(Arc<HandshakeSession>, bool),
-    /// `initialize` opened this session and was answered.
-    Opened(Arc<HandshakeSession>),
+    /// `initialize`: answer it with [`Server::open_session`].
+    Initialize,
+    /// Refused by the era rules: answer with this error.
+    Refused(Vec<u8>),
+}
+
+/// Applies the era rules of a stream connection to `request` (see the module docs). Never
+/// waits: `initialize`, which does, is left to [`Server::open_session`].
+pub(crate) fn route(server: &Server, connection: &mut Connection, request: &Received<'_>) -> Route {
+    let initialize = request.method() == Initialize::NAME;
+    match connection {
+        Connection::Modern if initialize => {
+            let requested = decode_params::<modelctx_types::Extra>(request.params())
+                .ok()
+                .and_then(|p| {
+                    p.get("protocolVersion")
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned)
+                })
+                .unwrap_or_default();
+            let error = handshake::initialize_on_modern(&requested, server.supported_versions());
+            Route::Refused(encode_error(Some(request.id()), &error))
+        }
+        Connection::Modern => Route::Modern,
+        Connection::Handshake(_) | Connection::Unset if initialize => Route::Initialize,
+        Connection::Handshake(session) => {
+            if handshake::has_modern_envelope(request.params()) {
+                let error = handshake::era_mismatch_handshake();
+                return Route::Refused(encode_error(Some(request.id()), &error));
+            }
+            Route::Handshake(Arc::clone(session), false)
+        }
+        Connection::Unset if handshake::has_modern_envelope(request.params()) => {
+            *connection = Connection::Modern;
+            Route::Modern
+        }
+        Connection::Unset => {
+            let session = Arc::new(HandshakeSession::uninitialized());
+            *connection = Connection::Handshake(Arc::clone(&session));
+            Route::Handshake(session, true)
+        }
+    }
+}
+
+/// What answering `initialize` gave: the reply to write, and the session it opened.
+pub(crate) struct Opened {
+    pub(crate) reply: Option<Vec<u8>>,
+    pub(crate) session: Option<Arc<HandshakeSession>>,
 }
 
 impl Server {
-    /// Applies the era rules of a stream connection: a first request carrying the 2026-07-28
-    /// envelope makes it modern, anything else (normally `initialize`) makes it a handshake-era
-    /// session; afterwards `initialize` on a modern connection gets `-32022`, and an enveloped
-    /// request on a handshake-era one gets `-32600`.
-    pub(crate) async fn era_for(
-        &self,
-        connection: &mut Connection,
-        request: &Received<'_>,
-        out: &mpsc::Sender<Vec<u8>>,
-    ) -> Route {
-        let initialize = request.method() == Initialize::NAME;
-        match connection {
-            Connection::Modern if initialize => {
-                let requested = decode_params::<modelctx_types::Extra>(request.params())
-                    .ok()
-                    .and_then(|p| {
-                        p.get("protocolVersion")
-                            .and_then(|v| v.as_str())
-                            .map(str::to_owned)
-                    })
-                    .unwrap_or_default();
-                let error = handshake::initialize_on_modern(&requested, self.supported_versions());
-                let _ = out.send(encode_error(Some(request.id()), &error)).await;
-                Route::Done
-            }
-            Connection::Modern => Route::Modern,
-            Connection::Handshake(_) if initialize => {
-                self.open_session(connection, request, out).await
-            }
-            Connection::Handshake(session) => {
-                if handshake::has_modern_envelope(request.params()) {
-                    let error = handshake::era_mismatch_handshake();
-                    let _ = out.send(encode_error(Some(request.id()), &error)).await;
-                    return Route::Done;
-                }
-                Route::Handshake(Arc::clone(session), false)
-            }
-            Connection::Unset if initialize => self.open_session(connection, request, out).await,
-            Connection::Unset if handshake::has_modern_envelope(request.params()) => {
-                *connection = Connection::Modern;
-                Route::Modern
-            }
-            Connection::Unset => {
-                let session = Arc::new(HandshakeSession::uninitialized());
-                *connection = Connection::Handshake(Arc::clone(&session));
-                Route::Handshake(session, true)
-            }
-        }
-    }
-
     /// Answers `initialize` (through the middleware chain) and makes the connection a
     /// handshake-era session.
-    async fn open_session(
+    pub(crate) async fn open_session(
         &self,
         connection: &mut Connection,
         request: &Received<'_>,
-        out: &mpsc::Sender<Vec<u8>>,
-    ) -> Route {
+    ) -> Opened {
         let opened = Mutex::new(None);
         let serve =
             || match decode_params::<modelctx_types::InitializeRequestParams>(request.params()) {
@@ -152,15 +154,17 @@ impl Server {
         super::trace::record_initialize(&span, &reply, version.as_ref().filter(|_| !refused));
         // Ended before the reply goes out, like the span of every other request.
         drop(span);
-        if let Reply::Message { body, .. } = reply {
-            let _ = out.send(body).await;
-        }
-        match opened.into_inner() {
+        let reply = match reply {
+            Reply::Message { body, .. } => Some(body),
+            Reply::Nothing => None,
+        };
+        let session = match opened.into_inner() {
             Ok(Some(session)) if !refused => {
                 *connection = Connection::Handshake(Arc::clone(&session));
-                Route::Opened(session)
+                Some(session)
             }
-            _ => Route::Done,
-        }
+            _ => None,
+        };
+        Opened { reply, session }
     }
 }
