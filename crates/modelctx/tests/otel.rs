@@ -106,14 +106,17 @@ async fn server_spans_take_their_parent_from_meta() {
         ))
         .await;
     assert_eq!(reply["error"]["code"], -32601);
+    // A method the server does not know is `_OTHER`, in the name too; what was sent is an
+    // attribute of its own.
     let span = only_span(trace);
-    assert_eq!(span.name, "x/nope");
+    assert_eq!(span.name, "_OTHER");
     assert!(matches!(span.status, Status::Error { .. }), "{span:#?}");
     assert_attributes(
         &span,
         &[
             ("error.type", "-32601"),
             ("rpc.response.status_code", "-32601"),
+            ("rpc.method_original", "x/nope"),
         ],
     );
 
@@ -497,9 +500,9 @@ async fn operation_durations_are_histograms_after_the_conventions() {
 
 /// Made-up methods mint no series, whatever error they get: without `_meta` the 2026 ladder
 /// answers `-32602` before the method could be found unknown, with it `-32601`; both are recorded
-/// as `_OTHER` (in the span's attribute too, where span-derived metrics group), while an
-/// extension method the server registered keeps its name, and the span's name still shows what
-/// was sent.
+/// as `_OTHER`, in the data points, the span's attribute and the span's name (which span-derived
+/// metrics group by), while an extension method the server registered keeps its name; what was
+/// sent is in `rpc.method_original`, which nothing groups by.
 #[tokio::test]
 async fn made_up_methods_mint_no_series_whatever_their_error() {
     exporters();
@@ -557,9 +560,16 @@ async fn made_up_methods_mint_no_series_whatever_their_error() {
     }
     let known = point_with(&points, "mcp.method.name", "x/metered-known");
     assert_eq!(known.count(), 1);
+    // Nor a span name (span-derived metrics group by it): what was sent is an attribute only.
     let span = only_span(trace);
-    assert_eq!(span.name, "x/junk-traced");
-    assert_attributes(&span, &[("mcp.method.name", "_OTHER")]);
+    assert_eq!(span.name, "_OTHER");
+    assert_attributes(
+        &span,
+        &[
+            ("mcp.method.name", "_OTHER"),
+            ("rpc.method_original", "x/junk-traced"),
+        ],
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use modelctx::memory;
 use modelctx::server::http::HttpConfig;
-use modelctx::server::{Server, StdioConfig};
+use modelctx::server::{Change, Server, StdioConfig};
 use modelctx::types::{CallToolRequestParams, CallToolResult, Tool};
 use modelctx_test_support::server::{HttpPeer, request};
 use serde_json::{Value, json};
@@ -119,27 +119,58 @@ impl Peer {
     }
 }
 
+/// The default limits, with a grace period of `seconds`.
+fn grace(seconds: u64) -> StdioConfig {
+    let mut config = StdioConfig::default();
+    config.shutdown_grace = Duration::from_secs(seconds);
+    config
+}
+
+/// Waits for `serving` to end, as it must `seconds` after `started` (to the instant: the clock
+/// is paused). The timeout only bounds a failure.
+async fn ends_after(
+    serving: tokio::task::JoinHandle<std::io::Result<()>>,
+    started: tokio::time::Instant,
+    seconds: u64,
+) {
+    let ended = tokio::time::timeout(Duration::from_secs(600), serving).await;
+    ended
+        .expect("serving ended with the grace period")
+        .unwrap()
+        .unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(seconds));
+}
+
 /// Serves `server` on a new pipe until the returned sender fires (or is dropped).
-fn serve_until(
-    server: Server,
-    config: StdioConfig,
-) -> (
+fn serve_until(server: Server, config: StdioConfig) -> Serving {
+    serve_until_with_output(server, config, 1 << 20)
+}
+
+/// The client's end of a connection served until the sender fires, and the serving task.
+type Serving = (
     Peer,
     oneshot::Sender<()>,
     tokio::task::JoinHandle<std::io::Result<()>>,
-) {
-    let pipe = memory::pipe();
+);
+
+/// [`serve_until`] on a pipe whose output holds `output` bytes (its input 4 MiB): with a few, a
+/// peer that stops reading blocks the server's writer almost at once.
+fn serve_until_with_output(server: Server, config: StdioConfig, output: usize) -> Serving {
+    let (client_in, server_in) = tokio::io::duplex(4 << 20);
+    let (server_out, client_out) = tokio::io::duplex(output);
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
         server
-            .serve_io_until(pipe.server.reader, pipe.server.writer, config, async {
+            .serve_io_until(server_in, server_out, config, async {
                 let _ = stopped.await;
             })
             .await
     });
+    let (reader, _) = tokio::io::split(client_out);
+    let (_, writer) = tokio::io::split(client_in);
     let peer = Peer {
-        writer: pipe.client.writer,
-        lines: BufReader::new(pipe.client.reader).lines(),
+        writer,
+        lines: BufReader::new(reader).lines(),
     };
     (peer, stop, serving)
 }
@@ -191,17 +222,14 @@ async fn stdio_drains_on_shutdown() {
 #[tokio::test(start_paused = true)]
 async fn stdio_drops_what_outlives_the_grace_period() {
     let tools = Tools::default();
-    let mut config = StdioConfig::default();
-    config.shutdown_grace = Duration::from_secs(3);
-    let (mut peer, stop, serving) = serve_until(tools.server(), config);
+    let (mut peer, stop, serving) = serve_until(tools.server(), grace(3));
     peer.send(&call(1, "forever")).await;
     tools.wait_entered().await;
 
     let started = tokio::time::Instant::now();
     stop.send(()).unwrap();
     assert_eq!(peer.next().await, None, "no answer, then the output closes");
-    serving.await.unwrap().unwrap();
-    assert_eq!(started.elapsed(), Duration::from_secs(3));
+    ends_after(serving, started, 3).await;
     assert!(tools.dropped.load(Ordering::SeqCst));
 }
 
@@ -210,9 +238,7 @@ async fn stdio_drops_what_outlives_the_grace_period() {
 #[tokio::test(start_paused = true)]
 async fn a_shutdown_after_end_of_input_bounds_the_wait() {
     let tools = Tools::default();
-    let mut config = StdioConfig::default();
-    config.shutdown_grace = Duration::from_secs(2);
-    let (mut peer, stop, serving) = serve_until(tools.server(), config);
+    let (mut peer, stop, serving) = serve_until(tools.server(), grace(2));
     peer.send(&call(1, "forever")).await;
     tools.wait_entered().await;
     peer.writer.shutdown().await.unwrap();
@@ -225,6 +251,113 @@ async fn a_shutdown_after_end_of_input_bounds_the_wait() {
     assert_eq!(peer.next().await, None);
     serving.await.unwrap().unwrap();
     assert!(tools.dropped.load(Ordering::SeqCst));
+}
+
+/// A peer that keeps writing but no longer reads cannot hold the drain past its grace period:
+/// the refusals of its new requests fill the writer's queue (1,024 messages), and the drain used
+/// to wait for room there, never reaching the end of the grace period. A refusal is dropped
+/// when the queue is full; any other answer waits for room no longer than the grace period.
+/// Paused clock; the timeout only bounds the failure.
+#[tokio::test(start_paused = true)]
+async fn a_peer_that_stops_reading_cannot_hold_the_drain() {
+    let tools = Tools::default();
+    let (mut peer, stop, serving) = serve_until_with_output(tools.server(), grace(3), 64);
+    peer.send(&call(1, "forever")).await;
+    tools.wait_entered().await;
+    stop.send(()).unwrap();
+    let started = tokio::time::Instant::now();
+    // A line already there is served before the signal is polled: the drain has begun once a
+    // call is refused.
+    let mut refused = false;
+    for id in 2..10 {
+        peer.send(&call(id, "quick")).await;
+        let answer = peer.next().await.unwrap();
+        refused = answer["error"]["code"] == -32603;
+        if refused {
+            break;
+        }
+    }
+    assert!(refused, "the drain began");
+
+    // From here on the peer writes and never reads: refusals, then lines that are no JSON.
+    for id in 10..3_000 {
+        peer.send(&call(id, "quick")).await;
+    }
+    for _ in 0..100 {
+        peer.writer.write_all(b"{not json\n").await.unwrap();
+    }
+    ends_after(serving, started, 3).await;
+    assert!(tools.dropped.load(Ordering::SeqCst));
+}
+
+/// Reading pauses while `max_concurrent_requests` requests run; a shutdown that begins while
+/// the loop waits for room there still ends serving with its grace period (it used to wait for
+/// a request to end, and these never do). Paused clock.
+#[tokio::test(start_paused = true)]
+async fn a_full_server_still_stops_within_its_grace_period() {
+    let tools = Tools::default();
+    let mut config = grace(3);
+    config.max_concurrent_requests = 1;
+    let (mut peer, stop, serving) = serve_until(tools.server(), config);
+    peer.send(&call(1, "forever")).await;
+    tools.wait_entered().await;
+    // Read, and waiting for room that the first call never gives back.
+    peer.send(&call(2, "quick")).await;
+    stop.send(()).unwrap();
+    let started = tokio::time::Instant::now();
+    ends_after(serving, started, 3).await;
+    assert!(tools.dropped.load(Ordering::SeqCst));
+}
+
+/// One connection's end is not the server's: of a `Server` serving two connections, the one
+/// whose input closes ends its own listen stream with the closing result, and the other's keeps
+/// listening (it used to end too: end of input cancelled the server-wide token), until
+/// `Server::shutdown_subscriptions` ends every connection's streams.
+#[tokio::test]
+async fn one_connection_ending_leaves_the_others_listening() {
+    let server = Tools::default().server();
+    let serve = |pipe: memory::Pipe| {
+        let server = server.clone();
+        let serving = tokio::spawn(async move {
+            server
+                .serve_io(pipe.server.reader, pipe.server.writer)
+                .await
+        });
+        let peer = Peer {
+            writer: pipe.client.writer,
+            lines: BufReader::new(pipe.client.reader).lines(),
+        };
+        (peer, serving)
+    };
+    let (mut first, serving_first) = serve(memory::pipe());
+    let (mut second, serving_second) = serve(memory::pipe());
+    for peer in [&mut first, &mut second] {
+        peer.send(&listen(1)).await;
+        let ack = peer.next().await.unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    }
+
+    first.writer.shutdown().await.unwrap();
+    let closed = first.next().await.unwrap();
+    assert_eq!(closed["id"], 1, "{closed}");
+    assert_eq!(closed["result"]["resultType"], "complete", "{closed}");
+    assert_eq!(first.next().await, None);
+    serving_first.await.unwrap().unwrap();
+
+    // The second connection's stream is still there, and still told of changes.
+    server.notify(Change::ToolsListChanged);
+    let changed = second.next().await.unwrap();
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    server.shutdown_subscriptions();
+    let closed = second.next().await.unwrap();
+    assert_eq!(closed["id"], 1, "{closed}");
+    assert_eq!(closed["result"]["resultType"], "complete", "{closed}");
+    second.writer.shutdown().await.unwrap();
+    assert_eq!(second.next().await, None);
+    serving_second.await.unwrap().unwrap();
 }
 
 /// Starts `server` on HTTP with `config`, stopped by the returned sender; the serving task

@@ -60,6 +60,13 @@ async fn each_request_has_a_server_span_after_the_conventions() {
     for span in &spans {
         assert_fields(span, &common);
     }
+    // A method the server knows keeps its name and has no original beside it.
+    assert!(
+        spans
+            .iter()
+            .all(|span| span.field("jsonrpc.request.id") == Some("4")
+                || span.field("rpc.method_original").is_none())
+    );
     let by_id = |id: &str| {
         spans
             .iter()
@@ -100,9 +107,12 @@ async fn each_request_has_a_server_span_after_the_conventions() {
     assert_fields(
         by_id("4"),
         &[
-            ("otel.name", "x/nope"),
-            // A method the server does not know is no attribute value (metrics group by it).
+            // A method the server does not know is neither an attribute value nor the span's
+            // name (metrics, and span-derived metrics, group by them): an attribute of its own
+            // keeps what was sent.
+            ("otel.name", "_OTHER"),
             ("mcp.method.name", "_OTHER"),
+            ("rpc.method_original", "x/nope"),
             ("error.type", "-32601"),
             ("rpc.response.status_code", "-32601"),
             ("otel.status_code", "ERROR"),
@@ -170,8 +180,8 @@ async fn http_and_handshake_era_spans() {
     );
 }
 
-/// What the peer chose is cut to 128 bytes in the span: a 64 KiB tool name with a newline does
-/// not make every log line of the request 64 KiB long.
+/// What the peer chose is cut to 128 bytes in the span: a 64 KiB tool name (or made-up method)
+/// with a newline does not make every log line of the request 64 KiB long.
 #[tokio::test]
 async fn peer_chosen_values_are_bounded_in_the_span() {
     let (captured, _guard) = capture_spans();
@@ -181,16 +191,34 @@ async fn peer_chosen_values_are_bounded_in_the_span() {
         .request(&request(1, "tools/call", json!({"name": name})))
         .await;
     assert!(refused.get("error").is_some());
+    let (refused, _) = peer.request(&request(2, &name, json!({}))).await;
+    assert!(refused.get("error").is_some());
     peer.close().await.unwrap();
     let spans = captured.named(SPAN);
-    assert_eq!(spans.len(), 1);
-    for (field, value) in &spans[0].fields {
-        assert!(value.len() <= 160, "{field}: {} bytes", value.len());
+    assert_eq!(spans.len(), 2);
+    for span in &spans {
+        for (field, value) in &span.fields {
+            assert!(value.len() <= 160, "{field}: {} bytes", value.len());
+        }
     }
+    let by_id = |id: &str| {
+        spans
+            .iter()
+            .find(|span| span.field("jsonrpc.request.id") == Some(id))
+            .unwrap()
+    };
     assert!(
-        spans[0]
+        by_id("1")
             .field("gen_ai.tool.name")
             .unwrap()
             .starts_with("x\ny")
     );
+    let made_up = by_id("2");
+    assert!(
+        made_up
+            .field("rpc.method_original")
+            .unwrap()
+            .starts_with("x\ny")
+    );
+    assert_eq!(made_up.field("otel.name"), Some("_OTHER"));
 }

@@ -56,6 +56,10 @@ pub(crate) struct Incoming<'a> {
     pub(crate) principal_bound: bool,
     /// The handshake-era session, when the request belongs to one.
     pub(crate) handshake: Option<Arc<HandshakeSession>>,
+    /// What ends the request's connection gracefully (a stdio connection's end of input or
+    /// drain): a listen stream then ends with its closing result. `None`: the server's own
+    /// (`Server::shutdown_subscriptions`), as on HTTP, where a request is its own connection.
+    pub(crate) closing: Option<&'a CancellationToken>,
     #[cfg(feature = "http-server")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
     /// The request's span when a subscriber wants it (`Span::none()` otherwise): the rounds of
@@ -205,13 +209,13 @@ impl Server {
         cancel: CancellationToken,
     ) -> impl Future<Output = Reply> + 'a {
         use futures::future::Either;
-        let span = super::trace::request_span(self, &incoming);
+        let (span, name) = super::trace::request_span(self, &incoming);
         if span.is_disabled() {
             Either::Left(self.answer(incoming, notifier, cancel))
         } else {
             // Boxed like the chain: the traced path's state stays out of the plain one.
             Either::Right(Box::pin(
-                self.dispatch_traced(span, incoming, notifier, cancel),
+                self.dispatch_traced(span, name, incoming, notifier, cancel),
             ))
         }
     }
@@ -226,9 +230,9 @@ impl Server {
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Reply {
-        let span = super::trace::request_span(self, &incoming);
+        let (span, name) = super::trace::request_span(self, &incoming);
         if !span.is_disabled() {
-            return Box::pin(self.dispatch_traced(span, incoming, notifier, cancel)).await;
+            return Box::pin(self.dispatch_traced(span, name, incoming, notifier, cancel)).await;
         }
         self.answer(incoming, notifier, cancel).await
     }
@@ -236,12 +240,13 @@ impl Server {
     async fn dispatch_traced(
         &self,
         span: tracing::Span,
+        name: &str,
         mut incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> Reply {
         use tracing::Instrument as _;
-        super::trace::record_request(&span, &incoming);
+        super::trace::record_request(&span, name, &incoming);
         incoming.span = span.clone();
         let reply = self
             .answer(incoming, notifier, cancel)
@@ -420,7 +425,11 @@ impl Server {
                     |_| None,
                 )?;
                 let ctx = self.context(&incoming, meta, version, notifier, cancel);
-                match self.listen(&ctx, params, request_bytes, &registry).await? {
+                let closing = incoming.closing.unwrap_or(&self.inner.shutdown);
+                match self
+                    .listen(&ctx, params, request_bytes, &registry, closing)
+                    .await?
+                {
                     Some(mut result) => {
                         self.stamp(&incoming, &mut result);
                         result

@@ -312,12 +312,14 @@ pub(crate) fn has_modern_envelope(params: Option<&str>) -> bool {
 }
 
 /// Forwards the server's changes to a handshake-era session as plain notifications: list changes
-/// always, resource updates for the URIs it subscribed to. Ends when `out` closes; `held` (what
+/// always, resource updates for the URIs it subscribed to. Ends when `out` closes or `closing` is
+/// cancelled (the server's shutdown, or the end of the session's stdio connection); `held` (what
 /// the stream holds while it lasts: an HTTP session's use and budget share) goes with it.
 pub(crate) fn forward_changes(
     server: &Server,
     session: Arc<HandshakeSession>,
     out: Notifier,
+    closing: CancellationToken,
     held: impl Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
     use modelctx_types::ResourceUpdatedNotificationParams;
@@ -329,13 +331,12 @@ pub(crate) fn forward_changes(
     use super::Change;
 
     let mut changes = server.inner.changes.subscribe();
-    let shutdown = server.inner.shutdown.clone();
     tokio::spawn(async move {
         let _held = held;
         loop {
             let change = tokio::select! {
                 change = changes.recv() => change,
-                () = shutdown.cancelled() => return,
+                () = closing.cancelled() => return,
                 () = out.closed() => return,
             };
             let lists = [

@@ -18,6 +18,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::Router;
@@ -38,6 +39,7 @@ use super::Server;
 use super::dispatch::{Incoming, Reply, error_reply};
 use super::headers::{HeaderAccess, Repeated};
 use super::http_body::{BodyBudget, BodyError};
+use super::in_flight::request_cancelled;
 use super::middleware::Message;
 pub use super::peer_rate::RateLimit;
 use super::shutdown::DEFAULT_SHUTDOWN_GRACE;
@@ -672,26 +674,35 @@ pub(crate) async fn respond(
     let error_statuses = handshake.is_none();
     let (notifier, mut notifications) = mpsc::channel::<Vec<u8>>(64);
     let cancel = CancellationToken::new();
+    let OwnedRequest {
+        id,
+        method,
+        params,
+        typed,
+    } = request;
     // A handshake-era client cancels with a `notifications/cancelled` POSTed on its own: the
-    // session finds the request by its id while it runs (`in_flight`).
-    let cancellable = handshake.as_ref().map(|session| {
-        let registered = session
-            .in_flight
-            .register(request.id.clone(), cancel.clone());
-        (registered, cancel.clone())
-    });
+    // session's table finds the request by its id while it runs. Only a request that waits is
+    // registered (`in_flight`); the table, the id and the token are kept aside for that, and
+    // the work takes a copy of the id (a 2026-07-28 request's work takes the id itself).
+    let (id, cancellable) = match &handshake {
+        Some(session) => {
+            let table = Arc::clone(&session.in_flight);
+            (id.clone(), Some((table, id, cancel.clone())))
+        }
+        None => (id, None),
+    };
     // Dropping the response (the client went away) cancels the request.
     let guard = cancel.clone().drop_guard();
-    let work: Work = Box::pin(async move {
+    let mut work: Work = Box::pin(async move {
         // The session stays in use until the request's work is over, however it ends (its
         // reply sent, its stream closed, its client gone): `in_use` goes after `incoming`.
         let in_use = handshake;
         let handshake = in_use.as_ref().map(|in_use| Arc::clone(in_use.session()));
         let incoming = Incoming {
-            id: request.id.clone(),
-            method: &request.method,
-            params: request.params.as_deref(),
-            typed: request.typed,
+            id,
+            method: &method,
+            params: params.as_deref(),
+            typed,
             // Header/body agreement is a 2026-07-28 rule.
             headers: if handshake.is_none() {
                 Some(&parts.headers as &dyn HeaderAccess)
@@ -701,53 +712,74 @@ pub(crate) async fn respond(
             principal: server.principal_of(&parts),
             principal_bound: false,
             handshake,
+            closing: None,
             http: Some(Arc::clone(&parts)),
             span: tracing::Span::none(),
         };
-        let reply = server.dispatch(incoming, Some(notifier), cancel).await;
-        match cancellable {
-            // The handler has stopped (its questions withdrawn on the stream meanwhile); the
-            // POST's response still has to end, and with a response for its id: `-32800`, as
-            // the Python SDK answers a cancelled 2025-11-25 request, never the result.
-            Some((_registered, cancel)) if cancel.is_cancelled() => error_reply(
-                Some(&request.id),
-                &super::http_handshake::request_cancelled(),
-            ),
-            _ => reply,
-        }
+        server.dispatch(incoming, Some(notifier), cancel).await
     });
-    let mut work = work;
+    if let Some((table, id, cancel)) = cancellable {
+        // As stdio does: one poll first, and a request answered on it is never registered.
+        match futures::poll!(work.as_mut()) {
+            Poll::Ready(reply) => {
+                return finished(
+                    reply,
+                    notifications,
+                    guard,
+                    config.sse_responses,
+                    error_statuses,
+                );
+            }
+            Poll::Pending => {
+                // Until the work ends, or is dropped with its response.
+                let registered = table.register(id, cancel.clone());
+                work = Box::pin(async move {
+                    let reply = work.await;
+                    if cancel.is_cancelled() {
+                        // The handler has stopped (its questions withdrawn on the stream
+                        // meanwhile); the POST still ends with a response for its id.
+                        error_reply(Some(registered.id()), &request_cancelled())
+                    } else {
+                        reply
+                    }
+                });
+            }
+        }
+    }
     tokio::select! {
         reply = &mut work => {
-            match notifications.try_recv() {
-                // Notifications were queued before the reply: they travel on a stream too. The
-                // handler is done, so the whole stream is known: one complete body.
-                Ok(first) => {
-                    guard.disarm();
-                    complete_event_stream(Some(&first), notifications, reply)
-                }
-                Err(_) if config.sse_responses => {
-                    guard.disarm();
-                    complete_event_stream(None, notifications, reply)
-                }
-                Err(_) => {
-                    guard.disarm();
-                    match reply {
-                        Reply::Message { body, status } => {
-                            json(if error_statuses { status } else { 200 }, body)
-                        }
-                        Reply::Nothing => {
-                            let mut response = Response::new(Body::empty());
-                            *response.status_mut() = StatusCode::NO_CONTENT;
-                            response
-                        }
-                    }
-                }
-            }
+            finished(reply, notifications, guard, config.sse_responses, error_statuses)
         }
         Some(first) = notifications.recv() => {
             event_stream(Some(&first), notifications, Some(work), None, guard, keep_alive)
         }
+    }
+}
+
+/// The response of a request whose work is done: its JSON (or no content), or one complete
+/// event stream when notifications were queued before the reply (they travel on a stream too;
+/// the handler is done, so the whole stream is known) or `sse` asks for one.
+fn finished(
+    reply: Reply,
+    mut notifications: mpsc::Receiver<Vec<u8>>,
+    guard: DropGuard,
+    sse: bool,
+    error_statuses: bool,
+) -> Response {
+    guard.disarm();
+    match notifications.try_recv() {
+        Ok(first) => complete_event_stream(Some(&first), notifications, reply),
+        Err(_) if sse => complete_event_stream(None, notifications, reply),
+        Err(_) => match reply {
+            Reply::Message { body, status } => {
+                json(if error_statuses { status } else { 200 }, body)
+            }
+            Reply::Nothing => {
+                let mut response = Response::new(Body::empty());
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                response
+            }
+        },
     }
 }
 

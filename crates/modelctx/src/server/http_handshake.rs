@@ -10,7 +10,7 @@
 //! needs them; the client POSTs its answers back (202). A `notifications/cancelled` POSTed on
 //! the session cancels the request it names, as on stdio: the handler sees it, its pending
 //! questions are withdrawn on its stream, it asks nothing more, and the POST is answered
-//! `-32800` instead of its result. The session table is bounded and guarded against
+//! `-32800` instead of its result (`in_flight`). The session table is bounded and guarded against
 //! `initialize` floods (`http_sessions`).
 
 use std::net::IpAddr;
@@ -32,7 +32,7 @@ use super::dispatch::{Reply, error_reply};
 use super::handshake;
 use super::http::{HttpState, accepted, event_stream_only, json, respond};
 use super::http_sessions::InUse;
-use super::in_flight::serve_notification;
+use super::in_flight::{Served, serve_notification};
 use super::middleware::{self, Message};
 use super::subscription_budget::{Client, Hold};
 use crate::http::headers::SESSION_ID;
@@ -66,13 +66,6 @@ fn rpc_error(status: StatusCode, code: ErrorCode, message: &str) -> Response {
 /// keep their 4xx.
 fn request_error(id: &modelctx_types::RequestId, error: &ErrorObject) -> Response {
     json(200, modelctx_types::jsonrpc::encode_error(Some(id), error))
-}
-
-/// The error answering a request its client cancelled (`notifications/cancelled`), once the
-/// handler has stopped: the POST's response must still end, and on this wire only a response
-/// for its id ends it. LSP's `RequestCancelled` code, which the Python SDK sends here too.
-pub(crate) fn request_cancelled() -> ErrorObject {
-    ErrorObject::new(ErrorCode(-32800), "Request cancelled")
 }
 
 /// A POST on the handshake-era path, from `peer` when the address is known.
@@ -184,12 +177,14 @@ pub(crate) async fn post(
     match message {
         MessageRef::Notification(notification) => {
             let serve = || {
-                serve_notification(
-                    Some(&*session),
+                let served = serve_notification(
                     &session.in_flight,
                     &notification.method,
                     notification.params.map(RawValue::get),
                 );
+                if served == Served::Initialized {
+                    session.mark_initialized();
+                }
                 middleware::Reply::nothing()
             };
             if state.server.has_middleware() {
@@ -270,7 +265,8 @@ pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> 
     };
     let (sender, receiver) = mpsc::channel(64);
     let session = Arc::clone(stream.session.session());
-    let forwarder = handshake::forward_changes(&state.server, session, sender, stream);
+    let closing = state.server.inner.shutdown.clone();
+    let forwarder = handshake::forward_changes(&state.server, session, sender, closing, stream);
     let mut response = event_stream_only(receiver, forwarder, state.config.keep_alive);
     response
         .headers_mut()
@@ -317,19 +313,56 @@ mod tests {
     use crate::server::http_body::BodyBudget;
     use crate::server::http_sessions::Sessions;
 
-    /// A closed `GET` stream gives back its session's one stream and its charge: the session may
-    /// open another, and the budget holds nothing.
-    #[tokio::test(flavor = "current_thread")]
-    async fn a_closed_get_stream_gives_its_place_back() {
+    /// The endpoint's state with one session open, and that session and its id.
+    fn one_session() -> (HttpState, Arc<handshake::HandshakeSession>, String) {
         let config = HttpConfig::default();
         let state = HttpState {
-            server: Server::builder("get", "1.0.0").build().unwrap(),
+            server: Server::builder("sessions", "1.0.0").build().unwrap(),
             bodies: BodyBudget::new(&config),
             sessions: Sessions::new(None, None),
             config,
         };
         let session = Arc::new(handshake::HandshakeSession::uninitialized());
-        let id = state.sessions.insert(session, None).unwrap();
+        let id = state.sessions.insert(Arc::clone(&session), None).unwrap();
+        (state, session, id)
+    }
+
+    /// A 2025-11-25 request answered on its first poll is never registered in its session's
+    /// table of cancellable requests, as over stdio: serving it takes no lock of that table
+    /// (held by the test all along; every POST used to take it). The wait only bounds the
+    /// failure, which is a thread blocked on the lock.
+    #[test]
+    fn a_request_answered_at_once_is_never_registered() {
+        let (state, session, id) = one_session();
+        let parts = http::Request::post("/mcp")
+            .header(SESSION_ID, id.as_str())
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0;
+        let body = Bytes::from_static(br#"{"jsonrpc":"2.0","id":"ping-1","method":"ping"}"#);
+        let held = session.in_flight.lock_table();
+        let (done, answered) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let response = runtime.block_on(post(&state, None, parts, body));
+            let _ = done.send(response.status());
+        });
+        let status = answered
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("answered without the table's lock");
+        assert_eq!(status, 200);
+        drop(held);
+    }
+
+    /// A closed `GET` stream gives back its session's one stream and its charge: the session may
+    /// open another, and the budget holds nothing.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_closed_get_stream_gives_its_place_back() {
+        let (state, _, id) = one_session();
         let get = || {
             http::Request::get("/mcp")
                 .header(SESSION_ID, id.as_str())

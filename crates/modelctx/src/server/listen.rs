@@ -15,6 +15,7 @@ use modelctx_types::{
     SubscriptionsListenRequestParams, SubscriptionsListenResult,
 };
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use super::registry::Registry;
 use super::{RequestContext, Server, SubscriptionLimits};
@@ -39,9 +40,10 @@ pub enum Change {
 }
 
 impl Server {
-    /// Serves one listen stream until the client cancels it (`None`: send nothing more) or the
-    /// server closes subscriptions (`Some`: the graceful closing result). `request_bytes` is the
-    /// size of the request's params text, which the transport keeps for the stream's life.
+    /// Serves one listen stream until the client cancels it (`None`: send nothing more) or
+    /// `closing` is cancelled (`Some`: the graceful closing result): the server closed
+    /// subscriptions, or the stream's connection is ending. `request_bytes` is the size of the
+    /// request's params text, which the transport keeps for the stream's life.
     ///
     /// # Errors
     /// Before the acknowledgement: a request or filter past the [`super::SubscriptionLimits`]
@@ -54,6 +56,7 @@ impl Server {
         params: SubscriptionsListenRequestParams,
         request_bytes: usize,
         registry: &Registry,
+        closing: &CancellationToken,
     ) -> Result<Option<SubscriptionsListenResult>, ErrorObject> {
         // Only the filter is kept, and of it only what the stream follows: the envelope and any
         // member the server does not know go now, not with the stream.
@@ -97,7 +100,7 @@ impl Server {
         // Created once: a fresh `cancelled()` future per change would lock the token and register
         // a waiter again for every stream (10,000 streams, one change: 20,000 registrations).
         let cancelled = ctx.cancelled();
-        let shutdown = self.inner.shutdown.cancelled();
+        let shutdown = closing.cancelled();
         tokio::pin!(cancelled, shutdown);
         loop {
             tokio::select! {

@@ -73,6 +73,8 @@ mod registry;
 mod shutdown;
 pub mod single_use;
 mod stdio;
+// The era of a stream connection, fixed by its first request.
+mod stdio_era;
 // What listen streams and handshake-era subscriptions hold together, and per client.
 mod subscription_budget;
 // What listen streams and handshake-era subscriptions may hold.
@@ -420,10 +422,12 @@ impl Server {
         let _ = self.inner.changes.send(change);
     }
 
-    /// Ends every `subscriptions/listen` stream gracefully (with its closing result), and the
-    /// `GET` streams of 2025-11-25 HTTP sessions. Requests in flight are not affected. For good:
-    /// listen streams opened afterwards end at once. The `serve_*` methods that take a shutdown
-    /// future call it when it completes.
+    /// Ends every `subscriptions/listen` stream gracefully (with its closing result), on every
+    /// connection, and the `GET` streams of 2025-11-25 HTTP sessions. Requests in flight are not
+    /// affected. For good: listen streams opened afterwards end at once.
+    /// [`Server::serve_http_on`] calls it when its shutdown future completes. A stream
+    /// connection's shutdown ([`Server::serve_io_until`]) or end of input ends that
+    /// connection's streams only, so that one connection closing leaves the others listening.
     pub fn shutdown_subscriptions(&self) {
         self.inner.shutdown.cancel();
     }

@@ -4,42 +4,48 @@
 //! Requests run concurrently (a slow tool does not block the others, and `notifications/cancelled`
 //! is read while it runs). One writer task owns the output and coalesces queued messages into
 //! few writes. A malformed line gets `-32700` / `-32600` and the server keeps serving; end of
-//! input ends the server once the requests in flight have answered.
+//! input ends the connection's listen streams with their closing result and ends serving once
+//! the requests in flight have answered. A connection's end is its own (a child of the server's
+//! shutdown token): a `Server` serving several connections, or stdio beside HTTP, keeps serving
+//! the others' streams.
 //!
 //! Served with a shutdown future ([`Server::serve_io_until`]), the server drains when it
-//! completes: listen streams end with their closing result, new requests are refused (`-32603`)
-//! while the input is still read (a `notifications/cancelled`, or the answer to a question a
-//! request in flight asked), and serving ends once the requests in flight have answered, or
-//! when [`StdioConfig::shutdown_grace`] is over, dropping those still running.
+//! completes: the connection's listen streams end with their closing result, new requests are
+//! refused (`-32603`) while the input is still read (a `notifications/cancelled`, or the answer
+//! to a question a request in flight asked), and serving ends once the requests in flight have
+//! answered, or when [`StdioConfig::shutdown_grace`] is over, dropping those still running. The
+//! grace period bounds every wait of the loop, a peer that stops reading included: a refusal is
+//! dropped when the output queue is full, and any other answer waits for room no longer.
+//!
+//! The era of the connection, fixed by its first request, is `stdio_era`'s.
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::io;
 use std::ops::Range;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use modelctx_types::Method as _;
+use modelctx_types::NotificationMethod as _;
 use modelctx_types::jsonrpc::{Decoded, MessageRef, NotificationRef, ResponseRef, encode_error};
-use modelctx_types::methods::{Initialize, Initialized};
-use modelctx_types::{Era, ErrorCode, ErrorObject, NotificationMethod, RequestId};
+use modelctx_types::methods::Initialized;
+use modelctx_types::{Era, ErrorCode, ErrorObject, RequestId};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
-use tracing::Instrument as _;
 
 use super::Server;
-use super::dispatch::{Incoming, Reply, decode_params};
+use super::dispatch::{Incoming, Reply};
 use super::handshake::{self, HandshakeSession};
-use super::in_flight::{InFlight, serve_notification};
+use super::in_flight::{InFlight, Served, serve_notification};
 use super::middleware::{self, Message};
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
+use super::stdio_era::{self, Connection, Route};
 use super::typed_params::{self, OwnedRequest, Received};
-use crate::sync::lock;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
 /// Limits of a stream connection.
@@ -133,14 +139,15 @@ impl Server {
     }
 
     /// [`Server::serve_io_with`] until `shutdown` completes too (e.g.
-    /// [`shutdown_signal`](super::shutdown_signal)), then drains: the `subscriptions/listen`
-    /// streams end with their closing result ([`Server::shutdown_subscriptions`]); a new request
-    /// is answered `-32603` (the server is shutting down) while the input is still read, for the
-    /// `notifications/cancelled` and the answers the requests in flight may still need; and the
-    /// method returns once those requests have answered and their responses are written, or
-    /// when [`StdioConfig::shutdown_grace`] is over, dropping the requests still running. End of
-    /// input before or during the drain ends it as it does without a shutdown, within the same
-    /// grace period.
+    /// [`shutdown_signal`](super::shutdown_signal)), then drains: this connection's
+    /// `subscriptions/listen` streams end with their closing result (those of the server's other
+    /// connections only with [`Server::shutdown_subscriptions`], or their own shutdown); a new
+    /// request is answered `-32603` (the server is shutting down) while the input is still read,
+    /// for the `notifications/cancelled` and the answers the requests in flight may still need;
+    /// and the method returns once those requests have answered and their responses are
+    /// written, or when [`StdioConfig::shutdown_grace`] is over, dropping the requests still
+    /// running, even if the peer has stopped reading. End of input before or during the drain
+    /// ends it as it does without a shutdown, within the same grace period.
     ///
     /// # Errors
     /// As [`Server::serve_io`].
@@ -200,7 +207,10 @@ impl Server {
     {
         let (out, outbox) = mpsc::channel::<Vec<u8>>(1024);
         let writer_task = tokio::spawn(write_lines(writer, outbox));
-        let in_flight = Arc::new(InFlight::default());
+        let shared = Arc::new(Shared {
+            in_flight: InFlight::default(),
+            closing: self.inner.shutdown.child_token(),
+        });
         // The requests that wait (a slow tool, a back-channel question) run as tasks of their own;
         // reading pauses while `max_concurrent_requests` of them run. A request answered on its
         // first poll is never one of them, so it costs no semaphore permit (an acquire and a
@@ -223,9 +233,16 @@ impl Server {
                 // Without a shutdown future the loop waits on the input alone, as it always did.
                 None => lines.next_frame().await,
                 Some(shutdown) => {
-                    if shutdown.begun() && requests.is_empty() {
-                        // Drained: every request in flight has answered.
-                        break Ok(());
+                    if shutdown.begun() {
+                        // Begun, here or while the loop waited on something else (`bounded`):
+                        // this connection's listen streams end with their closing result.
+                        if !shared.closing.is_cancelled() {
+                            shared.closing.cancel();
+                        }
+                        if requests.is_empty() {
+                            // Drained: every request in flight has answered.
+                            break Ok(());
+                        }
                     }
                     let deadline = shutdown.deadline();
                     // The input first: a line that is there is served without polling the
@@ -236,10 +253,7 @@ impl Server {
                         biased;
                         () = shutdown::until(deadline), if deadline.is_some() => break Ok(()),
                         frame = lines.next_frame() => frame,
-                        () = shutdown.begins(), if deadline.is_none() => {
-                            self.inner.shutdown.cancel();
-                            continue;
-                        }
+                        () = shutdown.begins(), if deadline.is_none() => continue,
                         Some(_) = requests.join_next(), if deadline.is_some() => continue,
                     }
                 }
@@ -259,7 +273,7 @@ impl Server {
                             config.max_message_size
                         ),
                     );
-                    let _ = out.send(encode_error(None, &error)).await;
+                    queue(&out, encode_error(None, &error), &mut shutdown).await;
                     continue;
                 }
             };
@@ -282,44 +296,70 @@ impl Server {
             };
             match decoded {
                 Err(error) => {
-                    let _ = out
-                        .send(encode_error(error.id(), &error.to_error_object()))
-                        .await;
+                    let reply = encode_error(error.id(), &error.to_error_object());
+                    queue(&out, reply, &mut shutdown).await;
                 }
                 Ok(Line::Request(request)) => {
                     if shutdown.as_ref().is_some_and(Shutdown::begun) {
-                        let _ = out
-                            .send(encode_error(Some(request.id()), &shutting_down()))
-                            .await;
+                        refuse(&out, request.id());
                         continue;
                     }
-                    let handshake =
-                        match self.era_for(&mut connection, &request, &out).await {
-                            Route::Done => continue,
-                            Route::Modern => None,
-                            Route::Opened(session) => {
-                                // The connection is the stream: nothing held beside it.
-                                if let Some(previous) = forwarder.replace(
-                                    handshake::forward_changes(self, session, out.clone(), ()),
-                                ) {
-                                    previous.abort();
-                                }
-                                continue;
+                    let handshake = match stdio_era::route(self, &mut connection, &request) {
+                        Route::Modern => None,
+                        Route::Handshake(session, fresh) => {
+                            if fresh {
+                                forwarder = Some(handshake::forward_changes(
+                                    self,
+                                    Arc::clone(&session),
+                                    out.clone(),
+                                    shared.closing.clone(),
+                                    (),
+                                ));
                             }
-                            Route::Handshake(session, fresh) => {
-                                if fresh {
-                                    forwarder = Some(handshake::forward_changes(
+                            Some(session)
+                        }
+                        Route::Refused(reply) => {
+                            queue(&out, reply, &mut shutdown).await;
+                            continue;
+                        }
+                        Route::Initialize => {
+                            let opening = self.open_session(&mut connection, &request);
+                            let Some(opened) = bounded(&mut shutdown, opening).await else {
+                                break Ok(());
+                            };
+                            if let Some(reply) = opened.reply {
+                                queue(&out, reply, &mut shutdown).await;
+                            }
+                            // The connection is the stream: nothing held beside it.
+                            if let Some(session) = opened.session
+                                && let Some(previous) =
+                                    forwarder.replace(handshake::forward_changes(
                                         self,
-                                        Arc::clone(&session),
+                                        session,
                                         out.clone(),
+                                        shared.closing.clone(),
                                         (),
-                                    ));
-                                }
-                                Some(session)
+                                    ))
+                            {
+                                previous.abort();
+                            }
+                            continue;
+                        }
+                    };
+                    if requests.len() >= max_requests {
+                        let room = async {
+                            while requests.len() >= max_requests {
+                                let _ = requests.join_next().await;
                             }
                         };
-                    while requests.len() >= max_requests {
-                        let _ = requests.join_next().await;
+                        if bounded(&mut shutdown, room).await.is_none() {
+                            break Ok(());
+                        }
+                        if shutdown.as_ref().is_some_and(Shutdown::begun) {
+                            // It began while the loop waited.
+                            refuse(&out, request.id());
+                            continue;
+                        }
                     }
                     let request = if bytes.len() > KEEP_LINE_CAPACITY {
                         let span = request.params().map(|text| span_in(bytes, text));
@@ -328,7 +368,7 @@ impl Server {
                         match request_in_place(id, method, span, &mut lines) {
                             Ok(request) => request,
                             Err((id, error)) => {
-                                let _ = out.send(encode_error(Some(&id), &error)).await;
+                                queue(&out, encode_error(Some(&id), &error), &mut shutdown).await;
                                 continue;
                             }
                         }
@@ -340,9 +380,9 @@ impl Server {
                     let token = cancel.clone();
                     let server = self.clone();
                     let out = out.clone();
-                    let in_flight_for_task = Arc::clone(&in_flight);
+                    let shared_for_task = Arc::clone(&shared);
                     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
-                        let in_flight = in_flight_for_task;
+                        let shared = shared_for_task;
                         let incoming = Incoming {
                             id: request.id.clone(),
                             method: &request.method,
@@ -352,6 +392,7 @@ impl Server {
                             principal: None,
                             principal_bound: false,
                             handshake,
+                            closing: Some(&shared.closing),
                             #[cfg(feature = "http-server")]
                             http: None,
                             span: tracing::Span::none(),
@@ -359,7 +400,7 @@ impl Server {
                         let reply = server
                             .dispatch_in_task(incoming, Some(out.clone()), cancel.clone())
                             .await;
-                        in_flight.remove(&request.id);
+                        shared.in_flight.remove(&request.id);
                         // After a cancellation nothing more is sent for the request.
                         if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
                         {
@@ -370,19 +411,16 @@ impl Server {
                     // and spawn a task only for those that wait (a slow tool, a back-channel
                     // question). Nothing is read meanwhile, so no cancellation can be missed.
                     if futures::poll!(task.as_mut()).is_pending() {
-                        in_flight.insert(key, token);
+                        shared.in_flight.insert(key, token);
                         requests.spawn(task);
                     }
                 }
                 Ok(Line::Notification(notification)) => {
-                    let session = match &connection {
-                        Connection::Handshake(session) => Some(Arc::clone(session)),
-                        _ => None,
-                    };
+                    let session = connection.session().cloned();
                     if !self.has_middleware() {
-                        serve_notification(
+                        serve_own(
                             session.as_deref(),
-                            &in_flight,
+                            &shared.in_flight,
                             &notification.method,
                             notification.params.map(RawValue::get),
                         );
@@ -394,18 +432,19 @@ impl Server {
                     // `initialized` keeps its place in the stream: requests after it count on
                     // the session being open.
                     let keep_order = notification.method == Initialized::NAME;
-                    let Ok(permit) = Arc::clone(&notification_permits).acquire_owned().await else {
+                    let permit = Arc::clone(&notification_permits).acquire_owned();
+                    let Some(Ok(permit)) = bounded(&mut shutdown, permit).await else {
                         break Ok(());
                     };
                     let method = notification.method.into_owned();
                     let params: Option<Box<str>> = notification.params.map(|raw| raw.get().into());
                     let server = self.clone();
-                    let in_flight = Arc::clone(&in_flight);
+                    let shared = Arc::clone(&shared);
                     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
                         let serve = || {
-                            serve_notification(
+                            serve_own(
                                 session.as_deref(),
-                                &in_flight,
+                                &shared.in_flight,
                                 &method,
                                 params.as_deref(),
                             );
@@ -429,15 +468,17 @@ impl Server {
                         drop(permit);
                     });
                     if keep_order {
-                        task.await;
+                        if bounded(&mut shutdown, task).await.is_none() {
+                            break Ok(());
+                        }
                     } else if futures::poll!(task.as_mut()).is_pending() {
                         notifications.spawn(task);
                     }
                 }
                 Ok(Line::Response(response)) => {
                     // A handshake-era client answering one of our back-channel requests.
-                    let answered = match (&connection, &response.id) {
-                        (Connection::Handshake(session), Some(id)) => {
+                    let answered = match (connection.session(), &response.id) {
+                        (Some(session), Some(id)) => {
                             session.answer(id, response.payload.map(|raw| raw.to_owned()))
                         }
                         _ => false,
@@ -448,9 +489,10 @@ impl Server {
                 }
             }
         };
-        // End of input (or a shutdown): listen streams close, requests in flight still answer,
+        // End of input (or a shutdown): this connection's listen streams close (not those of
+        // the server's other connections: its child token), requests in flight still answer,
         // within the grace period once a shutdown has begun.
-        self.inner.shutdown.cancel();
+        shared.closing.cancel();
         if let Some(forwarder) = forwarder {
             forwarder.abort();
         }
@@ -487,12 +529,56 @@ impl Server {
     }
 }
 
-/// The answer to a request that arrives while the server drains.
-fn shutting_down() -> ErrorObject {
-    ErrorObject::new(
+/// What a connection's request tasks share with its loop.
+struct Shared {
+    /// The requests the client may still cancel.
+    in_flight: InFlight,
+    /// The connection's own end (its end of input, or its drain), a child of the server's
+    /// shutdown: it ends this connection's listen streams and nothing of the server's other
+    /// connections, while `Server::shutdown_subscriptions` still ends them all.
+    closing: CancellationToken,
+}
+
+/// What the transport itself does with a notification: `cancelled` cancels the request it
+/// names, `initialized` opens the connection's handshake-era `session`.
+fn serve_own(
+    session: Option<&HandshakeSession>,
+    in_flight: &InFlight,
+    method: &str,
+    params: Option<&str>,
+) {
+    if serve_notification(in_flight, method, params) == Served::Initialized
+        && let Some(session) = session
+    {
+        session.mark_initialized();
+    }
+}
+
+/// Runs `work`, the loop waiting on something other than the input (room for a request, a
+/// middleware, the writer), bounded by the grace period of a shutdown that has begun or begins
+/// meanwhile: `None` when that is over. Without a shutdown future, `work` to its end.
+async fn bounded<T>(shutdown: &mut Option<Shutdown>, work: impl Future<Output = T>) -> Option<T> {
+    match shutdown {
+        None => Some(work.await),
+        Some(shutdown) => shutdown.bound(work).await,
+    }
+}
+
+/// Queues `message` for the writer. A peer that stops reading fills the queue, and the wait
+/// for room is [`bounded`]: the message is dropped when the grace period is over.
+async fn queue(out: &mpsc::Sender<Vec<u8>>, message: Vec<u8>, shutdown: &mut Option<Shutdown>) {
+    let _ = bounded(shutdown, out.send(message)).await;
+}
+
+/// Answers a request that arrives while the server drains with `-32603`. Not awaited: a peer
+/// that writes but no longer reads fills the queue, and waiting for room there held the drain
+/// past its grace period; the refusal is dropped then, as that peer would not read it anyway.
+fn refuse(out: &mpsc::Sender<Vec<u8>>, id: &RequestId) {
+    let error = ErrorObject::new(
         ErrorCode::INTERNAL_ERROR,
         "Server shutting down: the request was not served",
-    )
+    );
+    let _ = out.try_send(encode_error(Some(id), &error));
 }
 
 /// Where `raw`, borrowed from `line`, lies in it.
@@ -554,149 +640,6 @@ enum Line<'a> {
     Request(Received<'a>),
     Notification(NotificationRef<'a>),
     Response(ResponseRef<'a>),
-}
-
-/// The era of a stream connection, fixed by its first request.
-enum Connection {
-    /// No request yet.
-    Unset,
-    /// 2026-07-28: every request carries its own envelope.
-    Modern,
-    /// The handshake era: one session for the whole connection.
-    Handshake(Arc<HandshakeSession>),
-}
-
-/// What to do with a request, era-wise.
-enum Route {
-    /// Already answered (an era error, or `initialize`).
-    Done,
-    /// Dispatch on the stateless path.
-    Modern,
-    /// Dispatch in this session (`true` when the session was just opened).
-    Handshake(Arc<HandshakeSession>, bool),
-    /// `initialize` opened this session and was answered.
-    Opened(Arc<HandshakeSession>),
-}
-
-impl Server {
-    /// Applies the era rules of a stream connection: a first request carrying the 2026-07-28
-    /// envelope makes it modern, anything else (normally `initialize`) makes it a handshake-era
-    /// session; afterwards `initialize` on a modern connection gets `-32022`, and an enveloped
-    /// request on a handshake-era one gets `-32600`.
-    async fn era_for(
-        &self,
-        connection: &mut Connection,
-        request: &Received<'_>,
-        out: &mpsc::Sender<Vec<u8>>,
-    ) -> Route {
-        let initialize = request.method() == Initialize::NAME;
-        match connection {
-            Connection::Modern if initialize => {
-                let requested = decode_params::<modelctx_types::Extra>(request.params())
-                    .ok()
-                    .and_then(|p| {
-                        p.get("protocolVersion")
-                            .and_then(|v| v.as_str())
-                            .map(str::to_owned)
-                    })
-                    .unwrap_or_default();
-                let error = handshake::initialize_on_modern(&requested, self.supported_versions());
-                let _ = out.send(encode_error(Some(request.id()), &error)).await;
-                Route::Done
-            }
-            Connection::Modern => Route::Modern,
-            Connection::Handshake(_) if initialize => {
-                self.open_session(connection, request, out).await
-            }
-            Connection::Handshake(session) => {
-                if handshake::has_modern_envelope(request.params()) {
-                    let error = handshake::era_mismatch_handshake();
-                    let _ = out.send(encode_error(Some(request.id()), &error)).await;
-                    return Route::Done;
-                }
-                Route::Handshake(Arc::clone(session), false)
-            }
-            Connection::Unset if initialize => self.open_session(connection, request, out).await,
-            Connection::Unset if handshake::has_modern_envelope(request.params()) => {
-                *connection = Connection::Modern;
-                Route::Modern
-            }
-            Connection::Unset => {
-                let session = Arc::new(HandshakeSession::uninitialized());
-                *connection = Connection::Handshake(Arc::clone(&session));
-                Route::Handshake(session, true)
-            }
-        }
-    }
-
-    /// Answers `initialize` (through the middleware chain) and makes the connection a
-    /// handshake-era session.
-    async fn open_session(
-        &self,
-        connection: &mut Connection,
-        request: &Received<'_>,
-        out: &mpsc::Sender<Vec<u8>>,
-    ) -> Route {
-        let opened = Mutex::new(None);
-        let serve =
-            || match decode_params::<modelctx_types::InitializeRequestParams>(request.params()) {
-                Ok(params) => {
-                    // One session per connection, whose principal (if any) is bound per
-                    // request: its subscriptions count against the server's budget only.
-                    let (session, result) = self.initialize(params, None);
-                    *lock(&opened) = Some(session);
-                    middleware::Reply::result(&result)
-                }
-                Err(error) => middleware::Reply::error(ErrorObject::invalid_params(format!(
-                    "Invalid params: {error}"
-                ))),
-            };
-        let message = Message {
-            id: Some(request.id()),
-            method: request.method(),
-            params: request.params(),
-            era: Era::Handshake,
-            handshake: None,
-            principal: None,
-            #[cfg(feature = "http-server")]
-            http: None,
-        };
-        let span = super::trace::initialize_span(
-            self,
-            request.id(),
-            request.method(),
-            request.params(),
-            false,
-        );
-        let reply = async {
-            if self.has_middleware() {
-                self.through_middleware(message, &serve).await
-            } else {
-                serve()
-            }
-        }
-        .instrument(span.clone())
-        .await;
-        // A middleware that refused `initialize` after the server answered it opens no session.
-        let refused = reply.as_error().is_some();
-        let reply = reply.encode(Some(request.id()));
-        let version = lock(&opened)
-            .as_ref()
-            .map(|session| session.version.clone());
-        super::trace::record_initialize(&span, &reply, version.as_ref().filter(|_| !refused));
-        // Ended before the reply goes out, like the span of every other request.
-        drop(span);
-        if let Reply::Message { body, .. } = reply {
-            let _ = out.send(body).await;
-        }
-        match opened.into_inner() {
-            Ok(Some(session)) if !refused => {
-                *connection = Connection::Handshake(Arc::clone(&session));
-                Route::Opened(session)
-            }
-            _ => Route::Done,
-        }
-    }
 }
 
 /// Drains the outbox, writing whatever is queued before each flush.

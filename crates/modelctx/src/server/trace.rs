@@ -14,10 +14,12 @@
 //! a line with a newline.
 //!
 //! `mcp.method.name` is a method this server knows (`Server::knows_method`) or `_OTHER`, as
-//! OpenTelemetry records an unknown HTTP method: attributes are what metrics
-//! (`otel::OperationMetrics`) and span-derived metrics group by, so a peer inventing methods must
-//! not mint a series each. The made-up name stays readable in the span's name (`otel.name`),
-//! which groups nothing.
+//! OpenTelemetry records an unknown HTTP or RPC method, and so is the span's name: attributes
+//! are what our metrics (`otel::OperationMetrics`) group by, and span-derived metrics (the
+//! collector's `spanmetrics` connector, Tempo's and Jaeger's) group by the span's name, so a
+//! peer inventing methods must mint no series in either. The made-up name stays readable in
+//! `rpc.method_original`, the RPC conventions' attribute for exactly this (the MCP conventions
+//! define none), which nothing groups by.
 //!
 //! A request of a multi-round call (`tools/call`, `prompts/get`, `resources/read`) records
 //! `mcp.request_state.round`: 1 without `requestState`, `n + 1` for a retry whose sealed state
@@ -44,23 +46,35 @@ use crate::span_fields::{logged, record_rpc_error, record_target, record_tool_re
 /// `mcp.method.name` of a method no server knows.
 const OTHER_METHOD: &str = "_OTHER";
 
-/// The span of one request: disabled (and free) when no subscriber wants it.
-pub(crate) fn request_span(server: &Server, incoming: &Incoming<'_>) -> Span {
+/// The span of one request, disabled (and free) when no subscriber wants it, and the method's
+/// name on it (`mcp.method.name`), which [`record_request`] takes.
+pub(crate) fn request_span<'a>(server: &Server, incoming: &Incoming<'a>) -> (Span, &'a str) {
     span_on(server, incoming, network_transport(incoming))
 }
 
 /// [`request_span`] with the `network.transport` given.
-fn span_on(server: &Server, incoming: &Incoming<'_>, transport: &'static str) -> Span {
+fn span_on<'a>(
+    server: &Server,
+    incoming: &Incoming<'a>,
+    transport: &'static str,
+) -> (Span, &'a str) {
     // The field values are computed only for an enabled span (the macro checks interest first),
-    // so the plain path never looks the method up.
-    tracing::info_span!(
+    // so the plain path never looks the method up. The name found is kept: the span's name and
+    // `rpc.method_original` follow from it without a second lookup, and a known method costs
+    // what it did before made-up ones left the span's name.
+    let mut name = OTHER_METHOD;
+    let span = tracing::info_span!(
         target: "modelctx::server",
         "mcp.server.request",
         otel.name = Empty,
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_message = Empty,
-        mcp.method.name = method_name(server, incoming.method),
+        mcp.method.name = {
+            name = method_name(server, incoming.method);
+            name
+        },
+        rpc.method_original = Empty,
         mcp.protocol.version = Empty,
         jsonrpc.request.id = logged(&id_text(&incoming.id)),
         gen_ai.tool.name = Empty,
@@ -71,7 +85,8 @@ fn span_on(server: &Server, incoming: &Incoming<'_>, transport: &'static str) ->
         network.transport = transport,
         error.type = Empty,
         rpc.response.status_code = Empty,
-    )
+    );
+    (span, name)
 }
 
 /// `method` when this server knows it, else [`OTHER_METHOD`].
@@ -101,8 +116,13 @@ fn network_transport(incoming: &Incoming<'_>) -> &'static str {
     "pipe"
 }
 
-/// Records what the request says about itself (an enabled span only).
-pub(crate) fn record_request(span: &Span, incoming: &Incoming<'_>) {
+/// Records what the request says about itself (an enabled span only); `name` is its
+/// `mcp.method.name` ([`request_span`]).
+pub(crate) fn record_request(span: &Span, name: &str, incoming: &Incoming<'_>) {
+    if name == OTHER_METHOD {
+        // What was sent, where nothing groups by it.
+        span.record("rpc.method_original", logged(incoming.method));
+    }
     let meta = probe_meta(incoming.params).ok().flatten();
     // With `otel`, a W3C trace context in `_meta` (SEP-414) becomes the span's parent: set
     // before the span is first entered, while its parent can still change.
@@ -117,8 +137,9 @@ pub(crate) fn record_request(span: &Span, incoming: &Incoming<'_>) {
     if let Some(version) = version.as_ref().map(ProtocolVersion::as_str) {
         span.record("mcp.protocol.version", logged(version));
     }
-    let target = target_of(incoming.method, incoming.params);
-    record_target(span, incoming.method, target.as_deref());
+    // Only known methods have a target: a made-up one names `_OTHER` and nothing else.
+    let target = target_of(name, incoming.params);
+    record_target(span, name, target.as_deref());
 }
 
 /// Records which round of its multi-round call a request is (an enabled span only; a no-op on a
@@ -180,12 +201,13 @@ pub(crate) fn initialize_span(
         principal_bound: false,
         span: Span::none(),
         handshake: None,
+        closing: None,
         #[cfg(feature = "http-server")]
         http: None,
     };
-    let span = span_on(server, &incoming, if over_http { "tcp" } else { "pipe" });
+    let (span, name) = span_on(server, &incoming, if over_http { "tcp" } else { "pipe" });
     if !span.is_disabled() {
-        record_request(&span, &incoming);
+        record_request(&span, name, &incoming);
     }
     span
 }
