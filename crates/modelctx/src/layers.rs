@@ -222,7 +222,6 @@ const KNOWN_SERVER_CYCLES: &[&[&str]] = &[
         "server/http_body.rs",
         "server/http_handshake.rs",
         "server/http_sessions.rs",
-        "server/in_flight.rs",
         "server/listen.rs",
         "server/middleware.rs",
         "server/mrtr.rs",
