@@ -5,7 +5,7 @@
 # Each tool comes from crates.io at a pinned version with its own lock file (`--locked`), so a
 # new release of a tool or of one of its dependencies cannot change or break CI. `cargo install`
 # skips a tool already installed at that version, so a second run costs a few milliseconds;
-# compiling both from scratch takes a few minutes (README, "Continuous integration").
+# compiling both from scratch takes a few minutes (CONTRIBUTING.md, "What CI runs").
 #
 # Usage:
 #   PATH="$(scripts/cargo-tools.sh):$PATH"

@@ -14,6 +14,9 @@ use modelctx_test_support::imports::{
 /// The layers, lowest first. A top-level module is its file or its directory (a `dir/file`
 /// entry would give one file of a directory a layer of its own; none needs one).
 const LAYERS: &[(&str, u8)] = &[
+    // The guide: chapters of documentation, no code. The lowest layer keeps it so: its examples
+    // are doctests, which use the crate from outside, and its links are not imports.
+    ("guide", 0),
     // Leaves: helpers with no protocol knowledge (`sync` below the connections that lock).
     ("sync", 0),
     ("ids", 1),

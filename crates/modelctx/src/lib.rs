@@ -7,6 +7,12 @@
 //! The wire model lives in [`types`] (the `modelctx-types` crate); request-state sealing in
 //! [`seal`] (the `modelctx-seal` crate).
 //!
+//! New here? The [`guide`] starts with [a server and a client in a few
+//! lines](guide::getting_started), then takes one topic a chapter: [multi-round-trip
+//! requests](guide::multi_round_trip), [authorization](guide::authorization), [tasks and
+//! flows](guide::tasks_and_flows), [deployment](guide::deployment) and
+//! [observability](guide::observability).
+//!
 //! # Crate features
 //!
 //! | feature | default | what it adds |
@@ -86,6 +92,8 @@ pub mod server;
 
 #[cfg(feature = "client")]
 pub mod client;
+
+pub mod guide;
 
 // The crate-level layering test (DESIGN.md, "Layers"); it reuses the client's source scanner.
 #[cfg(all(test, feature = "server", feature = "client"))]
