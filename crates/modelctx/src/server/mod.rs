@@ -84,6 +84,8 @@ mod subscription_limits;
 mod trace;
 mod typed_params;
 // The tasks extension (`io.modelcontextprotocol/tasks`).
+#[cfg(test)]
+mod layers;
 #[cfg(feature = "tasks")]
 pub mod tasks;
 pub(crate) mod uri_template;
@@ -681,6 +683,14 @@ impl ServerBuilder {
     #[must_use]
     pub fn bus(mut self, bus: impl bus::ChangeBus) -> Self {
         self.bus = Some(Arc::new(bus));
+        self
+    }
+
+    /// Bounds what listen streams and 2025-11-25 sessions' subscriptions may make the server
+    /// hold (see [`SubscriptionLimits`] for each limit and its default).
+    #[must_use]
+    pub fn subscription_limits(mut self, limits: SubscriptionLimits) -> Self {
+        self.subscription_limits = limits;
         self
     }
 
