@@ -6,6 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(doc)]
+use crate::server::Server;
 use crate::server::peer_rate::RateLimit;
 use crate::server::shutdown::DEFAULT_SHUTDOWN_GRACE;
 

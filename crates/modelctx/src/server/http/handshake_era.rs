@@ -11,7 +11,7 @@
 //! the session cancels the request it names, as on stdio: the handler sees it, its pending
 //! questions are withdrawn on its stream, it asks nothing more, and the POST is answered
 //! `-32800` instead of its result (`in_flight`). The session table is bounded and guarded against
-//! `initialize` floods (`http_sessions`).
+//! `initialize` floods (`sessions`).
 
 use std::net::IpAddr;
 use std::sync::Arc;

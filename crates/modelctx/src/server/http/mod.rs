@@ -16,12 +16,15 @@
 //! [`HttpConfig::allowed_origins`].
 //!
 //! The transport sits above the server's core (DESIGN.md, "Layers of the server"): it turns a
-//! POST into the core's [`Incoming`](super::message::Incoming) and the core's reply into JSON
+//! POST into the core's `Incoming` and the core's reply into JSON
 //! or an event stream; nothing below it names HTTP. Its files, each one concern: `config` (the
 //! settings), `body` (reading bounded bodies), `guards` (what a request head must pass), `state`
 //! (what the endpoint shares between requests), `responses` (plain and JSON responses), `sse`
 //! (answering one request, with JSON or a stream), `handler` (the endpoint), `sessions` and
 //! `handshake_era` (2025-11-25 sessions), `serve` (the router and the listener's loop).
+
+#[cfg(doc)]
+use super::Server;
 
 mod body;
 mod config;

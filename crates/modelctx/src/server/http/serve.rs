@@ -46,8 +46,8 @@ impl Server {
     /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`] (the
     /// `ConnectInfo` [`Server::serve_http_on`] gives its connections too) to give
     /// [`HttpConfig::session_rate`],
-    /// [`RequestContext::peer_addr`](super::RequestContext::peer_addr) and the per-client
-    /// [`SubscriptionLimits`](super::SubscriptionLimits) the peers' addresses: without it, and
+    /// [`RequestContext::peer_addr`](crate::server::RequestContext::peer_addr) and the per-client
+    /// [`SubscriptionLimits`](crate::server::SubscriptionLimits) the peers' addresses: without it, and
     /// without a principal, no client is known, so no per-client limit holds (only the
     /// server-wide budget).
     pub fn http_router(&self, config: HttpConfig) -> Router {
@@ -94,7 +94,7 @@ impl Server {
     }
 
     /// Serves the endpoint on an existing listener until `shutdown` completes (e.g.
-    /// [`shutdown_signal`](super::shutdown_signal)), then drains.
+    /// [`shutdown_signal`](crate::server::shutdown_signal)), then drains.
     ///
     /// On shutdown the listener closes, and `subscriptions/listen` streams end at once with
     /// their closing result, as do the `GET` streams of 2025-11-25 sessions
