@@ -26,9 +26,7 @@ use super::handshake::HandshakeSession;
 use crate::schema_check::SchemaCheck;
 use crate::sync::lock;
 
-/// Where a request's notifications go: the connection's writer (stdio) or the request's own
-/// response stream (HTTP). Each item is one encoded JSON-RPC message.
-pub(crate) type Notifier = mpsc::Sender<Vec<u8>>;
+use super::notifier::Notifier;
 
 /// Everything a handler knows about the request it serves: the protocol version and client
 /// capabilities of *this* request (2026-07-28 derives nothing from earlier requests), progress,
@@ -224,7 +222,7 @@ impl RequestContext {
     /// principal).
     #[cfg(feature = "http-server")]
     pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {
-        super::http::peer_addr(self.http_parts()?)
+        super::origin::peer_addr(self.http_parts()?)
     }
 
     /// The access token the auth layer validated ([`super::http::HttpConfig::auth`]), on

@@ -12,8 +12,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt as _;
-use modelctx_seal::Principal;
-use modelctx_types::jsonrpc::{encode_error, encode_result};
+use modelctx_types::jsonrpc::encode_result;
 use modelctx_types::methods::{
     CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
     ListTools, MODERN_CLIENT_METHODS, Ping, REMOVED_IN_2026, ReadResource, SetLevel, Subscribe,
@@ -32,121 +31,17 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{ContextParts, Notifier};
+use super::context::ContextParts;
 use super::handshake::HandshakeSession;
-use super::headers::{HeaderAccess, check_headers};
+use super::headers::check_headers;
+use super::message::{
+    Incoming, Reply, decode_params, error_reply, internal, invalid_params, invalid_request_state,
+    log_rejected_state, probe_meta,
+};
+use super::notifier::Notifier;
 use super::registry::Registry;
 use super::typed_params::TypedParams;
 use super::{CachePolicy, RequestContext, Server};
-
-/// One request as a transport hands it over.
-pub(crate) struct Incoming<'a> {
-    pub(crate) id: RequestId,
-    pub(crate) method: &'a str,
-    /// The params object as JSON text (checked by the decoder).
-    pub(crate) params: Option<&'a str>,
-    /// The params, when the envelope's pass decoded them (taken by the router).
-    pub(crate) typed: Option<TypedParams>,
-    pub(crate) headers: Option<&'a dyn HeaderAccess>,
-    /// The principal the transport authenticated (before [`super::ServerBuilder::bind_principal`]),
-    /// or, once `principal_bound`, the hook's answer.
-    pub(crate) principal: Option<Principal>,
-    /// The principal hook already ran for this request (for the middleware chain's context):
-    /// the handler's context takes `principal` as it is rather than running the hook again.
-    pub(crate) principal_bound: bool,
-    /// The handshake-era session, when the request belongs to one.
-    pub(crate) handshake: Option<Arc<HandshakeSession>>,
-    /// What ends the request's connection gracefully (a stdio connection's end of input or
-    /// drain): a listen stream then ends with its closing result. `None`: the server's own
-    /// (`Server::shutdown_subscriptions`), as on HTTP, where a request is its own connection.
-    pub(crate) closing: Option<&'a CancellationToken>,
-    #[cfg(feature = "http-server")]
-    pub(crate) http: Option<Arc<http::request::Parts>>,
-    /// The request's span when a subscriber wants it (`Span::none()` otherwise): the rounds of
-    /// a multi-round request record their number and link on it (`server::trace`).
-    pub(crate) span: tracing::Span,
-}
-
-/// What to send back.
-#[derive(Debug)]
-pub(crate) enum Reply {
-    /// One JSON-RPC response and (over HTTP) the status that goes with it.
-    Message {
-        body: Vec<u8>,
-        #[cfg(feature = "http-server")]
-        status: u16,
-    },
-    /// Nothing (a cancelled subscription).
-    Nothing,
-}
-
-/// The HTTP status of an error response: 400 for malformed requests, 404 for unknown methods, 200
-/// otherwise (the JSON-RPC error body carries the detail).
-#[cfg(feature = "http-server")]
-pub(crate) fn http_status(code: modelctx_types::ErrorCode) -> u16 {
-    match code {
-        modelctx_types::ErrorCode::PARSE_ERROR
-        | modelctx_types::ErrorCode::INVALID_REQUEST
-        | modelctx_types::ErrorCode::INVALID_PARAMS
-        | modelctx_types::ErrorCode::HEADER_MISMATCH
-        | modelctx_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | modelctx_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
-        modelctx_types::ErrorCode::METHOD_NOT_FOUND => 404,
-        _ => 200,
-    }
-}
-
-pub(crate) fn error_reply(id: Option<&RequestId>, error: &ErrorObject) -> Reply {
-    Reply::Message {
-        body: encode_error(id, error),
-        #[cfg(feature = "http-server")]
-        status: http_status(error.code),
-    }
-}
-
-/// The single error every request-state failure answers, whatever the cause.
-pub(crate) fn invalid_request_state() -> ErrorObject {
-    ErrorObject::invalid_params(modelctx_seal::WIRE_MESSAGE)
-        .with_data(serde_json::json!({ "reason": modelctx_seal::WIRE_DATA_REASON }))
-}
-
-pub(crate) fn internal(message: &str) -> ErrorObject {
-    ErrorObject::internal(message)
-}
-
-fn invalid_params(error: &serde_json::Error) -> ErrorObject {
-    ErrorObject::invalid_params(format!("Invalid params: {error}"))
-}
-
-pub(crate) fn decode_params<P: DeserializeOwned>(
-    params: Option<&str>,
-) -> Result<P, serde_json::Error> {
-    serde_json::from_str(params.unwrap_or("{}"))
-}
-
-/// `_meta` alone, for the ladder when the typed params did not decode: `Ok(None)` when the
-/// params carry no `_meta` object, the precise `-32602` naming the member when `_meta` is there
-/// but one of its members has the wrong type.
-pub(crate) fn probe_meta(params: Option<&str>) -> Result<Option<Box<RequestMeta>>, ErrorObject> {
-    #[derive(Deserialize)]
-    struct Probe<'a> {
-        #[serde(rename = "_meta", borrow)]
-        meta: Option<&'a RawValue>,
-    }
-    let text = params.unwrap_or("{}");
-    let Some(raw) = serde_json::from_str::<Probe<'_>>(text)
-        .ok()
-        .and_then(|p| p.meta)
-    else {
-        return Ok(None);
-    };
-    if !raw.get().starts_with('{') {
-        return Ok(None);
-    }
-    serde_json::from_str(raw.get())
-        .map(Some)
-        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: _meta: {e}")))
-}
 
 /// Whether `requestState` is present but neither a string nor null. Only its first byte is
 /// looked at: a state nested past serde's depth limit is still a malformed state.
@@ -171,7 +66,7 @@ fn params_error(incoming: &Incoming<'_>, error: &serde_json::Error) -> ErrorObje
         CallTool::NAME | GetPrompt::NAME | ReadResource::NAME
     ) && request_state_is_malformed(incoming.params)
     {
-        super::mrtr::log_rejected_state(incoming.method, None, modelctx_seal::Reason::NonString);
+        log_rejected_state(incoming.method, None, modelctx_seal::Reason::NonString);
         return invalid_request_state();
     }
     invalid_params(error)
@@ -488,7 +383,9 @@ impl Server {
                     self.prepare::<modelctx_types::SubscribeRequestParams>(incoming, |_| None)?;
                 self.gate(incoming, self.has_resources(registry))?;
                 if incoming.method == Subscribe::NAME {
-                    self.subscribe(session, params.uri, registry)?;
+                    self.subscribe(session, params.uri, |uri| {
+                        registry.resource(uri).is_some() || registry.template_for(uri).is_some()
+                    })?;
                 } else {
                     session.unsubscribe(&params.uri);
                 }

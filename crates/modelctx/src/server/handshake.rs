@@ -28,7 +28,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
-use super::context::Notifier;
+use super::notifier::Notifier;
 use super::subscription_budget::{Client, Followed};
 use crate::sync::lock;
 
@@ -231,19 +231,20 @@ impl Drop for PendingGuard<'_> {
 
 impl Server {
     /// `resources/subscribe`: makes `session` follow `uri`, a resource or a URI of a template
-    /// this server has, within the [`super::SubscriptionLimits`] (`-32602` otherwise: `Resource
-    /// not found`, as `resources/read` answers, or the limit passed), and while the server's
-    /// budget for subscriptions covers it (`-32603`).
+    /// this server has (`exists`, which the router answers from the registry), within the
+    /// [`super::SubscriptionLimits`] (`-32602` otherwise: `Resource not found`, as
+    /// `resources/read` answers, or the limit passed), and while the server's budget for
+    /// subscriptions covers it (`-32603`).
     pub(crate) fn subscribe(
         &self,
         session: &HandshakeSession,
         uri: String,
-        registry: &super::registry::Registry,
+        exists: impl FnOnce(&str) -> bool,
     ) -> Result<(), ErrorObject> {
         let budget = &self.inner.subscriptions;
         // Checked before the registry is searched, whose templates read the whole URI.
         budget.limits().check_uri_length(&uri)?;
-        if registry.resource(&uri).is_none() && registry.template_for(&uri).is_none() {
+        if !exists(&uri) {
             return Err(ErrorObject::resource_not_found(&uri));
         }
         budget.follow(&mut lock(&session.subscriptions), uri)
@@ -328,7 +329,7 @@ pub(crate) fn forward_changes(
     };
     use tokio::sync::broadcast::error::RecvError;
 
-    use super::Change;
+    use super::change::Change;
 
     let mut changes = server.inner.changes.subscribe();
     tokio::spawn(async move {

@@ -17,27 +17,10 @@ use modelctx_types::{
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
+use super::change::Change;
 use super::registry::Registry;
+use super::subscription_budget::Client;
 use super::{RequestContext, Server, SubscriptionLimits};
-
-/// A change announced to listen streams.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Change {
-    /// The tool list changed.
-    ToolsListChanged,
-    /// The prompt list changed.
-    PromptsListChanged,
-    /// The resource (or template) list changed.
-    ResourcesListChanged,
-    /// The contents of this resource changed.
-    ResourceUpdated(String),
-    /// Anything may have changed (e.g. after a change bus reconnected, when changes may have
-    /// been missed): each listen stream gets a list-changed notification for every list it
-    /// follows and `notifications/resources/updated` for every resource it follows, so that its
-    /// client refetches.
-    Resync,
-}
 
 impl Server {
     /// Serves one listen stream until the client cancels it (`None`: send nothing more) or
@@ -70,7 +53,7 @@ impl Server {
         let (entries, bytes) = followed.fold((0usize, 0usize), |(n, b), s| (n + 1, b + s.len()));
         let charge = SubscriptionLimits::stream_charge(request_bytes, entries, bytes);
         // Given back when the stream ends, however it ends.
-        let _hold = budget.admit_stream(ctx, charge)?;
+        let _hold = budget.admit(Client::of(ctx.principal(), peer_ip(ctx)), charge)?;
         // Subscribe before acknowledging, so no change between the two is lost.
         let mut changes = self.inner.changes.subscribe();
         let mut honored = self.honored(&filter, uris, registry);
@@ -278,6 +261,18 @@ impl Encoded {
         let _ = serde_json::to_writer(&mut out, uri);
         out.extend_from_slice(tail);
         out
+    }
+}
+
+/// The address of the peer that sent `ctx`'s request (on HTTP), which a stream is counted
+/// against when the request has no principal.
+fn peer_ip(ctx: &RequestContext) -> Option<std::net::IpAddr> {
+    #[cfg(feature = "http-server")]
+    return ctx.peer_addr().map(|peer| peer.ip());
+    #[cfg(not(feature = "http-server"))]
+    {
+        let _ = ctx;
+        None
     }
 }
 

@@ -39,9 +39,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use super::context::Notifier;
-use super::dispatch::{self, Incoming, error_reply, handshake_meta, internal, probe_meta};
+use super::dispatch::handshake_meta;
 use super::handshake::HandshakeSession;
+use super::message::{self, Incoming, error_reply, internal, probe_meta};
+use super::notifier::Notifier;
 use super::{BoxFuture, RequestContext, Server};
 use crate::span_fields::target_of;
 
@@ -245,7 +246,7 @@ impl Request<'_> {
     /// The peer's address, on streamable HTTP (see [`RequestContext::peer_addr`]).
     #[cfg(feature = "http-server")]
     pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {
-        super::http::peer_addr(self.http_parts()?)
+        super::origin::peer_addr(self.http_parts()?)
     }
 
     /// Always `None` without the `http-server` feature (no transport knows peers).
@@ -386,18 +387,18 @@ impl Reply {
     }
 
     /// The reply on the wire: nothing for a notification.
-    pub(crate) fn encode(self, id: Option<&RequestId>) -> dispatch::Reply {
+    pub(crate) fn encode(self, id: Option<&RequestId>) -> message::Reply {
         let Some(id) = id else {
-            return dispatch::Reply::Nothing;
+            return message::Reply::Nothing;
         };
         match self.0 {
-            Kind::Encoded(body) => dispatch::Reply::Message {
+            Kind::Encoded(body) => message::Reply::Message {
                 body,
                 #[cfg(feature = "http-server")]
                 status: 200,
             },
             Kind::Result(raw) => match encode_result(id, &raw) {
-                Ok(body) => dispatch::Reply::Message {
+                Ok(body) => message::Reply::Message {
                     body,
                     #[cfg(feature = "http-server")]
                     status: 200,
@@ -405,7 +406,7 @@ impl Reply {
                 Err(error) => error_reply(Some(id), &internal(&error.to_string())),
             },
             Kind::Error(error) => error_reply(Some(id), &error),
-            Kind::Nothing => dispatch::Reply::Nothing,
+            Kind::Nothing => message::Reply::Nothing,
         }
     }
 }
@@ -448,7 +449,7 @@ impl Server {
         mut incoming: Incoming<'_>,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
-    ) -> dispatch::Reply {
+    ) -> message::Reply {
         let id = incoming.id.clone();
         let meta = meta_of(incoming.params, incoming.handshake.as_deref());
         let version = match (&incoming.handshake, &meta) {

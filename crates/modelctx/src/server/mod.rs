@@ -40,6 +40,8 @@
 pub mod auth;
 mod bridge;
 pub mod bus;
+// What a server announces: below the bus, the listen streams and the handshake era.
+mod change;
 mod context;
 mod deadline;
 mod dispatch;
@@ -48,24 +50,23 @@ mod handshake;
 mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;
-#[cfg(feature = "http-server")]
-mod http_body;
-#[cfg(feature = "http-server")]
-mod http_handshake;
-#[cfg(feature = "http-server")]
-mod http_serve;
-#[cfg(feature = "http-server")]
-mod http_sessions;
 mod in_flight;
 // The `-32603` of the task and subscription limits.
 mod limit_error;
 mod listen;
+// The plain messages of the core: a request as handed over, its reply, the errors.
+mod message;
 // The high-level server; its items are re-exported below, the macro support only through
 // `crate::__private`.
 #[cfg(feature = "macros")]
 pub(crate) mod mcp_server;
 pub mod middleware;
 mod mrtr;
+// The channel a request's notifications travel on.
+mod notifier;
+// Where a request comes from: the peer's address in an HTTP request head.
+#[cfg(feature = "http-server")]
+mod origin;
 #[cfg(feature = "http-server")]
 mod peer_rate;
 mod registry;
@@ -83,6 +84,8 @@ mod subscription_limits;
 mod trace;
 mod typed_params;
 // The tasks extension (`io.modelcontextprotocol/tasks`).
+#[cfg(test)]
+mod layers;
 #[cfg(feature = "tasks")]
 pub mod tasks;
 pub(crate) mod uri_template;
@@ -100,12 +103,12 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::http::headers::InvalidParamHeaders;
+pub use change::Change;
 pub use context::RequestContext;
 pub use handler::{
     BoxFuture, CompletionHandler, IntoOutcome, IntoResult, MethodHandler, PromptHandler,
     ResourceHandler, ResourceTemplateHandler, ToolHandler,
 };
-pub use listen::Change;
 pub use middleware::{Middleware, Next};
 pub use registry::RegistrationError;
 pub use shutdown::{DEFAULT_SHUTDOWN_GRACE, shutdown_signal};
@@ -680,6 +683,14 @@ impl ServerBuilder {
     #[must_use]
     pub fn bus(mut self, bus: impl bus::ChangeBus) -> Self {
         self.bus = Some(Arc::new(bus));
+        self
+    }
+
+    /// Bounds what listen streams and 2025-11-25 sessions' subscriptions may make the server
+    /// hold (see [`SubscriptionLimits`] for each limit and its default).
+    #[must_use]
+    pub fn subscription_limits(mut self, limits: SubscriptionLimits) -> Self {
+        self.subscription_limits = limits;
         self
     }
 

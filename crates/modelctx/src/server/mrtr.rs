@@ -16,9 +16,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::context::Notifier;
-use super::dispatch::{Incoming, decode_params, internal, invalid_request_state};
 use super::headers::check_param_headers;
+use super::message::{
+    Incoming, decode_params, internal, invalid_request_state, log_rejected_state,
+};
+use super::notifier::Notifier;
 use super::registry::Registry;
 use super::single_use::Redemption;
 use super::{CachePolicy, RequestContext, Server};
@@ -56,23 +58,6 @@ fn check_input_responses(
 pub(crate) struct Target<'a> {
     pub(crate) method: &'static str,
     pub(crate) name: &'a str,
-}
-
-// Peer-chosen text in a log line or span field is cut to 128 bytes (shared with the client).
-pub(crate) use crate::span_fields::logged;
-
-/// Logs why a `requestState` was refused, at WARN: tampering must be visible at the default
-/// level (Python logs it at WARNING). One bounded line per refusal: the reason is one of the
-/// fixed [`Reason`] codes, and the peer-chosen target is [`logged`].
-pub(crate) fn log_rejected_state(method: &str, target: Option<&str>, reason: Reason) {
-    let target = target.unwrap_or_default();
-    tracing::warn!(
-        method,
-        target = logged(target),
-        target_len = target.len(),
-        reason = reason.as_str(),
-        "requestState rejected"
-    );
 }
 
 impl Server {

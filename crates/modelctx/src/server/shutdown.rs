@@ -2,8 +2,10 @@
 //! period the transports give the requests in flight ([`DEFAULT_SHUTDOWN_GRACE`]).
 //!
 //! Containers, systemd and Kubernetes stop a process with SIGTERM, a terminal with SIGINT. A
-//! server served with a shutdown future ([`Server::serve_stdio_until`], [`Server::serve_io_until`],
-//! [`Server::serve_http_on`]) then stops taking new requests, ends its `subscriptions/listen`
+//! server served with a shutdown future
+//! ([`Server::serve_stdio_until`](super::Server::serve_stdio_until),
+//! [`Server::serve_io_until`](super::Server::serve_io_until),
+//! [`Server::serve_http_on`](super::Server::serve_http_on)) then stops taking new requests, ends its `subscriptions/listen`
 //! streams with their closing result, lets the requests in flight finish for up to the grace
 //! period, drops those still running after it, and returns; the application flushes what it
 //! buffers (telemetry) and exits 0.
@@ -15,8 +17,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-#[cfg(doc)]
-use super::Server;
 use super::deadline;
 
 /// How long requests in flight may take to finish once a shutdown begins (5 s), unless

@@ -39,9 +39,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
 use super::Server;
-use super::dispatch::{Incoming, Reply};
 use super::handshake::{self, HandshakeSession};
 use super::in_flight::{InFlight, Served, serve_notification};
+use super::message::{Incoming, Reply};
 use super::middleware::{self, Message};
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
 use super::stdio_era::{self, Connection, Route};

@@ -15,8 +15,8 @@ use modelctx_types::{Era, ErrorObject, Method as _};
 use tracing::Instrument as _;
 
 use super::Server;
-use super::dispatch::{Reply, decode_params};
 use super::handshake::{self, HandshakeSession};
+use super::message::{Reply, decode_params};
 use super::middleware::{self, Message};
 use super::typed_params::Received;
 use crate::sync::lock;

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use modelctx_seal::Principal;
 use modelctx_types::ErrorObject;
 
-use super::RequestContext;
 use super::SubscriptionLimits;
 use super::limit_error::limit_reached;
 use crate::sync::lock;
@@ -25,28 +24,17 @@ pub(crate) enum Client {
 }
 
 impl Client {
-    pub(crate) fn of(ctx: &RequestContext) -> Option<Self> {
-        if let Some(principal) = ctx.principal() {
-            return Some(Self::Principal(principal.clone()));
-        }
-        #[cfg(feature = "http-server")]
-        if let Some(peer) = ctx.peer_addr() {
-            return Some(Self::Peer(super::peer_rate::peer_key(peer.ip())));
-        }
-        None
-    }
-
-    /// The client of an HTTP request that has no context (a handshake-era `initialize`, whose
-    /// session is counted against it): its authenticated principal, else its address.
-    #[cfg(feature = "http-server")]
-    pub(crate) fn of_http(
+    /// The client a request or session is counted against: its principal, else (on HTTP) its
+    /// peer's address; `None` when neither is known.
+    pub(crate) fn of(
         principal: Option<&Principal>,
         peer: Option<std::net::IpAddr>,
     ) -> Option<Self> {
         match (principal, peer) {
             (Some(principal), _) => Some(Self::Principal(principal.clone())),
+            #[cfg(feature = "http-server")]
             (None, Some(peer)) => Some(Self::Peer(super::peer_rate::peer_key(peer))),
-            (None, None) => None,
+            _ => None,
         }
     }
 }
@@ -160,15 +148,6 @@ impl SubscriptionBudget {
     #[cfg(test)]
     pub(crate) fn held_bytes(&self) -> usize {
         lock(&self.held).bytes
-    }
-
-    /// Admits a listen stream of `ctx` charged `bytes` for its life (see [`Self::admit`]).
-    pub(crate) fn admit_stream(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        bytes: usize,
-    ) -> Result<Hold, ErrorObject> {
-        self.admit(Client::of(ctx), bytes)
     }
 
     /// Admits a stream of `client` charged `bytes` for its life, or refuses it when the client

@@ -29,18 +29,16 @@
 
 use modelctx_types::ErrorObject;
 
-use super::ServerBuilder;
-
 /// Bounds on what subscriptions may make the server hold: the resources one listen stream or one
 /// 2025-11-25 session follows, and the streams one client and the whole server hold (see
-/// [`ServerBuilder::subscription_limits`]).
+/// [`ServerBuilder::subscription_limits`](super::ServerBuilder::subscription_limits)).
 ///
 /// With the defaults, one stream costs the budget at most [`Self::max_stream_charge`] (461 KiB,
 /// most of it for a request of the largest size; a stream following a few resources is charged
 /// about 16 KiB), one client at most 16 MiB of it, and all streams and sessions together at
 /// most 256 MiB.
 ///
-/// A client is the request's principal ([`ServerBuilder::bind_principal`], or the authenticated
+/// A client is the request's principal ([`ServerBuilder::bind_principal`](super::ServerBuilder::bind_principal), or the authenticated
 /// one), or, without one, its peer address (an IPv4 address or an IPv6 /64, on HTTP). Streams
 /// of neither count against [`Self::max_held_bytes`] only: those of stdio without a principal
 /// (the connection bounds them by its `max_concurrent_requests`), and those of a router from
@@ -231,16 +229,6 @@ impl SubscriptionLimits {
             )));
         }
         Ok(())
-    }
-}
-
-impl ServerBuilder {
-    /// Bounds what listen streams and 2025-11-25 sessions' subscriptions may make the server
-    /// hold (see [`SubscriptionLimits`] for each limit and its default).
-    #[must_use]
-    pub fn subscription_limits(mut self, limits: SubscriptionLimits) -> Self {
-        self.subscription_limits = limits;
-        self
     }
 }
 

@@ -40,7 +40,7 @@ use tracing::Span;
 use tracing::field::Empty;
 
 use super::Server;
-use super::dispatch::{Incoming, Reply, probe_meta};
+use super::message::{Incoming, Reply, probe_meta};
 use crate::span_fields::{logged, record_rpc_error, record_target, record_tool_result, target_of};
 
 /// `mcp.method.name` of a method no server knows.

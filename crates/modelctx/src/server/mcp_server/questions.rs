@@ -100,7 +100,7 @@ where
                     .map_err(|problem| {
                         // The problem quotes the peer's answer: bounded and escaped.
                         tracing::info!(
-                            problem = crate::server::mrtr::logged(&problem),
+                            problem = crate::server::message::logged(&problem),
                             problem_len = problem.len(),
                             "elicitation answer rejected"
                         );

@@ -20,8 +20,7 @@ use serde_json::Value;
 use super::handler::{Preflight, TaskContext, TaskInput, TaskStep, TaskSupport, TaskTool};
 use super::runtime::Runtime;
 use crate::server::bridge::{Rounds, ask_all};
-use crate::server::dispatch::invalid_request_state;
-use crate::server::mrtr::log_rejected_state;
+use crate::server::message::{invalid_request_state, log_rejected_state};
 use crate::server::{BoxFuture, MethodHandler, RequestContext, ToolHandler};
 
 /// The prefix of the `requestState` this module mints when it runs a task tool synchronously

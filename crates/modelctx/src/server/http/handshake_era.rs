@@ -11,7 +11,7 @@
 //! the session cancels the request it names, as on stdio: the handler sees it, its pending
 //! questions are withdrawn on its stream, it asks nothing more, and the POST is answered
 //! `-32800` instead of its result (`in_flight`). The session table is bounded and guarded against
-//! `initialize` floods (`http_sessions`).
+//! `initialize` floods (`sessions`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -27,15 +27,17 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
-use super::SubscriptionLimits;
-use super::dispatch::{Reply, error_reply};
-use super::handshake;
-use super::http::{HttpState, accepted, event_stream_only, json, respond};
-use super::http_sessions::InUse;
-use super::in_flight::{Served, serve_notification};
-use super::middleware::{self, Message};
-use super::subscription_budget::{Client, Hold};
+use super::responses::{accepted, json};
+use super::sessions::InUse;
+use super::sse::{event_stream_only, respond};
+use super::state::HttpState;
 use crate::http::headers::SESSION_ID;
+use crate::server::SubscriptionLimits;
+use crate::server::handshake;
+use crate::server::in_flight::{Served, serve_notification};
+use crate::server::message::{Reply, error_reply};
+use crate::server::middleware::{self, Message};
+use crate::server::subscription_budget::{Client, Hold};
 use crate::sync::lock;
 
 fn session_id(parts: &http::request::Parts) -> Option<&str> {
@@ -102,7 +104,7 @@ pub(crate) async fn post(
         let opened = std::sync::Mutex::new(None);
         let serve = || match request.params_as::<InitializeRequestParams>() {
             Ok(params) => {
-                let client = Client::of_http(principal(&parts), peer);
+                let client = Client::of(principal(&parts), peer);
                 let (session, result) = state.server.initialize(params, client);
                 *lock(&opened) = Some(session);
                 middleware::Reply::result(&result)
@@ -111,7 +113,7 @@ pub(crate) async fn post(
                 "Invalid params: {error}"
             ))),
         };
-        let span = super::trace::initialize_span(
+        let span = crate::server::trace::initialize_span(
             &state.server,
             &request.id,
             &request.method,
@@ -141,7 +143,11 @@ pub(crate) async fn post(
             _ => None,
         };
         let reply = reply.encode(Some(&request.id));
-        super::trace::record_initialize(&span, &reply, session.as_ref().map(|s| &s.version));
+        crate::server::trace::record_initialize(
+            &span,
+            &reply,
+            session.as_ref().map(|s| &s.version),
+        );
         // Ended before the reply goes out, like the span of every other request.
         drop(span);
         let body = match reply {
@@ -214,7 +220,7 @@ pub(crate) async fn post(
             if handshake::has_modern_envelope(request.params.map(RawValue::get)) {
                 return request_error(&request.id, &handshake::era_mismatch_handshake());
             }
-            let request = super::typed_params::OwnedRequest::raw(&request);
+            let request = crate::server::typed_params::OwnedRequest::raw(&request);
             respond(
                 state.server.clone(),
                 Arc::new(parts),
@@ -309,9 +315,9 @@ fn stream_refused(error: &ErrorObject) -> Response {
 mod tests {
     use super::*;
     use crate::server::Server;
-    use crate::server::http::HttpConfig;
-    use crate::server::http_body::BodyBudget;
-    use crate::server::http_sessions::Sessions;
+    use crate::server::http::body::BodyBudget;
+    use crate::server::http::config::HttpConfig;
+    use crate::server::http::sessions::Sessions;
 
     /// The endpoint's state with one session open, and that session and its id.
     fn one_session() -> (HttpState, Arc<handshake::HandshakeSession>, String) {

@@ -32,7 +32,7 @@ use http_body_util::BodyExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-use super::http::HttpConfig;
+use super::config::HttpConfig;
 
 /// The bytes of each body that may come out of the reserve: every ordinary request fits.
 pub(crate) const SHARE: usize = 64 * 1024;
@@ -173,7 +173,7 @@ impl BodyBudget {
             }
         };
         // Checked: `body_timeout(Duration::MAX)` with no minimum rate means "no deadline".
-        super::deadline::after_tokio(started, allowed)
+        crate::server::deadline::after_tokio(started, allowed)
     }
 
     /// Grows a body's charge to `received` bytes, or refuses at once when the budget cannot

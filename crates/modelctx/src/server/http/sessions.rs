@@ -36,8 +36,8 @@ use tokio::time::Instant;
 
 use modelctx_seal::Principal;
 
-use super::handshake::HandshakeSession;
-use super::peer_rate::{PeerRate, RateLimit};
+use crate::server::handshake::HandshakeSession;
+use crate::server::peer_rate::{PeerRate, RateLimit};
 use crate::sync::lock;
 
 /// At most this many sessions are kept.
@@ -229,7 +229,7 @@ impl Table {
         if now < self.next_sweep {
             return;
         }
-        self.next_sweep = super::deadline::after_tokio(now, timeout / 4);
+        self.next_sweep = crate::server::deadline::after_tokio(now, timeout / 4);
         self.entries
             .retain(|_, entry| !entry.expired(Some(timeout), now));
     }

@@ -21,6 +21,9 @@ use std::task::{Context, Wake, Waker};
 
 use axum::Router;
 use axum::extract::ConnectInfo;
+use axum::routing::any;
+#[cfg(feature = "auth")]
+use bytes::Bytes;
 use futures::task::AtomicWaker;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
@@ -28,11 +31,57 @@ use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::Server;
-use super::http::HttpConfig;
-use super::shutdown::Shutdown;
+use super::body::BodyBudget;
+use super::config::HttpConfig;
+use super::handler::handle;
+#[cfg(feature = "auth")]
+use super::responses::json;
+use super::sessions::Sessions;
+use super::state::HttpState;
+use crate::server::Server;
+use crate::server::shutdown::Shutdown;
 
 impl Server {
+    /// An axum router serving this server at `config.path` (a tower service; mount it in your
+    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`] (the
+    /// `ConnectInfo` [`Server::serve_http_on`] gives its connections too) to give
+    /// [`HttpConfig::session_rate`],
+    /// [`RequestContext::peer_addr`](crate::server::RequestContext::peer_addr) and the per-client
+    /// [`SubscriptionLimits`](crate::server::SubscriptionLimits) the peers' addresses: without it, and
+    /// without a principal, no client is known, so no per-client limit holds (only the
+    /// server-wide budget).
+    pub fn http_router(&self, config: HttpConfig) -> Router {
+        let path = config.path.clone();
+        let state = Arc::new(HttpState {
+            server: self.clone(),
+            bodies: BodyBudget::new(&config),
+            sessions: Sessions::new(config.session_rate, config.session_idle_timeout),
+            config,
+        });
+        let router = Router::new().route(&path, any(handle));
+        #[cfg(feature = "auth")]
+        let router = match &state.config.auth {
+            Some(auth) => {
+                let document =
+                    Bytes::from(serde_json::to_vec(&auth.metadata()).unwrap_or_default());
+                let serve = move || {
+                    let document = document.clone();
+                    async move { json(200, document.to_vec()) }
+                };
+                let root = "/.well-known/oauth-protected-resource";
+                let router = router.route(&auth.metadata_path(), axum::routing::get(serve.clone()));
+                // Clients also look at the root location (RFC 9728 §3.1 fallback).
+                if auth.metadata_path() == root {
+                    router
+                } else {
+                    router.route(root, axum::routing::get(serve))
+                }
+            }
+            None => router,
+        };
+        router.with_state(state)
+    }
+
     /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
     /// ends. Use a loopback address (`127.0.0.1:3000`) unless you also configure hosts.
     ///
@@ -45,7 +94,7 @@ impl Server {
     }
 
     /// Serves the endpoint on an existing listener until `shutdown` completes (e.g.
-    /// [`shutdown_signal`](super::shutdown_signal)), then drains.
+    /// [`shutdown_signal`](crate::server::shutdown_signal)), then drains.
     ///
     /// On shutdown the listener closes, and `subscriptions/listen` streams end at once with
     /// their closing result, as do the `GET` streams of 2025-11-25 sessions

@@ -1,0 +1,114 @@
+//! The endpoint: one function per request, from the request head's guards through the body
+//! to the era it is for (a 2026-07-28 request answered by `sse::respond`, a 2025-11-25 one by
+//! the handshake era).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::response::Response;
+use http::{HeaderValue, StatusCode, header};
+use modelctx_types::jsonrpc::{Decoded, MessageRef};
+use serde_json::value::RawValue;
+
+use super::guards::{accepts_both, authenticate, check_host_and_origin, is_json, is_modern};
+use super::responses::{accepted, body_refused, json, plain};
+use super::sse::respond;
+use super::state::HttpState;
+use crate::server::message::{Reply, error_reply};
+use crate::server::middleware::{self, Message};
+use crate::server::origin::peer_addr;
+use crate::server::typed_params::{self, OwnedRequest};
+
+pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+    let state = &*state;
+    let modern = is_modern(request.headers());
+    if request.method() != http::Method::POST {
+        if !modern && check_host_and_origin(&request, &state.config).is_ok() {
+            let (mut parts, _) = request.into_parts();
+            if let Err(response) = authenticate(state, &mut parts).await {
+                return response;
+            }
+            if let Some(response) = super::handshake_era::get_or_delete(state, &parts) {
+                return response;
+            }
+        }
+        let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    if let Err(response) = check_host_and_origin(&request, &state.config) {
+        return *response;
+    }
+    if !is_json(request.headers()) {
+        return plain(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    if !accepts_both(request.headers()) {
+        return plain(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must include application/json and text/event-stream",
+        );
+    }
+    let (mut parts, body) = request.into_parts();
+    // Every request is authenticated on its own: there is no handshake to do it once.
+    if let Err(response) = authenticate(state, &mut parts).await {
+        return response;
+    }
+    let body = match state.bodies.read(&parts.headers, body).await {
+        Ok(body) => body,
+        Err(error) => return body_refused(&error),
+    };
+    // Held until the response is ready (JSON complete, or a stream begun): the decoded request
+    // owns a copy of the body until then.
+    let _reservation = body.reservation;
+    if !modern {
+        let peer = peer_addr(&parts).map(|addr| addr.ip());
+        return super::handshake_era::post(state, peer, parts, body.bytes).await;
+    }
+    // Classify first: only requests get a response stream.
+    let request = match typed_params::decode(&body.bytes) {
+        Err(error) => {
+            return match error_reply(error.id(), &error.to_error_object()) {
+                Reply::Message { body, status } => json(status, body),
+                Reply::Nothing => plain(StatusCode::BAD_REQUEST, "bad request"),
+            };
+        }
+        Ok(Decoded::Raw(MessageRef::Notification(notification))) => {
+            // 2026-07-28 defines no client notification over HTTP (closing a stream is the
+            // cancellation): the middleware sees it, then it is dropped.
+            if state.server.has_middleware() {
+                let message = Message {
+                    id: None,
+                    method: &notification.method,
+                    params: notification.params.map(RawValue::get),
+                    era: modelctx_types::Era::Modern,
+                    handshake: None,
+                    principal: state.server.principal_of(&parts),
+                    http: Some(Arc::new(parts)),
+                };
+                state
+                    .server
+                    .through_middleware(message, &middleware::Reply::nothing)
+                    .await;
+            }
+            return accepted();
+        }
+        Ok(Decoded::Raw(MessageRef::Response(_))) => return accepted(),
+        // Decoded once: the owned request moves into the response future.
+        Ok(Decoded::Raw(MessageRef::Request(request))) => OwnedRequest::raw(&request),
+        Ok(Decoded::Typed(request)) => OwnedRequest::typed(request),
+    };
+    drop(body.bytes);
+    respond(
+        state.server.clone(),
+        Arc::new(parts),
+        request,
+        &state.config,
+        None,
+    )
+    .await
+}

@@ -1,0 +1,55 @@
+//! The plain responses of the endpoint: text for what the transport refuses, JSON for a
+//! JSON-RPC message, `202 Accepted` for what needs no answer.
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{HeaderValue, StatusCode, header};
+
+use super::body::BodyError;
+
+pub(crate) fn body_refused(error: &BodyError) -> Response {
+    match error {
+        BodyError::TooLarge => plain(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large"),
+        BodyError::TimedOut => plain(
+            StatusCode::REQUEST_TIMEOUT,
+            "The request body did not arrive in time",
+        ),
+        BodyError::Unreadable => plain(StatusCode::BAD_REQUEST, "Could not read the request body"),
+        BodyError::Busy => {
+            let mut response = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Too many request bytes in flight; retry shortly",
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
+    }
+}
+
+pub(crate) fn plain(status: StatusCode, text: &'static str) -> Response {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    response
+}
+
+pub(crate) fn json(status: u16, body: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// `202 Accepted` with no body: a notification or a response taken.
+pub(crate) fn accepted() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}

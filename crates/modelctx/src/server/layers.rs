@@ -1,0 +1,198 @@
+//! Keeps the server's module graph layered (DESIGN.md, "Layers of the server"): every module of
+//! `crate::server` may name only modules of a lower layer than its own. The test reads the
+//! sources and resolves each `crate::server::…`, `super::…` and `self::…` path outside comments
+//! and test modules to the module it names (the reader, `modelctx_test_support::imports`, is
+//! shared with the crate-level tests and `modelctx-cli`'s).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use modelctx_test_support::imports::{code_of, named_paths, sources};
+
+/// The layers, lowest first. A directory's files are one module (`tasks`, `http`). `mod.rs` of
+/// the server is not checked: it declares the modules, re-exports the public names and holds
+/// `Server`, `ServerBuilder` and the caching policy (see `SERVER_ITEMS`).
+const LAYERS: &[(&str, u8)] = &[
+    // Leaves: plain messages and helpers that know no stage of the pipeline.
+    ("change", 0),
+    ("notifier", 0),
+    ("deadline", 0),
+    ("limit_error", 0),
+    ("headers", 0),
+    ("uri_template", 0),
+    ("origin", 0),
+    ("in_flight", 0),
+    ("subscription_limits", 0),
+    ("single_use", 0),
+    ("peer_rate", 1),
+    ("shutdown", 1),
+    // The resource server's token checks: the context reads the `AccessToken` they leave.
+    ("auth", 1),
+    ("bus", 1),
+    ("subscription_budget", 2),
+    // The server handle (`mod.rs`: `Server`, its shared state, `ServerBuilder`).
+    ("Server", 3),
+    // A handshake-era session: its state and the back-channel it asks on.
+    ("handshake", 4),
+    ("typed_params", 4),
+    // The request as handed over, its reply, the errors every stage answers with.
+    ("message", 5),
+    // What a handler sees, the handlers, the registry of them; the request's span.
+    ("context", 6),
+    ("handler", 7),
+    ("registry", 8),
+    ("trace", 8),
+    // The stages: MRTR and its bridge, listen streams, the ladder and routing, the chain.
+    ("mrtr", 9),
+    ("listen", 9),
+    ("bridge", 10),
+    ("dispatch", 11),
+    ("middleware", 12),
+    // The transports, then the features over them.
+    ("stdio_era", 13),
+    ("stdio", 14),
+    ("http", 14),
+    ("tasks", 15),
+    ("mcp_server", 16),
+];
+
+/// What `mod.rs` defines or re-exports, each with the module it stands for: its own items
+/// (`Server`, `ServerBuilder`, the caching policy) are the server handle, a re-export is the
+/// module that defines it.
+const ROOT_NAMES: &[(&str, &str)] = &[
+    ("Server", "Server"),
+    ("ServerBuilder", "Server"),
+    ("CachePolicy", "Server"),
+    ("Caching", "Server"),
+    ("PrincipalHook", "Server"),
+    ("RequestContext", "context"),
+    ("BoxFuture", "handler"),
+    ("CompletionHandler", "handler"),
+    ("IntoOutcome", "handler"),
+    ("IntoResult", "handler"),
+    ("MethodHandler", "handler"),
+    ("PromptHandler", "handler"),
+    ("ResourceHandler", "handler"),
+    ("ResourceTemplateHandler", "handler"),
+    ("ToolHandler", "handler"),
+    ("Change", "change"),
+    ("Middleware", "middleware"),
+    ("Next", "middleware"),
+    ("RegistrationError", "registry"),
+    ("DEFAULT_SHUTDOWN_GRACE", "shutdown"),
+    ("shutdown_signal", "shutdown"),
+    ("StdioConfig", "stdio"),
+    ("SubscriptionLimits", "subscription_limits"),
+    ("InvalidTemplate", "uri_template"),
+    ("UriVariables", "uri_template"),
+];
+
+fn layer_of(module: &[String]) -> Option<(&'static str, u8)> {
+    let one = module.first().map(String::as_str).unwrap_or_default();
+    let one = ROOT_NAMES
+        .iter()
+        .find(|(name, _)| *name == one)
+        .map_or(one, |(_, module)| *module);
+    LAYERS.iter().find(|(name, _)| *name == one).copied()
+}
+
+/// The module path of a source file under `server/` (`tasks/store.rs` → tasks::store;
+/// `http/mod.rs` → http).
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if stem != "mod" {
+            parts.push(stem.to_owned());
+        }
+    }
+    parts
+}
+
+/// Every module path of `crate::server` that `code` (in module `module`) names, from the
+/// server's root.
+fn named_modules(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    let server = ["server".to_owned()];
+    let absolute: Vec<String> = server.iter().chain(module).cloned().collect();
+    named_paths(code, &absolute)
+        .into_iter()
+        .filter_map(|path| path.strip_prefix(&server[..]).map(<[String]>::to_vec))
+        .filter(|path| !path.is_empty())
+        .collect()
+}
+
+/// Every dependency between modules of the server that goes to a module of the same or a
+/// higher layer, as `file: module (layer) → module (layer)`.
+fn violations(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    let mut problems = BTreeSet::new();
+    for file in files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        if relative == Path::new("mod.rs") || relative == Path::new("layers.rs") {
+            continue;
+        }
+        let module = module_path(relative);
+        let Some((own, own_layer)) = layer_of(&module) else {
+            problems.insert(format!(
+                "{}: module {} has no layer in LAYERS",
+                relative.display(),
+                module.join("::")
+            ));
+            continue;
+        };
+        let source = std::fs::read_to_string(&file).expect("read a source file");
+        for named in named_modules(&code_of(&source), &module) {
+            match layer_of(&named) {
+                Some((target, _)) if target == own => {}
+                Some((_, layer)) if layer < own_layer => {}
+                Some((target, layer)) => {
+                    problems.insert(format!(
+                        "{}: {own} (layer {own_layer}) uses {target} (layer {layer})",
+                        relative.display()
+                    ));
+                }
+                None => {
+                    problems.insert(format!(
+                        "{}: {own} names server::{}, which is no module with a layer (name \
+                         the defining module, not a re-export)",
+                        relative.display(),
+                        named.join("::")
+                    ));
+                }
+            }
+        }
+    }
+    problems.into_iter().collect()
+}
+
+#[test]
+fn server_modules_depend_only_on_lower_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server");
+    let problems = violations(&root);
+    assert!(
+        problems.is_empty(),
+        "the server's layering is broken:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn names_of_the_facade_stand_for_their_modules() {
+    let module = vec!["dispatch".to_owned()];
+    let code = code_of(
+        "use super::{RequestContext, Server};\n\
+         use super::message::Incoming;\n\
+         let x = crate::server::tasks::Tasks::new();\n\
+         // use super::stdio::serve; (a comment)\n",
+    );
+    let named: Vec<Vec<String>> = named_modules(&code, &module);
+    let layers: Vec<&str> = named
+        .iter()
+        .filter_map(|path| layer_of(path).map(|(name, _)| name))
+        .collect();
+    assert_eq!(layers, ["context", "Server", "message", "tasks"]);
+}
