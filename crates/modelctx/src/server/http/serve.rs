@@ -9,12 +9,15 @@
 //! are aborted, which drops their requests (their handlers' futures, cancelling them). The
 //! method returns only once no connection of it runs. Everything else is as axum serves: hyper's
 //! automatic HTTP/1.1 or HTTP/2 (prior knowledge) connection, accept errors retried by axum's
-//! `Listener`, and the peer's address as `ConnectInfo<SocketAddr>` in each request's
-//! extensions, the extension a router served by axum with `into_make_service_with_connect_info`
-//! gets.
+//! `Listener`, and the peer's address as `ConnectInfo<L::Addr>` in each request's extensions,
+//! the extension a router served by axum with `into_make_service_with_connect_info` gets.
+//!
+//! Any axum [`Listener`] serves: a `TcpListener` (its peers' `SocketAddr` reach the per-client
+//! limits), a `UnixListener` (local peers; no address, so only a principal names a client), or
+//! one of the user's own.
 
+use std::any::Any;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Wake, Waker};
@@ -22,6 +25,7 @@ use std::task::{Context, Wake, Waker};
 use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::routing::any;
+use axum::serve::Listener;
 #[cfg(feature = "auth")]
 use bytes::Bytes;
 use futures::task::AtomicWaker;
@@ -96,6 +100,13 @@ impl Server {
     /// Serves the endpoint on an existing listener until `shutdown` completes (e.g.
     /// [`shutdown_signal`](crate::server::shutdown_signal)), then drains.
     ///
+    /// The listener is any axum [`Listener`]: a [`TcpListener`] (its connections get
+    /// `TCP_NODELAY`, and each request the peer's [`SocketAddr`](std::net::SocketAddr) as
+    /// [`ConnectInfo`], which the per-client limits and
+    /// [`RequestContext::peer_addr`](crate::server::RequestContext::peer_addr) read), a
+    /// `tokio::net::UnixListener` for local clients, or one of your own (each request gets
+    /// `ConnectInfo<L::Addr>`).
+    ///
     /// On shutdown the listener closes, and `subscriptions/listen` streams end at once with
     /// their closing result, as do the `GET` streams of 2025-11-25 sessions
     /// ([`Server::shutdown_subscriptions`]), so that their clients listen again elsewhere and
@@ -111,12 +122,16 @@ impl Server {
     /// # Errors
     /// None at present: accept errors are logged and retried (as `axum::serve` does); the
     /// `Result` leaves room for them.
-    pub async fn serve_http_on(
+    pub async fn serve_http_on<L>(
         &self,
-        listener: TcpListener,
+        listener: L,
         config: HttpConfig,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<()>
+    where
+        L: Listener,
+        L::Addr: Clone + Send + Sync + 'static,
+    {
         let mut shutdown = Shutdown::new(shutdown, config.shutdown_grace);
         let router = self.http_router(config);
         let closing = CancellationToken::new();
@@ -124,13 +139,16 @@ impl Server {
         let mut listener = listener;
         loop {
             let (stream, peer) = tokio::select! {
-                accepted = axum::serve::Listener::accept(&mut listener) => accepted,
+                accepted = listener.accept() => accepted,
                 () = shutdown.begins() => break,
             };
             // Reaped here, so that the set holds the open connections only.
             while connections.try_join_next().is_some() {}
             // Without it, an SSE response waits on Nagle + delayed ACK (~40 ms per request).
-            if let Err(error) = stream.set_nodelay(true) {
+            // A type check resolved when the loop is compiled for a listener, not at run time.
+            if let Some(tcp) = (&stream as &dyn Any).downcast_ref::<TcpStream>()
+                && let Err(error) = tcp.set_nodelay(true)
+            {
                 tracing::debug!(%error, "could not set TCP_NODELAY");
             }
             // The token is shared: a connection takes its lock when it registers its wake-up and
@@ -159,16 +177,19 @@ impl Server {
 
 /// Serves one connection until it closes, or until `closing` asks it to finish (then it closes
 /// once its requests are answered).
-async fn serve_connection(
-    stream: TcpStream,
-    peer: SocketAddr,
+async fn serve_connection<Io, Addr>(
+    stream: Io,
+    peer: Addr,
     router: Router,
     closing: CancellationToken,
-) {
+) where
+    Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    Addr: Clone + Send + Sync + 'static,
+{
     let service = hyper::service::service_fn(move |mut request| {
         // The peer's address, as `into_make_service_with_connect_info` gives it (one extension
         // insert a request; see DESIGN.md, "Transports").
-        request.extensions_mut().insert(ConnectInfo(peer));
+        request.extensions_mut().insert(ConnectInfo(peer.clone()));
         // A `Router` is always ready (its `poll_ready` is `Ready`); a clone is an `Arc` clone.
         tower::Service::call(&mut router.clone(), request)
     });
