@@ -104,8 +104,8 @@ pub use capabilities::{
     RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
 pub use common::{
-    Annotations, Icon, IconTheme, Implementation, JsonObject, LoggingLevel, NotificationParams,
-    Role, compare_numbers, number,
+    Annotations, Icon, IconTheme, Implementation, LoggingLevel, NotificationParams, Role,
+    compare_numbers, number,
 };
 pub use completion::{
     CompleteRequestParams, CompleteResult, Completion, CompletionArgument, CompletionContext,
