@@ -11,8 +11,9 @@ use futures::future::BoxFuture;
 use modelctx::seal::Principal;
 use modelctx::server::Server;
 use modelctx::server::tasks::{
-    Admission, MemoryStore, RedisStore, StoreError, TaskLimits, TaskRecord, TaskStore, Tasks,
+    Admission, MemoryStore, RedisStore, TaskLimits, TaskRecord, TaskStore, Tasks,
 };
+use modelctx::store::StoreError;
 use modelctx::types::TaskStatus;
 use modelctx_test_support::redis::{Persistence, Redis};
 use modelctx_test_support::server::StdioPeer;

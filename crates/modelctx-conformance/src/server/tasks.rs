@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use modelctx::server::ServerBuilder;
 use modelctx::server::tasks::{
-    Preflight, SqliteStore, StoreError, TaskContext, TaskInput, TaskStep, TaskStore, TaskSupport,
-    TaskTool, Tasks,
+    Preflight, SqliteStore, TaskContext, TaskInput, TaskStep, TaskStore, TaskSupport, TaskTool,
+    Tasks,
 };
+use modelctx::store::StoreError;
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, ElicitAction, ErrorObject, InputRequiredResult,
 };

@@ -109,12 +109,13 @@ pub use handler::{
 pub use redis::RedisStore;
 #[cfg(feature = "tasks-sqlite")]
 pub use sqlite::SqliteStore;
-pub use store::{Admission, Lease, MemoryStore, StoreError, TaskLimits, TaskRecord, TaskStore};
+pub use store::{Admission, Lease, MemoryStore, TaskLimits, TaskRecord, TaskStore};
 
 use methods::{TaskMethod, TaskMethodHandler, TaskToolHandler};
 use runtime::Runtime;
 
 use super::{RequestContext, ServerBuilder};
+use crate::store::StoreError;
 
 /// What happens to a `working` task whose instance died (its lease lapsed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -16,8 +16,9 @@ use modelctx_types::{ClientCapabilities, ErrorObject, Extra, InputRequests, Inpu
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::store::StoreError;
-use crate::store::{Field, Inserted, Limits, Record, Scan, Schema, Tag, VersionedStore};
+use crate::store::{
+    Field, Inserted, Limits, Record, Scan, Schema, StoreError, Tag, VersionedStore,
+};
 
 /// Who runs a `working` task right now: an instance id and the time (Unix milliseconds) its
 /// claim lapses unless renewed. An expired lease means the worker died.
