@@ -23,8 +23,10 @@
 //! | `tasks-sqlite`, `tasks-redis` | no | the SQLite (one host) and Redis (a fleet) task stores |
 //! | `flows` | no | durable client flows: `FlowStore`, `FlowRunner`, in-memory store |
 //! | `flows-sqlite`, `flows-redis` | no | the SQLite and Redis flow stores |
+//! | `bus-redis` | no | the Redis change bus (`server::bus::RedisBus`): change notifications and task updates reach the listen streams of every instance sharing a Redis |
 //! | `single-use-redis` | no | the Redis replay guard of single-use sealed rounds (a fleet) |
-//! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms |
+//! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms; `otel::Telemetry`, OTLP/HTTP export |
+//! | `test-util` | no | the store contracts, for testing a store backend of your own against the SDK's rules: `store::contract` (the kernel's), `server::tasks::contract`, `client::flows::contract` |
 
 pub use modelctx_types as types;
 

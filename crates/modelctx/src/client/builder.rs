@@ -468,7 +468,7 @@ impl ClientBuilder {
     }
 
     /// Speaks newline-delimited JSON over `reader` / `writer` (an in-memory pipe from
-    /// [`crate::transport::memory::pipe`], a socket, …).
+    /// [`crate::memory::pipe`], a socket, …).
     ///
     /// # Errors
     /// The negotiation failed.
