@@ -71,6 +71,10 @@
 //! survive a round trip; open string sets ([`ResultType`], [`Role`], [`StopReason`],
 //! [`ProtocolVersion`], …) keep unknown values instead of failing the message.
 
+// On docs.rs (nightly, `--cfg docsrs`), each item behind a `cfg` says which feature or
+// platform it needs; a stable `cargo doc` never sets the cfg.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[macro_use]
 #[doc(hidden)]
 pub mod macros;

@@ -28,6 +28,10 @@
 //! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms; `otel::Telemetry`, OTLP/HTTP export |
 //! | `test-util` | no | the store contracts, for testing a store backend of your own against the SDK's rules: `store::contract` (the kernel's), `server::tasks::contract`, `client::flows::contract` |
 
+// On docs.rs (nightly, `--cfg docsrs`), each item behind a `cfg` says which feature or
+// platform it needs; a stable `cargo doc` never sets the cfg.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use modelctx_types as types;
 
 #[cfg(feature = "server")]
