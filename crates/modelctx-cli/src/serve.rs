@@ -9,7 +9,7 @@ use modelctx::seal::RequestStateSecurity;
 use modelctx::server::auth::{Dpop, JwksSource, JwtVerifier, ResourceServer};
 use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
-use modelctx::server::tasks::{MemoryStore, SqliteStore, TaskStore};
+use modelctx::server::tasks::{MemoryTaskStore, SqliteTaskStore, TaskStore};
 use modelctx::server::{DEFAULT_SHUTDOWN_GRACE, StdioConfig, shutdown_signal};
 use serde_json::Value;
 
@@ -69,10 +69,10 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
         .map_err(|e| CliError::usage(format!("MCP_REQUEST_STATE_KEYS / _TTL: {e}")))?;
     let store: Arc<dyn TaskStore> = match &args.tasks_db {
         Some(path) => Arc::new(
-            SqliteStore::open(path)
+            SqliteTaskStore::open(path)
                 .map_err(|e| CliError::failed(format!("--tasks-db {}: {e}", path.display())))?,
         ),
-        None => Arc::new(MemoryStore::new()),
+        None => Arc::new(MemoryTaskStore::new()),
     };
     let bus = match &args.bus {
         Some(url) => Some(

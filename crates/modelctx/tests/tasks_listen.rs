@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use modelctx::seal::Principal;
 use modelctx::server::Server;
 use modelctx::server::tasks::{
-    Admission, MemoryStore, RedisStore, TaskLimits, TaskRecord, TaskStore, Tasks,
+    Admission, MemoryTaskStore, RedisTaskStore, TaskLimits, TaskRecord, TaskStore, Tasks,
 };
 use modelctx::store::StoreError;
 use modelctx::types::TaskStatus;
@@ -301,12 +301,14 @@ async fn taskids_are_bounded_and_read_in_batches(inner: Arc<dyn TaskStore>) {
 
 #[tokio::test]
 async fn taskids_are_bounded_and_read_in_batches_in_memory() {
-    taskids_are_bounded_and_read_in_batches(Arc::new(MemoryStore::new())).await;
+    taskids_are_bounded_and_read_in_batches(Arc::new(MemoryTaskStore::new())).await;
 }
 
 #[tokio::test]
 async fn taskids_are_bounded_and_read_in_batches_on_redis() {
     let redis = Redis::start(Persistence::Off).await;
-    let store = RedisStore::connect(&redis.url, "{listen}").await.unwrap();
+    let store = RedisTaskStore::connect(&redis.url, "{listen}")
+        .await
+        .unwrap();
     taskids_are_bounded_and_read_in_batches(Arc::new(store)).await;
 }

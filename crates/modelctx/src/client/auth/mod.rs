@@ -117,7 +117,7 @@ pub use handler::{
     AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, RedirectFetcher, handler_fn,
 };
 pub use loopback::{LoopbackRedirect, open_in_browser};
-pub use store::{ClientRegistration, FileTokenStore, InMemoryTokenStore, StoredTokens, TokenStore};
+pub use store::{ClientRegistration, FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore};
 pub use token_endpoint_auth_method::TokenEndpointAuthMethod;
 pub use workload::IdentityTokenSource;
 
@@ -378,7 +378,7 @@ impl OAuthConfig {
             issuer: None,
             pre_registered: Vec::new(),
             application_type: None,
-            store: Arc::new(InMemoryTokenStore::new()),
+            store: Arc::new(MemoryTokenStore::new()),
             refresh_tokens: true,
             max_step_ups: 2,
             allow_insecure_http: false,
@@ -448,7 +448,7 @@ impl OAuthConfig {
         self
     }
 
-    /// Where tokens and registrations are kept (default: [`InMemoryTokenStore`]; see also
+    /// Where tokens and registrations are kept (default: [`MemoryTokenStore`]; see also
     /// [`FileTokenStore`]).
     #[must_use]
     pub fn token_store(self, store: impl TokenStore) -> Self {
