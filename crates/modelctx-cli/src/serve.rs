@@ -13,7 +13,7 @@ use modelctx::server::tasks::{MemoryTaskStore, SqliteTaskStore, TaskStore};
 use modelctx::server::{DEFAULT_SHUTDOWN_GRACE, StdioConfig, shutdown_signal};
 use serde_json::Value;
 
-use crate::cli::{DemoArgs, DpopMode};
+use crate::cli::{DemoArgs, DpopPolicyArg};
 use crate::demo::server_with_tasks;
 use crate::error::{CliError, Result};
 use crate::telemetry::Exporting;
@@ -126,8 +126,8 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
             .resource_name("mcp demo server");
         if let Some(mode) = args.auth_dpop {
             let mut dpop = match mode {
-                DpopMode::Allowed => Dpop::allowed(),
-                DpopMode::Required => Dpop::required(),
+                DpopPolicyArg::Allowed => Dpop::allowed(),
+                DpopPolicyArg::Required => Dpop::required(),
             };
             if args.auth_dpop_nonce {
                 dpop = dpop.require_nonce(Duration::from_secs(300));

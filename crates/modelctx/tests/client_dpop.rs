@@ -17,7 +17,7 @@ use axum::{Json, Router};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use modelctx::client::auth::{
-    AuthError, ClientRegistration, DpopMode, FileTokenStore, IdentityTokenSource, MemoryTokenStore,
+    AuthError, ClientRegistration, DpopUse, FileTokenStore, IdentityTokenSource, MemoryTokenStore,
     OAuthConfig, StoredTokens, TokenStore,
 };
 use modelctx::client::{Client, ClientError, Mode};
@@ -558,7 +558,7 @@ async fn bearer_when_dpop_is_off_or_refused() {
     })
     .await;
     let rs = MockRs::start(&auth.issuer, None).await;
-    let client = connect(&rs.url, machine(&auth.issuer).dpop(DpopMode::Off))
+    let client = connect(&rs.url, machine(&auth.issuer).dpop(DpopUse::Off))
         .await
         .unwrap();
     whoami(&client).await;
@@ -609,7 +609,7 @@ async fn bearer_when_dpop_is_off_or_refused() {
 
     // ...unless DPoP is required.
     let rs = MockRs::start(&bearer.issuer, None).await;
-    let error = connect(&rs.url, machine(&bearer.issuer).dpop(DpopMode::Required))
+    let error = connect(&rs.url, machine(&bearer.issuer).dpop(DpopUse::Required))
         .await
         .unwrap_err();
     assert!(
