@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use modelctx::seal::Principal;
@@ -135,7 +135,13 @@ fn server(store: Arc<Counting>, poll: Duration) -> Server {
 /// `count` tasks of alice's waiting for input, straight into the store (unfinished, so a
 /// stream reads them again every poll interval; the server's start-up sweep reads each once).
 async fn alice_tasks(store: &dyn TaskStore, count: usize) -> Vec<String> {
-    let now = modelctx::store::now_ms();
+    let now = u64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
     let mut ids = Vec::new();
     for i in 0..count {
         let id = format!("task-{i:04}");
