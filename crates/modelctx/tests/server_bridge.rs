@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use modelctx::seal::{Codec, InvalidRequestState, Reason, RequestStateSecurity, SealError};
-use modelctx::server::single_use::{
-    Redemption, ReplayGuard, ReplayGuardError, ReplayKey, SingleUse,
+use modelctx::seal::{
+    Codec, InvalidRequestState, Reason, ReplayKey, RequestStateSecurity, SealError,
 };
+use modelctx::server::single_use::{Redemption, ReplayGuard, ReplayGuardError, SingleUse};
 use modelctx::server::{RequestContext, Server, ServerBuilder, UriVariables};
 use modelctx::types::*;
 use modelctx_test_support::server::{HttpPeer, StdioPeer, object};

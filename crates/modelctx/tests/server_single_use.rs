@@ -218,7 +218,7 @@ async fn a_guard_that_cannot_answer_refuses_the_round_as_an_internal_error() {
     impl ReplayGuard for Down {
         fn redeem<'a>(
             &'a self,
-            _key: &'a modelctx::server::single_use::ReplayKey,
+            _key: &'a modelctx::seal::ReplayKey,
             _expires_at: std::time::SystemTime,
         ) -> futures::future::BoxFuture<
             'a,
