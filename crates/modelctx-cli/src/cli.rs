@@ -172,8 +172,8 @@ pub(crate) struct ConnectArgs {
     /// DPoP (RFC 9449): bind tokens to a key of this client, so a leaked token is useless
     /// without it. auto: when the authorization server advertises ES256 proofs; required:
     /// always, and refuse tokens that are not DPoP-bound; off: bearer tokens only.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = DpopArg::Auto)]
-    pub(crate) oauth_dpop: DpopArg,
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = DpopUseArg::Auto)]
+    pub(crate) oauth_dpop: DpopUseArg,
     /// Workload identity federation: sign in as a workload with the identity token in this
     /// file (e.g. a Kubernetes projected service-account token; read again for every sign-in,
     /// so rotation is picked up), presented with the JWT-bearer grant (RFC 7523). Needs
@@ -198,9 +198,9 @@ pub(crate) struct ConnectArgs {
     pub(crate) sign_in: crate::sign_in_clock::SignInClock,
 }
 
-/// `--oauth-dpop`.
+/// `--oauth-dpop`: when the client binds its tokens with DPoP (`client::auth::DpopUse`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum DpopArg {
+pub(crate) enum DpopUseArg {
     /// When the authorization server advertises it.
     Auto,
     /// Always; tokens that are not DPoP-bound are refused.
@@ -419,7 +419,7 @@ pub(crate) struct DemoArgs {
     /// replay); the metadata advertises ES256. A DPoP-bound token sent as a bearer token is
     /// always refused.
     #[arg(long, value_name = "MODE", requires = "auth_issuer")]
-    pub(crate) auth_dpop: Option<DpopMode>,
+    pub(crate) auth_dpop: Option<DpopPolicyArg>,
     /// Demand a nonce this server issued in every DPoP proof (`use_dpop_nonce`), fresh every
     /// 5 minutes.
     #[arg(long, requires = "auth_dpop")]
@@ -438,9 +438,9 @@ pub(crate) struct DemoArgs {
     pub(crate) shutdown_grace: Option<Duration>,
 }
 
-/// `--auth-dpop`.
+/// `--auth-dpop`: the demo server's DPoP policy (`server::auth::DpopPolicy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum DpopMode {
+pub(crate) enum DpopPolicyArg {
     /// DPoP-bound and bearer tokens.
     Allowed,
     /// DPoP-bound tokens only.

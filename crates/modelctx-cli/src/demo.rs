@@ -25,7 +25,7 @@ use std::time::Duration;
 use modelctx::seal::RequestStateSecurity;
 use modelctx::server::bus::RedisBus;
 use modelctx::server::tasks::{
-    MemoryStore, TaskContext, TaskInput, TaskStep, TaskStore, TaskTool, Tasks,
+    MemoryTaskStore, TaskContext, TaskInput, TaskStep, TaskStore, TaskTool, Tasks,
 };
 use modelctx::server::{BuildError, Change, Context, Elicit, ListRoots, McpServer, Sample};
 use modelctx::types::{
@@ -446,10 +446,10 @@ fn object(value: Value) -> modelctx::types::Extra {
 /// # Errors
 /// An invalid registration (never for the demo's own surfaces).
 pub fn server(security: Option<RequestStateSecurity>) -> Result<McpServer, BuildError> {
-    server_with_tasks(security, Arc::new(MemoryStore::new()), None)
+    server_with_tasks(security, Arc::new(MemoryTaskStore::new()), None)
 }
 
-/// The demo server with its tasks kept in `store` (e.g. a `SqliteStore`, so that tasks survive
+/// The demo server with its tasks kept in `store` (e.g. a `SqliteTaskStore`, so that tasks survive
 /// a restart), on `bus` when given (changes cross to every instance sharing it).
 ///
 /// # Errors

@@ -18,6 +18,9 @@
 //!
 //! The binary is a thin wrapper around [`run`].
 
+// On docs.rs (nightly, `--cfg docsrs`), each item behind a `cfg` says which feature or
+// platform it needs; a stable `cargo doc` never sets the cfg.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,

@@ -8,11 +8,11 @@ use std::pin::Pin;
 
 use modelctx::client::auth::{
     AuthError, AuthorizationHandler, AuthorizationRequest, AuthorizationResponse,
-    ClientRegistration, DpopMode, FileTokenStore, IdentityTokenSource, LoopbackRedirect,
+    ClientRegistration, DpopUse, FileTokenStore, IdentityTokenSource, LoopbackRedirect,
     OAuthConfig, RedirectFetcher, open_in_browser,
 };
 
-use crate::cli::{ConnectArgs, DpopArg};
+use crate::cli::{ConnectArgs, DpopUseArg};
 use crate::error::{CliError, Result};
 use crate::sign_in_clock::SignInClock;
 
@@ -40,7 +40,7 @@ pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
         if args.oauth_issuer.is_some()
             || args.oauth_cross_origin_metadata
             || args.oauth_client_id.is_some()
-            || args.oauth_dpop != DpopArg::Auto
+            || args.oauth_dpop != DpopUseArg::Auto
         {
             return Err(CliError::usage(
                 "--oauth-issuer, --oauth-client-id, --oauth-dpop and --oauth-cross-origin-metadata \
@@ -73,9 +73,9 @@ pub(crate) async fn config(args: &ConnectArgs) -> Result<Option<OAuthConfig>> {
             .map_err(|e| CliError::failed(format!("token store {}: {e}", dir.display())))?;
     }
     let dpop = match args.oauth_dpop {
-        DpopArg::Auto => DpopMode::WhenAdvertised,
-        DpopArg::Required => DpopMode::Required,
-        DpopArg::Off => DpopMode::Off,
+        DpopUseArg::Auto => DpopUse::WhenAdvertised,
+        DpopUseArg::Required => DpopUse::Required,
+        DpopUseArg::Off => DpopUse::Off,
     };
     if let (Some(source), Some(issuer), Some(client_id)) =
         (identity, &args.oauth_issuer, &args.oauth_client_id)

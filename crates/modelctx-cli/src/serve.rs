@@ -9,11 +9,11 @@ use modelctx::seal::RequestStateSecurity;
 use modelctx::server::auth::{Dpop, JwksSource, JwtVerifier, ResourceServer};
 use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
-use modelctx::server::tasks::{MemoryStore, SqliteStore, TaskStore};
+use modelctx::server::tasks::{MemoryTaskStore, SqliteTaskStore, TaskStore};
 use modelctx::server::{DEFAULT_SHUTDOWN_GRACE, StdioConfig, shutdown_signal};
 use serde_json::Value;
 
-use crate::cli::{DemoArgs, DpopMode};
+use crate::cli::{DemoArgs, DpopPolicyArg};
 use crate::demo::server_with_tasks;
 use crate::error::{CliError, Result};
 use crate::telemetry::Exporting;
@@ -69,10 +69,10 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
         .map_err(|e| CliError::usage(format!("MCP_REQUEST_STATE_KEYS / _TTL: {e}")))?;
     let store: Arc<dyn TaskStore> = match &args.tasks_db {
         Some(path) => Arc::new(
-            SqliteStore::open(path)
+            SqliteTaskStore::open(path)
                 .map_err(|e| CliError::failed(format!("--tasks-db {}: {e}", path.display())))?,
         ),
-        None => Arc::new(MemoryStore::new()),
+        None => Arc::new(MemoryTaskStore::new()),
     };
     let bus = match &args.bus {
         Some(url) => Some(
@@ -126,8 +126,8 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
             .resource_name("mcp demo server");
         if let Some(mode) = args.auth_dpop {
             let mut dpop = match mode {
-                DpopMode::Allowed => Dpop::allowed(),
-                DpopMode::Required => Dpop::required(),
+                DpopPolicyArg::Allowed => Dpop::allowed(),
+                DpopPolicyArg::Required => Dpop::required(),
             };
             if args.auth_dpop_nonce {
                 dpop = dpop.require_nonce(Duration::from_secs(300));

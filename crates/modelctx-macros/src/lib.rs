@@ -53,6 +53,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// On docs.rs (nightly, `--cfg docsrs`), each item behind a `cfg` says which feature or
+// platform it needs; a stable `cargo doc` never sets the cfg.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod common;
 mod handler;
 mod prompt;

@@ -108,6 +108,10 @@
 //! `keys[0]` mints, every key verifies. Roll out `[OLD, NEW]`, then `[NEW, OLD]`, then — after
 //! one TTL — `[NEW]`; each phase must be everywhere before the next starts.
 
+// On docs.rs (nightly, `--cfg docsrs`), each item behind a `cfg` says which feature or
+// platform it needs; a stable `cargo doc` never sets the cfg.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod binding;
 pub mod canonical_json;
 mod claims;

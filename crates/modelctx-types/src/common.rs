@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
-use crate::{Extra, Meta};
+use crate::Meta;
 
 open_str! {
     /// The sender or recipient of a message. Open: an unknown role never fails a message.
@@ -122,6 +122,3 @@ pub fn number(value: f64) -> Option<Number> {
 pub fn compare_numbers(a: &Number, b: &Number) -> Option<Ordering> {
     a.as_f64()?.partial_cmp(&b.as_f64()?)
 }
-
-/// A JSON object whose members are not modelled (schemas, arguments, settings objects).
-pub type JsonObject = Extra;

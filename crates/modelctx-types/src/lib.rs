@@ -71,6 +71,10 @@
 //! survive a round trip; open string sets ([`ResultType`], [`Role`], [`StopReason`],
 //! [`ProtocolVersion`], …) keep unknown values instead of failing the message.
 
+// On docs.rs (nightly, `--cfg docsrs`), each item behind a `cfg` says which feature or
+// platform it needs; a stable `cargo doc` never sets the cfg.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[macro_use]
 #[doc(hidden)]
 pub mod macros;
@@ -104,8 +108,8 @@ pub use capabilities::{
     RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
 pub use common::{
-    Annotations, Icon, IconTheme, Implementation, JsonObject, LoggingLevel, NotificationParams,
-    Role, compare_numbers, number,
+    Annotations, Icon, IconTheme, Implementation, LoggingLevel, NotificationParams, Role,
+    compare_numbers, number,
 };
 pub use completion::{
     CompleteRequestParams, CompleteResult, Completion, CompletionArgument, CompletionContext,

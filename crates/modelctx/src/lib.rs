@@ -29,8 +29,14 @@
 //! | `tasks-sqlite`, `tasks-redis` | no | the SQLite (one host) and Redis (a fleet) task stores |
 //! | `flows` | no | durable client flows: `FlowStore`, `FlowRunner`, in-memory store |
 //! | `flows-sqlite`, `flows-redis` | no | the SQLite and Redis flow stores |
+//! | `bus-redis` | no | the Redis change bus (`server::bus::RedisBus`): change notifications and task updates reach the listen streams of every instance sharing a Redis |
 //! | `single-use-redis` | no | the Redis replay guard of single-use sealed rounds (a fleet) |
-//! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms |
+//! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms; `otel::Telemetry`, OTLP/HTTP export |
+//! | `test-util` | no | the store contracts, for testing a store backend of your own against the SDK's rules: `store::contract` (the kernel's), `server::tasks::contract`, `client::flows::contract` |
+
+// On docs.rs (nightly, `--cfg docsrs`), each item behind a `cfg` says which feature or
+// platform it needs; a stable `cargo doc` never sets the cfg.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use modelctx_types as types;
 

@@ -3,10 +3,9 @@
 
 pub use schemars;
 pub use serde;
-pub use serde_json;
 
 pub use modelctx_types::{
-    CallToolResult, Extra, GetPromptResult, Outcome, Prompt, PromptArgument, ReadResourceResult,
+    CallToolResult, Extra, GetPromptResult, Prompt, PromptArgument, ReadResourceResult,
     ResourceTemplate, Tool, ToolAnnotations,
 };
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use modelctx::client::auth::{
-    AuthError, AuthorizationHandler, ClientRegistration, InMemoryTokenStore, LoopbackRedirect,
+    AuthError, AuthorizationHandler, ClientRegistration, LoopbackRedirect, MemoryTokenStore,
     OAuthConfig, TokenStore, handler_fn,
 };
 use modelctx::client::{Client, ClientError, Mode};
@@ -30,7 +30,7 @@ async fn signs_in_on_401_in_both_eras() {
         .await
         .unwrap();
     let rs = Protected::start(auth.issuer(), &auth.jwks_url(), &["mcp:tools"], None).await;
-    let store = Arc::new(InMemoryTokenStore::new());
+    let store = Arc::new(MemoryTokenStore::new());
 
     let client = connect(
         &rs.url,
@@ -456,7 +456,7 @@ async fn re_registers_when_the_authorization_server_changes() {
     let second = AuthServer::start(AuthServerConfig::default(), 0)
         .await
         .unwrap();
-    let store: Arc<dyn TokenStore> = Arc::new(InMemoryTokenStore::new());
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryTokenStore::new());
 
     let rs = Protected::start(first.issuer(), &first.jwks_url(), &["mcp:tools"], None).await;
     let port = rs.port();

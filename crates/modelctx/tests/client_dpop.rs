@@ -17,8 +17,8 @@ use axum::{Json, Router};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use modelctx::client::auth::{
-    AuthError, ClientRegistration, DpopMode, FileTokenStore, IdentityTokenSource,
-    InMemoryTokenStore, OAuthConfig, StoredTokens, TokenStore,
+    AuthError, ClientRegistration, DpopUse, FileTokenStore, IdentityTokenSource, MemoryTokenStore,
+    OAuthConfig, StoredTokens, TokenStore,
 };
 use modelctx::client::{Client, ClientError, Mode};
 use modelctx::server::http::HttpConfig;
@@ -526,7 +526,7 @@ async fn a_dpop_token_without_its_key_is_never_sent_as_bearer() {
     })
     .await;
     let rs = MockRs::start(&auth.issuer, None).await;
-    let store = Arc::new(InMemoryTokenStore::new());
+    let store = Arc::new(MemoryTokenStore::new());
     let mut keyless = StoredTokens::new("stolen-dpop-token", &auth.issuer, &rs.url);
     keyless.token_type = "DPoP".to_owned();
     store.save_tokens(&rs.url, keyless).await.unwrap();
@@ -558,7 +558,7 @@ async fn bearer_when_dpop_is_off_or_refused() {
     })
     .await;
     let rs = MockRs::start(&auth.issuer, None).await;
-    let client = connect(&rs.url, machine(&auth.issuer).dpop(DpopMode::Off))
+    let client = connect(&rs.url, machine(&auth.issuer).dpop(DpopUse::Off))
         .await
         .unwrap();
     whoami(&client).await;
@@ -609,7 +609,7 @@ async fn bearer_when_dpop_is_off_or_refused() {
 
     // ...unless DPoP is required.
     let rs = MockRs::start(&bearer.issuer, None).await;
-    let error = connect(&rs.url, machine(&bearer.issuer).dpop(DpopMode::Required))
+    let error = connect(&rs.url, machine(&bearer.issuer).dpop(DpopUse::Required))
         .await
         .unwrap_err();
     assert!(

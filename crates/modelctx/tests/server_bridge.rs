@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use modelctx::seal::{Codec, InvalidRequestState, Reason, RequestStateSecurity, SealError};
-use modelctx::server::single_use::{
-    Redemption, ReplayGuard, ReplayGuardError, ReplayKey, SingleUse,
+use modelctx::seal::{
+    Codec, InvalidRequestState, Reason, ReplayKey, RequestStateSecurity, SealError,
 };
+use modelctx::server::single_use::{Redemption, ReplayGuard, ReplayGuardError, SingleUse};
 use modelctx::server::{RequestContext, Server, ServerBuilder, UriVariables};
 use modelctx::types::*;
 use modelctx_test_support::server::{HttpPeer, StdioPeer, object};
@@ -548,7 +548,7 @@ async fn a_tool_choice_needs_sampling_tools_on_the_back_channel_too() {
 /// `data.requiredCapabilities`, as the resolvers and the bridge answer (it used to be `-32600`).
 #[tokio::test]
 async fn a_task_tool_asking_an_undeclared_capability_is_32021() {
-    use modelctx::server::tasks::{MemoryStore, TaskContext, TaskInput, TaskStep, TaskTool};
+    use modelctx::server::tasks::{MemoryTaskStore, TaskContext, TaskInput, TaskStep, TaskTool};
     let asks = TaskTool::new(
         tool("long_report"),
         |_ctx: TaskContext, _input: TaskInput| async move {
@@ -558,7 +558,7 @@ async fn a_task_tool_asking_an_undeclared_capability_is_32021() {
             )
         },
     );
-    let tasks = modelctx::server::tasks::Tasks::builder(MemoryStore::new())
+    let tasks = modelctx::server::tasks::Tasks::builder(MemoryTaskStore::new())
         .tool(asks)
         .build();
     let server = Server::builder("capabilities", "1.0.0")
@@ -585,7 +585,7 @@ async fn a_task_tool_asking_an_undeclared_capability_is_32021() {
 #[tokio::test]
 async fn task_tools_count_rounds_like_the_bridge() {
     use modelctx::server::tasks::{
-        MemoryStore, Preflight, TaskContext, TaskInput, TaskStep, TaskTool,
+        MemoryTaskStore, Preflight, TaskContext, TaskInput, TaskStep, TaskTool,
     };
     fn question(n: usize) -> InputRequest {
         form(&format!("Question {n}?"), "ok", json!({"type": "boolean"}))
@@ -604,7 +604,7 @@ async fn task_tools_count_rounds_like_the_bridge() {
             },
         )
     }
-    let tasks = modelctx::server::tasks::Tasks::builder(MemoryStore::new())
+    let tasks = modelctx::server::tasks::Tasks::builder(MemoryTaskStore::new())
         .tool(asks("sixteen", 16))
         .tool(asks("seventeen", 17))
         .tool(

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use modelctx::client::{Client, ListenEvent, Mode, Subscription, TaskSettings};
 use modelctx::server::bus::RedisBus;
-use modelctx::server::tasks::{RedisStore, TaskContext, TaskInput, TaskStep, TaskTool, Tasks};
+use modelctx::server::tasks::{RedisTaskStore, TaskContext, TaskInput, TaskStep, TaskTool, Tasks};
 use modelctx::server::{Change, Server};
 use modelctx::types::tasks::TaskIdsFilter as _;
 use modelctx::types::{
@@ -230,7 +230,9 @@ fn gated_task(gate: &Arc<Semaphore>) -> TaskTool {
 /// An instance with tasks in the shared Redis store; listen streams would read the store only
 /// once an hour, so whatever reaches them sooner came over the bus.
 async fn task_instance(redis: &Redis, gate: &Arc<Semaphore>) -> Server {
-    let store = RedisStore::connect(&redis.url, "{bus-test}").await.unwrap();
+    let store = RedisTaskStore::connect(&redis.url, "{bus-test}")
+        .await
+        .unwrap();
     let tasks = Tasks::builder(store)
         .poll_interval(Duration::from_secs(3600))
         .tool(gated_task(gate))

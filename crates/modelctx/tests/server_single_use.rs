@@ -218,7 +218,7 @@ async fn a_guard_that_cannot_answer_refuses_the_round_as_an_internal_error() {
     impl ReplayGuard for Down {
         fn redeem<'a>(
             &'a self,
-            _key: &'a modelctx::server::single_use::ReplayKey,
+            _key: &'a modelctx::seal::ReplayKey,
             _expires_at: std::time::SystemTime,
         ) -> futures::future::BoxFuture<
             'a,
@@ -459,9 +459,9 @@ async fn a_refused_state_is_one_bounded_warn_line() {
 /// the one `-32602`, and one WARN line saying why.
 #[tokio::test]
 async fn a_malformed_task_state_is_a_warn_line_too() {
-    use modelctx::server::tasks::{MemoryStore, TaskContext, TaskInput, TaskTool, Tasks};
+    use modelctx::server::tasks::{MemoryTaskStore, TaskContext, TaskInput, TaskTool, Tasks};
     let (captured, _default) = capture_logs(tracing::Level::WARN);
-    let tasks = Tasks::builder(MemoryStore::new())
+    let tasks = Tasks::builder(MemoryTaskStore::new())
         .tool(TaskTool::new(
             Tool::new("export", Tool::empty_input_schema()),
             |_ctx: TaskContext, _input: TaskInput| async move { CallToolResult::text("exported") },

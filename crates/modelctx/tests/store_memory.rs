@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use modelctx::client::flows::{self, MemoryFlowStore};
-use modelctx::server::tasks::{self, MemoryStore};
+use modelctx::server::tasks::{self, MemoryTaskStore};
 use modelctx::store::contract::{self, ContractRecord};
 
 #[tokio::test]
@@ -22,13 +22,13 @@ async fn limits() {
 
 #[tokio::test]
 async fn tasks() {
-    let store = MemoryStore::new();
+    let store = MemoryTaskStore::new();
     tasks::contract::tasks(&store, &store).await;
 }
 
 #[tokio::test]
 async fn task_limits() {
-    let store = MemoryStore::new();
+    let store = MemoryTaskStore::new();
     tasks::contract::task_limits(&store, &store).await;
 }
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use modelctx::client::flows::{self, FlowFilter, FlowStore, RedisFlowStore};
-use modelctx::server::tasks::{self, RedisStore};
+use modelctx::server::tasks::{self, RedisTaskStore};
 use modelctx::store::contract::{self, ContractRecord};
 use modelctx_test_support::redis::{Persistence, Redis};
 
@@ -30,7 +30,7 @@ async fn limits() {
 #[tokio::test]
 async fn tasks() {
     let redis = Redis::start(Persistence::AppendOnly).await;
-    let connect = || RedisStore::connect(&redis.url, "mcp-tasks");
+    let connect = || RedisTaskStore::connect(&redis.url, "mcp-tasks");
     let (a, b) = (connect().await.unwrap(), connect().await.unwrap());
     tasks::contract::tasks(&a, &b).await;
 }
@@ -38,7 +38,7 @@ async fn tasks() {
 #[tokio::test]
 async fn task_limits() {
     let redis = Redis::start(Persistence::AppendOnly).await;
-    let connect = || RedisStore::connect(&redis.url, "{mcp-limits}");
+    let connect = || RedisTaskStore::connect(&redis.url, "{mcp-limits}");
     let (a, b) = (connect().await.unwrap(), connect().await.unwrap());
     tasks::contract::task_limits(&a, &b).await;
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use modelctx::client::flows::{self, SqliteFlowStore};
-use modelctx::server::tasks::{self, SqliteStore};
+use modelctx::server::tasks::{self, SqliteTaskStore};
 use modelctx::store::contract::{self, ContractRecord};
 use modelctx_test_support::tempdir::TempDir;
 
@@ -43,11 +43,11 @@ async fn tasks() {
     let dir = TempDir::new("tasks");
     let path = dir.file("tasks.db");
     let (a, b) = (
-        SqliteStore::open(&path).unwrap(),
-        SqliteStore::open(&path).unwrap(),
+        SqliteTaskStore::open(&path).unwrap(),
+        SqliteTaskStore::open(&path).unwrap(),
     );
     tasks::contract::tasks(&a, &b).await;
-    let memory = SqliteStore::in_memory().unwrap();
+    let memory = SqliteTaskStore::in_memory().unwrap();
     tasks::contract::tasks(&memory, &memory).await;
 }
 
@@ -57,7 +57,7 @@ async fn tasks() {
 #[tokio::test]
 async fn a_long_batch_read_answers_every_id() {
     use modelctx::server::tasks::{TaskLimits, TaskRecord, TaskStore};
-    let store = SqliteStore::in_memory().unwrap();
+    let store = SqliteTaskStore::in_memory().unwrap();
     let mut stored = Vec::new();
     for i in [0, 499, 500, 1_199] {
         let record = TaskRecord::new(format!("task-{i}"), "tool".to_owned(), 1);
@@ -81,8 +81,8 @@ async fn task_limits() {
     let dir = TempDir::new("limits");
     let path = dir.file("tasks.db");
     let (a, b) = (
-        SqliteStore::open(&path).unwrap(),
-        SqliteStore::open(&path).unwrap(),
+        SqliteTaskStore::open(&path).unwrap(),
+        SqliteTaskStore::open(&path).unwrap(),
     );
     tasks::contract::task_limits(&a, &b).await;
 }
@@ -117,7 +117,7 @@ async fn a_new_database_is_private_to_its_owner() {
     let tasks = dir.file("tasks.db");
     let flows = dir.file("flows.db");
     // Opening creates the schema, a write: SQLite has made the WAL and its index by then.
-    let _tasks = SqliteStore::open(&tasks).unwrap();
+    let _tasks = SqliteTaskStore::open(&tasks).unwrap();
     let _flows = SqliteFlowStore::open(&flows).unwrap();
     for path in [&tasks, &flows] {
         for suffix in ["", "-wal", "-shm"] {
@@ -128,6 +128,6 @@ async fn a_new_database_is_private_to_its_owner() {
     let shared = dir.file("shared.db");
     std::fs::write(&shared, b"").unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let _shared = SqliteStore::open(&shared).unwrap();
+    let _shared = SqliteTaskStore::open(&shared).unwrap();
     assert_eq!(mode(&shared), "640", "an existing file keeps its mode");
 }

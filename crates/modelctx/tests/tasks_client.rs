@@ -10,13 +10,13 @@ use modelctx::client::{
 };
 use modelctx::memory;
 use modelctx::server::Server;
-use modelctx::server::tasks::{MemoryStore, Tasks};
+use modelctx::server::tasks::{MemoryTaskStore, Tasks};
 use modelctx::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, TaskStatus};
 use modelctx_test_support::tasks::*;
 use serde_json::{Value, json};
 
 fn fixture() -> (Server, Tasks) {
-    let tasks = tasks(Arc::new(MemoryStore::new()), &Arc::default()).build();
+    let tasks = tasks(Arc::new(MemoryTaskStore::new()), &Arc::default()).build();
     (server(tasks.clone()), tasks)
 }
 

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use modelctx::server::tasks::{MemoryStore, TaskStore};
+use modelctx::server::tasks::{MemoryTaskStore, TaskStore};
 use modelctx_test_support::tasks::*;
 use serde_json::json;
 
 /// The task fixtures on a memory store with these limits.
 fn limited(per_principal: usize, total: usize) -> modelctx::server::tasks::Tasks {
-    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
     tasks(store, &Arc::default())
         .max_tasks_per_principal(Some(per_principal))
         .max_tasks(Some(total))

@@ -5,14 +5,15 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use modelctx::seal::Principal;
 use modelctx::server::Server;
 use modelctx::server::tasks::{
-    Admission, MemoryStore, RedisStore, StoreError, TaskLimits, TaskRecord, TaskStore, Tasks,
+    Admission, MemoryTaskStore, RedisTaskStore, TaskLimits, TaskRecord, TaskStore, Tasks,
 };
+use modelctx::store::StoreError;
 use modelctx::types::TaskStatus;
 use modelctx_test_support::redis::{Persistence, Redis};
 use modelctx_test_support::server::StdioPeer;
@@ -134,7 +135,13 @@ fn server(store: Arc<Counting>, poll: Duration) -> Server {
 /// `count` tasks of alice's waiting for input, straight into the store (unfinished, so a
 /// stream reads them again every poll interval; the server's start-up sweep reads each once).
 async fn alice_tasks(store: &dyn TaskStore, count: usize) -> Vec<String> {
-    let now = modelctx::store::now_ms();
+    let now = u64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
     let mut ids = Vec::new();
     for i in 0..count {
         let id = format!("task-{i:04}");
@@ -300,12 +307,14 @@ async fn taskids_are_bounded_and_read_in_batches(inner: Arc<dyn TaskStore>) {
 
 #[tokio::test]
 async fn taskids_are_bounded_and_read_in_batches_in_memory() {
-    taskids_are_bounded_and_read_in_batches(Arc::new(MemoryStore::new())).await;
+    taskids_are_bounded_and_read_in_batches(Arc::new(MemoryTaskStore::new())).await;
 }
 
 #[tokio::test]
 async fn taskids_are_bounded_and_read_in_batches_on_redis() {
     let redis = Redis::start(Persistence::Off).await;
-    let store = RedisStore::connect(&redis.url, "{listen}").await.unwrap();
+    let store = RedisTaskStore::connect(&redis.url, "{listen}")
+        .await
+        .unwrap();
     taskids_are_bounded_and_read_in_batches(Arc::new(store)).await;
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use modelctx::server::tasks::{OrphanPolicy, SqliteStore, TaskStore, Tasks, TasksBuilder};
+use modelctx::server::tasks::{OrphanPolicy, SqliteTaskStore, TaskStore, Tasks, TasksBuilder};
 use modelctx_test_support::tasks::*;
 use serde_json::json;
 
@@ -27,7 +27,7 @@ impl Database {
 
     /// A new connection, as a new process would open it.
     fn open(&self) -> Arc<dyn TaskStore> {
-        Arc::new(SqliteStore::open(self.0.join("tasks.db")).unwrap())
+        Arc::new(SqliteTaskStore::open(self.0.join("tasks.db")).unwrap())
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use modelctx::client::{Client, RequestOptions, TaskSettings, ToolStart};
-use modelctx::server::tasks::{RedisStore, TaskLimits, TaskRecord, TaskStore, Tasks};
+use modelctx::server::tasks::{RedisTaskStore, TaskLimits, TaskRecord, TaskStore, Tasks};
 use modelctx::types::{ElicitRequestParams, ElicitResult, TaskStatus};
 use modelctx_test_support::redis::{Persistence, Redis};
 use modelctx_test_support::tasks::*;
@@ -16,7 +16,11 @@ use serde_json::{Value, json};
 
 /// A new connection to the shared store, as another process would open.
 async fn connect(redis: &Redis) -> Arc<dyn TaskStore> {
-    Arc::new(RedisStore::connect(&redis.url, "{mcp-test}").await.unwrap())
+    Arc::new(
+        RedisTaskStore::connect(&redis.url, "{mcp-test}")
+            .await
+            .unwrap(),
+    )
 }
 
 async fn instance(redis: &Redis, probe: &Arc<Probe>) -> (HttpServer, Tasks) {

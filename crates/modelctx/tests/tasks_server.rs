@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use modelctx::memory;
 use modelctx::server::Server;
-use modelctx::server::tasks::{MemoryStore, Tasks};
+use modelctx::server::tasks::{MemoryTaskStore, Tasks};
 use modelctx::types::tasks::DetailedTask;
 use modelctx_test_support::tasks::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 
 fn fixture() -> (Server, Tasks) {
-    let tasks = tasks(Arc::new(MemoryStore::new()), &Arc::default()).build();
+    let tasks = tasks(Arc::new(MemoryTaskStore::new()), &Arc::default()).build();
     (server(tasks.clone()), tasks)
 }
 
@@ -330,7 +330,7 @@ async fn cancellation_is_cooperative_with_a_grace_period() {
 
 #[tokio::test]
 async fn tasks_belong_to_the_principal_that_created_them() {
-    let tasks = tasks(Arc::new(MemoryStore::new()), &Arc::default()).build();
+    let tasks = tasks(Arc::new(MemoryTaskStore::new()), &Arc::default()).build();
     let server = HttpServer::start(server_by_user(tasks)).await;
     let create = request(1, "tools/call", json!({"name": "ask_twice"}), &with_tasks());
     let (_, created) = server.post(&create, &[("x-user", Some("alice"))]).await;

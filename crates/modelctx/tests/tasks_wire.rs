@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use modelctx::server::tasks::MemoryStore;
+use modelctx::server::tasks::MemoryTaskStore;
 use modelctx::types::jsonrpc::{encode_notification, encode_request};
 use modelctx::types::tasks::{
     CancelTask, CancelTaskRequestParams, CreateTaskResult, DetailedTask, GetTask,
@@ -125,7 +125,7 @@ fn the_types_validate_against_the_ext_tasks_schema() {
 
 #[tokio::test]
 async fn what_the_server_sends_validates_too() {
-    let tasks = tasks(Arc::new(MemoryStore::new()), &Arc::default()).build();
+    let tasks = tasks(Arc::new(MemoryTaskStore::new()), &Arc::default()).build();
     let server = HttpServer::start(server(tasks)).await;
     let caps = with_tasks();
 

@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use modelctx::server::ServerBuilder;
 use modelctx::server::tasks::{
-    Preflight, SqliteStore, StoreError, TaskContext, TaskInput, TaskStep, TaskStore, TaskSupport,
-    TaskTool, Tasks,
+    Preflight, SqliteTaskStore, TaskContext, TaskInput, TaskStep, TaskStore, TaskSupport, TaskTool,
+    Tasks,
 };
+use modelctx::store::StoreError;
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, ElicitAction, ErrorObject, InputRequiredResult,
 };
@@ -150,8 +151,8 @@ fn no_args(name: &str, description: &str) -> modelctx::types::Tool {
 fn runtime(store: Option<Arc<dyn TaskStore>>) -> Result<Tasks, StoreError> {
     let store: Arc<dyn TaskStore> = match (store, std::env::var("MCP_TASKS_DB")) {
         (Some(store), _) => store,
-        (None, Ok(path)) if !path.is_empty() => Arc::new(SqliteStore::open(path)?),
-        (None, _) => Arc::new(SqliteStore::in_memory()?),
+        (None, Ok(path)) if !path.is_empty() => Arc::new(SqliteTaskStore::open(path)?),
+        (None, _) => Arc::new(SqliteTaskStore::in_memory()?),
     };
     let slow = tool(
         "slow_compute",

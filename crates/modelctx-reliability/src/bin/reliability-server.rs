@@ -21,7 +21,7 @@ use std::sync::Arc;
 use modelctx::seal::RequestStateSecurity;
 use modelctx::server::bus::RedisBus;
 use modelctx::server::http::HttpConfig;
-use modelctx::server::tasks::{RedisStore, TaskStore};
+use modelctx::server::tasks::{RedisTaskStore, TaskStore};
 use modelctx::server::{Change, RequestContext, SubscriptionLimits};
 use modelctx::types::{CallToolRequestParams, CallToolResult, Tool};
 use modelctx_conformance::server::builder_with_task_store;
@@ -51,7 +51,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // instance is followed (and answered) on any other.
     let bus = std::env::var(modelctx_reliability::server::BUS_VAR).ok();
     let tasks: Option<Arc<dyn TaskStore>> = match &bus {
-        Some(url) => Some(Arc::new(RedisStore::connect(url, "mcp-fleet-tasks").await?)),
+        Some(url) => Some(Arc::new(
+            RedisTaskStore::connect(url, "mcp-fleet-tasks").await?,
+        )),
         None => None,
     };
     let mut server = builder_with_task_store(security, tasks);

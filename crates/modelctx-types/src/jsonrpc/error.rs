@@ -38,15 +38,6 @@ impl ErrorCode {
     pub const HANDSHAKE_RESOURCE_NOT_FOUND: Self = Self(-32002);
     /// URL elicitation required (`-32042`), 2025-11-25 only.
     pub const HANDSHAKE_URL_ELICITATION_REQUIRED: Self = Self(-32042);
-    /// The old name of [`Self::HANDSHAKE_RESOURCE_NOT_FOUND`].
-    #[deprecated(since = "0.1.0", note = "renamed to `HANDSHAKE_RESOURCE_NOT_FOUND`")]
-    pub const LEGACY_RESOURCE_NOT_FOUND: Self = Self::HANDSHAKE_RESOURCE_NOT_FOUND;
-    /// The old name of [`Self::HANDSHAKE_URL_ELICITATION_REQUIRED`].
-    #[deprecated(
-        since = "0.1.0",
-        note = "renamed to `HANDSHAKE_URL_ELICITATION_REQUIRED`"
-    )]
-    pub const LEGACY_URL_ELICITATION_REQUIRED: Self = Self::HANDSHAKE_URL_ELICITATION_REQUIRED;
 
     /// The spec's name for a known code.
     pub fn name(self) -> Option<&'static str> {

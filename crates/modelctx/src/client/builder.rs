@@ -354,13 +354,6 @@ impl ClientBuilder {
         self
     }
 
-    /// The old name of [`Self::handshake_version`].
-    #[deprecated(since = "0.1.0", note = "renamed to `handshake_version`")]
-    #[must_use]
-    pub fn legacy_version(self, version: ProtocolVersion) -> Self {
-        self.handshake_version(version)
-    }
-
     /// The largest message accepted from the server (default 16 MiB).
     #[must_use]
     pub fn max_message_size(mut self, bytes: usize) -> Self {
@@ -449,14 +442,6 @@ impl ClientBuilder {
         self
     }
 
-    /// The old name of [`Self::handshake_get_stream`].
-    #[cfg(feature = "http-client")]
-    #[deprecated(since = "0.1.0", note = "renamed to `handshake_get_stream`")]
-    #[must_use]
-    pub fn legacy_get_stream(self, open: bool) -> Self {
-        self.handshake_get_stream(open)
-    }
-
     /// Spawns `command` as the server and speaks over its stdin/stdout. Its stderr is left as
     /// configured on `command` (inherited by default).
     ///
@@ -483,7 +468,7 @@ impl ClientBuilder {
     }
 
     /// Speaks newline-delimited JSON over `reader` / `writer` (an in-memory pipe from
-    /// [`crate::transport::memory::pipe`], a socket, …).
+    /// [`crate::memory::pipe`], a socket, …).
     ///
     /// # Errors
     /// The negotiation failed.

@@ -4,7 +4,7 @@
 //!
 //! [`Client::builder`] configures the era [`Mode`], the client's identity, its callbacks and
 //! limits; then `connect_stdio` (spawn a server process), `connect_http` (streamable HTTP) or
-//! `connect_io` (any byte stream, e.g. [`crate::transport::memory::pipe`]) connects and
+//! `connect_io` (any byte stream, e.g. [`crate::memory::pipe`]) connects and
 //! negotiates:
 //!
 //! * [`Mode::Auto`] (default) probes `server/discover`; a handshake-era server is detected by

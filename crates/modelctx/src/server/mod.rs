@@ -118,7 +118,7 @@ pub use uri_template::{InvalidTemplate, UriVariables};
 
 #[cfg(feature = "macros")]
 pub use mcp_server::{
-    ArgumentUse, Ask, Asker, BackChannel, BuildError, Context, Elicit, ElicitUrl, Elicitation,
+    ArgumentUse, Ask, BackChannel, BuildError, Context, Elicit, ElicitUrl, Elicitation,
     ElicitationForm, FromElicitation, HandlerFuture, Interrupt, IntoPromptResult,
     IntoResourceResult, IntoToolResult, Json, ListRoots, McpServer, McpServerBuilder,
     PromptDefinition, Question, Ready, Resolution, Resolver, ResolverInfo, ResolverOutput,

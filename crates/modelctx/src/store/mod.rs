@@ -46,8 +46,10 @@ pub use sqlite::SqliteStore;
 #[cfg(all(test, feature = "tasks-sqlite"))]
 pub(crate) use sqlite::count_live;
 
-/// Milliseconds since the Unix epoch (the clock of leases, TTLs and flow ages).
-pub fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch (the clock of leases, TTLs and flow ages). Crate-private:
+/// the runtimes and the contracts read it; a store is handed the time (`Limits::now_ms`,
+/// `purge_expired(now_ms)`), never reads a clock of its own.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))

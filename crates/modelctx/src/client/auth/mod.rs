@@ -117,7 +117,7 @@ pub use handler::{
     AuthorizationHandler, AuthorizationRequest, AuthorizationResponse, RedirectFetcher, handler_fn,
 };
 pub use loopback::{LoopbackRedirect, open_in_browser};
-pub use store::{ClientRegistration, FileTokenStore, InMemoryTokenStore, StoredTokens, TokenStore};
+pub use store::{ClientRegistration, FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore};
 pub use token_endpoint_auth_method::TokenEndpointAuthMethod;
 pub use workload::IdentityTokenSource;
 
@@ -145,7 +145,8 @@ impl ApplicationType {
 }
 
 /// When the client binds its tokens to a key with DPoP (RFC 9449), set with
-/// [`OAuthConfig::dpop`].
+/// [`OAuthConfig::dpop`]. (What a resource server accepts is its own setting,
+/// `server::auth::DpopPolicy`.)
 ///
 /// With DPoP, every token request carries a proof signed with the client's ES256 key, the
 /// token the authorization server issues is bound to that key (`token_type` `DPoP`), and every
@@ -157,7 +158,7 @@ impl ApplicationType {
 /// nonce of each server is remembered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DpopMode {
+pub enum DpopUse {
     /// Never: bearer tokens only.
     Off,
     /// When the authorization server's metadata lists `ES256` in
@@ -283,7 +284,7 @@ pub struct OAuthConfig {
     pub(crate) http: Option<reqwest::Client>,
     pub(crate) refresh_margin: Duration,
     pub(crate) assertion_key: Option<AssertionKey>,
-    pub(crate) dpop: DpopMode,
+    pub(crate) dpop: DpopUse,
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -378,7 +379,7 @@ impl OAuthConfig {
             issuer: None,
             pre_registered: Vec::new(),
             application_type: None,
-            store: Arc::new(InMemoryTokenStore::new()),
+            store: Arc::new(MemoryTokenStore::new()),
             refresh_tokens: true,
             max_step_ups: 2,
             allow_insecure_http: false,
@@ -386,7 +387,7 @@ impl OAuthConfig {
             http: None,
             refresh_margin: Duration::from_secs(60),
             assertion_key: None,
-            dpop: DpopMode::default(),
+            dpop: DpopUse::default(),
         }
     }
 
@@ -448,7 +449,7 @@ impl OAuthConfig {
         self
     }
 
-    /// Where tokens and registrations are kept (default: [`InMemoryTokenStore`]; see also
+    /// Where tokens and registrations are kept (default: [`MemoryTokenStore`]; see also
     /// [`FileTokenStore`]).
     #[must_use]
     pub fn token_store(self, store: impl TokenStore) -> Self {
@@ -516,10 +517,10 @@ impl OAuthConfig {
     }
 
     /// When tokens are bound to the client's key with DPoP (default
-    /// [`DpopMode::WhenAdvertised`]); see [`DpopMode`].
+    /// [`DpopUse::WhenAdvertised`]); see [`DpopUse`].
     #[must_use]
-    pub fn dpop(mut self, mode: DpopMode) -> Self {
-        self.dpop = mode;
+    pub fn dpop(mut self, when: DpopUse) -> Self {
+        self.dpop = when;
         self
     }
 

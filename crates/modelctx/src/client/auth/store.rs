@@ -237,7 +237,7 @@ impl fmt::Debug for ClientRegistration {
 /// Keeps tokens (per MCP server URL) and client registrations (per authorization server
 /// issuer: credentials are never reused across authorization servers).
 ///
-/// The default is [`InMemoryTokenStore`]. A persistent implementation should keep the
+/// The default is [`MemoryTokenStore`]. A persistent implementation should keep the
 /// values confidential (e.g. the OS keychain, or a file readable by the user only).
 pub trait TokenStore: Send + Sync + 'static {
     /// The tokens for the MCP server at `server` (its URL as given to `connect_http`).
@@ -270,30 +270,30 @@ pub trait TokenStore: Send + Sync + 'static {
 
 /// A [`TokenStore`] in memory: signing in lasts as long as the process.
 #[derive(Default)]
-pub struct InMemoryTokenStore {
+pub struct MemoryTokenStore {
     tokens: Mutex<HashMap<String, StoredTokens>>,
     clients: Mutex<HashMap<String, ClientRegistration>>,
 }
 
-impl InMemoryTokenStore {
+impl MemoryTokenStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
     }
 }
 
-impl fmt::Debug for InMemoryTokenStore {
+impl fmt::Debug for MemoryTokenStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let servers: Vec<String> = lock(&self.tokens).keys().cloned().collect();
         let issuers: Vec<String> = lock(&self.clients).keys().cloned().collect();
-        f.debug_struct("InMemoryTokenStore")
+        f.debug_struct("MemoryTokenStore")
             .field("servers", &servers)
             .field("issuers", &issuers)
             .finish()
     }
 }
 
-impl TokenStore for InMemoryTokenStore {
+impl TokenStore for MemoryTokenStore {
     fn load_tokens<'a>(
         &'a self,
         server: &'a str,

@@ -26,12 +26,14 @@ use modelctx_seal::ReplayKey;
 use crate::dpop::{self, SignedProof};
 use crate::server::single_use::{MemoryReplayGuard, Redemption, ReplayGuard};
 
-/// Whether Bearer tokens are still accepted next to DPoP-bound ones.
+/// The resource server's policy on DPoP ([`Dpop::allowed`], [`Dpop::required`]): whether Bearer
+/// tokens are still accepted next to DPoP-bound ones. (The client's side of DPoP, when it binds
+/// its tokens, is `client::auth::DpopUse`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DpopMode {
+pub enum DpopPolicy {
     /// Bearer tokens and DPoP-bound tokens (each with its own scheme). A DPoP-bound token sent
-    /// as Bearer is refused in every mode.
+    /// as Bearer is refused under either policy.
     Allowed,
     /// DPoP-bound tokens only; a Bearer request gets a `DPoP` challenge.
     Required,
@@ -43,7 +45,7 @@ pub enum DpopMode {
 /// Bearer tokens are accepted.
 #[derive(Debug, Clone)]
 pub struct Dpop {
-    pub(super) mode: DpopMode,
+    pub(super) policy: DpopPolicy,
     max_age: Duration,
     future_skew: Duration,
     replay: Arc<dyn ReplayGuard>,
@@ -56,9 +58,9 @@ pub struct Dpop {
 pub const DEFAULT_REPLAY_CAPACITY: usize = 100_000;
 
 impl Dpop {
-    fn new(mode: DpopMode) -> Self {
+    fn new(policy: DpopPolicy) -> Self {
         Self {
-            mode,
+            policy,
             max_age: Duration::from_secs(60),
             future_skew: Duration::from_secs(5),
             replay: Arc::new(MemoryReplayGuard::new(DEFAULT_REPLAY_CAPACITY)),
@@ -68,17 +70,17 @@ impl Dpop {
 
     /// Accepts DPoP-bound tokens with their proofs, and Bearer tokens.
     pub fn allowed() -> Self {
-        Self::new(DpopMode::Allowed)
+        Self::new(DpopPolicy::Allowed)
     }
 
     /// Accepts DPoP-bound tokens with their proofs only.
     pub fn required() -> Self {
-        Self::new(DpopMode::Required)
+        Self::new(DpopPolicy::Required)
     }
 
-    /// The mode.
-    pub fn mode(&self) -> DpopMode {
-        self.mode
+    /// The policy: whether Bearer tokens are accepted too.
+    pub fn policy(&self) -> DpopPolicy {
+        self.policy
     }
 
     /// How old a proof's `iat` may be (default 60 s). With [`Dpop::future_skew`] it is also how

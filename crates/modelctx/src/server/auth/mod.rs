@@ -33,7 +33,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use modelctx_seal::Principal;
 use serde_json::Value;
 
-pub use dpop::{DEFAULT_REPLAY_CAPACITY, Dpop, DpopMode};
+pub use dpop::{DEFAULT_REPLAY_CAPACITY, Dpop, DpopPolicy};
 pub use introspection::IntrospectionVerifier;
 pub use jwt::{JwksSource, JwtVerifier};
 
@@ -256,7 +256,7 @@ impl ResourceServer {
             document["dpop_signing_alg_values_supported"] =
                 serde_json::json!([crate::dpop::PROOF_ALG]);
             document["dpop_bound_access_tokens_required"] =
-                Value::from(dpop.mode == DpopMode::Required);
+                Value::from(dpop.policy == DpopPolicy::Required);
         }
         document
     }
@@ -274,7 +274,7 @@ impl ResourceServer {
             return Err(self.reject(StatusCode::UNAUTHORIZED, None));
         };
         let dpop = match (scheme, &self.dpop) {
-            (Scheme::Bearer, Some(dpop)) if dpop.mode == DpopMode::Required => {
+            (Scheme::Bearer, Some(dpop)) if dpop.policy == DpopPolicy::Required => {
                 return Err(self.refuse_token(Scheme::Dpop, "this resource requires DPoP"));
             }
             (Scheme::Bearer, _) => None,
@@ -403,13 +403,13 @@ impl ResourceServer {
     /// The challenges of every scheme accepted (RFC 9449 §7.1: Bearer and DPoP side by side
     /// when both are); the error, if any, goes on the scheme the client used, listed first.
     fn reject(&self, status: StatusCode, refusal: Option<Refusal>) -> AuthRejection {
-        let schemes: &[Scheme] = match self.dpop.as_ref().map(|dpop| dpop.mode) {
+        let schemes: &[Scheme] = match self.dpop.as_ref().map(|dpop| dpop.policy) {
             None => &[Scheme::Bearer],
-            Some(DpopMode::Allowed) => match refusal.as_ref().map(|r| r.scheme) {
+            Some(DpopPolicy::Allowed) => match refusal.as_ref().map(|r| r.scheme) {
                 Some(Scheme::Dpop) => &[Scheme::Dpop, Scheme::Bearer],
                 _ => &[Scheme::Bearer, Scheme::Dpop],
             },
-            Some(DpopMode::Required) => &[Scheme::Dpop],
+            Some(DpopPolicy::Required) => &[Scheme::Dpop],
         };
         let mut headers = HeaderMap::new();
         for &scheme in schemes {

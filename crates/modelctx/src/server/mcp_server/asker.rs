@@ -21,9 +21,10 @@ pub trait BackChannel: Send + Sync + 'static {
     fn ask(&self, request: InputRequest) -> BoxFuture<'static, Result<Value, ErrorObject>>;
 }
 
-/// Decides how a question reaches the client.
+/// Decides how a question reaches the client. Crate-private: the handler's [`Context`](super::Context)
+/// picks it (a back-channel given or found on the request, or none), and no user code names it.
 #[derive(Clone)]
-pub enum Asker {
+pub(crate) enum Asker {
     /// 2026-07-28: collect into one `InputRequiredResult`; answers arrive on the retry.
     InputRequired,
     /// Handshake era: send each question now and await the answer.

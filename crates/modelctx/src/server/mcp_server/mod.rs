@@ -30,7 +30,7 @@ use serde_json::Value;
 use super::uri_template::UriTemplate;
 use super::{BoxFuture, RegistrationError, RequestContext, Server, ServerBuilder, UriVariables};
 
-pub use asker::{Asker, BackChannel};
+pub use asker::BackChannel;
 pub use context::Context;
 pub use outcome::{Elicitation, FromElicitation, Interrupt};
 pub use output::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
@@ -243,7 +243,7 @@ impl std::fmt::Debug for McpServerBuilder {
 /// "… does not match the requested schema") and never reaches your function.
 ///
 /// On a handshake-era (2025-11-25) session the same resolvers ask mid-call instead, through
-/// server→client requests answered by the same client callbacks (see [`Asker`]).
+/// server→client requests answered by the same client callbacks (see [`BackChannel`]).
 ///
 /// A tool, prompt or template may instead return an `InputRequiredResult` itself
 /// ([`modelctx_types::Outcome`]) and read [`Context::input_responses`] / [`Context::request_state`]

@@ -12,7 +12,7 @@
 //! * [`SingleUse`] picks the rounds: by default those of tools that declare
 //!   `destructiveHint: true` (`#[tool(destructive)]`, or the low-level tool's annotations), or
 //!   every sealed round.
-//! * The token's [`ReplayKey`] (the built-in codec's `kid ‖ nonce`) is recorded after every
+//! * The token's [`ReplayKey`] (`modelctx::seal::ReplayKey`: the built-in codec's `kid ‖ nonce`) is recorded after every
 //!   other check passed and before the handler runs, until the token's `exp` plus the clock skew
 //!   tolerated between instances ([`modelctx_seal::FUTURE_SKEW`], 60 s). A replay answers
 //!   the one `-32602 "Invalid or expired requestState"` (logged as `replayed`), and so does a
@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
-pub use modelctx_seal::ReplayKey;
+use modelctx_seal::ReplayKey;
 use modelctx_types::Tool;
 
 pub use memory::{DEFAULT_CAPACITY, MemoryReplayGuard};

@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use modelctx::server::Server;
-//! use modelctx::server::tasks::{MemoryStore, TaskContext, TaskInput, TaskStep, TaskTool, Tasks};
+//! use modelctx::server::tasks::{MemoryTaskStore, TaskContext, TaskInput, TaskStep, TaskTool, Tasks};
 //! use modelctx::types::{CallToolResult, ElicitRequestFormParams, InputRequest, Tool};
 //!
 //! let confirm = InputRequest::elicit(ElicitRequestFormParams::new(
@@ -37,7 +37,7 @@
 //!         }
 //!     },
 //! );
-//! let tasks = Tasks::builder(MemoryStore::new()).tool(tool).build();
+//! let tasks = Tasks::builder(MemoryTaskStore::new()).tool(tool).build();
 //! let server = Server::builder("jobs", "1.0.0").tasks(tasks).build()?;
 //! # let _ = server;
 //! # Ok::<(), modelctx::server::RegistrationError>(())
@@ -106,15 +106,16 @@ pub use handler::{
     TaskStep, TaskSupport, TaskTool,
 };
 #[cfg(feature = "tasks-redis")]
-pub use redis::RedisStore;
+pub use redis::RedisTaskStore;
 #[cfg(feature = "tasks-sqlite")]
-pub use sqlite::SqliteStore;
-pub use store::{Admission, Lease, MemoryStore, StoreError, TaskLimits, TaskRecord, TaskStore};
+pub use sqlite::SqliteTaskStore;
+pub use store::{Admission, Lease, MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 
 use methods::{TaskMethod, TaskMethodHandler, TaskToolHandler};
 use runtime::Runtime;
 
 use super::{RequestContext, ServerBuilder};
+use crate::store::StoreError;
 
 /// What happens to a `working` task whose instance died (its lease lapsed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

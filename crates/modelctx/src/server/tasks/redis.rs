@@ -1,4 +1,4 @@
-//! [`RedisStore`]: tasks in Redis, shared by every server instance behind a load balancer.
+//! [`RedisTaskStore`]: tasks in Redis, shared by every server instance behind a load balancer.
 
 use super::store::TaskRecord;
 
@@ -12,4 +12,4 @@ use super::store::TaskRecord;
 ///
 /// The scripts touch the task key, the active set and the live sets together: use a standalone
 /// Redis (or Sentinel), or a prefix that is a cluster hash tag such as `{mcp}`.
-pub type RedisStore = crate::store::RedisStore<TaskRecord>;
+pub type RedisTaskStore = crate::store::RedisStore<TaskRecord>;

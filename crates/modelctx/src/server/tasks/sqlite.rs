@@ -1,4 +1,4 @@
-//! [`SqliteStore`]: tasks in an SQLite database (SQLite is compiled in). Durable across
+//! [`SqliteTaskStore`]: tasks in an SQLite database (SQLite is compiled in). Durable across
 //! restarts; several processes on one host may share the file (WAL mode, busy timeout).
 
 use super::store::TaskRecord;
@@ -8,14 +8,14 @@ use super::store::TaskRecord;
 /// with `synchronous = FULL` before its future completes; a creation counts the live tasks and
 /// inserts inside one `BEGIN IMMEDIATE`. The kernel's [`crate::store::SqliteStore`] for
 /// [`TaskRecord`]s.
-pub type SqliteStore = crate::store::SqliteStore<TaskRecord>;
+pub type SqliteTaskStore = crate::store::SqliteStore<TaskRecord>;
 
 #[cfg(test)]
 mod tests {
     use crate::store::{Record as _, count_live};
 
     use super::super::store::{TaskLimits, TaskStore};
-    use super::{SqliteStore, TaskRecord};
+    use super::{SqliteTaskStore, TaskRecord};
 
     /// The limit counts visit the index entries of live tasks only: each part of each count is
     /// a range search on a covering index, bounded below by the expiry (or `IS NULL`).
@@ -69,12 +69,12 @@ mod tests {
         let path = dir.join("tasks.db");
         let record = TaskRecord::new("t-1".to_owned(), "tool".to_owned(), 5);
         {
-            let store = SqliteStore::open(&path).unwrap();
+            let store = SqliteTaskStore::open(&path).unwrap();
             TaskStore::create(&store, &record, TaskLimits::default())
                 .await
                 .unwrap();
         }
-        let store = SqliteStore::open(&path).unwrap();
+        let store = SqliteTaskStore::open(&path).unwrap();
         let loaded = TaskStore::load(&store, "t-1").await.unwrap();
         assert_eq!(loaded, Some(record));
         drop(store);

@@ -16,8 +16,9 @@ use modelctx_types::{ClientCapabilities, ErrorObject, Extra, InputRequests, Inpu
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::store::StoreError;
-use crate::store::{Field, Inserted, Limits, Record, Scan, Schema, Tag, VersionedStore};
+use crate::store::{
+    Field, Inserted, Limits, Record, Scan, Schema, StoreError, Tag, VersionedStore,
+};
 
 /// Who runs a `working` task right now: an instance id and the time (Unix milliseconds) its
 /// claim lapses unless renewed. An expired lease means the worker died.
@@ -233,7 +234,7 @@ pub trait TaskStore: Send + Sync + 'static {
 /// [`crate::store::MemoryStore`] for [`TaskRecord`]s: it counts the live tasks as they are
 /// created and retires them as their TTLs elapse, so a creation checks the limits in
 /// `O(log n)`.
-pub type MemoryStore = crate::store::MemoryStore<TaskRecord>;
+pub type MemoryTaskStore = crate::store::MemoryStore<TaskRecord>;
 
 /// The SQLite layout of tasks: one row per task (the record as JSON, plus the columns the sweep,
 /// the purge and the limit counts query). The principal is counted through an index on its JSON
@@ -364,7 +365,7 @@ mod tests {
     /// The memory store's counts follow creation, expiry and purges without walking records.
     #[tokio::test]
     async fn memory_counts_follow_expiry_and_purges() {
-        let store = super::MemoryStore::new();
+        let store = super::MemoryTaskStore::new();
         let limits = TaskLimits {
             per_principal: Some(2),
             total: Some(3),

@@ -18,7 +18,7 @@ use crate::client::auth::handler::{AuthorizationHandler, AuthorizationRequest};
 use crate::client::auth::pkce::{Pkce, constant_time_eq, random_token};
 use crate::client::auth::proof::{ALGORITHM, NonceBook, ProofKey};
 use crate::client::auth::store::{ClientRegistration, StoredTokens};
-use crate::client::auth::{AssertionRequest, DpopMode, Grant};
+use crate::client::auth::{AssertionRequest, DpopUse, Grant};
 use crate::dpop::{PROOF_HEADER, USE_NONCE_ERROR};
 
 /// A token endpoint response (RFC 6749 §5.1).
@@ -300,7 +300,7 @@ impl OAuthClient {
             // without a proof cannot be presented.
             Some(key.ok_or_else(|| AuthError::UnsupportedTokenType(token.token_type.clone()))?)
         } else if token.token_type.eq_ignore_ascii_case("bearer")
-            && self.config.dpop != DpopMode::Required
+            && self.config.dpop != DpopUse::Required
         {
             // A proof the server ignored: the token is an ordinary bearer token.
             None
@@ -319,9 +319,9 @@ impl OAuthClient {
             .as_ref();
         let takes_es256 = advertised.is_some_and(|algs| algs.iter().any(|a| a == ALGORITHM));
         let on = match self.config.dpop {
-            DpopMode::Off => false,
-            DpopMode::WhenAdvertised => takes_es256,
-            DpopMode::Required => {
+            DpopUse::Off => false,
+            DpopUse::WhenAdvertised => takes_es256,
+            DpopUse::Required => {
                 if advertised.is_some() && !takes_es256 {
                     return Err(AuthError::InvalidConfig(format!(
                         "DPoP is required but {} does not take {ALGORITHM} proofs",
