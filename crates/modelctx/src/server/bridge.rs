@@ -23,9 +23,8 @@ use modelctx_types::{
 };
 
 use super::RequestContext;
-use super::Server;
 use super::context::name_input_request;
-use super::mrtr::Target;
+use super::mrtr::{Target, check_input_required};
 
 /// How many times one request may ask for input over the back-channel: the bridge's rounds and
 /// a task tool's synchronous run alike.
@@ -118,53 +117,50 @@ pub(crate) async fn ask_all(
     Ok(answers)
 }
 
-impl Server {
-    /// Runs a multi-round-trip handler on a handshake-era request to its final outcome (see the
-    /// module docs). `params` are the request's own; each further round gets a copy carrying
-    /// the answers and the state.
-    pub(crate) async fn bridge<P, T, F, Fut>(
-        &self,
-        ctx: &RequestContext,
-        target: &Target<'_>,
-        mut params: P,
-        call: F,
-    ) -> Result<Outcome<T>, ErrorObject>
-    where
-        P: InputResponseParams + Clone,
-        F: Fn(RequestContext, P) -> Fut,
-        Fut: Future<Output = Result<Outcome<T>, ErrorObject>>,
-    {
-        let mut wait = STATE_ONLY_FIRST_WAIT;
-        let mut rounds = Rounds::default();
-        loop {
-            let irr = match call(ctx.clone(), params.clone()).await? {
-                Outcome::InputRequired(irr) => irr,
-                done => {
-                    if matches!(done, Outcome::Complete(_)) {
-                        ctx.announce_elicitations_complete().await;
-                    }
-                    return Ok(done);
+/// Runs a multi-round-trip handler on a handshake-era request to its final outcome (see the
+/// module docs). `params` are the request's own; each further round gets a copy carrying
+/// the answers and the state.
+pub(crate) async fn bridge<P, T, F, Fut>(
+    ctx: &RequestContext,
+    target: &Target<'_>,
+    mut params: P,
+    call: F,
+) -> Result<Outcome<T>, ErrorObject>
+where
+    P: InputResponseParams + Clone,
+    F: Fn(RequestContext, P) -> Fut,
+    Fut: Future<Output = Result<Outcome<T>, ErrorObject>>,
+{
+    let mut wait = STATE_ONLY_FIRST_WAIT;
+    let mut rounds = Rounds::default();
+    loop {
+        let irr = match call(ctx.clone(), params.clone()).await? {
+            Outcome::InputRequired(irr) => irr,
+            done => {
+                if matches!(done, Outcome::Complete(_)) {
+                    ctx.announce_elicitations_complete().await;
                 }
-            };
-            self.check_input_required(ctx, target, &irr)?;
-            rounds.next(target.method)?;
-            let state = irr.request_state;
-            let requests = irr.input_requests.unwrap_or_default();
-            let answers = if requests.is_empty() {
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    () = ctx.cancelled() => {
-                        return Err(ErrorObject::internal("the request was cancelled"));
-                    }
+                return Ok(done);
+            }
+        };
+        check_input_required(ctx, target, &irr)?;
+        rounds.next(target.method)?;
+        let state = irr.request_state;
+        let requests = irr.input_requests.unwrap_or_default();
+        let answers = if requests.is_empty() {
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = ctx.cancelled() => {
+                    return Err(ErrorObject::internal("the request was cancelled"));
                 }
-                wait = (wait * 2).min(STATE_ONLY_MAX_WAIT);
-                None
-            } else {
-                wait = STATE_ONLY_FIRST_WAIT;
-                Some(ask_all(ctx, requests).await?)
-            };
-            params.set_input_responses(answers);
-            params.set_request_state(state);
-        }
+            }
+            wait = (wait * 2).min(STATE_ONLY_MAX_WAIT);
+            None
+        } else {
+            wait = STATE_ONLY_FIRST_WAIT;
+            Some(ask_all(ctx, requests).await?)
+        };
+        params.set_input_responses(answers);
+        params.set_request_state(state);
     }
 }

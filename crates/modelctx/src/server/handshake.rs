@@ -229,50 +229,48 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-impl Server {
-    /// `resources/subscribe`: makes `session` follow `uri`, a resource or a URI of a template
-    /// this server has (`exists`, which the router answers from the registry), within the
-    /// [`super::SubscriptionLimits`] (`-32602` otherwise: `Resource not found`, as
-    /// `resources/read` answers, or the limit passed), and while the server's budget for
-    /// subscriptions covers it (`-32603`).
-    pub(crate) fn subscribe(
-        &self,
-        session: &HandshakeSession,
-        uri: String,
-        exists: impl FnOnce(&str) -> bool,
-    ) -> Result<(), ErrorObject> {
-        let budget = &self.inner.subscriptions;
-        // Checked before the registry is searched, whose templates read the whole URI.
-        budget.limits().check_uri_length(&uri)?;
-        if !exists(&uri) {
-            return Err(ErrorObject::resource_not_found(&uri));
-        }
-        budget.follow(&mut lock(&session.subscriptions), uri)
+/// `resources/subscribe`: makes `session` follow `uri`, a resource or a URI of a template
+/// this server has (`exists`, which the router answers from the registry), within the
+/// [`super::SubscriptionLimits`] (`-32602` otherwise: `Resource not found`, as
+/// `resources/read` answers, or the limit passed), and while the server's budget for
+/// subscriptions covers it (`-32603`).
+pub(crate) fn subscribe(
+    server: &Server,
+    session: &HandshakeSession,
+    uri: String,
+    exists: impl FnOnce(&str) -> bool,
+) -> Result<(), ErrorObject> {
+    let budget = &server.inner.subscriptions;
+    // Checked before the registry is searched, whose templates read the whole URI.
+    budget.limits().check_uri_length(&uri)?;
+    if !exists(&uri) {
+        return Err(ErrorObject::resource_not_found(&uri));
     }
+    budget.follow(&mut lock(&session.subscriptions), uri)
+}
 
-    /// Answers `initialize`: the version the client asked for when this server speaks it, else
-    /// the newest handshake version; the session remembers the client's capabilities, and what
-    /// it holds is counted against `client` (`None`: against the server's budget only).
-    pub(crate) fn initialize(
-        &self,
-        params: InitializeRequestParams,
-        client: Option<Client>,
-    ) -> (Arc<HandshakeSession>, InitializeResult) {
-        let version = if ProtocolVersion::HANDSHAKE.contains(&params.protocol_version) {
-            params.protocol_version
-        } else {
-            ProtocolVersion::LATEST_HANDSHAKE
-        };
-        let session = Arc::new(HandshakeSession::new(
-            version.clone(),
-            params.capabilities,
-            Some(params.client_info),
-            client,
-        ));
-        let mut result = InitializeResult::new(version, self.capabilities(), self.info().clone());
-        result.instructions = self.inner.instructions.clone();
-        (session, result)
-    }
+/// Answers `initialize`: the version the client asked for when this server speaks it, else
+/// the newest handshake version; the session remembers the client's capabilities, and what
+/// it holds is counted against `client` (`None`: against the server's budget only).
+pub(crate) fn initialize(
+    server: &Server,
+    params: InitializeRequestParams,
+    client: Option<Client>,
+) -> (Arc<HandshakeSession>, InitializeResult) {
+    let version = if ProtocolVersion::HANDSHAKE.contains(&params.protocol_version) {
+        params.protocol_version
+    } else {
+        ProtocolVersion::LATEST_HANDSHAKE
+    };
+    let session = Arc::new(HandshakeSession::new(
+        version.clone(),
+        params.capabilities,
+        Some(params.client_info),
+        client,
+    ));
+    let mut result = InitializeResult::new(version, server.capabilities(), server.info().clone());
+    result.instructions = server.inner.instructions.clone();
+    (session, result)
 }
 
 /// The error for a request that mixes eras on one stdio connection.

@@ -42,18 +42,24 @@ const LAYERS: &[(&str, u8)] = &[
     ("handler", 7),
     ("registry", 8),
     ("trace", 8),
-    // The stages: MRTR and its bridge, listen streams, the ladder and routing, the chain.
-    ("mrtr", 9),
-    ("listen", 9),
-    ("bridge", 10),
-    ("dispatch", 11),
-    ("middleware", 12),
+    // The steps every route shares: the ladder, typed params, the context, the stamped result.
+    ("ladder", 9),
+    // The stages: sealed state and listen streams, the bridge, the three methods that may ask,
+    // routing, the chain (which ends in routing), the entry a transport calls (span, chain or
+    // routing). Each is free functions over `&Server`, so a call between stages is an import.
+    ("mrtr", 10),
+    ("listen", 10),
+    ("bridge", 11),
+    ("mrtr_methods", 12),
+    ("dispatch", 13),
+    ("middleware", 14),
+    ("pipeline", 15),
     // The transports, then the features over them.
-    ("stdio_era", 13),
-    ("stdio", 14),
-    ("http", 14),
-    ("tasks", 15),
-    ("mcp_server", 16),
+    ("stdio_era", 16),
+    ("stdio", 17),
+    ("http", 17),
+    ("tasks", 18),
+    ("mcp_server", 19),
 ];
 
 /// What `mod.rs` defines or re-exports, each with the module it stands for: its own items
@@ -195,4 +201,43 @@ fn names_of_the_facade_stand_for_their_modules() {
         .filter_map(|path| layer_of(path).map(|(name, _)| name))
         .collect();
     assert_eq!(layers, ["context", "Server", "message", "tasks"]);
+}
+
+/// The files allowed an `impl Server` block: the handle's own (`mod.rs`) and the transports'
+/// public `serve_*` methods. A stage is free functions over `&Server`, so that a call from one
+/// stage into another is an import the layering test sees, not a method call it cannot.
+const IMPL_SERVER_FILES: &[&str] = &["mod.rs", "stdio.rs", "http/serve.rs"];
+
+/// Every file under `root` with an `impl Server` block that is not in [`IMPL_SERVER_FILES`].
+fn stray_impl_blocks(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    let mut stray = BTreeSet::new();
+    for file in files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        let name = relative.to_string_lossy().replace('\\', "/");
+        if IMPL_SERVER_FILES.contains(&name.as_str()) || name == "layers.rs" {
+            continue;
+        }
+        let source = std::fs::read_to_string(&file).expect("read a source file");
+        let has_impl = code_of(&source).lines().any(|line| {
+            let line = line.trim_start();
+            line.starts_with("impl Server {") || line.starts_with("impl Server<")
+        });
+        if has_impl {
+            stray.insert(name);
+        }
+    }
+    stray.into_iter().collect()
+}
+
+#[test]
+fn only_the_handle_and_the_transports_implement_server() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server");
+    let stray = stray_impl_blocks(&root);
+    assert!(
+        stray.is_empty(),
+        "`impl Server` outside the handle and the transports' serve_* (make the stage free \
+         functions over `&Server`): {stray:?}"
+    );
 }

@@ -22,173 +22,170 @@ use super::registry::Registry;
 use super::subscription_budget::Client;
 use super::{RequestContext, Server, SubscriptionLimits};
 
-impl Server {
-    /// Serves one listen stream until the client cancels it (`None`: send nothing more) or
-    /// `closing` is cancelled (`Some`: the graceful closing result): the server closed
-    /// subscriptions, or the stream's connection is ending. `request_bytes` is the size of the
-    /// request's params text, which the transport keeps for the stream's life.
-    ///
-    /// # Errors
-    /// Before the acknowledgement: a request or filter past the [`super::SubscriptionLimits`]
-    /// (`-32602`), `taskIds` without the tasks extension (`-32021`) or naming more tasks than the
-    /// client may have (`-32602`), a client or server that holds its limit of streams
-    /// (`-32603`).
-    pub(crate) async fn listen(
-        &self,
-        ctx: &RequestContext,
-        params: SubscriptionsListenRequestParams,
-        request_bytes: usize,
-        registry: &Registry,
-        closing: &CancellationToken,
-    ) -> Result<Option<SubscriptionsListenResult>, ErrorObject> {
-        // Only the filter is kept, and of it only what the stream follows: the envelope and any
-        // member the server does not know go now, not with the stream.
-        let mut filter = params.notifications;
-        let budget = &self.inner.subscriptions;
-        let uris = budget
-            .limits()
-            .stream_resources(filter.resource_subscriptions.take().unwrap_or_default())?;
-        let task_ids = self.listen_task_ids(ctx, &mut filter)?;
-        let followed = uris.iter().chain(task_ids.iter().flatten());
-        let (entries, bytes) = followed.fold((0usize, 0usize), |(n, b), s| (n + 1, b + s.len()));
-        let charge = SubscriptionLimits::stream_charge(request_bytes, entries, bytes);
-        // Given back when the stream ends, however it ends.
-        let _hold = budget.admit(Client::of(ctx.principal(), peer_ip(ctx)), charge)?;
-        // Subscribe before acknowledging, so no change between the two is lost.
-        let mut changes = self.inner.changes.subscribe();
-        let mut honored = self.honored(&filter, uris, registry);
-        drop(filter);
-        // The tasks extension: `notifications/tasks` for the honoured `taskIds`.
-        let mut tasks = self.task_notifications(ctx, task_ids, &mut honored).await;
-        let tag = Meta::for_subscription(ctx.id());
-        // The acknowledgement takes the honoured filter and gives its URIs back: the stream
-        // keeps one set of them, never a copy. Boxed, as everything awaited once or rarely
-        // here: the stream's future keeps the size of its largest await for its whole life
-        // (RELIABILITY.md, "Change bus").
-        let mut ack = SubscriptionsAcknowledgedParams::new(honored).with_meta(tag.clone());
-        Box::pin(ctx.notify::<SubscriptionsAcknowledged>(&ack)).await;
-        let Some(encoded) = Encoded::new(&tag, &ack.notifications) else {
-            return Ok(Some(SubscriptionsListenResult::default()));
-        };
-        // Sorted and distinct (`SubscriptionLimits::stream_resources`): found by binary search.
-        let resources: Box<[String]> = ack
-            .notifications
-            .resource_subscriptions
-            .take()
-            .unwrap_or_default()
-            .into_boxed_slice();
-        // Not kept for the stream's life (a map: ~600 bytes a stream); a task notification,
-        // rare beside the changes, builds it again.
-        drop((ack, tag));
-        // Created once: a fresh `cancelled()` future per change would lock the token and register
-        // a waiter again for every stream (10,000 streams, one change: 20,000 registrations).
-        let cancelled = ctx.cancelled();
-        let shutdown = closing.cancelled();
-        tokio::pin!(cancelled, shutdown);
-        loop {
-            tokio::select! {
-                () = &mut cancelled => return Ok(None),
-                () = &mut shutdown => return Ok(Some(SubscriptionsListenResult::default())),
-                Some(mut task) = tasks.next() => {
-                    task.meta = Some(Meta::for_subscription(ctx.id()));
-                    // Boxed, as the task is: held inline, both would size every stream's
-                    // future (and the whole request future around it) for this rare case.
-                    Box::pin(ctx.notify::<TaskStatusNotification>(&*task)).await;
-                }
-                change = changes.recv() => match change {
-                    Ok(Change::ToolsListChanged) => encoded.send(ctx, &encoded.tools).await,
-                    Ok(Change::PromptsListChanged) => encoded.send(ctx, &encoded.prompts).await,
-                    Ok(Change::ResourcesListChanged) => {
-                        encoded.send(ctx, &encoded.resources).await;
-                    }
-                    Ok(Change::ResourceUpdated(uri))
-                        if resources.binary_search(&uri).is_ok() =>
-                    {
-                        ctx.notify_encoded(encoded.updated(&uri)).await;
-                    }
-                    Ok(Change::Resync) => Box::pin(self.resync(ctx, &resources, &encoded)).await,
-                    Ok(_) => {}
-                    Err(RecvError::Lagged(missed)) => {
-                        // Changes were dropped for this stream: its client refetches everything
-                        // it follows, as after a bus outage.
-                        tracing::warn!(missed, "listen stream fell behind; changes were dropped, resyncing");
-                        Box::pin(self.resync(ctx, &resources, &encoded)).await;
-                    }
-                    Err(RecvError::Closed) => {
-                        return Ok(Some(SubscriptionsListenResult::default()));
-                    }
-                },
+/// Serves one listen stream until the client cancels it (`None`: send nothing more) or
+/// `closing` is cancelled (`Some`: the graceful closing result): the server closed
+/// subscriptions, or the stream's connection is ending. `request_bytes` is the size of the
+/// request's params text, which the transport keeps for the stream's life.
+///
+/// # Errors
+/// Before the acknowledgement: a request or filter past the [`super::SubscriptionLimits`]
+/// (`-32602`), `taskIds` without the tasks extension (`-32021`) or naming more tasks than the
+/// client may have (`-32602`), a client or server that holds its limit of streams
+/// (`-32603`).
+pub(crate) async fn listen(
+    server: &Server,
+    ctx: &RequestContext,
+    params: SubscriptionsListenRequestParams,
+    request_bytes: usize,
+    registry: &Registry,
+    closing: &CancellationToken,
+) -> Result<Option<SubscriptionsListenResult>, ErrorObject> {
+    // Only the filter is kept, and of it only what the stream follows: the envelope and any
+    // member the server does not know go now, not with the stream.
+    let mut filter = params.notifications;
+    let budget = &server.inner.subscriptions;
+    let uris = budget
+        .limits()
+        .stream_resources(filter.resource_subscriptions.take().unwrap_or_default())?;
+    let task_ids = listen_task_ids(server, ctx, &mut filter)?;
+    let followed = uris.iter().chain(task_ids.iter().flatten());
+    let (entries, bytes) = followed.fold((0usize, 0usize), |(n, b), s| (n + 1, b + s.len()));
+    let charge = SubscriptionLimits::stream_charge(request_bytes, entries, bytes);
+    // Given back when the stream ends, however it ends.
+    let _hold = budget.admit(Client::of(ctx.principal(), peer_ip(ctx)), charge)?;
+    // Subscribe before acknowledging, so no change between the two is lost.
+    let mut changes = server.inner.changes.subscribe();
+    let mut honored = honored(server, &filter, uris, registry);
+    drop(filter);
+    // The tasks extension: `notifications/tasks` for the honoured `taskIds`.
+    let mut tasks = task_notifications(server, ctx, task_ids, &mut honored).await;
+    let tag = Meta::for_subscription(ctx.id());
+    // The acknowledgement takes the honoured filter and gives its URIs back: the stream
+    // keeps one set of them, never a copy. Boxed, as everything awaited once or rarely
+    // here: the stream's future keeps the size of its largest await for its whole life
+    // (RELIABILITY.md, "Change bus").
+    let mut ack = SubscriptionsAcknowledgedParams::new(honored).with_meta(tag.clone());
+    Box::pin(ctx.notify::<SubscriptionsAcknowledged>(&ack)).await;
+    let Some(encoded) = Encoded::new(&tag, &ack.notifications) else {
+        return Ok(Some(SubscriptionsListenResult::default()));
+    };
+    // Sorted and distinct (`SubscriptionLimits::stream_resources`): found by binary search.
+    let resources: Box<[String]> = ack
+        .notifications
+        .resource_subscriptions
+        .take()
+        .unwrap_or_default()
+        .into_boxed_slice();
+    // Not kept for the stream's life (a map: ~600 bytes a stream); a task notification,
+    // rare beside the changes, builds it again.
+    drop((ack, tag));
+    // Created once: a fresh `cancelled()` future per change would lock the token and register
+    // a waiter again for every stream (10,000 streams, one change: 20,000 registrations).
+    let cancelled = ctx.cancelled();
+    let shutdown = closing.cancelled();
+    tokio::pin!(cancelled, shutdown);
+    loop {
+        tokio::select! {
+            () = &mut cancelled => return Ok(None),
+            () = &mut shutdown => return Ok(Some(SubscriptionsListenResult::default())),
+            Some(mut task) = tasks.next() => {
+                task.meta = Some(Meta::for_subscription(ctx.id()));
+                // Boxed, as the task is: held inline, both would size every stream's
+                // future (and the whole request future around it) for this rare case.
+                Box::pin(ctx.notify::<TaskStatusNotification>(&*task)).await;
             }
+            change = changes.recv() => match change {
+                Ok(Change::ToolsListChanged) => encoded.send(ctx, &encoded.tools).await,
+                Ok(Change::PromptsListChanged) => encoded.send(ctx, &encoded.prompts).await,
+                Ok(Change::ResourcesListChanged) => {
+                    encoded.send(ctx, &encoded.resources).await;
+                }
+                Ok(Change::ResourceUpdated(uri))
+                    if resources.binary_search(&uri).is_ok() =>
+                {
+                    ctx.notify_encoded(encoded.updated(&uri)).await;
+                }
+                Ok(Change::Resync) => Box::pin(resync(ctx, &resources, &encoded)).await,
+                Ok(_) => {}
+                Err(RecvError::Lagged(missed)) => {
+                    // Changes were dropped for this stream: its client refetches everything
+                    // it follows, as after a bus outage.
+                    tracing::warn!(missed, "listen stream fell behind; changes were dropped, resyncing");
+                    Box::pin(resync(ctx, &resources, &encoded)).await;
+                }
+                Err(RecvError::Closed) => {
+                    return Ok(Some(SubscriptionsListenResult::default()));
+                }
+            },
         }
     }
+}
 
-    /// What a stream following `resources` is sent on [`Change::Resync`]: everything it follows.
-    async fn resync(&self, ctx: &RequestContext, resources: &[String], encoded: &Encoded) {
-        for list in [&encoded.tools, &encoded.prompts, &encoded.resources] {
-            encoded.send(ctx, list).await;
-        }
-        for uri in resources {
-            ctx.notify_encoded(encoded.updated(uri)).await;
-        }
+/// What a stream following `resources` is sent on [`Change::Resync`]: everything it follows.
+async fn resync(ctx: &RequestContext, resources: &[String], encoded: &Encoded) {
+    for list in [&encoded.tools, &encoded.prompts, &encoded.resources] {
+        encoded.send(ctx, list).await;
     }
+    for uri in resources {
+        ctx.notify_encoded(encoded.updated(uri)).await;
+    }
+}
 
-    /// The distinct `taskIds` of a filter, taken out of it (`None` when it names none, or the
-    /// server does not serve the tasks extension: then they are an unknown member, ignored).
-    fn listen_task_ids(
-        &self,
-        ctx: &RequestContext,
-        filter: &mut SubscriptionFilter,
-    ) -> Result<Option<Vec<String>>, ErrorObject> {
-        #[cfg(feature = "tasks")]
-        if let Some(tasks) = &self.inner.tasks {
-            return tasks.listen_ids(ctx, filter);
-        }
-        let _ = (ctx, filter);
-        Ok(None)
+/// The distinct `taskIds` of a filter, taken out of it (`None` when it names none, or the
+/// server does not serve the tasks extension: then they are an unknown member, ignored).
+fn listen_task_ids(
+    server: &Server,
+    ctx: &RequestContext,
+    filter: &mut SubscriptionFilter,
+) -> Result<Option<Vec<String>>, ErrorObject> {
+    #[cfg(feature = "tasks")]
+    if let Some(tasks) = &server.inner.tasks {
+        return tasks.listen_ids(ctx, filter);
     }
+    let _ = (server, ctx, filter);
+    Ok(None)
+}
 
-    /// The tasks extension's `notifications/tasks` for `task_ids` (a stream that never ends
-    /// when there are none); the honoured ids go into the acknowledgement.
-    async fn task_notifications(
-        &self,
-        ctx: &RequestContext,
-        task_ids: Option<Vec<String>>,
-        honored: &mut SubscriptionFilter,
-    ) -> BoxStream<'static, Box<DetailedTask>> {
-        #[cfg(feature = "tasks")]
-        if let (Some(tasks), Some(ids)) = (&self.inner.tasks, task_ids) {
-            return tasks.listen(ctx, ids, honored).await.map(Box::new).boxed();
-        }
-        #[cfg(not(feature = "tasks"))]
-        let _ = (ctx, task_ids, honored);
-        futures::stream::pending().boxed()
+/// The tasks extension's `notifications/tasks` for `task_ids` (a stream that never ends
+/// when there are none); the honoured ids go into the acknowledgement.
+async fn task_notifications(
+    server: &Server,
+    ctx: &RequestContext,
+    task_ids: Option<Vec<String>>,
+    honored: &mut SubscriptionFilter,
+) -> BoxStream<'static, Box<DetailedTask>> {
+    #[cfg(feature = "tasks")]
+    if let (Some(tasks), Some(ids)) = (&server.inner.tasks, task_ids) {
+        return tasks.listen(ctx, ids, honored).await.map(Box::new).boxed();
     }
+    #[cfg(not(feature = "tasks"))]
+    let _ = (server, ctx, task_ids, honored);
+    futures::stream::pending().boxed()
+}
 
-    /// The part of a filter this server can honour, following `uris` (the filter's own, checked).
-    fn honored(
-        &self,
-        filter: &SubscriptionFilter,
-        uris: Vec<String>,
-        registry: &Registry,
-    ) -> SubscriptionFilter {
-        let yes =
-            |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
-        let resources = self.inner.declare.resources
-            || !registry.resources.is_empty()
-            || !registry.templates.is_empty();
-        let mut honored = SubscriptionFilter::new();
-        honored.tools_list_changed = yes(
-            filter.tools_list_changed,
-            self.inner.declare.tools || !registry.tools.is_empty(),
-        );
-        honored.prompts_list_changed = yes(
-            filter.prompts_list_changed,
-            self.inner.declare.prompts || !registry.prompts.is_empty(),
-        );
-        honored.resources_list_changed = yes(filter.resources_list_changed, resources);
-        honored.resource_subscriptions = Some(uris).filter(|uris| resources && !uris.is_empty());
-        honored
-    }
+/// The part of a filter this server can honour, following `uris` (the filter's own, checked).
+fn honored(
+    server: &Server,
+    filter: &SubscriptionFilter,
+    uris: Vec<String>,
+    registry: &Registry,
+) -> SubscriptionFilter {
+    let yes = |asked: Option<bool>, offered: bool| (asked == Some(true) && offered).then_some(true);
+    let resources = server.inner.declare.resources
+        || !registry.resources.is_empty()
+        || !registry.templates.is_empty();
+    let mut honored = SubscriptionFilter::new();
+    honored.tools_list_changed = yes(
+        filter.tools_list_changed,
+        server.inner.declare.tools || !registry.tools.is_empty(),
+    );
+    honored.prompts_list_changed = yes(
+        filter.prompts_list_changed,
+        server.inner.declare.prompts || !registry.prompts.is_empty(),
+    );
+    honored.resources_list_changed = yes(filter.resources_list_changed, resources);
+    honored.resource_subscriptions = Some(uris).filter(|uris| resources && !uris.is_empty());
+    honored
 }
 
 /// The notifications of one listen stream, encoded when it starts. Each carries the stream's

@@ -51,6 +51,7 @@ mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;
 mod in_flight;
+mod ladder;
 // The `-32603` of the task and subscription limits.
 mod limit_error;
 mod listen;
@@ -62,6 +63,7 @@ mod message;
 pub(crate) mod mcp_server;
 pub mod middleware;
 mod mrtr;
+mod mrtr_methods;
 // The channel a request's notifications travel on.
 mod notifier;
 // Where a request comes from: the peer's address in an HTTP request head.
@@ -69,6 +71,7 @@ mod notifier;
 mod origin;
 #[cfg(feature = "http-server")]
 mod peer_rate;
+mod pipeline;
 mod registry;
 // Stopping cleanly: the signal helper and the grace period of the transports.
 mod shutdown;

@@ -43,6 +43,7 @@ use super::handshake::{self, HandshakeSession};
 use super::in_flight::{InFlight, Served, serve_notification};
 use super::message::{Incoming, Reply};
 use super::middleware::{self, Message};
+use super::pipeline;
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
 use super::stdio_era::{self, Connection, Route};
 use super::typed_params::{self, OwnedRequest, Received};
@@ -323,7 +324,7 @@ impl Server {
                             continue;
                         }
                         Route::Initialize => {
-                            let opening = self.open_session(&mut connection, &request);
+                            let opening = stdio_era::open_session(self, &mut connection, &request);
                             let Some(opened) = bounded(&mut shutdown, opening).await else {
                                 break Ok(());
                             };
@@ -397,9 +398,13 @@ impl Server {
                             http: None,
                             span: tracing::Span::none(),
                         };
-                        let reply = server
-                            .dispatch_in_task(incoming, Some(out.clone()), cancel.clone())
-                            .await;
+                        let reply = pipeline::dispatch_in_task(
+                            &server,
+                            incoming,
+                            Some(out.clone()),
+                            cancel.clone(),
+                        )
+                        .await;
                         shared.in_flight.remove(&request.id);
                         // After a cancellation nothing more is sent for the request.
                         if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
@@ -417,7 +422,7 @@ impl Server {
                 }
                 Ok(Line::Notification(notification)) => {
                     let session = connection.session().cloned();
-                    if !self.has_middleware() {
+                    if !middleware::has_middleware(self) {
                         serve_own(
                             session.as_deref(),
                             &shared.in_flight,
@@ -464,7 +469,7 @@ impl Server {
                             #[cfg(feature = "http-server")]
                             http: None,
                         };
-                        server.through_middleware(message, &serve).await;
+                        middleware::through_middleware(&server, message, &serve).await;
                         drop(permit);
                     });
                     if keep_order {

@@ -15,9 +15,11 @@ use modelctx_types::{Era, ErrorObject, Method as _};
 use tracing::Instrument as _;
 
 use super::Server;
+use super::handshake::initialize;
 use super::handshake::{self, HandshakeSession};
 use super::message::{Reply, decode_params};
 use super::middleware::{self, Message};
+use super::middleware::{has_middleware, through_middleware};
 use super::typed_params::Received;
 use crate::sync::lock;
 
@@ -97,74 +99,72 @@ pub(crate) struct Opened {
     pub(crate) session: Option<Arc<HandshakeSession>>,
 }
 
-impl Server {
-    /// Answers `initialize` (through the middleware chain) and makes the connection a
-    /// handshake-era session.
-    pub(crate) async fn open_session(
-        &self,
-        connection: &mut Connection,
-        request: &Received<'_>,
-    ) -> Opened {
-        let opened = Mutex::new(None);
-        let serve =
-            || match decode_params::<modelctx_types::InitializeRequestParams>(request.params()) {
-                Ok(params) => {
-                    // One session per connection, whose principal (if any) is bound per
-                    // request: its subscriptions count against the server's budget only.
-                    let (session, result) = self.initialize(params, None);
-                    *lock(&opened) = Some(session);
-                    middleware::Reply::result(&result)
-                }
-                Err(error) => middleware::Reply::error(ErrorObject::invalid_params(format!(
-                    "Invalid params: {error}"
-                ))),
-            };
-        let message = Message {
-            id: Some(request.id()),
-            method: request.method(),
-            params: request.params(),
-            era: Era::Handshake,
-            handshake: None,
-            principal: None,
-            #[cfg(feature = "http-server")]
-            http: None,
-        };
-        let span = super::trace::initialize_span(
-            self,
-            request.id(),
-            request.method(),
-            request.params(),
-            false,
-        );
-        let reply = async {
-            if self.has_middleware() {
-                self.through_middleware(message, &serve).await
-            } else {
-                serve()
-            }
+/// Answers `initialize` (through the middleware chain) and makes the connection a
+/// handshake-era session.
+pub(crate) async fn open_session(
+    server: &Server,
+    connection: &mut Connection,
+    request: &Received<'_>,
+) -> Opened {
+    let opened = Mutex::new(None);
+    let serve = || match decode_params::<modelctx_types::InitializeRequestParams>(request.params())
+    {
+        Ok(params) => {
+            // One session per connection, whose principal (if any) is bound per
+            // request: its subscriptions count against the server's budget only.
+            let (session, result) = initialize(server, params, None);
+            *lock(&opened) = Some(session);
+            middleware::Reply::result(&result)
         }
-        .instrument(span.clone())
-        .await;
-        // A middleware that refused `initialize` after the server answered it opens no session.
-        let refused = reply.as_error().is_some();
-        let reply = reply.encode(Some(request.id()));
-        let version = lock(&opened)
-            .as_ref()
-            .map(|session| session.version.clone());
-        super::trace::record_initialize(&span, &reply, version.as_ref().filter(|_| !refused));
-        // Ended before the reply goes out, like the span of every other request.
-        drop(span);
-        let reply = match reply {
-            Reply::Message { body, .. } => Some(body),
-            Reply::Nothing => None,
-        };
-        let session = match opened.into_inner() {
-            Ok(Some(session)) if !refused => {
-                *connection = Connection::Handshake(Arc::clone(&session));
-                Some(session)
-            }
-            _ => None,
-        };
-        Opened { reply, session }
+        Err(error) => middleware::Reply::error(ErrorObject::invalid_params(format!(
+            "Invalid params: {error}"
+        ))),
+    };
+    let message = Message {
+        id: Some(request.id()),
+        method: request.method(),
+        params: request.params(),
+        era: Era::Handshake,
+        handshake: None,
+        principal: None,
+        #[cfg(feature = "http-server")]
+        http: None,
+    };
+    let span = super::trace::initialize_span(
+        server,
+        request.id(),
+        request.method(),
+        request.params(),
+        false,
+    );
+    let reply = async {
+        if has_middleware(server) {
+            through_middleware(server, message, &serve).await
+        } else {
+            serve()
+        }
     }
+    .instrument(span.clone())
+    .await;
+    // A middleware that refused `initialize` after the server answered it opens no session.
+    let refused = reply.as_error().is_some();
+    let reply = reply.encode(Some(request.id()));
+    let version = lock(&opened)
+        .as_ref()
+        .map(|session| session.version.clone());
+    super::trace::record_initialize(&span, &reply, version.as_ref().filter(|_| !refused));
+    // Ended before the reply goes out, like the span of every other request.
+    drop(span);
+    let reply = match reply {
+        Reply::Message { body, .. } => Some(body),
+        Reply::Nothing => None,
+    };
+    let session = match opened.into_inner() {
+        Ok(Some(session)) if !refused => {
+            *connection = Connection::Handshake(Arc::clone(&session));
+            Some(session)
+        }
+        _ => None,
+    };
+    Opened { reply, session }
 }

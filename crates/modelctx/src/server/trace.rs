@@ -13,7 +13,7 @@
 //! so a peer can neither make the span (and every log line printed in its context) long nor forge
 //! a line with a newline.
 //!
-//! `mcp.method.name` is a method this server knows (`Server::knows_method`) or `_OTHER`, as
+//! `mcp.method.name` is a method this server knows (`knows_method`) or `_OTHER`, as
 //! OpenTelemetry records an unknown HTTP or RPC method, and so is the span's name: attributes
 //! are what our metrics (`otel::OperationMetrics`) group by, and span-derived metrics (the
 //! collector's `spanmetrics` connector, Tempo's and Jaeger's) group by the span's name, so a
@@ -38,6 +38,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tracing::Span;
 use tracing::field::Empty;
+
+use modelctx_types::methods::{MODERN_CLIENT_METHODS, REMOVED_IN_2026};
 
 use super::Server;
 use super::message::{Incoming, Reply, probe_meta};
@@ -89,9 +91,19 @@ fn span_on<'a>(
     (span, name)
 }
 
+/// Whether `method` is a request this server serves in either era: the protocol's methods
+/// (those 2026-07-28 removed included, which the handshake era still has) and the extension
+/// methods registered with it. Anything else is a name the peer made up (`server::trace`
+/// records it as `_OTHER`).
+pub(crate) fn knows_method(server: &Server, method: &str) -> bool {
+    MODERN_CLIENT_METHODS.contains(&method)
+        || REMOVED_IN_2026.contains(&method)
+        || server.inner.methods.contains_key(method)
+}
+
 /// `method` when this server knows it, else [`OTHER_METHOD`].
 fn method_name<'a>(server: &Server, method: &'a str) -> &'a str {
-    if server.knows_method(method) {
+    if knows_method(server, method) {
         logged(method)
     } else {
         OTHER_METHOD
@@ -181,7 +193,7 @@ pub(crate) fn record_reply(span: &Span, reply: &Reply) {
 }
 
 /// The span of an `initialize`, which the transports answer themselves (it opens the session,
-/// so it never reaches [`Server::dispatch`](super::Server)): made and recorded like every other
+/// so it never reaches `pipeline::dispatch`): made and recorded like every other
 /// request's, its parent from `_meta` included, so a handshake-era client's trace shows it as
 /// the Python SDK's does. `over_http`: it came over streamable HTTP (`network.transport` `tcp`).
 pub(crate) fn initialize_span(

@@ -80,7 +80,7 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
         Ok(Decoded::Raw(MessageRef::Notification(notification))) => {
             // 2026-07-28 defines no client notification over HTTP (closing a stream is the
             // cancellation): the middleware sees it, then it is dropped.
-            if state.server.has_middleware() {
+            if middleware::has_middleware(&state.server) {
                 let message = Message {
                     id: None,
                     method: &notification.method,
@@ -90,9 +90,7 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
                     principal: state.server.principal_of(&parts),
                     http: Some(Arc::new(parts)),
                 };
-                state
-                    .server
-                    .through_middleware(message, &middleware::Reply::nothing)
+                middleware::through_middleware(&state.server, message, &middleware::Reply::nothing)
                     .await;
             }
             return accepted();

@@ -105,7 +105,7 @@ pub(crate) async fn post(
         let serve = || match request.params_as::<InitializeRequestParams>() {
             Ok(params) => {
                 let client = Client::of(principal(&parts), peer);
-                let (session, result) = state.server.initialize(params, client);
+                let (session, result) = handshake::initialize(&state.server, params, client);
                 *lock(&opened) = Some(session);
                 middleware::Reply::result(&result)
             }
@@ -121,7 +121,7 @@ pub(crate) async fn post(
             true,
         );
         let reply = async {
-            if !state.server.has_middleware() {
+            if !middleware::has_middleware(&state.server) {
                 return serve();
             }
             let message = Message {
@@ -133,7 +133,7 @@ pub(crate) async fn post(
                 principal: principal(&parts).cloned(),
                 http: Some(Arc::new(parts.clone())),
             };
-            state.server.through_middleware(message, &serve).await
+            middleware::through_middleware(&state.server, message, &serve).await
         }
         .instrument(span.clone())
         .await;
@@ -193,7 +193,7 @@ pub(crate) async fn post(
                 }
                 middleware::Reply::nothing()
             };
-            if state.server.has_middleware() {
+            if middleware::has_middleware(&state.server) {
                 let message = Message {
                     id: None,
                     method: &notification.method,
@@ -203,7 +203,7 @@ pub(crate) async fn post(
                     principal: principal(&parts).cloned(),
                     http: Some(Arc::new(parts)),
                 };
-                state.server.through_middleware(message, &serve).await;
+                middleware::through_middleware(&state.server, message, &serve).await;
             } else {
                 serve();
             }

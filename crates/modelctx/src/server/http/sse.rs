@@ -24,6 +24,7 @@ use crate::server::Server;
 use crate::server::headers::HeaderAccess;
 use crate::server::in_flight::request_cancelled;
 use crate::server::message::{Incoming, Reply, error_reply};
+use crate::server::pipeline;
 use crate::server::typed_params::OwnedRequest;
 
 type Work = BoxFuture<'static, Reply>;
@@ -87,7 +88,7 @@ pub(crate) async fn respond(
             http: Some(Arc::clone(&parts)),
             span: tracing::Span::none(),
         };
-        server.dispatch(incoming, Some(notifier), cancel).await
+        pipeline::dispatch(&server, incoming, Some(notifier), cancel).await
     });
     if let Some((table, id, cancel)) = cancellable {
         // As stdio does: one poll first, and a request answered on it is never registered.
