@@ -26,7 +26,10 @@ use modelctx_types::jsonrpc::encode_notification;
 use modelctx_types::{Era, Method as _, RequestId};
 use serde_json::value::RawValue;
 
-pub(crate) use connection::{BuildRequest, HttpConfig, RequestAuth};
+pub(crate) use connection::HttpConfig;
+// The authorization layer plugs in through these (client/auth, `auth-client` only).
+#[cfg(feature = "auth-client")]
+pub(crate) use connection::{BuildRequest, RequestAuth};
 use connection::{HttpInner, Received, Waiting, body_snippet};
 
 use crate::client::error::{ClientError, TransportError};
