@@ -47,7 +47,7 @@ use crate::server::shutdown::Shutdown;
 
 impl Server {
     /// An axum router serving this server at `config.path` (a tower service; mount it in your
-    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`] (the
+    /// app). Serve it with [`Router::into_make_service_with_connect_info`] for [`SocketAddr`](std::net::SocketAddr) (the
     /// `ConnectInfo` [`Server::serve_http_on`] gives its connections too) to give
     /// [`HttpConfig::session_rate`],
     /// [`RequestContext::peer_addr`](crate::server::RequestContext::peer_addr) and the per-client
