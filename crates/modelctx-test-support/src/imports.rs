@@ -151,6 +151,85 @@ pub fn paths_from(rest: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
     }
 }
 
+/// The module path of a source file under a module's folder (`tasks/store.rs` → tasks::store;
+/// `http/mod.rs` → http).
+pub fn module_path(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if stem != "mod" {
+            parts.push(stem.to_owned());
+        }
+    }
+    parts
+}
+
+/// Every module path under the top-level module `top` (`crate::top`) that `code` (in module
+/// `module`, its path from `top`) names, from `top`'s root.
+pub fn named_modules(code: &str, top: &str, module: &[String]) -> Vec<Vec<String>> {
+    let top = [top.to_owned()];
+    let absolute: Vec<String> = top.iter().chain(module).cloned().collect();
+    named_paths(code, &absolute)
+        .into_iter()
+        .filter_map(|path| path.strip_prefix(&top[..]).map(<[String]>::to_vec))
+        .filter(|path| !path.is_empty())
+        .collect()
+}
+
+/// Every dependency between modules of the top-level module `top` (its folder `root`) that goes
+/// to a module of the same or a higher layer, as `file: module (layer) → module (layer)`;
+/// `layer_of` places a module path (from `top`) in its layer. `top`'s `mod.rs` (its façade) and
+/// `layers.rs` (the test) are not checked.
+pub fn layer_violations(
+    root: &Path,
+    top: &str,
+    layer_of: impl Fn(&[String]) -> Option<(&'static str, u8)>,
+) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    let mut problems = BTreeSet::new();
+    for file in files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        if relative == Path::new("mod.rs") || relative == Path::new("layers.rs") {
+            continue;
+        }
+        let module = module_path(relative);
+        let Some((own, own_layer)) = layer_of(&module) else {
+            problems.insert(format!(
+                "{}: module {} has no layer in LAYERS",
+                relative.display(),
+                module.join("::")
+            ));
+            continue;
+        };
+        let source = std::fs::read_to_string(&file).expect("read a source file");
+        for named in named_modules(&code_of(&source), top, &module) {
+            match layer_of(&named) {
+                Some((target, _)) if target == own => {}
+                Some((_, layer)) if layer < own_layer => {}
+                Some((target, layer)) => {
+                    problems.insert(format!(
+                        "{}: {own} (layer {own_layer}) uses {target} (layer {layer})",
+                        relative.display()
+                    ));
+                }
+                None => {
+                    problems.insert(format!(
+                        "{}: {own} names {top}::{}, which is no module with a layer (name \
+                         the defining module, not a re-export)",
+                        relative.display(),
+                        named.join("::")
+                    ));
+                }
+            }
+        }
+    }
+    problems.into_iter().collect()
+}
+
 /// Every path `code` (of the module `module`, its path from the crate root) names through
 /// `crate::…`, `super::…` or `self::…`, as a path from the crate root.
 pub fn named_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {

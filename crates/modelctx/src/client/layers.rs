@@ -4,10 +4,9 @@
 //! and test modules to the module it names (the reader, `modelctx_test_support::imports`, is
 //! shared with the crate-level tests and `modelctx-cli`'s).
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
-use modelctx_test_support::imports::{code_of, named_paths, sources};
+use modelctx_test_support::imports::{code_of, layer_violations, named_modules};
 
 /// The layers, lowest first. A directory's files are one module (`auth`), except where a file
 /// of it has an entry of its own (`auth/error`, which `ClientError` wraps). `mod.rs` of the
@@ -57,83 +56,10 @@ fn layer_of(module: &[String]) -> Option<(&'static str, u8)> {
         .copied()
 }
 
-/// The module path of a source file under `client/` (`auth/flow/endpoints.rs` → auth::flow::
-/// endpoints; `transport/mod.rs` → transport).
-fn module_path(relative: &Path) -> Vec<String> {
-    let mut parts: Vec<String> = relative
-        .iter()
-        .map(|part| part.to_string_lossy().into_owned())
-        .collect();
-    if let Some(last) = parts.pop() {
-        let stem = last.trim_end_matches(".rs");
-        if stem != "mod" {
-            parts.push(stem.to_owned());
-        }
-    }
-    parts
-}
-
-/// Every module path of `crate::client` that `code` (in module `module`) names, from the
-/// client's root.
-fn named_modules(code: &str, module: &[String]) -> Vec<Vec<String>> {
-    let client = ["client".to_owned()];
-    let absolute: Vec<String> = client.iter().chain(module).cloned().collect();
-    named_paths(code, &absolute)
-        .into_iter()
-        .filter_map(|path| path.strip_prefix(&client[..]).map(<[String]>::to_vec))
-        .filter(|path| !path.is_empty())
-        .collect()
-}
-
-/// Every dependency between modules of the client that goes to a module of the same or a
-/// higher layer, as `file: module (layer) → module (layer)`.
-fn violations(root: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    sources(root, &mut files);
-    let mut problems = BTreeSet::new();
-    for file in files {
-        let relative = file.strip_prefix(root).expect("under the root");
-        if relative == Path::new("mod.rs") || relative == Path::new("layers.rs") {
-            continue;
-        }
-        let module = module_path(relative);
-        let Some((own, own_layer)) = layer_of(&module) else {
-            problems.insert(format!(
-                "{}: module {} has no layer in LAYERS",
-                relative.display(),
-                module.join("::")
-            ));
-            continue;
-        };
-        let source = std::fs::read_to_string(&file).expect("read a source file");
-        for named in named_modules(&code_of(&source), &module) {
-            match layer_of(&named) {
-                Some((target, _)) if target == own => {}
-                Some((_, layer)) if layer < own_layer => {}
-                Some((target, layer)) => {
-                    problems.insert(format!(
-                        "{}: {own} (layer {own_layer}) uses {target} (layer {layer})",
-                        relative.display()
-                    ));
-                }
-                None => {
-                    problems.insert(format!(
-                        "{}: {own} names client::{}, which is no module with a layer (name \
-                         the defining module, not a re-export)",
-                        relative.display(),
-                        named.join("::")
-                    ));
-                }
-            }
-        }
-    }
-    problems.into_iter().collect()
-}
-
 #[test]
 fn client_modules_depend_only_on_lower_layers() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/client");
-    let problems = violations(&root);
+    let problems = layer_violations(&root, "client", layer_of);
     assert!(
         problems.is_empty(),
         "the client's layering is broken:\n{}",
@@ -151,7 +77,7 @@ fn the_scanner_sees_every_form_of_path() {
          // use super::auth::OAuthClient; (a comment)\n\
          #[cfg(test)]\nmod tests {\n    use super::super::negotiate::Mode;\n}\n",
     );
-    let named: Vec<String> = named_modules(&code, &module)
+    let named: Vec<String> = named_modules(&code, "client", &module)
         .iter()
         .map(|path| path.join("::"))
         .collect();

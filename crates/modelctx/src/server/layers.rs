@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use modelctx_test_support::imports::{code_of, named_paths, sources};
+use modelctx_test_support::imports::{code_of, layer_violations, named_modules, sources};
 
 /// The layers, lowest first. A directory's files are one module (`tasks`, `http`). `mod.rs` of
 /// the server is not checked: it declares the modules, re-exports the public names and holds
@@ -102,83 +102,10 @@ fn layer_of(module: &[String]) -> Option<(&'static str, u8)> {
     LAYERS.iter().find(|(name, _)| *name == one).copied()
 }
 
-/// The module path of a source file under `server/` (`tasks/store.rs` → tasks::store;
-/// `http/mod.rs` → http).
-fn module_path(relative: &Path) -> Vec<String> {
-    let mut parts: Vec<String> = relative
-        .iter()
-        .map(|part| part.to_string_lossy().into_owned())
-        .collect();
-    if let Some(last) = parts.pop() {
-        let stem = last.trim_end_matches(".rs");
-        if stem != "mod" {
-            parts.push(stem.to_owned());
-        }
-    }
-    parts
-}
-
-/// Every module path of `crate::server` that `code` (in module `module`) names, from the
-/// server's root.
-fn named_modules(code: &str, module: &[String]) -> Vec<Vec<String>> {
-    let server = ["server".to_owned()];
-    let absolute: Vec<String> = server.iter().chain(module).cloned().collect();
-    named_paths(code, &absolute)
-        .into_iter()
-        .filter_map(|path| path.strip_prefix(&server[..]).map(<[String]>::to_vec))
-        .filter(|path| !path.is_empty())
-        .collect()
-}
-
-/// Every dependency between modules of the server that goes to a module of the same or a
-/// higher layer, as `file: module (layer) → module (layer)`.
-fn violations(root: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    sources(root, &mut files);
-    let mut problems = BTreeSet::new();
-    for file in files {
-        let relative = file.strip_prefix(root).expect("under the root");
-        if relative == Path::new("mod.rs") || relative == Path::new("layers.rs") {
-            continue;
-        }
-        let module = module_path(relative);
-        let Some((own, own_layer)) = layer_of(&module) else {
-            problems.insert(format!(
-                "{}: module {} has no layer in LAYERS",
-                relative.display(),
-                module.join("::")
-            ));
-            continue;
-        };
-        let source = std::fs::read_to_string(&file).expect("read a source file");
-        for named in named_modules(&code_of(&source), &module) {
-            match layer_of(&named) {
-                Some((target, _)) if target == own => {}
-                Some((_, layer)) if layer < own_layer => {}
-                Some((target, layer)) => {
-                    problems.insert(format!(
-                        "{}: {own} (layer {own_layer}) uses {target} (layer {layer})",
-                        relative.display()
-                    ));
-                }
-                None => {
-                    problems.insert(format!(
-                        "{}: {own} names server::{}, which is no module with a layer (name \
-                         the defining module, not a re-export)",
-                        relative.display(),
-                        named.join("::")
-                    ));
-                }
-            }
-        }
-    }
-    problems.into_iter().collect()
-}
-
 #[test]
 fn server_modules_depend_only_on_lower_layers() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server");
-    let problems = violations(&root);
+    let problems = layer_violations(&root, "server", layer_of);
     assert!(
         problems.is_empty(),
         "the server's layering is broken:\n{}",
@@ -195,7 +122,7 @@ fn names_of_the_facade_stand_for_their_modules() {
          let x = crate::server::tasks::Tasks::new();\n\
          // use super::stdio::serve; (a comment)\n",
     );
-    let named: Vec<Vec<String>> = named_modules(&code, &module);
+    let named: Vec<Vec<String>> = named_modules(&code, "server", &module);
     let layers: Vec<&str> = named
         .iter()
         .filter_map(|path| layer_of(path).map(|(name, _)| name))
