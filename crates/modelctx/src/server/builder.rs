@@ -264,7 +264,7 @@ impl ServerBuilder {
     }
 
     /// Adds a middleware around every request and notification, on every transport and in both
-    /// eras (see [`middleware`]). Middlewares run in registration order: the first added is the
+    /// eras (see [`middleware`](super::middleware)). Middlewares run in registration order: the first added is the
     /// outermost, the first to see a request and the last to see its reply.
     #[must_use]
     pub fn middleware(mut self, middleware: impl Middleware) -> Self {
