@@ -138,12 +138,10 @@ fn listen_task_ids(
     ctx: &RequestContext,
     filter: &mut SubscriptionFilter,
 ) -> Result<Option<Vec<String>>, ErrorObject> {
-    #[cfg(feature = "tasks")]
-    if let Some(tasks) = &server.inner.tasks {
-        return tasks.listen_ids(ctx, filter);
+    match &server.inner.tasks {
+        Some(tasks) => tasks.listen_ids(ctx, filter),
+        None => Ok(None),
     }
-    let _ = (server, ctx, filter);
-    Ok(None)
 }
 
 /// The tasks extension's `notifications/tasks` for `task_ids` (a stream that never ends
@@ -154,13 +152,10 @@ async fn task_notifications(
     task_ids: Option<Vec<String>>,
     honored: &mut SubscriptionFilter,
 ) -> BoxStream<'static, Box<DetailedTask>> {
-    #[cfg(feature = "tasks")]
-    if let (Some(tasks), Some(ids)) = (&server.inner.tasks, task_ids) {
-        return tasks.listen(ctx, ids, honored).await.map(Box::new).boxed();
+    match (&server.inner.tasks, task_ids) {
+        (Some(tasks), Some(ids)) => tasks.listen(ctx, ids, honored).await.map(Box::new).boxed(),
+        _ => futures::stream::pending().boxed(),
     }
-    #[cfg(not(feature = "tasks"))]
-    let _ = (server, ctx, task_ids, honored);
-    futures::stream::pending().boxed()
 }
 
 /// The part of a filter this server can honour, following `uris` (the filter's own, checked).

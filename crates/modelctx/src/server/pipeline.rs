@@ -3,7 +3,7 @@
 //! dispatch.
 //!
 //! The entry sits above both the chain and dispatch: the chain ends in dispatch
-//! ([`Next::run`](super::Next::run) calls [`dispatch::run`]), so the choice between the two is
+//! ([`Next::run`](super::middleware::Next::run) calls [`dispatch::run`]), so the choice between the two is
 //! made here rather than in dispatch, which would name the chain that names it.
 
 use tokio_util::sync::CancellationToken;

@@ -22,17 +22,16 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::io;
-use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx_types::NotificationMethod as _;
-use modelctx_types::jsonrpc::{Decoded, MessageRef, NotificationRef, ResponseRef, encode_error};
+use modelctx_types::jsonrpc::encode_error;
 use modelctx_types::methods::Initialized;
-use modelctx_types::{Era, ErrorCode, ErrorObject, RequestId};
+use modelctx_types::{Era, ErrorCode, ErrorObject};
 use serde_json::value::RawValue;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -45,8 +44,11 @@ use super::message::{Incoming, Reply};
 use super::middleware::{self, Message};
 use super::pipeline;
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
+use super::stdio_drain::{bounded, drain, queue, refuse};
 use super::stdio_era::{self, Connection, Route};
-use super::typed_params::{self, OwnedRequest, Received};
+#[cfg(all(unix, feature = "stdio"))]
+use super::stdio_lines::pipes;
+use super::stdio_lines::{Line, decode_line, request_in_place, span_in, write_lines};
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
 /// Limits of a stream connection.
@@ -278,23 +280,7 @@ impl Server {
                     continue;
                 }
             };
-            // A huge request keeps its params raw, to own them in place (`request_in_place`).
-            let decoded = if bytes.len() > KEEP_LINE_CAPACITY {
-                MessageRef::decode_slice(bytes).map(Decoded::Raw)
-            } else {
-                typed_params::decode(bytes)
-            };
-            let decoded = match decoded {
-                Ok(Decoded::Typed(request)) => Ok(Line::Request(Received::Typed(request))),
-                Ok(Decoded::Raw(MessageRef::Request(request))) => {
-                    Ok(Line::Request(Received::Raw(request)))
-                }
-                Ok(Decoded::Raw(MessageRef::Notification(notification))) => {
-                    Ok(Line::Notification(notification))
-                }
-                Ok(Decoded::Raw(MessageRef::Response(response))) => Ok(Line::Response(response)),
-                Err(error) => Err(error),
-            };
+            let decoded = decode_line(bytes);
             match decoded {
                 Err(error) => {
                     let reply = encode_error(error.id(), &error.to_error_object());
@@ -494,42 +480,16 @@ impl Server {
                 }
             }
         };
-        // End of input (or a shutdown): this connection's listen streams close (not those of
-        // the server's other connections: its child token), requests in flight still answer,
-        // within the grace period once a shutdown has begun.
-        shared.closing.cancel();
-        if let Some(forwarder) = forwarder {
-            forwarder.abort();
-        }
-        let answered = async {
-            while requests.join_next().await.is_some() {}
-            while notifications.join_next().await.is_some() {}
-        };
-        let answered = match shutdown.as_mut() {
-            None => {
-                answered.await;
-                true
-            }
-            Some(shutdown) => shutdown.bound(answered).await.is_some(),
-        };
-        if !answered {
-            tracing::warn!(
-                requests = requests.len(),
-                "shutdown: the grace period is over; dropping the requests still running"
-            );
-            requests.shutdown().await;
-            notifications.shutdown().await;
-        }
-        drop(out);
-        let mut writer_task = writer_task;
-        let written = match shutdown.as_mut() {
-            None => Some((&mut writer_task).await),
-            // A peer that stopped reading must not hold the shutdown up.
-            Some(shutdown) => shutdown.bound(&mut writer_task).await,
-        };
-        if written.is_none() {
-            writer_task.abort();
-        }
+        drain(
+            &shared.closing,
+            forwarder,
+            requests,
+            notifications,
+            shutdown,
+            out,
+            writer_task,
+        )
+        .await;
         result
     }
 }
@@ -556,194 +516,5 @@ fn serve_own(
         && let Some(session) = session
     {
         session.mark_initialized();
-    }
-}
-
-/// Runs `work`, the loop waiting on something other than the input (room for a request, a
-/// middleware, the writer), bounded by the grace period of a shutdown that has begun or begins
-/// meanwhile: `None` when that is over. Without a shutdown future, `work` to its end.
-async fn bounded<T>(shutdown: &mut Option<Shutdown>, work: impl Future<Output = T>) -> Option<T> {
-    match shutdown {
-        None => Some(work.await),
-        Some(shutdown) => shutdown.bound(work).await,
-    }
-}
-
-/// Queues `message` for the writer. A peer that stops reading fills the queue, and the wait
-/// for room is [`bounded`]: the message is dropped when the grace period is over.
-async fn queue(out: &mpsc::Sender<Vec<u8>>, message: Vec<u8>, shutdown: &mut Option<Shutdown>) {
-    let _ = bounded(shutdown, out.send(message)).await;
-}
-
-/// Answers a request that arrives while the server drains with `-32603`. Not awaited: a peer
-/// that writes but no longer reads fills the queue, and waiting for room there held the drain
-/// past its grace period; the refusal is dropped then, as that peer would not read it anyway.
-fn refuse(out: &mpsc::Sender<Vec<u8>>, id: &RequestId) {
-    let error = ErrorObject::new(
-        ErrorCode::INTERNAL_ERROR,
-        "Server shutting down: the request was not served",
-    );
-    let _ = out.try_send(encode_error(Some(id), &error));
-}
-
-/// Where `raw`, borrowed from `line`, lies in it.
-fn span_in(line: &[u8], raw: &str) -> Range<usize> {
-    let start = (raw.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
-    start..start + raw.len()
-}
-
-/// A huge request, owned without a second copy of its params: they stay in the bytes already
-/// read, shifted to the front of the line's own buffer, so serving it holds one copy of the
-/// message fewer. A request without params gives the buffer up before it is served. `Err`
-/// (unreachable: the decoder read these bytes as JSON text) carries the error to answer.
-fn request_in_place<R: AsyncRead + Unpin>(
-    id: RequestId,
-    method: Cow<'static, str>,
-    span: Option<Range<usize>>,
-    lines: &mut LineReader<R>,
-) -> Result<OwnedRequest, (RequestId, ErrorObject)> {
-    let Some(span) = span else {
-        lines.release_large_buffer();
-        return Ok(OwnedRequest {
-            id,
-            method,
-            params: None,
-            typed: None,
-        });
-    };
-    match params_in_place(lines.take_line(), span) {
-        Some(params) => Ok(OwnedRequest {
-            id,
-            method,
-            params: Some(params),
-            typed: None,
-        }),
-        None => Err((
-            id,
-            ErrorObject::new(
-                ErrorCode::PARSE_ERROR,
-                "Parse error: params are not JSON text",
-            ),
-        )),
-    }
-}
-
-/// The params at `span` of `line`, moved to the front of the line's buffer (no allocation).
-/// `None` if those bytes are not JSON text.
-fn params_in_place(mut line: Vec<u8>, span: Range<usize>) -> Option<Box<str>> {
-    if span.end > line.len() {
-        return None;
-    }
-    line.truncate(span.end);
-    line.drain(..span.start);
-    let text = String::from_utf8(line).ok()?;
-    RawValue::from_string(text).ok().map(Box::<str>::from)
-}
-
-/// A decoded line: a request (typed or raw), a notification or a response.
-enum Line<'a> {
-    Request(Received<'a>),
-    Notification(NotificationRef<'a>),
-    Response(ResponseRef<'a>),
-}
-
-/// Drains the outbox, writing whatever is queued before each flush.
-async fn write_lines<W: AsyncWrite + Unpin>(writer: W, mut outbox: mpsc::Receiver<Vec<u8>>) {
-    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
-    while let Some(message) = outbox.recv().await {
-        if write_line(&mut writer, &message).await.is_err() {
-            return;
-        }
-        while let Ok(message) = outbox.try_recv() {
-            if write_line(&mut writer, &message).await.is_err() {
-                return;
-            }
-        }
-        if writer.flush().await.is_err() {
-            return;
-        }
-    }
-    let _ = writer.shutdown().await;
-}
-
-async fn write_line<W: AsyncWrite + Unpin>(
-    writer: &mut BufWriter<W>,
-    message: &[u8],
-) -> io::Result<()> {
-    writer.write_all(message).await?;
-    writer.write_all(b"\n").await
-}
-
-/// Stdin and stdout as non-blocking pipes on the reactor, instead of tokio's `Stdin`/`Stdout`,
-/// which run every read and write as a job on the blocking thread pool (BENCHMARKS.md,
-/// "Measured design choices").
-#[cfg(all(unix, feature = "stdio"))]
-mod pipes {
-    use std::fs::File;
-    use std::os::fd::{AsFd, OwnedFd};
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-
-    use tokio::net::unix::pipe::{OpenOptions, Receiver, Sender};
-
-    fn metadata(fd: &OwnedFd) -> Option<std::fs::Metadata> {
-        let file = File::from(fd.try_clone().ok()?);
-        file.metadata().ok()
-    }
-
-    /// Both ends as non-blocking pipes, when both are pipes (the reactor then reads and writes
-    /// them without a blocking thread).
-    ///
-    /// Non-blocking mode belongs to the open file description, which a plain `dup` shares with
-    /// everyone holding it: the process's own fds 0 and 1, its children (a tool spawning a
-    /// command), sometimes the parent. So the pipes are first reopened through `/proc/self/fd`
-    /// (Linux): a new description of the same pipe, whose mode is ours alone. Where that is not
-    /// possible the shared description is used, except when stdout is the same file as stderr
-    /// (logs written there could then fail with `EAGAIN`).
-    pub(super) fn stdio_pipes() -> Option<(Receiver, Sender)> {
-        let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-        let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-        let (input, output) = (metadata(&stdin)?, metadata(&stdout)?);
-        if !input.file_type().is_fifo() || !output.file_type().is_fifo() {
-            return None;
-        }
-        if let (Ok(receiver), Ok(sender)) = (
-            OpenOptions::new().open_receiver("/proc/self/fd/0"),
-            OpenOptions::new().open_sender("/proc/self/fd/1"),
-        ) {
-            return Some((receiver, sender));
-        }
-        let stderr = std::io::stderr().as_fd().try_clone_to_owned().ok()?;
-        if let Some(err) = metadata(&stderr)
-            && err.dev() == output.dev()
-            && err.ino() == output.ino()
-        {
-            return None;
-        }
-        let receiver = Receiver::from_owned_fd(stdin).ok()?;
-        let sender = Sender::from_owned_fd(stdout).ok()?;
-        Some((receiver, sender))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use modelctx_types::jsonrpc::MessageRef;
-
-    use super::{params_in_place, span_in};
-
-    #[test]
-    fn params_are_taken_from_the_line_in_place() {
-        let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"caf\u00e9 \"x\""}}}"#.to_vec();
-        let MessageRef::Request(request) = MessageRef::decode_slice(&line).unwrap() else {
-            panic!("a request")
-        };
-        let raw = request.params.unwrap();
-        let expected = raw.get().to_owned();
-        let span = span_in(&line, raw.get());
-        let params = params_in_place(line, span).unwrap();
-        assert_eq!(&*params, expected);
-        // Bytes that are not JSON text are refused, not passed on.
-        assert!(params_in_place(b"{\"a\":".to_vec(), 0..5).is_none());
-        assert!(params_in_place(b"{}".to_vec(), 0..9).is_none());
     }
 }

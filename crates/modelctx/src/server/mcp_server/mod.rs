@@ -332,7 +332,7 @@ impl McpServerBuilder {
     /// Adds a middleware around every request and notification; see
     /// [`ServerBuilder::middleware`].
     #[must_use]
-    pub fn middleware(self, middleware: impl crate::server::Middleware) -> Self {
+    pub fn middleware(self, middleware: impl crate::server::middleware::Middleware) -> Self {
         self.low_level(move |b| b.middleware(middleware))
     }
 

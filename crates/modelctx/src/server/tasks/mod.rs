@@ -94,12 +94,13 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use futures::stream::{BoxStream, StreamExt as _};
 use modelctx_types::tasks::{CancelTask, tasks_capability};
 use modelctx_types::tasks::{
     DetailedTask, GetTask, TASK_IDS_FILTER, TaskIdsFilter as _, UpdateTask,
 };
-use modelctx_types::{ErrorObject, Method, SubscriptionFilter};
+use modelctx_types::{ErrorObject, Method, ServerCapabilities, SubscriptionFilter};
 
 pub use handler::{
     IntoPreflight, IntoTaskStep, Preflight, PreflightHandler, TaskContext, TaskHandler, TaskInput,
@@ -114,6 +115,7 @@ pub use store::{Admission, Lease, MemoryTaskStore, TaskLimits, TaskRecord, TaskS
 use methods::{TaskMethod, TaskMethodHandler, TaskToolHandler};
 use runtime::Runtime;
 
+use super::task_hook::TaskHook;
 use super::{RequestContext, ServerBuilder};
 use crate::store::StoreError;
 
@@ -239,10 +241,27 @@ impl Tasks {
     pub fn halt(&self) {
         self.runtime.halt();
     }
+}
+
+/// The seam the core asks where a task can be involved (`ServerBuilder::tasks` registers it).
+impl TaskHook for Tasks {
+    fn declare(&self, capabilities: &mut ServerCapabilities) {
+        capabilities
+            .extensions
+            .get_or_insert_with(modelctx_types::Extra::new)
+            .insert(
+                modelctx_types::TASKS_EXTENSION.to_owned(),
+                serde_json::Value::Object(modelctx_types::Extra::new()),
+            );
+    }
+
+    fn start(&self) {
+        self.runtime.start();
+    }
 
     /// Publishes this runtime's task updates on `bus` (the first server built with a bus on
     /// this runtime wins), and returns the channel the bus delivers other instances' into.
-    pub(crate) fn join_bus(
+    fn join_bus(
         &self,
         bus: &Arc<crate::server::bus::Bus>,
     ) -> tokio::sync::broadcast::Sender<String> {
@@ -257,7 +276,7 @@ impl Tasks {
     /// task limit, or the store's for a request without one): such a stream would follow ids
     /// that cannot all exist, and each costs a store read when the stream starts and every poll
     /// interval after.
-    pub(crate) fn listen_ids(
+    fn listen_ids(
         &self,
         ctx: &RequestContext,
         filter: &mut SubscriptionFilter,
@@ -294,10 +313,22 @@ impl Tasks {
     }
 
     /// The task notifications of a listen stream following `ids` (distinct, within the
-    /// caller's limit: [`Self::listen_ids`]): the honoured ids — those of existing tasks the
+    /// caller's limit: `TaskHook::listen_ids`): the honoured ids — those of existing tasks the
     /// caller may see, read from the store in batches — go into `honored`, and the states
     /// those reads found are the stream's first (each task read once to start).
-    pub(crate) async fn listen(
+    fn listen<'a>(
+        &'a self,
+        ctx: &'a RequestContext,
+        ids: Vec<String>,
+        honored: &'a mut SubscriptionFilter,
+    ) -> BoxFuture<'a, BoxStream<'static, DetailedTask>> {
+        Box::pin(self.listen_to(ctx, ids, honored))
+    }
+}
+
+impl Tasks {
+    /// [`TaskHook::listen`], as the future it boxes.
+    async fn listen_to(
         &self,
         ctx: &RequestContext,
         ids: Vec<String>,
@@ -468,7 +499,7 @@ impl ServerBuilder {
             };
             self.methods.insert(name.to_owned(), Arc::new(handler));
         }
-        self.tasks = Some(tasks);
+        self.tasks = Some(Arc::new(tasks));
         self
     }
 }

@@ -1,0 +1,290 @@
+//! The server handle: [`Server`], cheap to clone, and the state its clones share (`Inner`: the
+//! registry, the settings the builder fixed, the change channel, the middleware chain).
+//!
+//! Every stage of the pipeline is a free function over `&Server` that reads this state; the
+//! handle's own methods are those a user calls on a running server (its identity, its
+//! capabilities, tools and other entries added or removed at run time, change announcements).
+//! It is built by [`ServerBuilder`](super::ServerBuilder) (`builder.rs`), the only place an
+//! `Inner` is made.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use modelctx_seal::RequestStateSecurity;
+use modelctx_types::{
+    Implementation, Prompt, PromptsCapability, ProtocolVersion, Resource, ResourceTemplate,
+    ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
+};
+use serde_json::value::RawValue;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::caching::Caching;
+use super::change::Change;
+use super::context::RequestContext;
+use super::handler::{
+    CompletionHandler, MethodHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler,
+    ToolHandler,
+};
+use super::middleware::Middleware;
+use super::registry::{RegistrationError, Registry};
+use super::task_hook::TaskHook;
+use super::{bus, single_use, subscription_budget};
+use crate::sync::{read, write};
+
+/// An MCP server. Cheap to clone: clones share the registry, so adding a tool through any
+/// clone is seen by all (and announced to `subscriptions/listen` streams).
+#[derive(Clone)]
+pub struct Server {
+    pub(super) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.inner.info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(super) struct Inner {
+    pub(super) info: Implementation,
+    pub(super) info_raw: Arc<RawValue>,
+    pub(super) instructions: Option<String>,
+    pub(super) registry: RwLock<Arc<Registry>>,
+    pub(super) completion: Option<Arc<dyn CompletionHandler>>,
+    pub(super) methods: HashMap<String, Arc<dyn MethodHandler>>,
+    pub(super) caching: Caching,
+    pub(super) sealing: Option<RequestStateSecurity>,
+    /// Single-use rounds (`ServerBuilder::single_use`).
+    pub(super) single_use: Option<single_use::ReplayProtection>,
+    pub(super) declare: Declared,
+    pub(super) logging: bool,
+    pub(super) page_size: Option<usize>,
+    pub(super) supported_versions: Vec<ProtocolVersion>,
+    pub(super) changes: broadcast::Sender<Change>,
+    /// The change bus to other instances (`ServerBuilder::bus`); `None`: this process only.
+    pub(super) bus: Option<Arc<bus::Bus>>,
+    pub(super) shutdown: CancellationToken,
+    /// What listen streams and handshake-era subscriptions hold (`ServerBuilder::subscription_limits`).
+    pub(super) subscriptions: Arc<subscription_budget::SubscriptionBudget>,
+    pub(super) principal: Option<PrincipalHook>,
+    /// The middleware chain, outermost first (`ServerBuilder::middleware`).
+    pub(super) middleware: Vec<Arc<dyn Middleware>>,
+    /// The tasks extension, when served (`ServerBuilder::tasks`): the seam the core asks where
+    /// a task can be involved.
+    pub(super) tasks: Option<Arc<dyn TaskHook>>,
+}
+
+/// Finds the principal a request is made by, on any transport (see
+/// [`ServerBuilder::bind_principal`](super::ServerBuilder::bind_principal)).
+pub type PrincipalHook =
+    Arc<dyn Fn(&RequestContext) -> Option<modelctx_seal::Principal> + Send + Sync>;
+
+/// Capabilities declared even when nothing of that kind is registered yet.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Declared {
+    pub(super) tools: bool,
+    pub(super) prompts: bool,
+    pub(super) resources: bool,
+}
+
+impl Server {
+    /// The server's name and version.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The protocol revisions this server speaks on the stateless path.
+    pub fn supported_versions(&self) -> &[ProtocolVersion] {
+        &self.inner.supported_versions
+    }
+
+    /// The request-state policy, when sealing is on.
+    pub fn request_state_security(&self) -> Option<&RequestStateSecurity> {
+        self.inner.sealing.as_ref()
+    }
+
+    /// The principal the HTTP layer authenticated (the auth layer's, or what other middleware
+    /// put in the request extensions); [`ServerBuilder::bind_principal`](super::ServerBuilder::bind_principal) may replace it.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn principal_of(
+        &self,
+        parts: &::http::request::Parts,
+    ) -> Option<modelctx_seal::Principal> {
+        parts.extensions.get::<modelctx_seal::Principal>().cloned()
+    }
+
+    /// The principal of a request whose context was just made: the hook's answer, or the
+    /// transport's when there is no hook.
+    pub(crate) fn bind_principal(&self, ctx: &mut RequestContext) {
+        if let Some(hook) = &self.inner.principal {
+            let principal = hook(ctx);
+            ctx.set_principal(principal);
+        }
+    }
+
+    pub(super) fn registry(&self) -> Arc<Registry> {
+        Arc::clone(&read(&self.inner.registry))
+    }
+
+    pub(super) fn update(
+        &self,
+        change: Change,
+        edit: impl FnOnce(&mut Registry) -> Result<bool, RegistrationError>,
+    ) -> Result<bool, RegistrationError> {
+        let changed = {
+            let mut guard = write(&self.inner.registry);
+            let mut next = Registry::clone(&guard);
+            let changed = edit(&mut next)?;
+            if changed {
+                *guard = Arc::new(next);
+            }
+            changed
+        };
+        if changed {
+            self.notify(change);
+        }
+        Ok(changed)
+    }
+
+    /// The capabilities, derived from what is registered (and what was declared up front).
+    pub fn capabilities(&self) -> ServerCapabilities {
+        let registry = self.registry();
+        let declared = self.inner.declare;
+        let mut capabilities = ServerCapabilities::default();
+        if declared.tools || !registry.tools.is_empty() {
+            capabilities.tools = Some(ToolsCapability::new().with_list_changed(true));
+        }
+        if declared.prompts || !registry.prompts.is_empty() {
+            capabilities.prompts = Some(PromptsCapability::new().with_list_changed(true));
+        }
+        if declared.resources || !registry.resources.is_empty() || !registry.templates.is_empty() {
+            capabilities.resources = Some(
+                ResourcesCapability::new()
+                    .with_subscribe(true)
+                    .with_list_changed(true),
+            );
+        }
+        if self.inner.completion.is_some() {
+            capabilities.completions = Some(modelctx_types::Extra::new());
+        }
+        if self.inner.logging {
+            capabilities.logging = Some(modelctx_types::Extra::new());
+        }
+        // The tasks extension: `extensions["io.modelcontextprotocol/tasks"] = {}`.
+        if let Some(tasks) = &self.inner.tasks {
+            tasks.declare(&mut capabilities);
+        }
+        capabilities
+    }
+
+    /// Adds a tool at run time and announces `notifications/tools/list_changed`.
+    ///
+    /// # Errors
+    /// As [`ServerBuilder::tool`](super::ServerBuilder::tool) would at build time.
+    pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<(), RegistrationError> {
+        let handler: Arc<dyn ToolHandler> = Arc::new(handler);
+        self.update(Change::ToolsListChanged, |r| {
+            r.add_tool(tool, handler).map(|()| true)
+        })
+        .map(|_| ())
+    }
+
+    /// Removes a tool; announces the change when there was one.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        self.update(Change::ToolsListChanged, |r| Ok(r.remove_tool(name)))
+            .unwrap_or(false)
+    }
+
+    /// Adds a prompt at run time and announces `notifications/prompts/list_changed`.
+    ///
+    /// # Errors
+    /// A duplicate name.
+    pub fn add_prompt(
+        &self,
+        prompt: Prompt,
+        handler: impl PromptHandler,
+    ) -> Result<(), RegistrationError> {
+        let handler: Arc<dyn PromptHandler> = Arc::new(handler);
+        self.update(Change::PromptsListChanged, |r| {
+            r.add_prompt(prompt, handler).map(|()| true)
+        })
+        .map(|_| ())
+    }
+
+    /// Removes a prompt; announces the change when there was one.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        self.update(Change::PromptsListChanged, |r| Ok(r.remove_prompt(name)))
+            .unwrap_or(false)
+    }
+
+    /// Adds a static resource at run time and announces `notifications/resources/list_changed`.
+    ///
+    /// # Errors
+    /// A duplicate URI.
+    pub fn add_resource(
+        &self,
+        resource: Resource,
+        handler: impl ResourceHandler,
+    ) -> Result<(), RegistrationError> {
+        let handler: Arc<dyn ResourceHandler> = Arc::new(handler);
+        self.update(Change::ResourcesListChanged, |r| {
+            r.add_resource(resource, handler).map(|()| true)
+        })
+        .map(|_| ())
+    }
+
+    /// Removes a static resource; announces the change when there was one.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.update(Change::ResourcesListChanged, |r| Ok(r.remove_resource(uri)))
+            .unwrap_or(false)
+    }
+
+    /// Adds a resource template at run time and announces the change.
+    ///
+    /// # Errors
+    /// A duplicate or unparsable template.
+    pub fn add_resource_template(
+        &self,
+        template: ResourceTemplate,
+        handler: impl ResourceTemplateHandler,
+    ) -> Result<(), RegistrationError> {
+        let handler: Arc<dyn ResourceTemplateHandler> = Arc::new(handler);
+        self.update(Change::ResourcesListChanged, |r| {
+            r.add_template(template, handler).map(|()| true)
+        })
+        .map(|_| ())
+    }
+
+    /// Removes a resource template; announces the change when there was one.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.update(Change::ResourcesListChanged, |r| {
+            Ok(r.remove_template(uri_template))
+        })
+        .unwrap_or(false)
+    }
+
+    /// Announces a change to every `subscriptions/listen` stream that asked for it
+    /// (`notifications/resources/updated` for [`Change::ResourceUpdated`]).
+    ///
+    /// With a [change bus](super::ServerBuilder::bus), the change also reaches the listen streams of
+    /// every other instance.
+    pub fn notify(&self, change: Change) {
+        if let Some(bus) = &self.inner.bus {
+            bus.publish(&bus::Event::Change(change.clone()));
+        }
+        // No receivers simply means no one is listening.
+        let _ = self.inner.changes.send(change);
+    }
+
+    /// Ends every `subscriptions/listen` stream gracefully (with its closing result), on every
+    /// connection, and the `GET` streams of 2025-11-25 HTTP sessions. Requests in flight are not
+    /// affected. For good: listen streams opened afterwards end at once.
+    /// [`Server::serve_http_on`] calls it when its shutdown future completes. A stream
+    /// connection's shutdown ([`Server::serve_io_until`]) or end of input ends that
+    /// connection's streams only, so that one connection closing leaves the others listening.
+    pub fn shutdown_subscriptions(&self) {
+        self.inner.shutdown.cancel();
+    }
+}
