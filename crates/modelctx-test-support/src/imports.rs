@@ -8,7 +8,9 @@
 //! use child::Item`, `pub(crate) use crate::x::Item`) is followed to the file that defines it,
 //! so a façade ties no file to itself; one that ends at a re-export of another crate
 //! (`pub use modelctx_types as types`) names no file of this one. A module's declarations
-//! (`mod child;`) and its bare paths into its own children are its structure, not arrows.
+//! (`mod child;`) are its structure, not arrows; its bare paths into its own children (`use
+//! child::Item;`) are arrows like `self::child::Item`, so a `mod.rs` that defines what its
+//! children use is seen in the loop it makes.
 //!
 //! [`import_graph`] reads a crate from its root (`lib.rs`, else `main.rs`) through its `mod`
 //! declarations (`#[path]` included); [`ImportGraph::cycles`] lists every set of files that
@@ -233,6 +235,64 @@ pub fn layer_violations(
 /// Every path `code` (of the module `module`, its path from the crate root) names through
 /// `crate::…`, `super::…` or `self::…`, as a path from the crate root.
 pub fn named_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    paths_in(code, module, &BTreeSet::new())
+}
+
+/// [`named_paths`], and the bare paths into the module's own `children` (`use handler::X;`
+/// in a `mod.rs` that declares `mod handler;`) outside its re-exports: a module that defines
+/// items its children use, and uses theirs, ties a loop like any other file. Its re-exports of
+/// its children (`pub use child::Item;`) are its public face, not a use.
+pub fn named_paths_with_children(
+    code: &str,
+    module: &[String],
+    children: &BTreeSet<String>,
+) -> Vec<Vec<String>> {
+    let mut found = named_paths(code, module);
+    if !children.is_empty() {
+        found.extend(
+            paths_in(&without_re_exports(code), module, children)
+                .into_iter()
+                .filter(|path| {
+                    path.len() > module.len()
+                        && path[..module.len()] == *module
+                        && children.contains(&path[module.len()])
+                }),
+        );
+    }
+    found
+}
+
+/// `code` with its `pub use …;` items (any visibility) blanked out.
+fn without_re_exports(code: &str) -> String {
+    let mut kept = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("pub") {
+        let starts_item = rest[..at].trim_end().is_empty()
+            || rest[..at].trim_end().ends_with([';', '{', '}', ']']);
+        let after = &rest[at + 3..];
+        let after = match after.strip_prefix('(') {
+            Some(scope) => scope.split_once(')').map_or("", |(_, tail)| tail),
+            None => after,
+        };
+        let is_use = after.trim_start().starts_with("use ");
+        match rest[at..].find(';') {
+            Some(end) if starts_item && is_use => {
+                kept.push_str(&rest[..at]);
+                rest = &rest[at + end + 1..];
+            }
+            _ => {
+                kept.push_str(&rest[..at + 3]);
+                rest = &rest[at + 3..];
+            }
+        }
+    }
+    kept.push_str(rest);
+    kept
+}
+
+/// The paths of `code` from `crate::`, `super::`, `self::`, and, when `children` is not
+/// empty, from those children alone (bare paths).
+fn paths_in(code: &str, module: &[String], children: &BTreeSet<String>) -> Vec<Vec<String>> {
     let mut found = Vec::new();
     let bytes = code.as_bytes();
     for (at, _) in code.match_indices("::") {
@@ -245,26 +305,33 @@ pub fn named_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
             continue; // Not the first `::`, or `$crate::` in a macro.
         }
         let path_text = &code[start..];
-        let (base, rest): (Vec<String>, &str) =
-            if let Some(rest) = path_text.strip_prefix("crate::") {
-                (Vec::new(), rest)
-            } else if path_text.starts_with("super::") || path_text.starts_with("self::") {
-                let mut base = module.to_vec();
-                let mut rest = path_text;
-                loop {
-                    if let Some(next) = rest.strip_prefix("super::") {
-                        base.pop();
-                        rest = next;
-                    } else if let Some(next) = rest.strip_prefix("self::") {
-                        rest = next;
-                    } else {
-                        break;
-                    }
-                }
-                (base, rest)
+        let (base, rest): (Vec<String>, &str) = if !children.is_empty() {
+            if children.contains(&identifier(path_text))
+                && (start < 2 || &code[start - 2..start] != "::")
+            {
+                (module.to_vec(), path_text)
             } else {
                 continue;
-            };
+            }
+        } else if let Some(rest) = path_text.strip_prefix("crate::") {
+            (Vec::new(), rest)
+        } else if path_text.starts_with("super::") || path_text.starts_with("self::") {
+            let mut base = module.to_vec();
+            let mut rest = path_text;
+            loop {
+                if let Some(next) = rest.strip_prefix("super::") {
+                    base.pop();
+                    rest = next;
+                } else if let Some(next) = rest.strip_prefix("self::") {
+                    rest = next;
+                } else {
+                    break;
+                }
+            }
+            (base, rest)
+        } else {
+            continue;
+        };
         paths_from(rest, &base, &mut found);
     }
     found
@@ -523,7 +590,7 @@ pub fn import_graph(root: &Path) -> ImportGraph {
     let mut graph = ImportGraph::default();
     for (index, file) in reader.files.iter().enumerate() {
         let arrows = graph.arrows.entry(file.relative.clone()).or_default();
-        for path in named_paths(&file.code, &file.module) {
+        for path in named_paths_with_children(&file.code, &file.module, &file.children) {
             if let Some((target, name)) = reader.resolve(&path, 0)
                 && target != index
             {
@@ -793,5 +860,36 @@ mod tests {
             "{problems:?}"
         );
         assert!(problems[1].starts_with("no cycle any more"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_module_that_defines_what_its_children_use_is_in_their_loop() {
+        // `hub/mod.rs` holds `Hub`, whose field is a child's type; the child names `Hub` back.
+        let dir = crate_of(&[
+            ("lib.rs", "mod hub;\n"),
+            (
+                "hub/mod.rs",
+                "mod part;\nuse part::Part;\npub struct Hub { part: Part }\n",
+            ),
+            (
+                "hub/part.rs",
+                "pub struct Part { hub: Option<Box<super::Hub>> }\n",
+            ),
+        ]);
+        let graph = import_graph(dir.path());
+        assert_eq!(
+            graph.cycles(),
+            [strings(&["hub/mod.rs", "hub/part.rs"])],
+            "{:?}",
+            graph.arrows
+        );
+        // A path that merely ends in a child's name (`other::part::X`) is not a bare path.
+        let children: BTreeSet<String> = [String::from("part")].into();
+        let named = named_paths_with_children(
+            "use other::part::X;\npub use part::Z;\npub(crate) use part::{V, W};\nlet y = part::Y;\n",
+            &strings(&["hub"]),
+            &children,
+        );
+        assert_eq!(named, [strings(&["hub", "part", "Y"])]);
     }
 }

@@ -1,5 +1,6 @@
 //! The per-request context handed to every handler.
 
+use std::any::Any;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +22,6 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use super::Server;
 use super::handshake::HandshakeSession;
 use crate::schema_check::SchemaCheck;
 use crate::sync::lock;
@@ -36,11 +36,15 @@ use super::notifier::Notifier;
 /// (the spec forbids messages about a finished request).
 #[derive(Clone)]
 pub struct RequestContext {
-    inner: Arc<Inner>,
+    inner: Arc<Inner<dyn Any + Send + Sync>>,
 }
 
-struct Inner {
-    server: Server,
+/// The context's state. The server it serves is held by value, last, with its type erased
+/// here: the context sits below the server handle (the handle holds handlers that take a
+/// context), so this module cannot name `Server`; the handle's module reads it back
+/// (`RequestContext::server`, in `handle.rs`). No allocation of its own: `Arc<Inner<Server>>`
+/// is unsized in place.
+struct Inner<S: ?Sized> {
     id: RequestId,
     method: Box<str>,
     meta: Box<RequestMeta>,
@@ -53,6 +57,7 @@ struct Inner {
     handshake: Option<Box<HandshakeRequest>>,
     #[cfg(feature = "http-server")]
     http: Option<Arc<http::request::Parts>>,
+    server: S,
 }
 
 /// What a handshake-era request holds besides its session.
@@ -75,9 +80,10 @@ impl std::fmt::Debug for RequestContext {
     }
 }
 
-/// The parts of a request context that the transport supplies.
-pub(crate) struct ContextParts {
-    pub(crate) server: Server,
+/// The parts of a request context that the transport supplies; `S` is the server (a `Server`:
+/// see [`Inner`]).
+pub(crate) struct ContextParts<S> {
+    pub(crate) server: S,
     pub(crate) id: RequestId,
     pub(crate) method: Box<str>,
     pub(crate) meta: Box<RequestMeta>,
@@ -91,29 +97,33 @@ pub(crate) struct ContextParts {
 }
 
 impl RequestContext {
-    pub(crate) fn new(parts: ContextParts) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                server: parts.server,
-                id: parts.id,
-                method: parts.method,
-                meta: parts.meta,
-                protocol_version: parts.protocol_version,
-                notifier: parts.notifier,
-                cancel: parts.cancel,
-                last_progress: Mutex::new(None),
-                done: AtomicBool::new(false),
-                principal: parts.principal,
-                handshake: parts.handshake.map(|session| {
-                    Box::new(HandshakeRequest {
-                        session,
-                        accepted_urls: Mutex::new(Vec::new()),
-                    })
-                }),
-                #[cfg(feature = "http-server")]
-                http: parts.http,
+    pub(crate) fn new<S: Any + Send + Sync>(parts: ContextParts<S>) -> Self {
+        let inner: Arc<Inner<S>> = Arc::new(Inner {
+            id: parts.id,
+            method: parts.method,
+            meta: parts.meta,
+            protocol_version: parts.protocol_version,
+            notifier: parts.notifier,
+            cancel: parts.cancel,
+            last_progress: Mutex::new(None),
+            done: AtomicBool::new(false),
+            principal: parts.principal,
+            handshake: parts.handshake.map(|session| {
+                Box::new(HandshakeRequest {
+                    session,
+                    accepted_urls: Mutex::new(Vec::new()),
+                })
             }),
-        }
+            #[cfg(feature = "http-server")]
+            http: parts.http,
+            server: parts.server,
+        });
+        Self { inner }
+    }
+
+    /// The server this request is served by, as the handle's module reads it back.
+    pub(crate) fn server_any(&self) -> &(dyn Any + Send + Sync) {
+        &self.inner.server
     }
 
     /// Marks the request finished: later notifications are dropped.
@@ -182,8 +192,13 @@ impl RequestContext {
         self.inner.principal.as_ref()
     }
 
-    /// Replaces the principal of a context that was just made (before any handler sees it).
-    pub(crate) fn set_principal(&mut self, principal: Option<Principal>) {
+    /// Replaces the principal of a context that was just made (before any handler sees it);
+    /// `server` gives the server again should the context have to be made anew.
+    pub(crate) fn set_principal<S: Any + Send + Sync>(
+        &mut self,
+        principal: Option<Principal>,
+        server: impl FnOnce() -> S,
+    ) {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.principal = principal;
             return;
@@ -191,7 +206,7 @@ impl RequestContext {
         // The hook kept a clone of the context: give this request a context of its own.
         let inner = &self.inner;
         *self = Self::new(ContextParts {
-            server: inner.server.clone(),
+            server: server(),
             id: inner.id.clone(),
             method: inner.method.clone(),
             meta: inner.meta.clone(),
@@ -225,16 +240,17 @@ impl RequestContext {
         super::origin::peer_addr(self.http_parts()?)
     }
 
+    /// Always `None` without the `http-server` feature: no other transport knows its peer.
+    #[cfg(not(feature = "http-server"))]
+    pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
+
     /// The access token the auth layer validated ([`super::http::HttpConfig::auth`]), on
     /// streamable HTTP.
     #[cfg(feature = "auth")]
     pub fn access_token(&self) -> Option<&super::auth::AccessToken> {
         self.http_parts()?.extensions.get()
-    }
-
-    /// The server serving this request (to announce list changes from a handler, say).
-    pub fn server(&self) -> &Server {
-        &self.inner.server
     }
 
     /// Whether the client cancelled the request (stdio `notifications/cancelled`, or the HTTP

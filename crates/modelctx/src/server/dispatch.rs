@@ -25,7 +25,8 @@ use modelctx_types::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::handshake::{HandshakeSession, subscribe};
+use super::handshake::HandshakeSession;
+use super::handshake_methods::subscribe;
 use super::ladder::{
     context, gate, handshake_meta, has_prompts, has_resources, has_tools, ladder, prepare, respond,
     stamp,

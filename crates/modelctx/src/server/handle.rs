@@ -120,7 +120,7 @@ impl Server {
     pub(crate) fn bind_principal(&self, ctx: &mut RequestContext) {
         if let Some(hook) = &self.inner.principal {
             let principal = hook(ctx);
-            ctx.set_principal(principal);
+            ctx.set_principal(principal, || self.clone());
         }
     }
 
@@ -286,5 +286,14 @@ impl Server {
     /// connection's streams only, so that one connection closing leaves the others listening.
     pub fn shutdown_subscriptions(&self) {
         self.inner.shutdown.cancel();
+    }
+}
+
+impl RequestContext {
+    /// The server serving this request (to announce list changes from a handler, say).
+    pub fn server(&self) -> &Server {
+        self.server_any()
+            .downcast_ref()
+            .expect("a request context is made only for a `Server`")
     }
 }

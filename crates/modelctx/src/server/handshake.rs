@@ -9,8 +9,8 @@
 //! calls it again with the answers (`bridge.rs`).
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
 #[cfg(feature = "http-server")]
 use tokio::time::Instant;
 
@@ -18,8 +18,7 @@ use modelctx_types::jsonrpc::{encode_notification, encode_request};
 use modelctx_types::methods::Cancelled;
 use modelctx_types::{
     CancelledNotificationParams, ClientCapabilities, ErrorCode, ErrorObject, Implementation,
-    InitializeRequestParams, InitializeResult, LoggingLevel, NotificationMethod, ProtocolVersion,
-    RequestId,
+    LoggingLevel, NotificationMethod, ProtocolVersion, RequestId,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -27,7 +26,6 @@ use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::Server;
 use super::notifier::Notifier;
 use super::subscription_budget::{Client, Followed};
 use crate::sync::lock;
@@ -42,7 +40,7 @@ pub(crate) struct HandshakeSession {
     log_level: Mutex<Option<LoggingLevel>>,
     /// The URIs of `resources/subscribe`, bounded and charged (`subscription_budget`) to the
     /// client that opened the session.
-    subscriptions: Mutex<Followed>,
+    pub(super) subscriptions: Mutex<Followed>,
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
     initialized: AtomicBool,
@@ -53,7 +51,7 @@ pub(crate) struct HandshakeSession {
     /// The requests POSTed on an HTTP session that its client may cancel (a stdio connection
     /// keeps its own table, for both eras).
     #[cfg(feature = "http-server")]
-    pub(crate) in_flight: Arc<super::in_flight::InFlight>,
+    pub(crate) in_flight: std::sync::Arc<super::in_flight::InFlight>,
     /// Whether the HTTP session's `GET` stream is open: it may have one at a time.
     #[cfg(feature = "http-server")]
     get_stream: AtomicBool,
@@ -70,7 +68,7 @@ impl HandshakeSession {
         )
     }
 
-    fn new(
+    pub(super) fn new(
         version: ProtocolVersion,
         client_capabilities: ClientCapabilities,
         client_info: Option<Implementation>,
@@ -88,7 +86,7 @@ impl HandshakeSession {
             #[cfg(feature = "http-server")]
             last_used: Mutex::new(Instant::now()),
             #[cfg(feature = "http-server")]
-            in_flight: Arc::default(),
+            in_flight: std::sync::Arc::default(),
             #[cfg(feature = "http-server")]
             get_stream: AtomicBool::new(false),
         }
@@ -112,7 +110,7 @@ impl HandshakeSession {
     }
 
     /// The URIs the session subscribed to.
-    fn subscriptions(&self) -> Vec<String> {
+    pub(super) fn subscriptions(&self) -> Vec<String> {
         lock(&self.subscriptions).uris().cloned().collect()
     }
 
@@ -229,50 +227,6 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-/// `resources/subscribe`: makes `session` follow `uri`, a resource or a URI of a template
-/// this server has (`exists`, which the router answers from the registry), within the
-/// [`super::SubscriptionLimits`] (`-32602` otherwise: `Resource not found`, as
-/// `resources/read` answers, or the limit passed), and while the server's budget for
-/// subscriptions covers it (`-32603`).
-pub(crate) fn subscribe(
-    server: &Server,
-    session: &HandshakeSession,
-    uri: String,
-    exists: impl FnOnce(&str) -> bool,
-) -> Result<(), ErrorObject> {
-    let budget = &server.inner.subscriptions;
-    // Checked before the registry is searched, whose templates read the whole URI.
-    budget.limits().check_uri_length(&uri)?;
-    if !exists(&uri) {
-        return Err(ErrorObject::resource_not_found(&uri));
-    }
-    budget.follow(&mut lock(&session.subscriptions), uri)
-}
-
-/// Answers `initialize`: the version the client asked for when this server speaks it, else
-/// the newest handshake version; the session remembers the client's capabilities, and what
-/// it holds is counted against `client` (`None`: against the server's budget only).
-pub(crate) fn initialize(
-    server: &Server,
-    params: InitializeRequestParams,
-    client: Option<Client>,
-) -> (Arc<HandshakeSession>, InitializeResult) {
-    let version = if ProtocolVersion::HANDSHAKE.contains(&params.protocol_version) {
-        params.protocol_version
-    } else {
-        ProtocolVersion::LATEST_HANDSHAKE
-    };
-    let session = Arc::new(HandshakeSession::new(
-        version.clone(),
-        params.capabilities,
-        Some(params.client_info),
-        client,
-    ));
-    let mut result = InitializeResult::new(version, server.capabilities(), server.info().clone());
-    result.instructions = server.inner.instructions.clone();
-    (session, result)
-}
-
 /// The error for a request that mixes eras on one stdio connection.
 pub(crate) fn era_mismatch_handshake() -> ErrorObject {
     ErrorObject::new(
@@ -308,75 +262,4 @@ pub(crate) fn has_modern_envelope(params: Option<&str>) -> bool {
         .and_then(|p| serde_json::from_str::<Params>(p).ok())
         .and_then(|p| p.meta)
         .is_some_and(|m| m.version.is_some())
-}
-
-/// Forwards the server's changes to a handshake-era session as plain notifications: list changes
-/// always, resource updates for the URIs it subscribed to. Ends when `out` closes or `closing` is
-/// cancelled (the server's shutdown, or the end of the session's stdio connection); `held` (what
-/// the stream holds while it lasts: an HTTP session's use and budget share) goes with it.
-pub(crate) fn forward_changes(
-    server: &Server,
-    session: Arc<HandshakeSession>,
-    out: Notifier,
-    closing: CancellationToken,
-    held: impl Send + 'static,
-) -> tokio::task::JoinHandle<()> {
-    use modelctx_types::ResourceUpdatedNotificationParams;
-    use modelctx_types::methods::{
-        PromptListChanged, ResourceListChanged, ResourceUpdated, ToolListChanged,
-    };
-    use tokio::sync::broadcast::error::RecvError;
-
-    use super::change::Change;
-
-    let mut changes = server.inner.changes.subscribe();
-    tokio::spawn(async move {
-        let _held = held;
-        loop {
-            let change = tokio::select! {
-                change = changes.recv() => change,
-                () = closing.cancelled() => return,
-                () = out.closed() => return,
-            };
-            let lists = [
-                ToolListChanged::NAME,
-                PromptListChanged::NAME,
-                ResourceListChanged::NAME,
-            ];
-            let updated = |uri| {
-                encode_notification(
-                    ResourceUpdated::NAME,
-                    Some(&ResourceUpdatedNotificationParams::new(uri)),
-                )
-            };
-            // A session that fell behind missed changes: it is resynced like after a bus outage.
-            let change = match change {
-                Err(RecvError::Lagged(_)) => Ok(Change::Resync),
-                other => other,
-            };
-            let messages = match change {
-                Ok(Change::ToolsListChanged) => vec![encode_notification::<()>(lists[0], None)],
-                Ok(Change::PromptsListChanged) => vec![encode_notification::<()>(lists[1], None)],
-                Ok(Change::ResourcesListChanged) => {
-                    vec![encode_notification::<()>(lists[2], None)]
-                }
-                Ok(Change::ResourceUpdated(uri)) if session.is_subscribed(&uri) => {
-                    vec![updated(uri)]
-                }
-                // Every list (the session may follow any) and every subscribed resource.
-                Ok(Change::Resync) => lists
-                    .into_iter()
-                    .map(|list| encode_notification::<()>(list, None))
-                    .chain(session.subscriptions().into_iter().map(updated))
-                    .collect(),
-                Ok(_) | Err(RecvError::Lagged(_)) => continue,
-                Err(RecvError::Closed) => return,
-            };
-            for message in messages.into_iter().flatten() {
-                if out.send(message).await.is_err() {
-                    return;
-                }
-            }
-        }
-    })
 }

@@ -31,42 +31,45 @@ const LAYERS: &[(&str, u8)] = &[
     ("auth", 1),
     ("bus", 1),
     ("subscription_budget", 2),
-    // The seam the tasks extension joins the core through: what the handle holds of it.
-    ("task_hook", 7),
-    // The server handle (`handle.rs`: `Server` and its shared state; `builder.rs`:
-    // `ServerBuilder`, which makes it).
-    ("handle", 3),
-    ("builder", 3),
     // A handshake-era session: its state and the back-channel it asks on.
-    ("handshake", 4),
-    ("typed_params", 4),
+    ("handshake", 3),
     // The request as handed over, its reply, the errors every stage answers with.
-    ("message", 5),
-    // What a handler sees, the handlers, the registry of them; the request's span.
-    ("context", 6),
-    ("handler", 7),
-    ("registry", 8),
-    ("trace", 8),
+    ("message", 4),
+    ("typed_params", 3),
+    // What a handler sees (the server it serves held erased: see `context.rs`), the handlers,
+    // the registry of them, the middleware chain's types, the tasks extension's seam.
+    ("context", 5),
+    ("handler", 6),
+    ("registry", 7),
+    ("middleware", 7),
+    ("task_hook", 7),
+    // The server handle (`handle.rs`: `Server` and its shared state, which holds all of the
+    // above), then what makes it (`builder.rs`) and what reads it: the request's span, the
+    // handshake era's own methods.
+    ("handle", 8),
+    ("builder", 9),
+    ("trace", 9),
+    ("handshake_methods", 9),
     // The steps every route shares: the ladder, typed params, the context, the stamped result.
-    ("ladder", 9),
+    ("ladder", 10),
     // The stages: sealed state and listen streams, the bridge, the three methods that may ask,
     // routing, the chain (which ends in routing), the entry a transport calls (span, chain or
     // routing). Each is free functions over `&Server`, so a call between stages is an import.
-    ("mrtr", 10),
-    ("listen", 10),
-    ("bridge", 11),
-    ("mrtr_methods", 12),
-    ("dispatch", 13),
-    ("middleware", 14),
-    ("pipeline", 15),
+    ("mrtr", 11),
+    ("listen", 11),
+    ("bridge", 12),
+    ("mrtr_methods", 13),
+    ("dispatch", 14),
+    ("chain", 15),
+    ("pipeline", 16),
     // The transports, then the features over them.
-    ("stdio_era", 16),
-    ("stdio_lines", 16),
-    ("stdio_drain", 16),
-    ("stdio", 17),
-    ("http", 17),
-    ("tasks", 18),
-    ("mcp_server", 19),
+    ("stdio_era", 17),
+    ("stdio_lines", 17),
+    ("stdio_drain", 17),
+    ("stdio", 18),
+    ("http", 18),
+    ("tasks", 19),
+    ("mcp_server", 20),
 ];
 
 /// What `mod.rs` re-exports, each with the module that defines it.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use modelctx_seal::{Principal, Reason};
 use modelctx_types::jsonrpc::encode_error;
-use modelctx_types::{ErrorObject, RequestId, RequestMeta};
+use modelctx_types::{ErrorCode, ErrorObject, RequestId, RequestMeta};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -49,37 +49,20 @@ pub(crate) struct Incoming<'a> {
 /// What to send back.
 #[derive(Debug)]
 pub(crate) enum Reply {
-    /// One JSON-RPC response and (over HTTP) the status that goes with it.
+    /// One JSON-RPC response, and the code of the error it carries when it is one (a
+    /// transport that answers errors in kind, HTTP with its status, reads it).
     Message {
         body: Vec<u8>,
-        #[cfg(feature = "http-server")]
-        status: u16,
+        error: Option<ErrorCode>,
     },
     /// Nothing (a cancelled subscription).
     Nothing,
 }
 
-/// The HTTP status of an error response: 400 for malformed requests, 404 for unknown methods, 200
-/// otherwise (the JSON-RPC error body carries the detail).
-#[cfg(feature = "http-server")]
-pub(crate) fn http_status(code: modelctx_types::ErrorCode) -> u16 {
-    match code {
-        modelctx_types::ErrorCode::PARSE_ERROR
-        | modelctx_types::ErrorCode::INVALID_REQUEST
-        | modelctx_types::ErrorCode::INVALID_PARAMS
-        | modelctx_types::ErrorCode::HEADER_MISMATCH
-        | modelctx_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | modelctx_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
-        modelctx_types::ErrorCode::METHOD_NOT_FOUND => 404,
-        _ => 200,
-    }
-}
-
 pub(crate) fn error_reply(id: Option<&RequestId>, error: &ErrorObject) -> Reply {
     Reply::Message {
         body: encode_error(id, error),
-        #[cfg(feature = "http-server")]
-        status: http_status(error.code),
+        error: Some(error.code),
     }
 }
 

@@ -27,25 +27,18 @@
 //! middleware, with no allocation, box or lock added.
 
 use std::borrow::Cow;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt as _;
 use modelctx_seal::Principal;
 use modelctx_types::jsonrpc::encode_result;
-use modelctx_types::{Era, ErrorObject, ProtocolVersion, RequestId, RequestMeta};
+use modelctx_types::{Era, ErrorObject, RequestId, RequestMeta};
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio_util::sync::CancellationToken;
 
-use super::dispatch;
-use super::handshake::HandshakeSession;
-use super::ladder::{context, handshake_meta};
-use super::message::{self, Incoming, error_reply, internal, probe_meta};
-use super::notifier::Notifier;
-use super::{BoxFuture, RequestContext, Server};
-use crate::span_fields::target_of;
+use super::context::RequestContext;
+use super::handler::BoxFuture;
+use super::message::{self, error_reply, internal};
 
 /// Code that wraps every request and notification the server receives (see the
 /// [module docs](self) for what reaches it and in which order).
@@ -156,18 +149,18 @@ pub trait Middleware: Send + Sync + 'static {
 /// One request or notification on its way through the chain. Read-only: a middleware decides
 /// whether and how it is served, not what it says.
 pub struct Request<'a> {
-    id: Option<RequestId>,
-    method: &'a str,
+    pub(super) id: Option<RequestId>,
+    pub(super) method: &'a str,
     /// JSON text (checked by the decoder).
-    params: Option<&'a str>,
-    target: Option<Cow<'a, str>>,
-    meta: Option<Box<RequestMeta>>,
-    context: Option<RequestContext>,
-    principal: Option<Principal>,
-    era: Era,
+    pub(super) params: Option<&'a str>,
+    pub(super) target: Option<Cow<'a, str>>,
+    pub(super) meta: Option<Box<RequestMeta>>,
+    pub(super) context: Option<RequestContext>,
+    pub(super) principal: Option<Principal>,
+    pub(super) era: Era,
     #[cfg(feature = "http-server")]
-    http: Option<Arc<http::request::Parts>>,
-    endpoint: Endpoint<'a>,
+    pub(super) http: Option<Arc<http::request::Parts>>,
+    pub(super) endpoint: Endpoint<'a>,
 }
 
 impl std::fmt::Debug for Request<'_> {
@@ -258,21 +251,18 @@ impl Request<'_> {
 }
 
 /// What serves a request at the end of the chain.
-enum Endpoint<'a> {
-    /// The server's dispatch (the validation ladder, routing, the handler).
-    Dispatch {
-        incoming: Incoming<'a>,
-        notifier: Option<Notifier>,
-        cancel: CancellationToken,
-    },
+pub(super) enum Endpoint<'a> {
+    /// The server's dispatch (the validation ladder, routing, the handler), not started: a
+    /// request a middleware answers itself drops it unpolled. The chain's runner
+    /// (`chain.rs`) makes it; this module, below the server handle, cannot name dispatch.
+    Dispatch(BoxFuture<'a, Reply>),
     /// What the transport does with a message it serves itself (a notification, `initialize`).
     Local(&'a (dyn Fn() -> Reply + Send + Sync + 'a)),
 }
 
 /// The rest of the chain; [`Next::run`] passes the request on.
 pub struct Next<'a> {
-    rest: &'a [Arc<dyn Middleware>],
-    server: &'a Server,
+    pub(super) rest: &'a [Arc<dyn Middleware>],
 }
 
 impl std::fmt::Debug for Next<'_> {
@@ -287,29 +277,9 @@ impl<'a> Next<'a> {
     /// Runs the rest of the chain and then the server on `request`.
     pub fn run(self, request: Request<'a>) -> BoxFuture<'a, Reply> {
         match self.rest.split_first() {
-            Some((first, rest)) => first.handle(
-                request,
-                Next {
-                    rest,
-                    server: self.server,
-                },
-            ),
+            Some((first, rest)) => first.handle(request, Next { rest }),
             None => match request.endpoint {
-                Endpoint::Dispatch {
-                    incoming,
-                    notifier,
-                    cancel,
-                } => {
-                    let server = self.server;
-                    Box::pin(async move {
-                        let id = incoming.id.clone();
-                        match dispatch::run(server, &id, incoming, notifier, cancel).await {
-                            Ok(Some(body)) => Reply(Kind::Encoded(body)),
-                            Ok(None) => Reply::nothing(),
-                            Err(error) => Reply::error(error),
-                        }
-                    })
-                }
+                Endpoint::Dispatch(dispatch) => dispatch,
                 Endpoint::Local(serve) => Box::pin(async move { serve() }),
             },
         }
@@ -342,6 +312,11 @@ impl Reply {
             Ok(raw) => Self(Kind::Result(raw)),
             Err(error) => Self::error(internal(&format!("result not encodable: {error}"))),
         }
+    }
+
+    /// A response the server encoded, id included.
+    pub(super) fn encoded(body: Vec<u8>) -> Self {
+        Self(Kind::Encoded(body))
     }
 
     /// No answer (what a notification gets).
@@ -393,154 +368,13 @@ impl Reply {
             return message::Reply::Nothing;
         };
         match self.0 {
-            Kind::Encoded(body) => message::Reply::Message {
-                body,
-                #[cfg(feature = "http-server")]
-                status: 200,
-            },
+            Kind::Encoded(body) => message::Reply::Message { body, error: None },
             Kind::Result(raw) => match encode_result(id, &raw) {
-                Ok(body) => message::Reply::Message {
-                    body,
-                    #[cfg(feature = "http-server")]
-                    status: 200,
-                },
+                Ok(body) => message::Reply::Message { body, error: None },
                 Err(error) => error_reply(Some(id), &internal(&error.to_string())),
             },
             Kind::Error(error) => error_reply(Some(id), &error),
             Kind::Nothing => message::Reply::Nothing,
-        }
-    }
-}
-
-/// A message the transport serves itself (a notification, `initialize`), as it hands it to the
-/// chain.
-pub(crate) struct Message<'a> {
-    pub(crate) id: Option<&'a RequestId>,
-    pub(crate) method: &'a str,
-    /// The params object as JSON text.
-    pub(crate) params: Option<&'a str>,
-    pub(crate) era: Era,
-    /// The handshake-era session the message belongs to, when there is one.
-    pub(crate) handshake: Option<&'a HandshakeSession>,
-    /// The principal the transport authenticated.
-    pub(crate) principal: Option<Principal>,
-    #[cfg(feature = "http-server")]
-    pub(crate) http: Option<Arc<http::request::Parts>>,
-}
-
-/// The `_meta` a middleware sees: the request's own, completed from the session in the
-/// handshake era.
-fn meta_of(params: Option<&str>, handshake: Option<&HandshakeSession>) -> Option<Box<RequestMeta>> {
-    let own = probe_meta(params).ok().flatten();
-    match handshake {
-        Some(session) => Some(handshake_meta(session, own.map(|meta| *meta))),
-        None => own,
-    }
-}
-
-/// Whether any middleware is registered (the transports skip the chain otherwise).
-pub(crate) fn has_middleware(server: &Server) -> bool {
-    !server.inner.middleware.is_empty()
-}
-
-/// A request through the chain, then dispatch.
-pub(crate) async fn dispatch_chained(
-    server: &Server,
-    mut incoming: Incoming<'_>,
-    notifier: Option<Notifier>,
-    cancel: CancellationToken,
-) -> message::Reply {
-    let id = incoming.id.clone();
-    let meta = meta_of(incoming.params, incoming.handshake.as_deref());
-    let version = match (&incoming.handshake, &meta) {
-        (Some(session), _) => session.version.clone(),
-        (None, Some(meta)) => meta
-            .protocol_version
-            .clone()
-            .unwrap_or(ProtocolVersion::LATEST),
-        (None, None) => ProtocolVersion::LATEST,
-    };
-    // The principal hook runs here, outside the handler's panic guard: a hook that panics
-    // costs its request a -32603, as it does when it runs for the handler.
-    let context = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        context(
-            server,
-            &incoming,
-            meta.clone().unwrap_or_default(),
-            version,
-            notifier.clone(),
-            cancel.clone(),
-        )
-    }));
-    let Ok(context) = context else {
-        tracing::error!(request = %id, "the principal hook panicked");
-        return Reply::error(internal("Internal error")).encode(Some(&id));
-    };
-    // The hook ran: the handler's context takes its answer instead of running it again.
-    let transport_principal =
-        std::mem::replace(&mut incoming.principal, context.principal().cloned());
-    incoming.principal_bound = true;
-    let request = Request {
-        id: Some(id.clone()),
-        method: incoming.method,
-        params: incoming.params,
-        target: target_of(incoming.method, incoming.params),
-        meta,
-        context: Some(context.clone()),
-        principal: transport_principal,
-        era: if incoming.handshake.is_some() {
-            Era::Handshake
-        } else {
-            Era::Modern
-        },
-        #[cfg(feature = "http-server")]
-        http: incoming.http.clone(),
-        endpoint: Endpoint::Dispatch {
-            incoming,
-            notifier,
-            cancel,
-        },
-    };
-    let reply = chain(server, request, Some(&id)).await;
-    context.finish();
-    reply.encode(Some(&id))
-}
-
-/// A message the transport serves itself, through the chain; `serve` is what the transport
-/// does with it (and all it does without middleware). The reply is for the transport to
-/// encode ([`Reply::encode`]) with the message's id.
-pub(crate) async fn through_middleware(
-    server: &Server,
-    message: Message<'_>,
-    serve: &(dyn Fn() -> Reply + Send + Sync),
-) -> Reply {
-    let request = Request {
-        id: message.id.cloned(),
-        method: message.method,
-        params: message.params,
-        target: target_of(message.method, message.params),
-        meta: meta_of(message.params, message.handshake),
-        context: None,
-        principal: message.principal,
-        era: message.era,
-        #[cfg(feature = "http-server")]
-        http: message.http,
-        endpoint: Endpoint::Local(serve),
-    };
-    chain(server, request, message.id).await
-}
-
-/// Runs the chain; a middleware that panics is answered like a handler that panics.
-async fn chain(server: &Server, request: Request<'_>, id: Option<&RequestId>) -> Reply {
-    let next = Next {
-        rest: &server.inner.middleware,
-        server,
-    };
-    match AssertUnwindSafe(next.run(request)).catch_unwind().await {
-        Ok(reply) => reply,
-        Err(_) => {
-            tracing::error!(request = ?id, "middleware panicked");
-            Reply::error(internal("Internal error"))
         }
     }
 }

@@ -59,6 +59,7 @@ mod bridge;
 mod builder;
 pub mod bus;
 mod caching;
+mod chain;
 // What a server announces: below the bus, the listen streams and the handshake era.
 mod change;
 mod context;
@@ -67,6 +68,7 @@ mod dispatch;
 mod handle;
 mod handler;
 mod handshake;
+mod handshake_methods;
 mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;

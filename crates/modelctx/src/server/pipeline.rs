@@ -9,9 +9,9 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
+use super::chain;
 use super::dispatch;
 use super::message::{Incoming, Reply, error_reply};
-use super::middleware;
 use super::notifier::Notifier;
 
 /// Runs one request to its reply, in its `tracing` span when a subscriber wants it
@@ -86,21 +86,14 @@ async fn answer(
     notifier: Option<Notifier>,
     cancel: CancellationToken,
 ) -> Reply {
-    if middleware::has_middleware(server) {
+    if chain::has_middleware(server) {
         // Boxed, so that the chain's state does not grow the future of every request
         // served without middleware.
-        return Box::pin(middleware::dispatch_chained(
-            server, incoming, notifier, cancel,
-        ))
-        .await;
+        return Box::pin(chain::dispatch_chained(server, incoming, notifier, cancel)).await;
     }
     let id = incoming.id.clone();
     match dispatch::run(server, &id, incoming, notifier, cancel).await {
-        Ok(Some(body)) => Reply::Message {
-            body,
-            #[cfg(feature = "http-server")]
-            status: 200,
-        },
+        Ok(Some(body)) => Reply::Message { body, error: None },
         Ok(None) => Reply::Nothing,
         Err(error) => error_reply(Some(&id), &error),
     }

@@ -38,10 +38,12 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
 use super::Server;
-use super::handshake::{self, HandshakeSession};
+use super::chain::{self, Message};
+use super::handshake::HandshakeSession;
+use super::handshake_methods;
 use super::in_flight::{InFlight, Served, serve_notification};
 use super::message::{Incoming, Reply};
-use super::middleware::{self, Message};
+use super::middleware;
 use super::pipeline;
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
 use super::stdio_drain::{bounded, drain, queue, refuse};
@@ -295,7 +297,7 @@ impl Server {
                         Route::Modern => None,
                         Route::Handshake(session, fresh) => {
                             if fresh {
-                                forwarder = Some(handshake::forward_changes(
+                                forwarder = Some(handshake_methods::forward_changes(
                                     self,
                                     Arc::clone(&session),
                                     out.clone(),
@@ -320,7 +322,7 @@ impl Server {
                             // The connection is the stream: nothing held beside it.
                             if let Some(session) = opened.session
                                 && let Some(previous) =
-                                    forwarder.replace(handshake::forward_changes(
+                                    forwarder.replace(handshake_methods::forward_changes(
                                         self,
                                         session,
                                         out.clone(),
@@ -408,7 +410,7 @@ impl Server {
                 }
                 Ok(Line::Notification(notification)) => {
                     let session = connection.session().cloned();
-                    if !middleware::has_middleware(self) {
+                    if !chain::has_middleware(self) {
                         serve_own(
                             session.as_deref(),
                             &shared.in_flight,
@@ -455,7 +457,7 @@ impl Server {
                             #[cfg(feature = "http-server")]
                             http: None,
                         };
-                        middleware::through_middleware(&server, message, &serve).await;
+                        chain::through_middleware(&server, message, &serve).await;
                         drop(permit);
                     });
                     if keep_order {

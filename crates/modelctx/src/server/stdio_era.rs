@@ -15,11 +15,11 @@ use modelctx_types::{Era, ErrorObject, Method as _};
 use tracing::Instrument as _;
 
 use super::Server;
-use super::handshake::initialize;
+use super::chain::{Message, has_middleware, through_middleware};
 use super::handshake::{self, HandshakeSession};
+use super::handshake_methods::initialize;
 use super::message::{Reply, decode_params};
-use super::middleware::{self, Message};
-use super::middleware::{has_middleware, through_middleware};
+use super::middleware;
 use super::typed_params::Received;
 use crate::sync::lock;
 

@@ -11,11 +11,12 @@ use modelctx_types::jsonrpc::{Decoded, MessageRef};
 use serde_json::value::RawValue;
 
 use super::guards::{accepts_both, authenticate, check_host_and_origin, is_json, is_modern};
-use super::responses::{accepted, body_refused, json, plain};
+use super::responses::{accepted, body_refused, http_status, json, plain};
 use super::sse::respond;
 use super::state::HttpState;
+use crate::server::chain::{self, Message};
 use crate::server::message::{Reply, error_reply};
-use crate::server::middleware::{self, Message};
+use crate::server::middleware;
 use crate::server::origin::peer_addr;
 use crate::server::typed_params::{self, OwnedRequest};
 
@@ -73,14 +74,14 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
     let request = match typed_params::decode(&body.bytes) {
         Err(error) => {
             return match error_reply(error.id(), &error.to_error_object()) {
-                Reply::Message { body, status } => json(status, body),
+                Reply::Message { body, error } => json(http_status(error), body),
                 Reply::Nothing => plain(StatusCode::BAD_REQUEST, "bad request"),
             };
         }
         Ok(Decoded::Raw(MessageRef::Notification(notification))) => {
             // 2026-07-28 defines no client notification over HTTP (closing a stream is the
             // cancellation): the middleware sees it, then it is dropped.
-            if middleware::has_middleware(&state.server) {
+            if chain::has_middleware(&state.server) {
                 let message = Message {
                     id: None,
                     method: &notification.method,
@@ -90,7 +91,7 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
                     principal: state.server.principal_of(&parts),
                     http: Some(Arc::new(parts)),
                 };
-                middleware::through_middleware(&state.server, message, &middleware::Reply::nothing)
+                chain::through_middleware(&state.server, message, &middleware::Reply::nothing)
                     .await;
             }
             return accepted();

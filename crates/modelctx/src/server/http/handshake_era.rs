@@ -27,17 +27,18 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
-use super::responses::{accepted, json};
+use super::responses::{accepted, http_status, json};
 use super::sessions::InUse;
 use super::sse::{event_stream_only, respond};
 use super::state::HttpState;
 use crate::http::headers::SESSION_ID;
 use crate::server::SubscriptionLimits;
-use crate::server::handshake;
+use crate::server::chain::{self, Message};
 use crate::server::in_flight::{Served, serve_notification};
 use crate::server::message::{Reply, error_reply};
-use crate::server::middleware::{self, Message};
+use crate::server::middleware;
 use crate::server::subscription_budget::{Client, Hold};
+use crate::server::{handshake, handshake_methods};
 use crate::sync::lock;
 
 fn session_id(parts: &http::request::Parts) -> Option<&str> {
@@ -81,7 +82,7 @@ pub(crate) async fn post(
         Ok(message) => message,
         Err(error) => {
             return match error_reply(error.id(), &error.to_error_object()) {
-                Reply::Message { body, status } => json(status, body),
+                Reply::Message { body, error } => json(http_status(error), body),
                 Reply::Nothing => accepted(),
             };
         }
@@ -105,7 +106,8 @@ pub(crate) async fn post(
         let serve = || match request.params_as::<InitializeRequestParams>() {
             Ok(params) => {
                 let client = Client::of(principal(&parts), peer);
-                let (session, result) = handshake::initialize(&state.server, params, client);
+                let (session, result) =
+                    handshake_methods::initialize(&state.server, params, client);
                 *lock(&opened) = Some(session);
                 middleware::Reply::result(&result)
             }
@@ -121,7 +123,7 @@ pub(crate) async fn post(
             true,
         );
         let reply = async {
-            if !middleware::has_middleware(&state.server) {
+            if !chain::has_middleware(&state.server) {
                 return serve();
             }
             let message = Message {
@@ -133,7 +135,7 @@ pub(crate) async fn post(
                 principal: principal(&parts).cloned(),
                 http: Some(Arc::new(parts.clone())),
             };
-            middleware::through_middleware(&state.server, message, &serve).await
+            chain::through_middleware(&state.server, message, &serve).await
         }
         .instrument(span.clone())
         .await;
@@ -193,7 +195,7 @@ pub(crate) async fn post(
                 }
                 middleware::Reply::nothing()
             };
-            if middleware::has_middleware(&state.server) {
+            if chain::has_middleware(&state.server) {
                 let message = Message {
                     id: None,
                     method: &notification.method,
@@ -203,7 +205,7 @@ pub(crate) async fn post(
                     principal: principal(&parts).cloned(),
                     http: Some(Arc::new(parts)),
                 };
-                middleware::through_middleware(&state.server, message, &serve).await;
+                chain::through_middleware(&state.server, message, &serve).await;
             } else {
                 serve();
             }
@@ -272,7 +274,8 @@ pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> 
     let (sender, receiver) = mpsc::channel(64);
     let session = Arc::clone(stream.session.session());
     let closing = state.server.inner.shutdown.clone();
-    let forwarder = handshake::forward_changes(&state.server, session, sender, closing, stream);
+    let forwarder =
+        handshake_methods::forward_changes(&state.server, session, sender, closing, stream);
     let mut response = event_stream_only(receiver, forwarder, state.config.keep_alive);
     response
         .headers_mut()

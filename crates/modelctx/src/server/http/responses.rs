@@ -4,8 +4,26 @@
 use axum::body::Body;
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
+use modelctx_types::ErrorCode;
 
 use super::body::BodyError;
+
+/// The HTTP status of a JSON-RPC response: 400 for malformed requests, 404 for unknown methods,
+/// 200 for a result and any other error (the JSON-RPC error body carries the detail).
+pub(crate) fn http_status(error: Option<ErrorCode>) -> u16 {
+    match error {
+        Some(
+            ErrorCode::PARSE_ERROR
+            | ErrorCode::INVALID_REQUEST
+            | ErrorCode::INVALID_PARAMS
+            | ErrorCode::HEADER_MISMATCH
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        ) => 400,
+        Some(ErrorCode::METHOD_NOT_FOUND) => 404,
+        _ => 200,
+    }
+}
 
 pub(crate) fn body_refused(error: &BodyError) -> Response {
     match error {

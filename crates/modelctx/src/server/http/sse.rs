@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::config::HttpConfig;
-use super::responses::json;
+use super::responses::{http_status, json};
 use super::sessions::InUse;
 use crate::http::sse;
 use crate::server::Server;
@@ -143,9 +143,14 @@ fn finished(
         Ok(first) => complete_event_stream(Some(&first), notifications, reply),
         Err(_) if sse => complete_event_stream(None, notifications, reply),
         Err(_) => match reply {
-            Reply::Message { body, status } => {
-                json(if error_statuses { status } else { 200 }, body)
-            }
+            Reply::Message { body, error } => json(
+                if error_statuses {
+                    http_status(error)
+                } else {
+                    200
+                },
+                body,
+            ),
             Reply::Nothing => {
                 let mut response = Response::new(Body::empty());
                 *response.status_mut() = StatusCode::NO_CONTENT;

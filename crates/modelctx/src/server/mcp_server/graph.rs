@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use super::BuildError;
+use super::error::BuildError;
 use super::resolve::ResolverInfo;
 
 /// The compile error of two resolvers sharing a key (a `const` panic takes one `&str`).

@@ -4,6 +4,7 @@
 
 mod asker;
 mod context;
+mod error;
 mod graph;
 mod outcome;
 mod output;
@@ -28,10 +29,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::uri_template::UriTemplate;
-use super::{BoxFuture, RegistrationError, RequestContext, Server, ServerBuilder, UriVariables};
+use super::{BoxFuture, RequestContext, Server, ServerBuilder, UriVariables};
 
 pub use asker::BackChannel;
 pub use context::Context;
+pub use error::BuildError;
 pub use outcome::{Elicitation, FromElicitation, Interrupt};
 pub use output::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use questions::{Ask, Elicit, ElicitUrl, ListRoots, Question, Sample};
@@ -83,47 +85,6 @@ pub trait ResourceDefinition: Send + Sync + 'static {
     /// Reads one round; `variables` are the template variables as JSON strings (empty for a
     /// static resource).
     fn read(ctx: Context, uri: String, variables: Extra) -> HandlerFuture<ReadResourceResult>;
-}
-
-/// A registration `McpServer::build` refuses.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// Refused by the low-level server (duplicates, invalid schemas or templates, sealing).
-    #[error(transparent)]
-    Registration(#[from] RegistrationError),
-    /// A static resource that could ask for input (only templates may).
-    #[error(
-        "static resource {uri:?} cannot ask for input: only resource templates may return an \
-         InputRequiredResult or use resolvers"
-    )]
-    StaticResourceAsks {
-        /// The resource URI.
-        uri: String,
-    },
-    /// A resolver takes an argument by name that its consumer does not have.
-    #[error("{kind} {name:?}: {message}")]
-    UnknownResolverArgument {
-        /// `tool`, `prompt` or `resource template`.
-        kind: &'static str,
-        /// The consumer.
-        name: String,
-        /// Which resolver parameter.
-        message: String,
-    },
-    /// Two different resolvers of the same name in one consumer's graph: keys are resolver
-    /// names, so their questions would share one input-request key.
-    #[error("{kind} {name:?}: resolvers {paths:?} share the input-request key {key:?}; rename one")]
-    ResolverKeyClash {
-        /// `tool`, `prompt` or `resource template`.
-        kind: &'static str,
-        /// The consumer.
-        name: String,
-        /// The key they share (their name).
-        key: String,
-        /// The two resolvers' full paths.
-        paths: [String; 2],
-    },
 }
 
 type ToolFn = Arc<dyn Fn(Context, Extra) -> HandlerFuture<CallToolResult> + Send + Sync>;

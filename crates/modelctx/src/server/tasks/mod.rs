@@ -81,6 +81,7 @@
 pub mod contract;
 mod handler;
 mod methods;
+mod options;
 #[cfg(feature = "tasks-redis")]
 mod redis;
 mod rules;
@@ -106,6 +107,7 @@ pub use handler::{
     IntoPreflight, IntoTaskStep, Preflight, PreflightHandler, TaskContext, TaskHandler, TaskInput,
     TaskStep, TaskSupport, TaskTool,
 };
+pub use options::OrphanPolicy;
 #[cfg(feature = "tasks-redis")]
 pub use redis::RedisTaskStore;
 #[cfg(feature = "tasks-sqlite")]
@@ -113,51 +115,12 @@ pub use sqlite::SqliteTaskStore;
 pub use store::{Admission, Lease, MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 
 use methods::{TaskMethod, TaskMethodHandler, TaskToolHandler};
+use options::TaskOptions;
 use runtime::Runtime;
 
 use super::task_hook::TaskHook;
 use super::{RequestContext, ServerBuilder};
 use crate::store::StoreError;
-
-/// What happens to a `working` task whose instance died (its lease lapsed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum OrphanPolicy {
-    /// Run the handler again from the task's last checkpoint (handlers must be re-runnable).
-    #[default]
-    Resume,
-    /// End the task `failed` with `-32603`.
-    Fail,
-}
-
-/// Timing and recovery settings of the task runtime.
-#[derive(Debug, Clone)]
-pub(crate) struct TaskOptions {
-    pub(crate) ttl: Option<Duration>,
-    pub(crate) poll_interval: Duration,
-    pub(crate) lease: Duration,
-    pub(crate) sweep_interval: Duration,
-    pub(crate) cancel_grace: Duration,
-    pub(crate) orphans: OrphanPolicy,
-    pub(crate) limits: TaskLimits,
-}
-
-impl Default for TaskOptions {
-    fn default() -> Self {
-        Self {
-            ttl: Some(Duration::from_secs(24 * 3600)),
-            poll_interval: Duration::from_secs(1),
-            lease: Duration::from_secs(30),
-            sweep_interval: Duration::from_secs(10),
-            cancel_grace: Duration::from_secs(5),
-            orphans: OrphanPolicy::Resume,
-            limits: TaskLimits {
-                per_principal: Some(1_000),
-                total: Some(10_000),
-            },
-        }
-    }
-}
 
 /// The task runtime of a server: its store, its task tools and this instance's workers. Give it
 /// to [`ServerBuilder::tasks`]. Cheap to clone.

@@ -25,9 +25,9 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{Checkpoints, TaskContext, TaskInput, TaskStep, TaskTool};
+use super::options::{OrphanPolicy, TaskOptions};
 use super::rules::{cancelled, check_questions, failed, iso8601, millis, now_ms};
 use super::store::{Admission, Lease, TaskRecord, TaskStore};
-use super::{OrphanPolicy, TaskOptions};
 use crate::server::bus::{Bus, Event};
 use crate::server::limit_error::limit_reached;
 use crate::store::StoreError;
