@@ -11,8 +11,6 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-#[cfg(feature = "http-server")]
-use tokio::time::Instant;
 
 use modelctx_types::jsonrpc::{encode_notification, encode_request};
 use modelctx_types::methods::Cancelled;
@@ -44,17 +42,6 @@ pub(crate) struct HandshakeSession {
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
     initialized: AtomicBool,
-    /// For the HTTP session table's idle expiry and eviction (a stdio session lives as long as
-    /// its pipe). Tokio's clock, which tests can pause.
-    #[cfg(feature = "http-server")]
-    last_used: Mutex<Instant>,
-    /// The requests POSTed on an HTTP session that its client may cancel (a stdio connection
-    /// keeps its own table, for both eras).
-    #[cfg(feature = "http-server")]
-    pub(crate) in_flight: std::sync::Arc<super::in_flight::InFlight>,
-    /// Whether the HTTP session's `GET` stream is open: it may have one at a time.
-    #[cfg(feature = "http-server")]
-    get_stream: AtomicBool,
 }
 
 impl HandshakeSession {
@@ -83,12 +70,6 @@ impl HandshakeSession {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
             initialized: AtomicBool::new(false),
-            #[cfg(feature = "http-server")]
-            last_used: Mutex::new(Instant::now()),
-            #[cfg(feature = "http-server")]
-            in_flight: std::sync::Arc::default(),
-            #[cfg(feature = "http-server")]
-            get_stream: AtomicBool::new(false),
         }
     }
 
@@ -118,38 +99,10 @@ impl HandshakeSession {
         self.initialized.store(true, Ordering::Release);
     }
 
-    #[cfg(feature = "http-server")]
-    pub(crate) fn touch(&self) {
-        *lock(&self.last_used) = Instant::now();
-    }
-
-    /// When the session was last used (or opened).
-    #[cfg(feature = "http-server")]
-    pub(crate) fn last_used(&self) -> Instant {
-        *lock(&self.last_used)
-    }
-
-    #[cfg(feature = "http-server")]
-    pub(crate) fn idle_for(&self) -> std::time::Duration {
-        lock(&self.last_used).elapsed()
-    }
-
     /// The client what the session holds is counted against (the one that opened it).
     #[cfg(feature = "http-server")]
     pub(crate) fn client(&self) -> Option<Client> {
         lock(&self.subscriptions).client().cloned()
-    }
-
-    /// Marks the session's `GET` stream open; false when one already is.
-    #[cfg(feature = "http-server")]
-    pub(crate) fn open_get_stream(&self) -> bool {
-        !self.get_stream.swap(true, Ordering::AcqRel)
-    }
-
-    /// Marks the session's `GET` stream closed.
-    #[cfg(feature = "http-server")]
-    pub(crate) fn close_get_stream(&self) {
-        self.get_stream.store(false, Ordering::Release);
     }
 
     /// Sends a server→client request on `out` and waits for the client's answer. When `cancel`

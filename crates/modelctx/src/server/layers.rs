@@ -7,7 +7,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use modelctx_test_support::imports::{code_of, layer_violations, named_modules, sources};
+use modelctx_test_support::imports::{
+    code_of, layer_violations, module_path, named_modules, sources,
+};
 
 /// The layers, lowest first. A directory's files are one module (`tasks`, `http`). `mod.rs` of
 /// the server is not checked: it declares the modules and re-exports the public names (see
@@ -173,5 +175,63 @@ fn only_the_handle_and_the_transports_implement_server() {
         stray.is_empty(),
         "`impl Server` outside the handle and the transports' serve_* (make the stage free \
          functions over `&Server`): {stray:?}"
+    );
+}
+
+/// The features over the core (the top of [`LAYERS`]): the core reaches them only through a
+/// seam they register on the builder (`task_hook`), never by name.
+const FEATURES: &[&str] = &["tasks", "mcp_server"];
+
+/// Every file of the core (neither a feature's nor `mod.rs`, which declares the features'
+/// modules) that names a feature's module or is compiled by the feature's gate.
+fn core_files_naming_features(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    let mut problems = BTreeSet::new();
+    for file in files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        let module = module_path(relative);
+        let in_feature = module
+            .first()
+            .is_some_and(|first| FEATURES.contains(&first.as_str()));
+        if in_feature || relative == Path::new("mod.rs") || relative == Path::new("layers.rs") {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(&file).expect("read a source file"));
+        for feature in FEATURES {
+            if code.contains(&format!("feature = \"{feature}\"")) {
+                problems.insert(format!(
+                    "{}: gated by feature {feature}",
+                    relative.display()
+                ));
+            }
+        }
+        for named in named_modules(&code, "server", &module) {
+            if named
+                .first()
+                .is_some_and(|first| FEATURES.contains(&first.as_str()))
+            {
+                problems.insert(format!(
+                    "{}: names server::{}",
+                    relative.display(),
+                    named.join("::")
+                ));
+            }
+        }
+    }
+    problems.into_iter().collect()
+}
+
+/// The core names no feature (DESIGN.md, "Layers of the server"): the tasks extension joins it
+/// through `task_hook`, registered on the builder, so no core file — the handle and the builder
+/// included — names `tasks` or is compiled differently with it.
+#[test]
+fn the_core_names_no_feature() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server");
+    let problems = core_files_naming_features(&root);
+    assert!(
+        problems.is_empty(),
+        "the core names a feature (reach it through a seam the feature registers):\n{}",
+        problems.join("\n")
     );
 }

@@ -53,6 +53,8 @@ pub(crate) enum Reply {
     /// transport that answers errors in kind, HTTP with its status, reads it).
     Message {
         body: Vec<u8>,
+        // Over stdio the body is all there is to send.
+        #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
         error: Option<ErrorCode>,
     },
     /// Nothing (a cancelled subscription).

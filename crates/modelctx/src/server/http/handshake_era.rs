@@ -186,7 +186,7 @@ pub(crate) async fn post(
         MessageRef::Notification(notification) => {
             let serve = || {
                 let served = serve_notification(
-                    &session.in_flight,
+                    session.in_flight(),
                     &notification.method,
                     notification.params.map(RawValue::get),
                 );
@@ -321,9 +321,11 @@ mod tests {
     use crate::server::http::body::BodyBudget;
     use crate::server::http::config::HttpConfig;
     use crate::server::http::sessions::Sessions;
+    use crate::server::in_flight::InFlight;
 
-    /// The endpoint's state with one session open, and that session and its id.
-    fn one_session() -> (HttpState, Arc<handshake::HandshakeSession>, String) {
+    /// The endpoint's state with one session open, that session's table of cancellable
+    /// requests, and its id.
+    fn one_session() -> (HttpState, Arc<InFlight>, String) {
         let config = HttpConfig::default();
         let state = HttpState {
             server: Server::builder("sessions", "1.0.0").build().unwrap(),
@@ -332,8 +334,9 @@ mod tests {
             config,
         };
         let session = Arc::new(handshake::HandshakeSession::uninitialized());
-        let id = state.sessions.insert(Arc::clone(&session), None).unwrap();
-        (state, session, id)
+        let id = state.sessions.insert(session, None).unwrap();
+        let in_flight = Arc::clone(state.sessions.get(&id, None, false).unwrap().in_flight());
+        (state, in_flight, id)
     }
 
     /// A 2025-11-25 request answered on its first poll is never registered in its session's
@@ -342,7 +345,7 @@ mod tests {
     /// failure, which is a thread blocked on the lock.
     #[test]
     fn a_request_answered_at_once_is_never_registered() {
-        let (state, session, id) = one_session();
+        let (state, in_flight, id) = one_session();
         let parts = http::Request::post("/mcp")
             .header(SESSION_ID, id.as_str())
             .body(())
@@ -350,7 +353,7 @@ mod tests {
             .into_parts()
             .0;
         let body = Bytes::from_static(br#"{"jsonrpc":"2.0","id":"ping-1","method":"ping"}"#);
-        let held = session.in_flight.lock_table();
+        let held = in_flight.lock_table();
         let (done, answered) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()

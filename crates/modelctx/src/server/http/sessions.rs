@@ -29,6 +29,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,6 +38,7 @@ use tokio::time::Instant;
 use modelctx_seal::Principal;
 
 use crate::server::handshake::HandshakeSession;
+use crate::server::in_flight::InFlight;
 use crate::server::peer_rate::{PeerRate, RateLimit};
 use crate::sync::lock;
 
@@ -72,11 +74,46 @@ struct Table {
 }
 
 struct Entry {
-    session: Arc<HandshakeSession>,
+    session: Arc<HttpSession>,
     /// Who opened it, when the request was authenticated: nobody else may use it.
     principal: Option<Principal>,
     /// Whether it has served a request or a stream.
     used: bool,
+}
+
+/// A handshake-era session as this transport keeps it: the session the pipeline serves, and
+/// what only HTTP knows of it.
+struct HttpSession {
+    session: Arc<HandshakeSession>,
+    /// For idle expiry and eviction (a stdio session lives as long as its pipe). Tokio's
+    /// clock, which tests can pause.
+    last_used: Mutex<Instant>,
+    /// The requests POSTed on the session that its client may cancel (a stdio connection keeps
+    /// its own table, for both eras).
+    in_flight: Arc<InFlight>,
+    /// Whether the session's `GET` stream is open: it may have one at a time.
+    get_stream: AtomicBool,
+}
+
+impl HttpSession {
+    fn touch(&self) {
+        *lock(&self.last_used) = Instant::now();
+    }
+
+    /// When the session was last used (or opened).
+    fn last_used(&self) -> Instant {
+        *lock(&self.last_used)
+    }
+
+    fn idle_for(&self) -> Duration {
+        lock(&self.last_used).elapsed()
+    }
+
+    /// Whether something outside the table holds the session: a request of it in flight, its
+    /// stream open.
+    fn is_held(self: &Arc<Self>) -> bool {
+        Arc::strong_count(self) > 1 || Arc::strong_count(&self.session) > 1
+    }
 }
 
 impl Sessions {
@@ -126,7 +163,12 @@ impl Sessions {
         table.entries.insert(
             id.clone(),
             Entry {
-                session,
+                session: Arc::new(HttpSession {
+                    session,
+                    last_used: Mutex::new(Instant::now()),
+                    in_flight: Arc::default(),
+                    get_stream: AtomicBool::new(false),
+                }),
                 principal,
                 used: false,
             },
@@ -184,12 +226,27 @@ impl Sessions {
 /// this is held (the table never expires a session referenced outside it), and dropping this
 /// counts as a use: a request or stream that outlasts the idle timeout, on a server no other
 /// request reaches meanwhile, leaves a session idle from its end, not one already expired.
-pub(crate) struct InUse(Arc<HandshakeSession>);
+pub(crate) struct InUse(Arc<HttpSession>);
 
 impl InUse {
     /// The session, to hand to what serves the request (which keeps it no longer than this).
     pub(crate) fn session(&self) -> &Arc<HandshakeSession> {
-        &self.0
+        &self.0.session
+    }
+
+    /// The session's requests its client may cancel.
+    pub(crate) fn in_flight(&self) -> &Arc<InFlight> {
+        &self.0.in_flight
+    }
+
+    /// Marks the session's `GET` stream open; false when one already is.
+    pub(crate) fn open_get_stream(&self) -> bool {
+        !self.0.get_stream.swap(true, Ordering::AcqRel)
+    }
+
+    /// Marks the session's `GET` stream closed.
+    pub(crate) fn close_get_stream(&self) {
+        self.0.get_stream.store(false, Ordering::Release);
     }
 }
 
@@ -197,7 +254,7 @@ impl Deref for InUse {
     type Target = HandshakeSession;
 
     fn deref(&self) -> &HandshakeSession {
-        &self.0
+        &self.0.session
     }
 }
 
@@ -213,7 +270,7 @@ impl Entry {
     /// named.
     fn expired(&self, timeout: Option<Duration>, now: Instant) -> bool {
         timeout.is_some_and(|timeout| {
-            Arc::strong_count(&self.session) == 1
+            !self.session.is_held()
                 && now.saturating_duration_since(self.session.last_used()) >= timeout
         })
     }

@@ -58,7 +58,7 @@ pub(crate) async fn respond(
     // the work takes a copy of the id (a 2026-07-28 request's work takes the id itself).
     let (id, cancellable) = match &handshake {
         Some(session) => {
-            let table = Arc::clone(&session.in_flight);
+            let table = Arc::clone(session.in_flight());
             (id.clone(), Some((table, id, cancel.clone())))
         }
         None => (id, None),
