@@ -32,7 +32,7 @@ use modelctx_types::methods::Initialized;
 use modelctx_types::{Era, ErrorCode, ErrorObject};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
@@ -44,6 +44,7 @@ use super::handshake_methods;
 use super::in_flight::{InFlight, Served, serve_notification};
 use super::message::{Incoming, Reply};
 use super::middleware;
+use super::notifier::Notifier;
 use super::pipeline;
 use super::shutdown::{self, DEFAULT_SHUTDOWN_GRACE, Shutdown};
 use super::stdio_drain::{bounded, drain, queue, refuse};
@@ -51,6 +52,7 @@ use super::stdio_era::{self, Connection, Route};
 #[cfg(all(unix, feature = "stdio"))]
 use super::stdio_lines::pipes;
 use super::stdio_lines::{Line, decode_line, request_in_place, span_in, write_lines};
+use super::typed_params::OwnedRequest;
 use crate::transport::lines::{DEFAULT_MAX_LINE, Frame, KEEP_LINE_CAPACITY, LineReader};
 
 /// Limits of a stream connection.
@@ -367,39 +369,14 @@ impl Server {
                     let cancel = CancellationToken::new();
                     let key = request.id.clone();
                     let token = cancel.clone();
-                    let server = self.clone();
-                    let out = out.clone();
-                    let shared_for_task = Arc::clone(&shared);
-                    let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
-                        let shared = shared_for_task;
-                        let incoming = Incoming {
-                            id: request.id.clone(),
-                            method: &request.method,
-                            params: request.params.as_deref(),
-                            typed: request.typed,
-                            headers: None,
-                            principal: None,
-                            principal_bound: false,
-                            handshake,
-                            closing: Some(&shared.closing),
-                            #[cfg(feature = "http-server")]
-                            http: None,
-                            span: tracing::Span::none(),
-                        };
-                        let reply = pipeline::dispatch_in_task(
-                            &server,
-                            incoming,
-                            Some(out.clone()),
-                            cancel.clone(),
-                        )
-                        .await;
-                        shared.in_flight.remove(&request.id);
-                        // After a cancellation nothing more is sent for the request.
-                        if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled())
-                        {
-                            let _ = out.send(body).await;
-                        }
-                    });
+                    let mut task = request_work(
+                        self.clone(),
+                        request,
+                        handshake,
+                        out.clone(),
+                        Arc::clone(&shared),
+                        cancel,
+                    );
                     // Most requests finish without waiting on anything: run them right here
                     // and spawn a task only for those that wait (a slow tool, a back-channel
                     // question). Nothing is read meanwhile, so no cancellation can be missed.
@@ -429,37 +406,14 @@ impl Server {
                     let Some(Ok(permit)) = bounded(&mut shutdown, permit).await else {
                         break Ok(());
                     };
-                    let method = notification.method.into_owned();
-                    let params: Option<Box<str>> = notification.params.map(|raw| raw.get().into());
-                    let server = self.clone();
-                    let shared = Arc::clone(&shared);
-                    let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(async move {
-                        let serve = || {
-                            serve_own(
-                                session.as_deref(),
-                                &shared.in_flight,
-                                &method,
-                                params.as_deref(),
-                            );
-                            middleware::Reply::nothing()
-                        };
-                        let message = Message {
-                            id: None,
-                            method: &method,
-                            params: params.as_deref(),
-                            era: if session.is_some() {
-                                Era::Handshake
-                            } else {
-                                Era::Modern
-                            },
-                            handshake: session.as_deref(),
-                            principal: None,
-                            #[cfg(feature = "http-server")]
-                            http: None,
-                        };
-                        chain::through_middleware(&server, message, &serve).await;
-                        drop(permit);
-                    });
+                    let mut task = notification_work(
+                        self.clone(),
+                        session,
+                        notification.method.into_owned(),
+                        notification.params.map(|raw| raw.get().into()),
+                        Arc::clone(&shared),
+                        permit,
+                    );
                     if keep_order {
                         if bounded(&mut shutdown, task).await.is_none() {
                             break Ok(());
@@ -495,6 +449,83 @@ impl Server {
         result
     }
 }
+
+/// What a request of the connection runs: the pipeline, then its answer on `out` unless the
+/// client cancelled it. The loop polls it once in place and spawns it only if it waits.
+fn request_work(
+    server: Server,
+    request: OwnedRequest,
+    handshake: Option<Arc<HandshakeSession>>,
+    out: Notifier,
+    shared: Arc<Shared>,
+    cancel: CancellationToken,
+) -> Work {
+    Box::pin(async move {
+        let incoming = Incoming {
+            id: request.id.clone(),
+            method: &request.method,
+            params: request.params.as_deref(),
+            typed: request.typed,
+            headers: None,
+            principal: None,
+            principal_bound: false,
+            handshake,
+            closing: Some(&shared.closing),
+            #[cfg(feature = "http-server")]
+            http: None,
+            span: tracing::Span::none(),
+        };
+        let reply =
+            pipeline::dispatch_in_task(&server, incoming, Some(out.clone()), cancel.clone()).await;
+        shared.in_flight.remove(&request.id);
+        // After a cancellation nothing more is sent for the request.
+        if let (Reply::Message { body, .. }, false) = (reply, cancel.is_cancelled()) {
+            let _ = out.send(body).await;
+        }
+    })
+}
+
+/// What a notification runs when middleware is registered: its chain, ending in what the
+/// transport itself does with it ([`serve_own`]), holding `permit` meanwhile.
+fn notification_work(
+    server: Server,
+    session: Option<Arc<HandshakeSession>>,
+    method: String,
+    params: Option<Box<str>>,
+    shared: Arc<Shared>,
+    permit: OwnedSemaphorePermit,
+) -> Work {
+    Box::pin(async move {
+        let serve = || {
+            serve_own(
+                session.as_deref(),
+                &shared.in_flight,
+                &method,
+                params.as_deref(),
+            );
+            middleware::Reply::nothing()
+        };
+        let message = Message {
+            id: None,
+            method: &method,
+            params: params.as_deref(),
+            era: if session.is_some() {
+                Era::Handshake
+            } else {
+                Era::Modern
+            },
+            handshake: session.as_deref(),
+            principal: None,
+            #[cfg(feature = "http-server")]
+            http: None,
+        };
+        chain::through_middleware(&server, message, &serve).await;
+        drop(permit);
+    })
+}
+
+/// A request's or a notification's work, boxed so that the loop can poll it in place first.
+type Work = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// What a connection's request tasks share with its loop.
 struct Shared {
