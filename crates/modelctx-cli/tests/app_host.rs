@@ -1,0 +1,400 @@
+//! `mcp app` in a real browser (headless Chromium, `modelctx_test_support::browser`): the
+//! official example app `@modelcontextprotocol/server-basic-vanillajs` 2.0.3 (its `App` class
+//! inside the iframe; `scripts/app-example.sh` installs it under `.cache/`) over stdio, and a
+//! test app of our own (`app_host/test_app.html`, served by `app_host/test_server.rs` over HTTP
+//! in both eras) for what the example cannot show: the sandbox's CSP at work, a tool hidden
+//! from apps, forged and malformed messages, a question the server asks mid-call.
+//!
+//! Everything runs on 127.0.0.1; every wait polls with a bound (`BOUND`), none sleeps.
+
+mod app_host {
+    pub(crate) mod test_server;
+}
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use modelctx_test_support::browser::{AppPage, Chromium};
+use modelctx_test_support::cli::{mcp, repo_root, stderr};
+use modelctx_test_support::mcp_app::McpApp;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt as _;
+
+use crate::app_host::test_server;
+
+/// The most any step may take (a cold Node server, a browser starting on a loaded machine).
+const BOUND: Duration = Duration::from_secs(60);
+
+/// The example server: (Node 22, its entry point), installed once per test process.
+fn example_server() -> &'static (String, String) {
+    static EXAMPLE: OnceLock<(String, String)> = OnceLock::new();
+    EXAMPLE.get_or_init(|| {
+        let output = std::process::Command::new("bash")
+            .arg(repo_root().join("scripts/app-example.sh"))
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("run scripts/app-example.sh");
+        assert!(output.status.success(), "scripts/app-example.sh failed");
+        let text = String::from_utf8(output.stdout).unwrap();
+        let mut lines = text.lines().map(str::to_owned);
+        (lines.next().unwrap(), lines.next().unwrap())
+    })
+}
+
+/// A loopback HTTP server that counts the requests it gets and answers each with `body`
+/// (readable cross-origin): the other end of the app's `fetch`es.
+async fn counting_server(body: &'static str) -> (u16, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&count);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: *\r\nContent-Type: text/plain\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+        }
+    });
+    (port, count)
+}
+
+/// What a `fetch` of `url` from the app's frame comes to: `{"fetched": body}`, or the CSP
+/// violation it raised (`{"directive": …, "blocked": …}`).
+async fn fetch_from_app(page: &AppPage, url: &str) -> Value {
+    let probe = format!(
+        r#"new Promise((resolve) => {{
+            const url = {url:?};
+            document.addEventListener("securitypolicyviolation", (e) => {{
+                if (e.blockedURI.startsWith(url.slice(0, 20))) {{
+                    resolve({{ directive: e.effectiveDirective, blocked: e.blockedURI }});
+                }}
+            }});
+            fetch(url).then((r) => r.text()).then((body) => resolve({{ fetched: body }}), () => {{}});
+        }})"#
+    );
+    page.eval_app(&probe).await.expect("the probe runs")
+}
+
+/// `mcp app [ARGS…] TARGET show greeting=GREETING` (the test app) in the browser, once the
+/// app shows the tool's result.
+async fn show_test_app(
+    target: &str,
+    args: &[&str],
+    greeting: &str,
+) -> (McpApp, String, Chromium, AppPage) {
+    let greeting_arg = format!("greeting={greeting}");
+    let mut line = vec!["--timeout", "600"];
+    line.extend_from_slice(args);
+    line.extend([target, "show", &greeting_arg]);
+    let (app, url) = McpApp::start(&line).await;
+    let browser = Chromium::launch().await;
+    let page = browser.open(&url).await;
+    page.wait_app(
+        &format!(r#"document.getElementById("result").textContent === "shown: {greeting}""#),
+        BOUND,
+    )
+    .await;
+    (app, url, browser, page)
+}
+
+/// The app calls `refresh` (visible to apps only) through the host.
+async fn assert_app_calls_refresh(page: &AppPage) {
+    let refreshed = page
+        .eval_app(r#"rpc("tools/call", { name: "refresh" })"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        refreshed["result"]["content"][0]["text"], "refreshed",
+        "{refreshed}"
+    );
+}
+
+/// Ctrl-C: `mcp app` tells the app it is torn down, the app answers in time, and `mcp` exits 0.
+/// Returns what it printed on stdout.
+async fn close_with_ctrl_c(app: McpApp, browser: Chromium) -> Vec<String> {
+    let (status, out, err) = app.interrupt(BOUND).await;
+    assert!(status.success(), "{status}: {err:#?}");
+    assert!(
+        err.iter()
+            .any(|l| l == "app closed: the user closed mcp app (Ctrl-C)"),
+        "{err:#?}"
+    );
+    assert!(
+        !err.iter()
+            .any(|l| l.contains("did not answer ui/resource-teardown")),
+        "{err:#?}"
+    );
+    browser.close().await;
+    out
+}
+
+/// What the app sees of its host page's origin: reading the parent's document, its own
+/// referrer (which would carry the page's token), and the channel (`channel_url`).
+async fn assert_host_out_of_reach(page: &AppPage, channel_url: &str) {
+    let parent = page
+        .eval_app(
+            "(() => { try { return parent.document.title; } catch (e) { return e.name; } })()",
+        )
+        .await
+        .unwrap();
+    assert_eq!(parent, "SecurityError");
+    assert_eq!(page.eval_app("document.referrer").await.unwrap(), "");
+    let channel = fetch_from_app(page, channel_url).await;
+    assert_eq!(channel["directive"], "connect-src", "{channel}");
+}
+
+/// The official example: `ui/initialize` completes and the tool's result shows; its buttons
+/// call the tool again through the host, send a message to mcp's stdout, a log to its stderr,
+/// and ask to open a link (asked in the terminal: with stdin closed, refused); it cannot reach
+/// anywhere undeclared, nor its host page; Ctrl-C tears it down and it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_example_app_runs_in_the_host() {
+    let (node, entry) = example_server();
+    let (mut app, url) =
+        McpApp::start(&["--timeout", "600", "get-time", "--", node, entry, "--stdio"]).await;
+    let browser = Chromium::launch().await;
+    let page = browser.open(&url).await;
+
+    app.stderr_line("the app started: Get Time App 1.0.0", BOUND)
+        .await;
+    let shown = r#"(() => {
+        const time = document.getElementById("server-time")?.textContent;
+        return time && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(time) && time;
+    })()"#;
+    let first = page.wait_app(shown, BOUND).await;
+
+    page.eval_app(r#"document.getElementById("get-time-btn").click()"#)
+        .await
+        .unwrap();
+    app.stderr_line("the app calls tool get-time", BOUND).await;
+    let changed = format!("{shown} !== {first}");
+    page.wait_app(&format!("({changed}) && {shown}"), BOUND)
+        .await;
+
+    page.eval_app(
+        r#"(() => {
+            document.getElementById("message-text").value = "hello from the browser test";
+            document.getElementById("send-message-btn").click();
+        })()"#,
+    )
+    .await
+    .unwrap();
+    app.stdout_line("message from the app: hello from the browser test", BOUND)
+        .await;
+    page.eval_app(r#"document.getElementById("send-log-btn").click()"#)
+        .await
+        .unwrap();
+    app.stderr_line("app log [info]: This is log text.", BOUND)
+        .await;
+    page.eval_app(r#"document.getElementById("open-link-btn").click()"#)
+        .await
+        .unwrap();
+    app.stderr_line(
+        "app asks you to open a link on: modelcontextprotocol.io",
+        BOUND,
+    )
+    .await;
+
+    // Nothing declared: a fetch anywhere is a CSP violation and never leaves the browser.
+    let (port, requests) = counting_server("reached").await;
+    let fetched = fetch_from_app(&page, &format!("http://127.0.0.1:{port}/exfiltrate")).await;
+    assert_eq!(fetched["directive"], "connect-src", "{fetched}");
+    assert_eq!(requests.load(Ordering::SeqCst), 0);
+    assert_host_out_of_reach(&page, &format!("{url}channel")).await;
+
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("app-host/basic-vanillajs.png");
+    page.screenshot(&shot).await;
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{}",
+        png.len()
+    );
+
+    close_with_ctrl_c(app, browser).await;
+}
+
+/// Our test app over HTTP, 2026-07-28: what it declared is reachable and nothing else is; a tool
+/// hidden from apps is refused before the server sees the call; a question the server asks
+/// mid-call goes to the terminal (here: answered by `--answer`); messages from another window,
+/// or of the wrong shape, are dropped; display mode and size reach the page; Ctrl-C tears down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_holds_in_the_browser() {
+    let (declared_port, declared) = counting_server("declared ok").await;
+    let (undeclared_port, undeclared) = counting_server("undeclared").await;
+    let secret_calls = Arc::new(AtomicUsize::new(0));
+    let declared_origin = format!("http://127.0.0.1:{declared_port}");
+    let server = test_server::server(&declared_origin, Arc::clone(&secret_calls));
+    let target = test_server::serve(server).await;
+    let (mut app, url, browser, page) =
+        show_test_app(&target, &["--answer", "ok=true"], "hello").await;
+    assert_eq!(
+        page.eval_app("window.toolInput").await.unwrap(),
+        json!({"greeting": "hello"})
+    );
+    let initialized = page.eval_app("window.initialized").await.unwrap();
+    assert_eq!(
+        initialized["hostContext"]["toolInfo"]["tool"]["name"],
+        "show"
+    );
+    assert_eq!(
+        initialized["hostCapabilities"]["sandbox"]["csp"]["connectDomains"],
+        json!([declared_origin])
+    );
+
+    let fetched = fetch_from_app(&page, &format!("{declared_origin}/")).await;
+    assert_eq!(fetched, json!({"fetched": "declared ok"}));
+    assert_eq!(declared.load(Ordering::SeqCst), 1);
+    let blocked = fetch_from_app(&page, &format!("http://127.0.0.1:{undeclared_port}/")).await;
+    assert_eq!(blocked["directive"], "connect-src", "{blocked}");
+    assert_eq!(undeclared.load(Ordering::SeqCst), 0);
+
+    let secret = page
+        .eval_app(r#"rpc("tools/call", { name: "secret", arguments: {} })"#)
+        .await
+        .unwrap();
+    assert_eq!(secret["error"]["code"], -32000, "{secret}");
+    assert!(
+        secret["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not visible to apps"),
+        "{secret}"
+    );
+    assert_eq!(secret_calls.load(Ordering::SeqCst), 0);
+    app.stderr_line("refused the app's tools/call", BOUND).await;
+    assert_app_calls_refresh(&page).await;
+
+    let confirmed = page
+        .eval_app(r#"rpc("tools/call", { name: "confirm", arguments: {} })"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        confirmed["result"]["content"][0]["text"], "confirmed: true",
+        "{confirmed}"
+    );
+    app.stderr_line("asks: Proceed with the app's request?", BOUND)
+        .await;
+
+    let read = page
+        .eval_app(r#"rpc("resources/read", { uri: "ui://test/app.html" })"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        read["result"]["contents"][0]["mimeType"],
+        "text/html;profile=mcp-app"
+    );
+
+    // Forged from the host page's own window, and malformed from the app: dropped. The
+    // genuine message after them arrives, so they would have arrived first.
+    let say = |text: &str| {
+        json!({"jsonrpc": "2.0", "id": 900, "method": "ui/message",
+            "params": {"role": "user", "content": [{"type": "text", "text": text}]}})
+    };
+    page.eval_host(&format!(
+        "window.postMessage({}, \"*\")",
+        say("forged by another window")
+    ))
+    .await
+    .unwrap();
+    for malformed in [
+        json!("ui/message"),
+        json!({"jsonrpc": "1.0", "id": 901, "method": "ui/message", "params": say("old jsonrpc")["params"]}),
+        json!({"jsonrpc": "2.0", "id": 902, "method": "ui/message\n", "params": say("bad method")["params"]}),
+        json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ui/message", "params": say("bad id")["params"]}),
+        json!({"jsonrpc": "2.0", "id": 903, "method": "ui/message", "params": [say("array params")]}),
+    ] {
+        page.eval_app(&format!("parent.postMessage({malformed}, \"*\")"))
+            .await
+            .unwrap();
+    }
+    page.eval_app(&format!("parent.postMessage({}, \"*\")", say("genuine")))
+        .await
+        .unwrap();
+    app.stdout_line("message from the app: genuine", BOUND)
+        .await;
+
+    let mode = page
+        .eval_app(r#"rpc("ui/request-display-mode", { mode: "fullscreen" })"#)
+        .await
+        .unwrap();
+    assert_eq!(mode["result"]["mode"], "fullscreen");
+    page.eval_app(r#"notify("ui/notifications/size-changed", { width: 300, height: 444 })"#)
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + BOUND;
+    while page
+        .eval_host(r#"document.body.classList.contains("fullscreen") && document.getElementById("app").style.height === "444px""#)
+        .await
+        .unwrap()
+        != json!(true)
+    {
+        assert!(tokio::time::Instant::now() < deadline, "the page never resized");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_host_out_of_reach(&page, &format!("{url}channel")).await;
+
+    let out = close_with_ctrl_c(app, browser).await;
+    let messages: Vec<&String> = out
+        .iter()
+        .filter(|l| l.starts_with("message from"))
+        .collect();
+    assert_eq!(messages, ["message from the app: genuine"], "{out:#?}");
+}
+
+/// The same app over a 2025-11-25 session: it starts, shows the result, and calls a tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_speaks_the_handshake_era_too() {
+    let server = test_server::server("http://127.0.0.1:9", Arc::new(AtomicUsize::new(0)));
+    let target = test_server::serve(server).await;
+    let (mut app, _, browser, page) =
+        show_test_app(&target, &["--mode", "2025-11-25"], "handshake").await;
+    assert_app_calls_refresh(&page).await;
+    app.stderr_line("the app calls tool refresh", BOUND).await;
+    close_with_ctrl_c(app, browser).await;
+}
+
+/// What a host must refuse, refused before anything is served, with the reason: a UI that is
+/// not `ui://`, a resource that is not `text/html;profile=mcp-app`, a CSP domain that would
+/// inject a directive, a tool without UI, a tool the server does not list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_a_host_must_not_show_are_refused() {
+    let server = test_server::server("http://127.0.0.1:9", Arc::new(AtomicUsize::new(0)));
+    let target = test_server::serve(server).await;
+    for (tool, said) in [
+        (
+            "not_ui",
+            "tool not_ui: the tool's UI resource \"https://evil.example/app.html\" is not a ui:// URI",
+        ),
+        (
+            "plain_html",
+            "ui://test/plain.html is of type text/html, not text/html;profile=mcp-app",
+        ),
+        (
+            "hostile_csp",
+            "refusing the app ui://test/hostile.html: _meta.ui.csp.connectDomains[0] \"https://x.example; script-src *\" is not an http(s) origin or host pattern",
+        ),
+        ("secret", "tool secret: the tool has no UI"),
+        ("nothing", "the server lists no tool nothing"),
+    ] {
+        let target = target.clone();
+        let output = tokio::task::spawn_blocking(move || {
+            mcp(&["app", "--no-open", "--timeout", "60", &target, tool], "")
+        })
+        .await
+        .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{tool}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains(said),
+            "{tool}: {}",
+            stderr(&output)
+        );
+        assert!(output.stdout.is_empty(), "{tool}: nothing was served");
+    }
+}
