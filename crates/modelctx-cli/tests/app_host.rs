@@ -126,8 +126,8 @@ async fn close_with_ctrl_c(app: McpApp, browser: Chromium) -> Vec<String> {
         "{err:#?}"
     );
     assert!(
-        !err.iter()
-            .any(|l| l.contains("did not answer ui/resource-teardown")),
+        err.iter()
+            .any(|l| l == "the app answered ui/resource-teardown"),
         "{err:#?}"
     );
     browser.close().await;
@@ -303,6 +303,18 @@ async fn the_sandbox_holds_in_the_browser() {
     ))
     .await
     .unwrap();
+    // A window on the app's own origin that is not the app's: a frame the app nests (it calls
+    // back into the app, so it did run and post).
+    let nested = format!(
+        r#"new Promise((resolve) => {{
+            window.nestedRan = resolve;
+            const frame = document.createElement("iframe");
+            frame.srcdoc = "<script>parent.parent.postMessage(" + JSON.stringify({}) + ", '*'); parent.nestedRan(true);</" + "script>";
+            document.body.append(frame);
+        }})"#,
+        say("forged by a nested frame")
+    );
+    assert_eq!(page.eval_app(&nested).await.unwrap(), json!(true));
     for malformed in [
         json!("ui/message"),
         json!({"jsonrpc": "1.0", "id": 901, "method": "ui/message", "params": say("old jsonrpc")["params"]}),

@@ -145,11 +145,15 @@ impl AppPage {
             .expect("screenshot");
     }
 
-    /// The first frame that is not the main frame: the app's iframe.
+    /// The main frame's child: the app's iframe (not a frame the app nests).
     async fn app_frame(&self) -> Option<FrameId> {
         let main = self.page.mainframe().await.ok().flatten()?;
-        let frames = self.page.frames().await.ok()?;
-        frames.into_iter().find(|frame| *frame != main)
+        for frame in self.page.frames().await.ok()? {
+            if self.page.frame_parent(frame.clone()).await.ok().flatten() == Some(main.clone()) {
+                return Some(frame);
+            }
+        }
+        None
     }
 
     async fn eval_in(&self, frame: FrameId, expression: &str) -> Result<Value, String> {

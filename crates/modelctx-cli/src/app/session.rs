@@ -358,11 +358,12 @@ impl Session {
                     }
                 })
                 .await;
-                if answered.is_err() {
-                    eprintln!(
+                match answered {
+                    Ok(()) => eprintln!("the app answered ui/resource-teardown"),
+                    Err(_) => eprintln!(
                         "the app did not answer ui/resource-teardown within {} s",
                         TEARDOWN_WAIT.as_secs()
-                    );
+                    ),
                 }
             }
         }
