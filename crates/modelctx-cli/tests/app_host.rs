@@ -410,3 +410,157 @@ async fn apps_a_host_must_not_show_are_refused() {
         assert!(output.stdout.is_empty(), "{tool}: nothing was served");
     }
 }
+
+/// The two origins answer only what they are for: the page and its channel to a request that
+/// names the exact host, the token, and (for the channel) the page's own origin, with JSON of
+/// the protocol's shapes and at most 1 MiB; the app's origin serves its document, under its
+/// policy, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_origin_answers_only_its_own_requests() {
+    let server = test_server::server("https://api.example.com", Arc::new(AtomicUsize::new(0)));
+    let target = test_server::serve(server).await;
+    let (app, url) = McpApp::start(&["--timeout", "600", &target, "show"]).await;
+    let http = reqwest::Client::new();
+    let origin = url
+        .trim_end_matches('/')
+        .rsplit_once('/')
+        .unwrap()
+        .0
+        .to_owned();
+    let status = |response: reqwest::Response| response.status().as_u16();
+
+    let page = http.get(&url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let policy = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        policy.starts_with("default-src 'none'; script-src 'nonce-"),
+        "{policy}"
+    );
+    assert_eq!(page.headers()["referrer-policy"], "no-referrer");
+    let html = page.text().await.unwrap();
+    let app_url = html
+        .split_once("const APP_URL = \"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .unwrap()
+        .0
+        .to_owned();
+
+    let host = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let rebound = http
+        .get(&url)
+        .header("host", host.replace("127.0.0.1", "evil.example"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(rebound), 421);
+    for wrong in [format!("{origin}/"), format!("{origin}/not-the-token/")] {
+        assert_eq!(
+            status(http.get(&wrong).send().await.unwrap()),
+            404,
+            "{wrong}"
+        );
+    }
+
+    let channel = format!("{url}channel");
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let post = |from: Option<&str>, kind: &str, body: String| {
+        let mut request = http
+            .post(&channel)
+            .header("content-type", kind.to_owned())
+            .body(body);
+        if let Some(from) = from {
+            request = request.header("origin", from.to_owned());
+        }
+        request.send()
+    };
+    assert_eq!(
+        status(
+            post(Some(&origin), "application/json", ping.into())
+                .await
+                .unwrap()
+        ),
+        204
+    );
+    assert_eq!(
+        status(post(None, "application/json", ping.into()).await.unwrap()),
+        403
+    );
+    assert_eq!(
+        status(
+            post(Some("http://evil.example"), "application/json", ping.into())
+                .await
+                .unwrap()
+        ),
+        403
+    );
+    assert_eq!(
+        status(
+            post(Some(&origin), "text/plain", ping.into())
+                .await
+                .unwrap()
+        ),
+        415
+    );
+    assert_eq!(
+        status(
+            post(
+                Some(&origin),
+                "application/json",
+                r#"{"method":"ping"}"#.into()
+            )
+            .await
+            .unwrap()
+        ),
+        400
+    );
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","method":"x","params":{{"p":"{}"}}}}"#,
+        "a".repeat(2 << 20)
+    );
+    assert_eq!(
+        status(post(Some(&origin), "application/json", huge).await.unwrap()),
+        413
+    );
+    let events = http
+        .get(format!("{url}events"))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(events), 403);
+
+    let document = http.get(&app_url).send().await.unwrap();
+    assert_eq!(document.status(), 200);
+    let policy = document.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        policy.contains("connect-src https://api.example.com;"),
+        "{policy}"
+    );
+    assert!(
+        policy.ends_with(&format!("frame-ancestors {origin}")),
+        "{policy}"
+    );
+    let app_origin = app_url.rsplitn(3, '/').nth(2).unwrap();
+    for other in [
+        format!("{app_origin}/"),
+        app_url.replace("app.html", "other.html"),
+    ] {
+        assert_eq!(
+            status(http.get(&other).send().await.unwrap()),
+            404,
+            "{other}"
+        );
+    }
+    drop(app);
+}
