@@ -420,7 +420,11 @@ async fn each_origin_answers_only_its_own_requests() {
     let server = test_server::server("https://api.example.com", Arc::new(AtomicUsize::new(0)));
     let target = test_server::serve(server).await;
     let (app, url) = McpApp::start(&["--timeout", "600", &target, "show"]).await;
-    let http = reqwest::Client::new();
+    // A connection per request: the server may close one after refusing a body unread.
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
     let origin = url
         .trim_end_matches('/')
         .rsplit_once('/')

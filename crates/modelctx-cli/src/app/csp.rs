@@ -14,6 +14,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::safe_text::{clip, line};
+
 /// At most this many domains per list: a policy is a header, and browsers cap headers.
 const MAX_DOMAINS: usize = 32;
 
@@ -203,19 +205,11 @@ fn domains(csp: &Map<String, Value>, name: &str) -> Result<Vec<String>, String> 
                 format!(
                     "_meta.ui.csp.{name}[{index}] {} is not an http(s) origin or host pattern \
                      (such as https://api.example.com or https://*.example.com)",
-                    crate::safe_text::line(&shorten(&entry.to_string()))
+                    line(&clip(&entry.to_string(), 80))
                 )
             })
         })
         .collect()
-}
-
-/// The first 80 characters of a refused entry, for the error message.
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(80) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
 }
 
 /// A declared domain as a CSP source, or `None` when it is not `[scheme://]host[:port][/]` with

@@ -30,7 +30,7 @@ use crate::app::channel::Channel;
 use crate::app::message::{AppMessage, error, notification, result};
 use crate::app::proxy::{self, Answer, Failure, METHOD_NOT_FOUND, REFUSED};
 use crate::ask::Asker;
-use crate::safe_text::{json_line, line};
+use crate::safe_text::{clip, json_line, line};
 
 /// The MCP Apps protocol revision we speak.
 const PROTOCOL_VERSION: &str = "2026-01-26";
@@ -46,6 +46,9 @@ const MAX_IN_FLIGHT: usize = 8;
 
 /// The display modes this host offers.
 const DISPLAY_MODES: [&str; 2] = ["inline", "fullscreen"];
+
+/// The most characters of one message, log line or name of the app's printed.
+const MAX_PRINTED: usize = 4096;
 
 /// The tallest the app may make its frame, in pixels.
 const MAX_HEIGHT: f64 = 10_000.0;
@@ -186,11 +189,14 @@ impl Session {
         let work: std::pin::Pin<Box<dyn Future<Output = Answer> + Send>> = match method {
             "tools/call" => match proxy::app_tool_call(&self.shown.tools, params) {
                 Ok(call) => {
-                    eprintln!("the app calls tool {}", line(&call.name));
+                    eprintln!("the app calls tool {}", line(&clip(&call.name, 200)));
                     Box::pin(proxy::call_tool(client, call))
                 }
                 Err(refused) => {
-                    eprintln!("refused the app's tools/call: {}", line(&refused.message));
+                    eprintln!(
+                        "refused the app's tools/call: {}",
+                        line(&clip(&refused.message, MAX_PRINTED))
+                    );
                     self.channel.to_app(answer_for(&id, Err(refused)));
                     return;
                 }
@@ -201,7 +207,7 @@ impl Session {
                     self.channel.to_app(answer_for(&id, Err(bad)));
                     return;
                 };
-                eprintln!("the app reads {}", line(uri));
+                eprintln!("the app reads {}", line(&clip(uri, MAX_PRINTED)));
                 Box::pin(proxy::read_resource(client, uri.to_owned()))
             }
             _ => match proxy::link(params) {
@@ -222,8 +228,8 @@ impl Session {
         let version = app.and_then(|a| a.get("version")).and_then(Value::as_str);
         eprintln!(
             "the app started: {} {}",
-            line(name.unwrap_or("(unnamed)")),
-            line(version.unwrap_or(""))
+            line(&clip(name.unwrap_or("(unnamed)"), 200)),
+            line(&clip(version.unwrap_or(""), 200))
         );
         self.initialized = false;
         self.app_modes = params
@@ -390,7 +396,7 @@ fn print_message(params: &Map<String, Value>) -> Value {
     };
     for block in &blocks {
         match block.get("text").and_then(Value::as_str) {
-            Some(text) => println!("message from the app: {}", line(text)),
+            Some(text) => println!("message from the app: {}", line(&clip(text, MAX_PRINTED))),
             None => println!(
                 "message from the app: [{} content]",
                 line(
@@ -412,9 +418,13 @@ fn print_log(params: &Map<String, Value>) {
         .and_then(Value::as_str)
         .unwrap_or("info");
     let data = match params.get("data") {
-        Some(Value::String(text)) => line(text).into_owned(),
+        Some(Value::String(text)) => line(&clip(text, MAX_PRINTED)).into_owned(),
         Some(other) => json_line(other),
         None => String::new(),
     };
-    eprintln!("app log [{}]: {data}", line(level));
+    eprintln!(
+        "app log [{}]: {}",
+        line(&clip(level, 40)),
+        clip(&data, MAX_PRINTED)
+    );
 }
