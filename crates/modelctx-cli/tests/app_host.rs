@@ -332,6 +332,27 @@ async fn the_sandbox_holds_in_the_browser() {
     app.stdout_line("message from the app: genuine", BOUND)
         .await;
 
+    let context = page
+        .eval_app(
+            r#"rpc("ui/update-model-context", {
+                content: [{ type: "text", text: "the user picked eu-west-1" }],
+                structuredContent: { region: "eu-west-1" },
+            })"#,
+        )
+        .await
+        .unwrap();
+    assert_eq!(context["result"], json!({}), "{context}");
+    app.stderr_line(
+        "the app updated the model context: 1 content block(s) and structured content",
+        BOUND,
+    )
+    .await;
+    let unknown = page
+        .eval_app(r#"rpc("sampling/createMessage", { messages: [] })"#)
+        .await
+        .unwrap();
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+
     let mode = page
         .eval_app(r#"rpc("ui/request-display-mode", { mode: "fullscreen" })"#)
         .await
@@ -567,4 +588,20 @@ async fn each_origin_answers_only_its_own_requests() {
         );
     }
     drop(app);
+}
+
+/// `--timeout` ends the session (counted from the connection): the page was never opened, so
+/// there is no app to tear down, and `mcp app` exits 0 saying why it closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_ends_at_timeout() {
+    let server = test_server::server("https://api.example.com", Arc::new(AtomicUsize::new(0)));
+    let target = test_server::serve(server).await;
+    let (app, _) = McpApp::start(&["--timeout", "2", &target, "show"]).await;
+    let (status, _, err) = app.exit(BOUND).await;
+    assert!(status.success(), "{status}: {err:#?}");
+    assert!(
+        err.iter()
+            .any(|l| l == "app closed: mcp app's --timeout ran out"),
+        "{err:#?}"
+    );
 }
