@@ -8,8 +8,8 @@
 //! (`ui/notifications/tool-result`). Then it may call the server's tools and read its
 //! resources (`proxy.rs`), send messages (printed on stdout) and logs (stderr), ask to open a
 //! link (asked in the terminal), switch between inline and fullscreen, report its size, and
-//! update the model context (kept; there is no model here). When the session ends — Ctrl-C,
-//! `--timeout`, or the app asking — the app is told (`ui/resource-teardown`) and given
+//! update the model context (said on stderr; there is no model here). When the session ends —
+//! Ctrl-C, `--timeout`, or the app asking — the app is told (`ui/resource-teardown`) and given
 //! [`TEARDOWN_WAIT`] to answer.
 //!
 //! What the app sends is hostile: it has been checked for shape (`message.rs`), its text is
@@ -91,8 +91,6 @@ pub(crate) struct Session {
     display_mode: &'static str,
     /// The display modes the app declared, if it did.
     app_modes: Option<Vec<String>>,
-    /// The last `ui/update-model-context` (kept, as a host keeps it for the next turn).
-    model_context: Option<Value>,
     in_flight: JoinSet<(Value, Answer)>,
 }
 
@@ -111,7 +109,6 @@ impl Session {
             initialized: false,
             display_mode: "inline",
             app_modes: None,
-            model_context: None,
             in_flight: JoinSet::new(),
         }
     }
@@ -150,7 +147,7 @@ impl Session {
     /// Handles one message; `true` when the app asks to be torn down.
     fn handle(&mut self, message: AppMessage) -> bool {
         match message {
-            AppMessage::Request { id, method, params } => self.request(id, &method, params),
+            AppMessage::Request { id, method, params } => self.request(id, &method, &params),
             AppMessage::Notification { method, params } => {
                 return self.notification(&method, &params);
             }
@@ -160,15 +157,15 @@ impl Session {
         false
     }
 
-    fn request(&mut self, id: Value, method: &str, params: Map<String, Value>) {
+    fn request(&mut self, id: Value, method: &str, params: &Map<String, Value>) {
         let answer = match method {
-            "ui/initialize" => Ok(self.initialize(&params)),
+            "ui/initialize" => Ok(self.initialize(params)),
             "ping" => Ok(json!({})),
-            "ui/message" => Ok(print_message(&params)),
-            "ui/update-model-context" => Ok(self.keep_model_context(params)),
-            "ui/request-display-mode" => Ok(self.display_mode(&params)),
+            "ui/message" => Ok(print_message(params)),
+            "ui/update-model-context" => Ok(note_model_context(params)),
+            "ui/request-display-mode" => Ok(self.display_mode(params)),
             "tools/call" | "resources/read" | "ui/open-link" => {
-                return self.start(id, method, &params);
+                return self.start(id, method, params);
             }
             _ => Err(Failure::new(
                 METHOD_NOT_FOUND,
@@ -243,9 +240,9 @@ impl Session {
                     .filter_map(|m| m.as_str().map(str::to_owned))
                     .collect()
             });
-        let asked = params.get("protocolVersion").and_then(Value::as_str);
+        // One revision exists; an app that asks for another gets ours, and may give up.
         json!({
-            "protocolVersion": if asked == Some(PROTOCOL_VERSION) { asked } else { Some(PROTOCOL_VERSION) },
+            "protocolVersion": PROTOCOL_VERSION,
             "hostInfo": {"name": "modelctx-cli", "version": env!("CARGO_PKG_VERSION")},
             "hostCapabilities": {
                 "openLinks": {},
@@ -324,25 +321,6 @@ impl Session {
         json!({"mode": self.display_mode})
     }
 
-    /// `ui/update-model-context`: kept (the last one wins), and said on stderr.
-    fn keep_model_context(&mut self, params: Map<String, Value>) -> Value {
-        let blocks = params
-            .get("content")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        let structured = params.contains_key("structuredContent");
-        eprintln!(
-            "the app updated the model context: {blocks} content block(s){}",
-            if structured {
-                " and structured content"
-            } else {
-                ""
-            }
-        );
-        self.model_context = Some(Value::Object(params));
-        json!({})
-    }
-
     /// Tells the app it is being torn down and waits (a while) for its answer.
     async fn teardown(&mut self, inbound: &mut mpsc::Receiver<AppMessage>, ending: Ending) {
         self.in_flight.abort_all();
@@ -385,6 +363,25 @@ fn answer_for(id: &Value, answer: Answer) -> Value {
         Ok(value) => result(id, value),
         Err(failure) => error(id, failure.code, &failure.message),
     }
+}
+
+/// `ui/update-model-context`: said on stderr. A chat host keeps the last one for the model's
+/// next turn; here there is no model to give it to.
+fn note_model_context(params: &Map<String, Value>) -> Value {
+    let blocks = params
+        .get("content")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let structured = params.contains_key("structuredContent");
+    eprintln!(
+        "the app updated the model context: {blocks} content block(s){}",
+        if structured {
+            " and structured content"
+        } else {
+            ""
+        }
+    );
+    json!({})
 }
 
 /// `ui/message`: its text on stdout, a line per block (escaped: it is the app's text).
