@@ -9,13 +9,15 @@
 # lost in a test's captured output. Now tests only look for the binaries (and fail naming this
 # script), and every apt-get runs here, in the open, once.
 #
-# Packages (Debian): redis-server (task and flow store tests), nginx (the fleet run).
+# Packages (Debian): redis-server (task and flow store tests), nginx (the fleet run), chromium
+# (`mcp app`'s browser tests, driven over the DevTools protocol: no driver package needed).
 set -euo pipefail
 
 # name of the binary, Debian package that provides it
 wanted=(
   "redis-server redis-server"
   "nginx nginx"
+  "chromium chromium"
 )
 
 find_bin() {

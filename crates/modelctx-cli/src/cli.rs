@@ -33,6 +33,22 @@ the form content) answers the whole form. A value that is not valid JSON is take
 Questions the answers do not cover are asked on stdin (line by line when \
 stdin is not a terminal); when stdin is closed they are cancelled.";
 
+const APP_HELP: &str = "\
+The tool's UI resource (`_meta.ui.resourceUri` of its listing, or the older flat \
+`_meta[\"ui/resourceUri\"]`) must be a `ui://` resource of type `text/html;profile=mcp-app`. mcp \
+calls the tool, then serves on 127.0.0.1 a host page and, on a second origin (another port), the \
+app in a sandboxed iframe under a Content-Security-Policy built from the resource's \
+`_meta.ui.csp`: nothing loads or connects anywhere the server did not declare. The page's URL \
+is opened in the browser, or printed alone on a line of stdout with --no-open.
+
+While the page is open mcp is the app's host: the app's `tools/call` (only tools whose \
+`_meta.ui.visibility` includes \"app\", the default) and `resources/read` go to the server \
+through this connection, so the server's questions are asked here as `mcp call` asks them. The \
+app's messages (`ui/message`) are printed on stdout, its log messages on stderr; a link it \
+asks to open is shown and opened only if you say yes (--answer link=accept says yes to every \
+link). Ctrl-C (or --timeout, counted from the connection) tells the app it is being torn down, \
+waits a moment for it, and ends the session (exit 0).";
+
 /// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of
 /// `Instant + Duration` (which panics).
 const MAX_TIMEOUT_SECS: f64 = 1e9;
@@ -87,6 +103,11 @@ pub(crate) enum Command {
         (blobs) are never printed. --output FILE writes the contents as they are (text as \
         UTF-8, blobs decoded), whatever their size.\n\n{ANSWER_HELP}"))]
     Read(ReadArgs),
+    /// Show a tool's MCP App in the browser: `mcp app [TARGET] TOOL [ARGS_JSON | key=value …]
+    /// [-- CMD ARGS…]`.
+    #[command(after_help = format!("{TARGET_HELP}\n\nArguments: as for `mcp call`.\n\n{APP_HELP}\n\n\
+        {ANSWER_HELP}"))]
+    App(AppArgs),
     /// Follow a task to its end: `mcp task [TARGET] TASK_ID [-- CMD ARGS…]`.
     #[command(after_help = format!("{TARGET_HELP}\n\nThe task a `tools/call` became (the id \
         `mcp call` shows as `task ID: …`), followed as `mcp call` follows it: status changes \
@@ -272,6 +293,23 @@ pub(crate) struct CallArgs {
     /// mcp-client unless $OTEL_SERVICE_NAME is set.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AppArgs {
+    /// [TARGET] TOOL [ARGUMENTS…].
+    #[arg(value_name = "ARGS", required = true)]
+    pub(crate) positional: Vec<String>,
+    /// The stdio server's command line.
+    #[arg(last = true, value_name = "CMD")]
+    pub(crate) command: Vec<String>,
+    /// Print the host page's URL alone on a line of stdout instead of opening the browser.
+    #[arg(long)]
+    pub(crate) no_open: bool,
+    #[command(flatten)]
+    pub(crate) connect: ConnectArgs,
+    #[command(flatten)]
+    pub(crate) answer: AnswerArgs,
 }
 
 #[derive(Debug, Args)]

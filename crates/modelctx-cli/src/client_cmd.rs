@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::answers::{Answers, lenient_json};
 use crate::ask::Asker;
-use crate::cli::{CallArgs, ConnectArgs, ListArgs, ReadArgs};
+use crate::cli::{AnswerArgs, CallArgs, ConnectArgs, ListArgs, ReadArgs};
 use crate::error::{CliError, Result};
 use crate::progress::ProgressView;
 use crate::read_output;
@@ -59,7 +59,10 @@ pub(crate) enum Get {
 
 /// Runs `work` under `--timeout` (the time spent signing in is not counted). Connecting is not
 /// part of it: `--connect-timeout` bounds that.
-async fn bounded<T>(args: &ConnectArgs, work: impl Future<Output = Result<T>>) -> Result<T> {
+pub(crate) async fn bounded<T>(
+    args: &ConnectArgs,
+    work: impl Future<Output = Result<T>>,
+) -> Result<T> {
     let after = timeout(args);
     crate::sign_in_clock::within(after, &args.sign_in, work)
         .await
@@ -272,20 +275,9 @@ async fn get_with(what: Get, args: CallArgs, contents: Contents) -> Result<ExitC
     if let Some(missing) = missing_name(what, name) {
         return Err(CliError::usage(missing));
     }
-    let answers = Answers::from_args(&args.answer.answers, args.answer.answers_file.as_deref())?;
     let progress = ProgressView::stderr();
-    let asker = Arc::new(Asker::new(answers, &args.answer, true, progress.clone())?);
-    // Tool calls the server runs as tasks are followed to their end; the builder does not
-    // cancel an abandoned task itself: `pending` does, awaited, before the process exits.
-    // Both task protocols: the 2026-07-28 extension, and 2025-11-25's experimental tasks (which
-    // also let a handshake-era server ask its questions as tasks).
-    let builder = asker
-        .install(Client::builder())
-        .tasks(TaskSettings::new().cancel_on_drop(false))
-        .tasks_2025(Tasks2025Settings::new().cancel_on_drop(false));
     let pending = PendingTask::default();
-    let client = interruptible(target.connect(builder, &args.connect)).await?;
-    asker.set_server(format!("{} ({target})", describe_server(&client)));
+    let (client, _) = connect_asking(&target, &args.connect, &args.answer, &progress).await?;
     let call = bounded(&args.connect, async {
         let shown = progress.clone();
         let tracked = pending.clone();
@@ -398,6 +390,30 @@ async fn get_with(what: Get, args: CallArgs, contents: Contents) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
+/// Connects to `target` as `mcp call` does (and `mcp app`): the server's questions asked in the
+/// terminal or answered from `--answer`s, the server named in each; tool calls the server runs
+/// as tasks followed to their end. The builder does not cancel an abandoned task itself: the
+/// command does, awaited, before the process exits. Both task protocols: the 2026-07-28
+/// extension, and 2025-11-25's experimental tasks (which also let a handshake-era server ask
+/// its questions as tasks). Returns the client and the asker, for questions of the command's
+/// own.
+pub(crate) async fn connect_asking(
+    target: &Target,
+    connect: &ConnectArgs,
+    answer: &AnswerArgs,
+    progress: &ProgressView,
+) -> Result<(Client, Arc<Asker>)> {
+    let answers = Answers::from_args(&answer.answers, answer.answers_file.as_deref())?;
+    let asker = Arc::new(Asker::new(answers, answer, true, progress.clone())?);
+    let builder = asker
+        .install(Client::builder())
+        .tasks(TaskSettings::new().cancel_on_drop(false))
+        .tasks_2025(Tasks2025Settings::new().cancel_on_drop(false));
+    let client = interruptible(target.connect(builder, connect)).await?;
+    asker.set_server(format!("{} ({target})", describe_server(&client)));
+    Ok((client, asker))
+}
+
 /// Whether a server's error says that it cannot ask (elicit, sample, list roots) on a
 /// 2026-07-28 connection: a server written for server-to-client requests, such as FastMCP
 /// 4.1.6's `ctx.elicit` ("elicitation via server-initiated requests is unavailable on
@@ -440,7 +456,7 @@ fn missing_name(what: Get, name: &str) -> Option<String> {
 
 /// The tool's arguments: one JSON object, or `key=value` / `key:=JSON` pairs. A `key=value`
 /// is a string unless the tool's input schema gives the property another type.
-async fn tool_arguments(
+pub(crate) async fn tool_arguments(
     client: &Client,
     tool: &str,
     operands: &[String],

@@ -7,6 +7,9 @@
 //!   to a server that answers 401 (OAuth 2.1: loopback redirect, tokens kept in a file). A tool
 //!   call the server runs as a task is followed to its end, a line per status change; Ctrl-C
 //!   cancels it.
+//! * `mcp app [TARGET] TOOL [ARGS…]` shows a tool's MCP App in the browser, `mcp` being its
+//!   host: the app's page on a second origin of 127.0.0.1 under the policy its server declared,
+//!   its calls sent to the server through the same client, its messages printed.
 //! * `mcp listen TARGET [--resource URI]… [--lists …] [--task ID]…` follows a server's
 //!   changes, a line per notification, listening again when the server closes the stream.
 //! * `mcp serve demo [--http ADDR [--auth-issuer ISSUER [--auth-dpop MODE]]] [--bus redis://…]` runs the [`demo`]
@@ -28,6 +31,7 @@
 )]
 
 mod answers;
+mod app;
 mod ask;
 mod bench;
 mod cli;
@@ -117,6 +121,7 @@ pub fn run() -> ExitCode {
             Command::Prompt(args) => Box::pin(client_cmd::get(Get::Prompt, args)).await,
             Command::Read(args) => Box::pin(client_cmd::read(args)).await,
             Command::Task(args) => Box::pin(client_cmd::get(Get::Task, args)).await,
+            Command::App(args) => Box::pin(app::run(args)).await,
             Command::Listen(args) => listen_cmd::listen(args).await,
             Command::Serve(ServeCommand::Demo(args)) => serve::demo(args, exporting.as_ref()).await,
             Command::Keys(KeysCommand::Generate) => keys::generate().map(|key| {

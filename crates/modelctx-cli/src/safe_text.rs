@@ -53,6 +53,15 @@ pub(crate) fn json(value: &impl Serialize) -> String {
     escape(&pretty, true, show_as_json_escape).into_owned()
 }
 
+/// At most `max_chars` characters of `text`, and `…` when some were left out: for a peer's text
+/// that could be of any length (escape it too, with [`line`] or [`block`]).
+pub(crate) fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+        None => Cow::Borrowed(text),
+    }
+}
+
 /// `text` with every [`hidden`] character written by `show`.
 fn escape(text: &str, keep_newlines: bool, show: fn(&mut String, char)) -> Cow<'_, str> {
     if !text.chars().any(|c| hidden(c, keep_newlines)) {
@@ -119,6 +128,13 @@ mod tests {
         // Ordinary text, tabs, accents, other scripts and joiners are left alone.
         let plain = "Région\tnaïve 東京 مرحبا क्‍ष 👩\u{200d}💻";
         assert!(matches!(line(plain), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn long_text_is_clipped_at_a_character() {
+        assert_eq!(clip("héllo", 2), "hé…");
+        assert_eq!(clip("héllo", 5), "héllo");
+        assert!(matches!(clip("short", 80), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! would open — with the host highlighted; when the server's text differs from it, the text is
 //! shown too, escaped, with a warning.
 
+use std::io::Write as _;
+
 use console::style;
 use url::{Position, Url};
 
@@ -83,6 +85,26 @@ pub(crate) fn highlight_url(url: &str) -> ShownUrl {
         line: shown,
         host,
         warnings,
+    }
+}
+
+impl ShownUrl {
+    /// Prints the URL, its domain and the warnings on stderr, indented under a question.
+    pub(crate) fn print(&self) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "  URL:    {}", self.line);
+        let _ = writeln!(
+            err,
+            "  domain: {}",
+            style(&self.host).yellow().bold().underlined().for_stderr()
+        );
+        for warning in &self.warnings {
+            let _ = writeln!(
+                err,
+                "  {} {warning}",
+                style("warning:").red().bold().for_stderr()
+            );
+        }
     }
 }
 

@@ -39,21 +39,9 @@ pub(super) async fn answer(
         Some(format!("--answer {key}=accept")),
     );
     let shown = highlight_url(&params.url);
+    shown.print();
     {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "  URL:    {}", shown.line);
-        let _ = writeln!(
-            err,
-            "  domain: {}",
-            style(&shown.host).yellow().bold().underlined().for_stderr()
-        );
-        for warning in &shown.warnings {
-            let _ = writeln!(
-                err,
-                "  {} {warning}",
-                style("warning:").red().bold().for_stderr()
-            );
-        }
         let _ = writeln!(
             err,
             "  {}",

@@ -1,5 +1,6 @@
 //! Answering the server's questions: elicitation forms field by field, URL consent, sampling
-//! through `--llm-cmd`, roots — from `--answer`s first, then in the terminal.
+//! through `--llm-cmd`, roots — from `--answer`s first, then in the terminal; and, for `mcp app`,
+//! consent to open a link an app asks for.
 //!
 //! Questions are put one at a time (a batched round's callbacks run concurrently; a lock keeps
 //! the terminal to one of them). Prompts go to stderr; answers are read from stdin line by
@@ -10,12 +11,14 @@
 //!
 //! One file per kind of question, over the terminal they share: [`terminal`] (the lock, the
 //! prompts, stdin), then [`elicit_form`], [`elicit_url`], [`sampling`] (the only code that runs
-//! `--llm-cmd`, so that what may spend the user's money is read in one place) and [`roots`].
+//! `--llm-cmd`, so that what may spend the user's money is read in one place), [`roots`] and
+//! [`open_link`].
 //! None of them names another or this file; [`Asker`] here holds the settings and the
 //! terminal and installs one callback per kind on the client.
 
 mod elicit_form;
 mod elicit_url;
+mod open_link;
 mod roots;
 mod sampling;
 mod terminal;
@@ -101,6 +104,13 @@ impl Asker {
                         .await)
                 }
             })
+    }
+
+    /// Whether the user consents to opening `url` in the browser, which an app shown by `mcp app`
+    /// asked for (`ui/open-link`): asked in the terminal, or answered by `--answer link=…`.
+    pub(crate) async fn consent_to_open_link(&self, url: &str) -> bool {
+        let mut input = self.terminal.take().await;
+        open_link::consent(&self.terminal, &self.answers, &mut input, url).await
     }
 
     async fn elicit(&self, context: CallbackContext, params: ElicitRequestParams) -> ElicitResult {
