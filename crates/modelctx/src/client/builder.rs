@@ -58,6 +58,10 @@ pub struct ClientBuilder {
     relisten: bool,
     #[cfg(feature = "stdio")]
     shutdown_grace: Duration,
+    /// Whether a spawned server inherits this process's whole environment
+    /// ([`ClientBuilder::inherit_environment`]).
+    #[cfg(feature = "stdio")]
+    inherit_environment: bool,
     #[cfg(feature = "http-client")]
     http: HttpOptions,
     /// The tasks extension ([`ClientBuilder::tasks`]).
@@ -116,6 +120,8 @@ impl ClientBuilder {
             relisten: false,
             #[cfg(feature = "stdio")]
             shutdown_grace: Duration::from_secs(2),
+            #[cfg(feature = "stdio")]
+            inherit_environment: false,
             #[cfg(feature = "http-client")]
             http: HttpOptions {
                 client: None,
@@ -370,6 +376,23 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether a server spawned by [`connect_stdio`](Self::connect_stdio) inherits this
+    /// process's whole environment (default false).
+    ///
+    /// By default it gets only what a program needs to run — `HOME`, `LOGNAME`, `PATH`,
+    /// `SHELL`, `TERM`, `USER` on Unix; the system and profile variables on Windows — and the
+    /// variables set on its `Command` (`.env(…)`), as the Python SDK does: a server is a
+    /// third-party program, and the client's environment holds its secrets (API keys, cloud
+    /// credentials, tokens). A shell function exported as a variable (a value starting `()`)
+    /// is never passed. `true` passes everything, as `Command` does on its own (the `mcp`
+    /// command does so: the server is the user's own command line).
+    #[cfg(feature = "stdio")]
+    #[must_use]
+    pub fn inherit_environment(mut self, inherit: bool) -> Self {
+        self.inherit_environment = inherit;
+        self
+    }
+
     /// The `reqwest` client to use (default: a new one with rustls that does not follow
     /// redirects).
     #[cfg(feature = "http-client")]
@@ -443,7 +466,10 @@ impl ClientBuilder {
     }
 
     /// Spawns `command` as the server and speaks over its stdin/stdout. Its stderr is left as
-    /// configured on `command` (inherited by default).
+    /// configured on `command` (inherited by default). It gets a safe default environment (see
+    /// [`inherit_environment`](Self::inherit_environment)) and, on Unix, a process group of its
+    /// own, which closing the client ends whole (SIGTERM, then SIGKILL): a server's own children
+    /// do not outlive it, and Ctrl-C in a terminal reaches the client, not the server.
     ///
     /// # Errors
     /// The spawn or the negotiation failed.
@@ -453,7 +479,7 @@ impl ClientBuilder {
         command: tokio::process::Command,
     ) -> Result<Client, ClientError> {
         let (process, stdout, stdin) =
-            super::transport::stdio::spawn(command, self.shutdown_grace)?;
+            super::transport::stdio::spawn(command, self.shutdown_grace, self.inherit_environment)?;
         let core = self.core();
         let transport = LineTransport::start(
             stdout,
