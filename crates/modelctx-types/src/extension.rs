@@ -1,26 +1,25 @@
 //! Extension identifiers (SEP-2133): the keys of `capabilities.extensions`, such as
-//! `io.modelcontextprotocol/tasks`.
-//!
-//! An identifier is a reverse-DNS vendor prefix, a `/`, and a name — the `_meta` key grammar
-//! with the prefix made mandatory, as the Python SDK's `shared/extension.py` checks it:
-//!
-//! ```text
-//! id     = label *("." label) "/" name
-//! label  = ALPHA [ *(ALPHA / DIGIT / "-") (ALPHA / DIGIT) ]
-//! name   = (ALPHA / DIGIT) [ *(ALPHA / DIGIT / "." / "_" / "-") (ALPHA / DIGIT) ]
-//! ```
-//!
-//! [`ExtensionId`] holds only identifiers that match, so a server or client that takes one
-//! never advertises a key another SDK would refuse, and one decoded from a peer (serde reads
-//! it as a string and checks it) is known good. Identifiers are at most
-//! [`ExtensionId::MAX_LEN`] bytes: the grammar sets no limit, but a peer's id is hostile input.
+//! `io.modelcontextprotocol/tasks`, checked against their grammar (see [`ExtensionId`]).
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A checked extension identifier, `vendor-prefix/name` (see the [module docs](self)).
+/// A checked extension identifier: a reverse-DNS vendor prefix, a `/`, and a name — the
+/// `_meta` key grammar with the prefix made mandatory, as the Python SDK's
+/// `shared/extension.py` checks it:
+///
+/// ```text
+/// id     = label *("." label) "/" name
+/// label  = ALPHA [ *(ALPHA / DIGIT / "-") (ALPHA / DIGIT) ]
+/// name   = (ALPHA / DIGIT) [ *(ALPHA / DIGIT / "." / "_" / "-") (ALPHA / DIGIT) ]
+/// ```
+///
+/// It holds only identifiers that match, so a server or client that takes one never
+/// advertises a key another SDK would refuse, and one decoded from a peer (serde reads it as a
+/// string and checks it) is known good. Identifiers are at most [`ExtensionId::MAX_LEN`]
+/// bytes: the grammar sets no limit, but a peer's id is hostile input.
 ///
 /// ```
 /// use modelctx_types::ExtensionId;

@@ -20,7 +20,10 @@ fn id(text: &str) -> ExtensionId {
 }
 
 fn settings(value: Value) -> Extra {
-    value.as_object().cloned().unwrap()
+    let Value::Object(settings) = value else {
+        panic!("settings are an object");
+    };
+    settings
 }
 
 /// Claims `resultType: "later"` (whose result carries the text to return) and observes

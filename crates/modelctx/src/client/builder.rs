@@ -420,7 +420,7 @@ impl ClientBuilder {
         id: modelctx_types::ExtensionId,
         settings: modelctx_types::Extra,
     ) -> Self {
-        if let Err(error) = self.extensions.advertise(&id, settings) {
+        if let Err(error) = self.extensions.advertise(id, settings) {
             self.extension_error.get_or_insert(error.to_string());
         }
         self
@@ -433,6 +433,10 @@ impl ClientBuilder {
     /// twice (or the tasks extension's `task` with [`Self::tasks`]), or settings over
     /// [`MAX_SETTINGS_BYTES`](super::extension::MAX_SETTINGS_BYTES).
     #[must_use]
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "taken by value as callbacks are: read once here; its claims and bindings hold what they need"
+    )]
     pub fn client_extension(mut self, extension: impl ClientExtension) -> Self {
         if let Err(error) = self.extensions.add(&extension) {
             self.extension_error.get_or_insert(error.to_string());

@@ -196,7 +196,7 @@ impl Extensions {
     /// Adds an advertised identifier with its settings.
     pub(crate) fn advertise(
         &mut self,
-        id: &ExtensionId,
+        id: ExtensionId,
         settings: Extra,
     ) -> Result<(), ClientError> {
         if self.advertised.contains_key(id.as_str()) {
@@ -212,14 +212,14 @@ impl Extensions {
             )));
         }
         self.advertised
-            .insert(id.to_string(), Value::Object(settings));
+            .insert(String::from(id), Value::Object(settings));
         Ok(())
     }
 
     /// Adds an extension: its advertisement, claims and bindings.
     pub(crate) fn add(&mut self, extension: &dyn ClientExtension) -> Result<(), ClientError> {
         let id = extension.id();
-        self.advertise(&id, extension.settings())?;
+        self.advertise(id.clone(), extension.settings())?;
         for claim in extension.claims() {
             if self.claims.contains_key(&claim.result_type) {
                 return Err(ClientError::InvalidArgument(format!(
@@ -410,7 +410,7 @@ mod tests {
         let mut settings = Extra::new();
         settings.insert("pad".into(), Value::String("x".repeat(MAX_SETTINGS_BYTES)));
         let id: ExtensionId = "com.example/big".parse().unwrap();
-        let error = extensions.advertise(&id, settings).unwrap_err();
+        let error = extensions.advertise(id, settings).unwrap_err();
         assert!(
             error.to_string().contains("sent on every request"),
             "{error}"

@@ -170,6 +170,10 @@ impl ServerBuilder {
     /// [`MAX_SETTINGS_BYTES`](super::extension::MAX_SETTINGS_BYTES), a method already bound,
     /// or a contributed entry the registry refuses.
     #[must_use]
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "taken by value as handlers are: read once here; what it contributes holds what it needs"
+    )]
     pub fn extension(mut self, extension: impl Extension) -> Self {
         let id = extension.id();
         if self.extensions.contains_key(id.as_str()) {

@@ -6,7 +6,7 @@
 //! [contributes](Extension::contribute) a closed set of things: tools, resources and resource
 //! templates, new request methods ([`MethodBinding`]: never a spec method, so an extension can
 //! only add), and an optional `tools/call` interceptor. The server never hands itself to an
-//! extension; the extension declares, and [`ServerBuilder::extension`] applies it once, at
+//! extension; the extension declares, and [`ServerBuilder::extension`](super::ServerBuilder::extension) applies it once, at
 //! build time. So the handle holds nothing per extension but the advertised settings, and a
 //! request that is no extension's costs nothing more: contributed tools and methods are
 //! registry entries like any other, and an interceptor exists only when one is contributed.
@@ -149,6 +149,10 @@ impl Contributions {
     }
 
     /// The core hooks of the tasks extension (crate-private: their shapes are its own).
+    #[allow(
+        dead_code,
+        reason = "called by the tasks extension alone, a feature the core does not name"
+    )]
     pub(crate) fn task_hook(&mut self, hook: Arc<dyn TaskHook>) -> &mut Self {
         self.task_hook = Some(hook);
         self
