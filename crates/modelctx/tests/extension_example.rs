@@ -10,6 +10,7 @@ mod echo_stamp;
 use modelctx::client::{Client, ClientError, Mode};
 use modelctx::server::Server;
 use modelctx::types::ResultDecodeError;
+use modelctx_test_support::client::connect_in_memory;
 use serde_json::json;
 
 #[tokio::test]
@@ -29,16 +30,7 @@ async fn a_client_without_the_extension_refuses_its_result_type() {
         .extension(echo_stamp::EchoStamp::new("srv"))
         .build()
         .unwrap();
-    let pipe = modelctx::memory::pipe();
-    tokio::spawn(async move {
-        server
-            .serve_io(pipe.server.reader, pipe.server.writer)
-            .await
-    });
-    let client = Client::builder()
-        .connect_io(pipe.client.reader, pipe.client.writer)
-        .await
-        .unwrap();
+    let client = connect_in_memory(server, Client::builder()).await;
     let error = client
         .call_tool("stamp_later", json!({"text": "x"}))
         .await
