@@ -404,6 +404,52 @@ mod tests {
         assert!(extensions.reserve(&ResultType::TASK).is_ok());
     }
 
+    /// Observes `watched` with a handler that never finishes, and counts what it started.
+    struct Stuck(Arc<AtomicU64>);
+
+    impl ClientExtension for Stuck {
+        fn id(&self) -> ExtensionId {
+            "com.example/stuck".parse().unwrap()
+        }
+        fn notifications(&self) -> Vec<NotificationBinding> {
+            let started = Arc::clone(&self.0);
+            vec![NotificationBinding::new("watched", move |_params| {
+                started.fetch_add(1, Ordering::Relaxed);
+                std::future::pending::<()>()
+            })]
+        }
+    }
+
+    fn notification(method: &str) -> Notification {
+        Notification {
+            method: method.to_owned(),
+            params: Some(serde_json::value::RawValue::from_string(r#"{"n":1}"#.into()).unwrap()),
+        }
+    }
+
+    /// A binding whose handler is stuck holds at most its queue: the rest is dropped and
+    /// counted, and notifications of other methods are not queued at all.
+    #[tokio::test]
+    async fn a_stuck_binding_holds_at_most_its_queue() {
+        let started = Arc::new(AtomicU64::new(0));
+        let mut extensions = Extensions::default();
+        extensions.add(&Stuck(Arc::clone(&started))).unwrap();
+        let observers = extensions.observers().expect("one binding");
+        // The worker has not run yet (this runtime has one thread, and nothing here yields):
+        // the queue takes QUEUE notifications and refuses the rest.
+        for _ in 0..NotificationBinding::QUEUE + 10 {
+            observers.observe(&notification("watched"));
+            observers.observe(&notification("other"));
+        }
+        assert_eq!(observers.dropped.load(Ordering::Relaxed), 10);
+        tokio::task::yield_now().await;
+        assert_eq!(
+            started.load(Ordering::Relaxed),
+            1,
+            "one handler runs at a time"
+        );
+    }
+
     #[test]
     fn oversized_settings_are_refused() {
         let mut extensions = Extensions::default();
