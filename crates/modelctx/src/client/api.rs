@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::back_channel::BackChannelGate;
 use super::callbacks::Callbacks;
 use super::error::ClientError;
+use super::extension::Claims;
 use super::input_loop::{CallBudget, LoopLimits, answer_all, drive};
 use super::listen::Subscription;
 use super::session::{RequestOptions, RoundOutcome, Session};
@@ -78,6 +79,8 @@ pub struct Client {
     back_channel: Arc<BackChannelGate>,
     tasks: TaskSettings,
     tasks_2025: Tasks2025Settings,
+    /// The extensions' result claims on `tools/call` (`None`: no claim).
+    claims: Option<Arc<Claims>>,
 }
 
 /// What the builder hands a [`Client`] besides its session.
@@ -88,6 +91,7 @@ pub(crate) struct ClientParts {
     pub(crate) back_channel: Arc<BackChannelGate>,
     pub(crate) tasks: TaskSettings,
     pub(crate) tasks_2025: Tasks2025Settings,
+    pub(crate) claims: Option<Arc<Claims>>,
 }
 
 impl Client {
@@ -99,6 +103,7 @@ impl Client {
             back_channel,
             tasks,
             tasks_2025,
+            claims,
         } = parts;
         Self {
             session,
@@ -108,6 +113,7 @@ impl Client {
             back_channel,
             tasks,
             tasks_2025,
+            claims,
         }
     }
 
@@ -137,6 +143,13 @@ impl Client {
     /// What the server declared.
     pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
         self.session.server_capabilities()
+    }
+
+    /// The settings the server advertises for extension `id`
+    /// (`capabilities.extensions[id]`), when it advertises it. The server's word: check what
+    /// you read.
+    pub fn server_extension(&self, id: &str) -> Option<Value> {
+        self.session.server_capabilities()?.extensions?.remove(id)
     }
 
     /// The server's instructions.
@@ -297,6 +310,8 @@ impl Client {
         }
         // One budget for the whole call: its input-required rounds and the task it may become.
         let mut budget = CallBudget::default();
+        // The tool's name, for a claim's resolver (only when an extension claims anything).
+        let claimed_tool = self.claims.as_ref().map(|_| params.name.clone());
         match self
             .run_tool_loop(params, first, &options, &mut budget)
             .await
@@ -306,6 +321,12 @@ impl Client {
             Err(ClientError::TaskCreated(task)) => {
                 Box::pin(self.follow_task(&task, &options, &mut budget)).await
             }
+            // An extension's claimed result: its resolver finishes the call
+            // (client/extension.rs).
+            Err(ClientError::ClaimedResult(claimed)) => match (&self.claims, claimed_tool) {
+                (Some(claims), Some(tool)) => claims.resolve(*claimed, &self.session, tool).await,
+                _ => Err(ClientError::ClaimedResult(claimed)),
+            },
             other => other,
         }
     }

@@ -307,6 +307,11 @@ impl Session {
                 })?;
                 Err(ClientError::TaskCreated(Box::new(task)))
             }
+            // An extension's claim (client/extension.rs): only claimed types are accepted
+            // besides the task one, and only `tools/call` resolves them.
+            Outcome::Extension(result) if M::NAME == CallTool::NAME => {
+                Err(ClientError::ClaimedResult(Box::new(result)))
+            }
             Outcome::Extension(result) => Err(ClientError::InvalidResult(
                 ResultDecodeError::UnknownResultType(result.result_type.to_string()),
             )),

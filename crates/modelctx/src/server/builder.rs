@@ -1,20 +1,23 @@
 //! [`ServerBuilder`]: what a server is made of — its entries, handlers, settings, middleware,
 //! bus and features — collected, checked once, and frozen into the shared state of a
-//! [`Server`] handle (`handle.rs`). Features register themselves through it (the tasks
-//! extension's `ServerBuilder::tasks` adds its tools and methods), so the handle never changes
-//! after `build`.
+//! [`Server`] handle (`handle.rs`). Extensions join through it ([`ServerBuilder::extension`]
+//! applies what one contributes; the tasks extension's `ServerBuilder::tasks` is a call onto
+//! it), so the handle never changes after `build`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use modelctx_seal::RequestStateSecurity;
-use modelctx_types::{Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool};
+use modelctx_types::{
+    Extra, Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool,
+};
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::caching::Caching;
 use super::context::RequestContext;
+use super::extension::{Extension, checked_settings};
 use super::handle::{Declared, Inner, PrincipalHook, Server};
 use super::handler::{
     CompletionHandler, MethodHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler,
@@ -44,8 +47,10 @@ pub struct ServerBuilder {
     middleware: Vec<Arc<dyn Middleware>>,
     bus: Option<Arc<dyn bus::ChangeBus>>,
     subscription_limits: SubscriptionLimits,
-    /// The tasks extension (`ServerBuilder::tasks`, which registers its tools and methods).
-    pub(super) tasks: Option<Arc<dyn TaskHook>>,
+    /// What the extensions given so far advertise, by identifier.
+    extensions: Extra,
+    /// The tasks extension's core hooks, contributed by the extension (`ServerBuilder::tasks`).
+    tasks: Option<Arc<dyn TaskHook>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -82,6 +87,7 @@ impl ServerBuilder {
             middleware: Vec::new(),
             bus: None,
             subscription_limits: SubscriptionLimits::default(),
+            extensions: Extra::new(),
             tasks: None,
         }
     }
@@ -147,10 +153,80 @@ impl ServerBuilder {
         self
     }
 
-    /// Handles an extension method with raw JSON.
+    /// Handles a method with raw JSON (an extension's method that comes with no
+    /// [`Extension`]; an extension contributes its own through
+    /// [`Contributions::method`](super::extension::Contributions::method)).
     #[must_use]
     pub fn method(mut self, name: impl Into<String>, handler: impl MethodHandler) -> Self {
         self.methods.insert(name.into(), Arc::new(handler));
+        self
+    }
+
+    /// Serves `extension` (see [`extension`](super::extension)): advertises its settings at
+    /// `capabilities.extensions[id]` in `server/discover` and `initialize`, and registers what it
+    /// contributes — tools and resources (listed after those registered before), methods, a
+    /// `tools/call` interceptor (in the middleware chain, after the middlewares added before).
+    /// `build` fails on an identifier given twice, settings over
+    /// [`MAX_SETTINGS_BYTES`](super::extension::MAX_SETTINGS_BYTES), a method already bound,
+    /// or a contributed entry the registry refuses.
+    #[must_use]
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "taken by value as handlers are: read once here; what it contributes holds what it needs"
+    )]
+    pub fn extension(mut self, extension: impl Extension) -> Self {
+        let id = extension.id();
+        if self.extensions.contains_key(id.as_str()) {
+            self.errors
+                .push(RegistrationError::DuplicateExtension(id.to_string()));
+            return self;
+        }
+        match checked_settings(&id, extension.settings()) {
+            Ok(settings) => {
+                self.extensions
+                    .insert(id.to_string(), serde_json::Value::Object(settings));
+            }
+            Err(error) => self.errors.push(error),
+        }
+        let mut contributions = super::extension::Contributions::default();
+        extension.contribute(&mut contributions);
+        self.errors.append(&mut contributions.errors);
+        for (tool, handler) in contributions.tools {
+            if let Err(error) = self.registry.add_tool(tool, handler) {
+                self.errors.push(error);
+            }
+        }
+        for (resource, handler) in contributions.resources {
+            if let Err(error) = self.registry.add_resource(resource, handler) {
+                self.errors.push(error);
+            }
+        }
+        for (template, handler) in contributions.templates {
+            if let Err(error) = self.registry.add_template(template, handler) {
+                self.errors.push(error);
+            }
+        }
+        for binding in contributions.methods {
+            if self.methods.contains_key(&binding.name) {
+                self.errors.push(RegistrationError::Extension {
+                    id: id.to_string(),
+                    reason: format!("method {:?} is already bound", binding.name),
+                });
+                continue;
+            }
+            self.methods.insert(binding.name, binding.handler);
+        }
+        self.middleware.append(&mut contributions.interceptors);
+        if let Some(hook) = contributions.task_hook {
+            if self.tasks.is_some() {
+                self.errors.push(RegistrationError::Extension {
+                    id: id.to_string(),
+                    reason: "a second tasks runtime (a server serves one)".to_owned(),
+                });
+            } else {
+                self.tasks = Some(hook);
+            }
+        }
         self
     }
 
@@ -362,6 +438,7 @@ impl ServerBuilder {
                 ),
                 principal: self.principal,
                 middleware: self.middleware,
+                extensions: (!self.extensions.is_empty()).then_some(self.extensions),
                 tasks: self.tasks,
             }),
         })

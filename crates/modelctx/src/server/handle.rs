@@ -71,8 +71,10 @@ pub(super) struct Inner {
     pub(super) principal: Option<PrincipalHook>,
     /// The middleware chain, outermost first (`ServerBuilder::middleware`).
     pub(super) middleware: Vec<Arc<dyn Middleware>>,
-    /// The tasks extension, when served (`ServerBuilder::tasks`): the seam the core asks where
-    /// a task can be involved.
+    /// What the extensions advertise (`capabilities.extensions`; `None`: no extension).
+    pub(super) extensions: Option<modelctx_types::Extra>,
+    /// The core hooks of the tasks extension, when it is served (`ServerBuilder::tasks`, an
+    /// extension contributing them): asked where a task can be involved.
     pub(super) tasks: Option<Arc<dyn TaskHook>>,
 }
 
@@ -172,10 +174,8 @@ impl Server {
         if self.inner.logging {
             capabilities.logging = Some(modelctx_types::Extra::new());
         }
-        // The tasks extension: `extensions["io.modelcontextprotocol/tasks"] = {}`.
-        if let Some(tasks) = &self.inner.tasks {
-            tasks.declare(&mut capabilities);
-        }
+        // Every extension given to the builder, with its settings (the tasks extension's: `{}`).
+        capabilities.extensions.clone_from(&self.inner.extensions);
         capabilities
     }
 

@@ -65,6 +65,8 @@ mod change;
 mod context;
 mod deadline;
 mod dispatch;
+// Extensions (SEP-2133): the seam every opt-in bundle of behaviour joins the server by.
+pub mod extension;
 mod handle;
 mod handler;
 mod handshake;
@@ -109,7 +111,7 @@ mod stdio_lines;
 mod subscription_budget;
 // What listen streams and handshake-era subscriptions may hold.
 mod subscription_limits;
-// The seam the tasks extension joins the core through.
+// The core hooks the tasks extension contributes (through `extension`).
 mod task_hook;
 // The `tracing` span of each request (OpenTelemetry's MCP conventions).
 #[cfg(test)]
