@@ -8,12 +8,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use modelctx_types::Method as _;
-use modelctx_types::methods::{CallTool, Complete as CompleteMethod, GetPrompt, ReadResource};
+use modelctx_types::methods::{
+    CallTool, Complete as CompleteMethod, Discover, GetPrompt, Ping, ReadResource,
+    RootsListChanged, SetLevel,
+};
 use modelctx_types::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Era,
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, EmptyParams, Era,
     GetPromptRequestParams, GetPromptResult, Implementation, InputRequests, InputRequiredResult,
-    InputResponseParams, InputResponses, Prompt, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, Tool,
+    InputResponseParams, InputResponses, LoggingLevel, NotificationParams, Prompt, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
+    SetLevelRequestParams, Tool,
 };
 use modelctx_types::{CreateTaskResult, DetailedTask, SubscriptionFilter};
 use serde::{Deserialize, Serialize};
@@ -575,6 +579,73 @@ impl Client {
                 "completion/complete answered input_required".to_owned(),
             )),
         }
+    }
+
+    /// Checks that the server answers. In the handshake era a `ping`; 2026-07-28 removed
+    /// `ping`, so there it is a `server/discover`, the one request every 2026 server answers
+    /// at no cost.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        let options = RequestOptions::new();
+        if self.era() == Era::Handshake {
+            self.session
+                .request::<Ping>(EmptyParams::default(), &options)
+                .await?;
+        } else {
+            self.session
+                .request::<Discover>(EmptyParams::default(), &options)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sets the lowest level of log messages the server sends (they reach
+    /// [`ClientBuilder::on_notification`](super::ClientBuilder::on_notification)). In the
+    /// handshake era a `logging/setLevel` request; on 2026-07-28, which has no such request,
+    /// the level every later request carries in `_meta` (as
+    /// [`ClientBuilder::log_level`](super::ClientBuilder::log_level) sets it from the start).
+    ///
+    /// # Errors
+    /// Handshake era: the server's refusal (e.g. it has no `logging` capability) or a
+    /// transport failure.
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
+        self.session.set_log_level(level);
+        if self.era() == Era::Handshake {
+            self.session
+                .request::<SetLevel>(SetLevelRequestParams::new(level), &RequestOptions::new())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Tells a handshake-era server that the client's roots changed
+    /// (`notifications/roots/list_changed`; the client must have declared roots). On
+    /// 2026-07-28 it sends nothing: a server there asks for the roots in each request that
+    /// needs them, so it always sees the current ones.
+    ///
+    /// # Errors
+    /// Transport failures.
+    pub async fn notify_roots_changed(&self) -> Result<(), ClientError> {
+        if self.era() == Era::Handshake {
+            self.session
+                .notify::<RootsListChanged>(Some(&NotificationParams::default()))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sends a notification of a method of your own (see [`Session::send_notification`]).
+    ///
+    /// # Errors
+    /// See [`Session::send_notification`].
+    pub async fn send_notification(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(), ClientError> {
+        self.session.send_notification(method, params).await
     }
 
     /// Closes the connection (see [`Session::close`]).

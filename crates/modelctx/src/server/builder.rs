@@ -9,7 +9,7 @@ use std::sync::{Arc, RwLock};
 
 use modelctx_seal::RequestStateSecurity;
 use modelctx_types::{
-    Extra, Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool,
+    Extra, Icon, Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool,
 };
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
@@ -24,6 +24,7 @@ use super::handler::{
     ToolHandler,
 };
 use super::middleware::Middleware;
+use super::notification_handler::{NotificationHandler, NotificationHandlers};
 use super::registry::{RegistrationError, Registry};
 use super::subscription_limits::SubscriptionLimits;
 use super::task_hook::TaskHook;
@@ -51,6 +52,7 @@ pub struct ServerBuilder {
     extensions: Extra,
     /// The tasks extension's core hooks, contributed by the extension (`ServerBuilder::tasks`).
     tasks: Option<Arc<dyn TaskHook>>,
+    notification_handlers: HashMap<String, Arc<dyn NotificationHandler>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -89,6 +91,7 @@ impl ServerBuilder {
             subscription_limits: SubscriptionLimits::default(),
             extensions: Extra::new(),
             tasks: None,
+            notification_handlers: HashMap::new(),
         }
     }
 
@@ -96,6 +99,38 @@ impl ServerBuilder {
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());
+        self
+    }
+
+    /// A description of the server for `serverInfo`, shown by clients beside its name.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+
+    /// The server's website for `serverInfo` (`websiteUrl`).
+    #[must_use]
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// Icons for `serverInfo`. Each `src` must be an `https:` or `data:` URL, as the
+    /// specification asks (a client fetches it); another makes `build` fail.
+    #[must_use]
+    pub fn icons(mut self, icons: impl IntoIterator<Item = Icon>) -> Self {
+        let icons: Vec<Icon> = icons.into_iter().collect();
+        for icon in &icons {
+            let src = icon.src.to_ascii_lowercase();
+            if !(src.starts_with("https://") || src.starts_with("data:")) {
+                self.errors.push(RegistrationError::ServerInfo(format!(
+                    "icon {:?} is not an https: or data: URL",
+                    icon.src
+                )));
+            }
+        }
+        self.info.icons = Some(icons);
         self
     }
 
@@ -159,6 +194,32 @@ impl ServerBuilder {
     #[must_use]
     pub fn method(mut self, name: impl Into<String>, handler: impl MethodHandler) -> Self {
         self.methods.insert(name.into(), Arc::new(handler));
+        self
+    }
+
+    /// Runs `handler` on every `method` notification the client sends, in either era (a
+    /// handshake-era client's `notifications/roots/list_changed`, an extension's own method).
+    /// What the SDK does with a notification itself (cancelling, completing the handshake)
+    /// happens first. Each runs as a task of its own, at most
+    /// [`MAX_RUNNING`](super::notification_handler::MAX_RUNNING) at once (more are dropped and
+    /// logged). A second handler for one method makes `build` fail.
+    #[must_use]
+    pub fn on_notification(
+        mut self,
+        method: impl Into<String>,
+        handler: impl NotificationHandler,
+    ) -> Self {
+        match self.notification_handlers.entry(method.into()) {
+            std::collections::hash_map::Entry::Occupied(taken) => {
+                self.errors.push(RegistrationError::Duplicate {
+                    kind: "notification handler",
+                    name: taken.key().clone(),
+                });
+            }
+            std::collections::hash_map::Entry::Vacant(free) => {
+                free.insert(Arc::new(handler));
+            }
+        }
         self
     }
 
@@ -440,6 +501,8 @@ impl ServerBuilder {
                 middleware: self.middleware,
                 extensions: (!self.extensions.is_empty()).then_some(self.extensions),
                 tasks: self.tasks,
+                notification_handlers: (!self.notification_handlers.is_empty())
+                    .then(|| NotificationHandlers::new(self.notification_handlers)),
             }),
         })
     }

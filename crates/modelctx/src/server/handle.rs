@@ -27,6 +27,7 @@ use super::handler::{
     ToolHandler,
 };
 use super::middleware::Middleware;
+use super::notification_handler::NotificationHandlers;
 use super::registry::{RegistrationError, Registry};
 use super::task_hook::TaskHook;
 use super::{bus, single_use, subscription_budget};
@@ -76,6 +77,8 @@ pub(super) struct Inner {
     /// The core hooks of the tasks extension, when it is served (`ServerBuilder::tasks`, an
     /// extension contributing them): asked where a task can be involved.
     pub(super) tasks: Option<Arc<dyn TaskHook>>,
+    /// What the application does with client notifications (`ServerBuilder::on_notification`).
+    pub(super) notification_handlers: Option<NotificationHandlers>,
 }
 
 /// Finds the principal a request is made by, on any transport (see
@@ -92,6 +95,20 @@ pub(super) struct Declared {
 }
 
 impl Server {
+    /// Hands a client notification to the application's handler for its method, if any (the
+    /// transports call this after doing their own part).
+    pub(crate) fn deliver_notification(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        era: modelctx_types::Era,
+        principal: Option<modelctx_seal::Principal>,
+    ) {
+        if let Some(handlers) = &self.inner.notification_handlers {
+            handlers.deliver(method, params, era, principal);
+        }
+    }
+
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
         &self.inner.info

@@ -42,6 +42,7 @@ const LAYERS: &[(&str, u8)] = &[
     // the registry of them, the middleware chain's types, the tasks extension's seam.
     ("context", 5),
     ("handler", 6),
+    ("notification_handler", 6),
     ("registry", 7),
     ("middleware", 7),
     ("task_hook", 7),

@@ -89,6 +89,7 @@ pub mod middleware;
 mod mrtr;
 mod mrtr_methods;
 // The channel a request's notifications travel on.
+pub mod notification_handler;
 mod notifier;
 // Where a request comes from: the peer's address in an HTTP request head.
 #[cfg(feature = "http-server")]
