@@ -47,6 +47,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("auth", 9),
     ("builder", 10),
     ("flows", 11),
+    // Several clients as one: over the public client alone.
+    ("group", 11),
 ];
 
 fn layer_of(module: &[String]) -> Option<(&'static str, u8)> {

@@ -107,6 +107,7 @@ mod error;
 pub mod extension;
 #[cfg(feature = "flows")]
 pub mod flows;
+pub mod group;
 mod input_loop;
 #[cfg(test)]
 mod layers;
