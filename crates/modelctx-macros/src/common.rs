@@ -136,6 +136,8 @@ pub(crate) enum ParamKind {
     Context { by_ref: bool },
     /// A `#[resolve(path)]` parameter.
     Resolved(Path),
+    /// A `State<T>` parameter: a part of the server's state, `T`.
+    State(Type),
     /// An argument (tool/prompt argument, template variable, or a resolver's by-name argument).
     Argument,
 }
@@ -159,6 +161,24 @@ fn context_type(ty: &Type) -> Option<bool> {
             let last = path.path.segments.last()?;
             (last.ident == "Context" && last.arguments.is_none()).then_some(false)
         }
+        _ => None,
+    }
+}
+
+/// The `T` of `State<T>` (by the last path segment).
+fn state_type(ty: &Type) -> Option<Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if path.qself.is_some() || last.ident != "State" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return None;
+    };
+    match arguments.args.iter().collect::<Vec<_>>()[..] {
+        [syn::GenericArgument::Type(inner)] => Some(inner.clone()),
         _ => None,
     }
 }
@@ -219,10 +239,11 @@ pub(crate) fn params(item: &mut ItemFn, what: &str) -> syn::Result<Vec<Param>> {
                 ));
             }
         }
-        let kind = match (resolved, context_type(&typed.ty)) {
-            (Some(path), _) => ParamKind::Resolved(path),
-            (None, Some(by_ref)) => ParamKind::Context { by_ref },
-            (None, None) => ParamKind::Argument,
+        let kind = match (resolved, context_type(&typed.ty), state_type(&typed.ty)) {
+            (Some(path), _, _) => ParamKind::Resolved(path),
+            (None, Some(by_ref), _) => ParamKind::Context { by_ref },
+            (None, None, Some(inner)) => ParamKind::State(inner),
+            (None, None, None) => ParamKind::Argument,
         };
         params.push(Param {
             ident,
@@ -331,6 +352,52 @@ pub(crate) fn resolve_params(
             return #on_pending;
         }
         #(#binds)*
+    }
+}
+
+/// `let app: State<T> = state::<T>(&ctx)?;` for each `State<T>` parameter.
+pub(crate) fn bind_states(params: &[Param], context: &TokenStream) -> TokenStream {
+    let binds = params.iter().filter_map(|p| match &p.kind {
+        ParamKind::State(inner) => {
+            let ident = &p.ident;
+            Some(quote! {
+                let #ident: ::modelctx::__private::State<#inner> =
+                    ::modelctx::__private::state::<#inner>(&#context)?;
+            })
+        }
+        _ => None,
+    });
+    quote!(#(#binds)*)
+}
+
+/// `impl<S> UsesState<S> for name where T: FromRef<S>, …`: the parts of the server's state the
+/// function takes, one bound per `State<T>` parameter — the compile-time check that the
+/// server's state can give them.
+pub(crate) fn uses_state(struct_name: &syn::Ident, params: &[Param]) -> TokenStream {
+    let parts: Vec<&Type> = params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::State(inner) => Some(inner),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        return quote! {
+            impl<__McpS> ::modelctx::__private::UsesState<__McpS> for #struct_name {}
+        };
+    }
+    quote! {
+        impl<__McpS> ::modelctx::__private::UsesState<__McpS> for #struct_name
+        where
+            #(#parts: ::modelctx::__private::FromRef<__McpS>
+                + ::core::clone::Clone + ::core::marker::Send + ::core::marker::Sync + 'static,)*
+        {
+            fn provide(state: &__McpS, states: &mut ::modelctx::__private::States) {
+                #(states.insert::<#parts>(
+                    <#parts as ::modelctx::__private::FromRef<__McpS>>::from_ref(state),
+                );)*
+            }
+        }
     }
 }
 

@@ -135,6 +135,7 @@ impl Handler {
         let kind = self.kind.word();
         let uses_resolvers = self.uses_resolvers;
         let bind = common::bind_args(params, &quote!(__mcp_arguments));
+        let bind_states = common::bind_states(params, &quote!(__mcp_ctx));
         let resolution = quote!(__mcp_resolution);
         let resolve = common::resolve_params(
             params,
@@ -158,6 +159,7 @@ impl Handler {
             ) -> ::modelctx::__private::HandlerFuture<::modelctx::__private::#result> {
                 ::modelctx::__private::boxed(async move {
                     #bind
+                    #bind_states
                     #start_resolution
                     #resolve
                     let __mcp_output: #ret = #call;
@@ -188,6 +190,7 @@ impl Handler {
         let infos = common::resolver_infos(&self.params);
         let struct_name = &item.sig.ident;
         let ret = &self.ret;
+        let uses_state = common::uses_state(struct_name, &self.params);
         quote! {
             #item
             #registration
@@ -200,6 +203,8 @@ impl Handler {
 
                     #methods
                 }
+
+                #uses_state
 
                 const _: () = ::modelctx::__private::check_resolvers(
                     <#struct_name as ::modelctx::__private::#definition>::RESOLVERS,

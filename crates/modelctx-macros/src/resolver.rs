@@ -103,6 +103,15 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
                 dependencies.push(quote!(&<#path as ::modelctx::__private::Resolver>::INFO));
             }
             ParamKind::Context { .. } => {}
+            ParamKind::State(_) => {
+                return Err(syn::Error::new(
+                    param.ident.span(),
+                    format!(
+                        "resolver `{fn_name}` takes `{name}: State<..>`; a resolver reads the \
+                         server's state from its `&Context` (`ctx.state::<T>()`)"
+                    ),
+                ));
+            }
         }
     }
     let call = common::call(&item, &params, &quote!(*#resolution.context()));

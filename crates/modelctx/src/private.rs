@@ -15,6 +15,7 @@ pub use crate::server::mcp_server::{
     ResolverInfo, ResolverOutput, ResourceDefinition, ToolDefinition, body_outcome,
     check_resolvers, decode_arguments, gather, gathered, input_schema, pending,
 };
+pub use crate::server::mcp_server::{FromRef, State, States, UsesState, state};
 
 pub use crate::server::BoxFuture;
 

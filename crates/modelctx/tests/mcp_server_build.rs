@@ -46,6 +46,9 @@ async fn hidden() -> Hidden {
 /// schema lacks: the macro would refuse it at compile time; the builder refuses it at build.
 struct HandWritten;
 
+/// Takes no state.
+impl<S> modelctx::server::UsesState<S> for HandWritten {}
+
 impl ToolDefinition for HandWritten {
     const RESOLVERS: &'static [&'static ResolverInfo] =
         &[&<confirm as modelctx::server::Resolver>::INFO];
@@ -345,6 +348,9 @@ impl modelctx::server::Resolver for OtherConfirm {
 
 /// A hand-written tool (taking `title`) whose graph holds both resolvers named `confirm`.
 struct TwoConfirms;
+
+/// Takes no state.
+impl<S> modelctx::server::UsesState<S> for TwoConfirms {}
 
 impl ToolDefinition for TwoConfirms {
     const RESOLVERS: &'static [&'static ResolverInfo] = &[

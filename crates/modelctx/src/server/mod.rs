@@ -150,8 +150,9 @@ pub use uri_template::{InvalidTemplate, UriVariables};
 #[cfg(feature = "macros")]
 pub use mcp_server::{
     ArgumentUse, Ask, BackChannel, BuildError, Context, Elicit, ElicitUrl, Elicitation,
-    ElicitationForm, FromElicitation, HandlerFuture, Interrupt, IntoPromptResult,
+    ElicitationForm, FromElicitation, FromRef, HandlerFuture, Interrupt, IntoPromptResult,
     IntoResourceResult, IntoToolResult, Json, ListRoots, McpServer, McpServerBuilder,
     PromptDefinition, Question, Ready, Resolution, Resolver, ResolverInfo, ResolverOutput,
-    ResourceDefinition, Sample, ToolDefinition, input_schema, output_schema,
+    ResourceDefinition, Sample, State, States, ToolDefinition, UsesState, input_schema,
+    output_schema,
 };

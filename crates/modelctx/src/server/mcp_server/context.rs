@@ -9,6 +9,7 @@ use modelctx_types::{
 use serde_json::Value;
 
 use super::asker::{Asker, BackChannel};
+use super::state_map::States;
 use crate::server::bridge::{self, FormCheck};
 use crate::server::{BoxFuture, RequestContext};
 
@@ -25,6 +26,8 @@ pub struct Context {
     input_responses: Option<Arc<InputResponses>>,
     request_state: Option<Arc<str>>,
     back_channel: Option<Arc<dyn BackChannel>>,
+    /// The parts of the server's state its handlers take (`McpServerBuilder::state`).
+    states: Option<Arc<States>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -57,7 +60,22 @@ impl Context {
             input_responses: input_responses.map(Arc::new),
             request_state: request_state.map(Arc::from),
             back_channel,
+            states: None,
         }
+    }
+
+    /// Gives the handler the parts of the server's state (`McpServerBuilder::state`).
+    #[must_use]
+    pub(crate) fn with_states(mut self, states: Arc<States>) -> Self {
+        self.states = Some(states);
+        self
+    }
+
+    /// A clone of the part of the server's state of type `T` (what a `State<T>` parameter
+    /// receives; see [`State`](super::State)), if the server has one: the whole state given to
+    /// `McpServerBuilder::state`, and every part a registered handler takes.
+    pub fn state<T: Clone + 'static>(&self) -> Option<T> {
+        self.states.as_ref().and_then(|states| states.get::<T>())
     }
 
     /// Answers questions through `channel` (server→client requests, mid-call) instead of an
