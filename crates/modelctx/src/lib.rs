@@ -93,6 +93,10 @@ mod ids;
 #[cfg_attr(not(all(feature = "auth", feature = "auth-client")), allow(dead_code))]
 mod dpop;
 
+// RFC 6570 templates both ways: the server matches them, a client expands a server's. A leaf
+// (std only), so it is there whatever the features.
+pub mod uri_template;
+
 #[cfg(feature = "server")]
 pub mod server;
 
@@ -121,8 +125,7 @@ pub use modelctx_macros::{prompt, resolver, resource, tool};
 pub mod __fuzz {
     pub use crate::http::headers::{decode_value, encode_value, needs_sentinel};
     pub use crate::http::sse::Parser as SseParser;
-    #[cfg(feature = "server")]
-    pub use crate::server::uri_template::UriTemplate;
+    pub use crate::uri_template::UriTemplate;
 }
 
 /// The README's code compiles: its examples are doc-tested here.

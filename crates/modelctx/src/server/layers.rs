@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("limit_error", 0),
     ("headers", 0),
     ("uri_template", 0),
+    ("path_safety", 0),
     ("origin", 0),
     ("in_flight", 0),
     ("subscription_limits", 0),
@@ -99,6 +100,7 @@ const ROOT_NAMES: &[(&str, &str)] = &[
     ("SubscriptionLimits", "subscription_limits"),
     ("InvalidTemplate", "uri_template"),
     ("UriVariables", "uri_template"),
+    ("UriTemplate", "uri_template"),
 ];
 
 fn layer_of(module: &[String]) -> Option<(&'static str, u8)> {
