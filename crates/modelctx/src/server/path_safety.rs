@@ -21,6 +21,64 @@
 //! assert!(matches!(resolve_under(&root, "C:/Windows"), Err(PathEscape::Absolute)));
 //! ```
 //!
+//! # A file-backed resource template
+//!
+//! `{+path}` may hold `/` (a simple `{path}` may not, but its `%2F` still decodes to one), so
+//! the handler hands the matched value to [`resolve_under`] and reads only what comes back. An
+//! escape is a failed read (a JSON-RPC error), never a file outside the root:
+//!
+//! ```
+//! use std::path::PathBuf;
+//! use std::sync::OnceLock;
+//!
+//! use modelctx::client::Client;
+//! use modelctx::server::McpServer;
+//! use modelctx::server::path_safety::resolve_under;
+//! use modelctx::types::ResourceContents;
+//! use modelctx::{memory, resource};
+//!
+//! /// The served directory (an application would keep it in its own state).
+//! static DOCS: OnceLock<PathBuf> = OnceLock::new();
+//!
+//! /// A document under the served directory.
+//! #[resource("file:///docs/{+path}", mime_type = "text/markdown")]
+//! async fn doc(path: String) -> Result<String, String> {
+//!     let root = DOCS.get().ok_or("no root")?;
+//!     let file = resolve_under(root, &path).map_err(|refused| refused.to_string())?;
+//!     tokio::fs::read_to_string(file).await.map_err(|e| e.to_string())
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = std::env::temp_dir().join(format!("modelctx-docs-{}", std::process::id()));
+//! std::fs::create_dir_all(dir.join("docs/guide"))?;
+//! std::fs::write(dir.join("docs/guide/intro.md"), "# Hello")?;
+//! std::fs::write(dir.join("secret.txt"), "not for clients")?;
+//! DOCS.set(dir.join("docs")).unwrap();
+//!
+//! let server = McpServer::builder("docs", "1.0.0").resource::<doc>().build()?;
+//! let pipe = memory::pipe();
+//! tokio::spawn(async move { server.serve_io(pipe.server.reader, pipe.server.writer).await });
+//! let client = Client::builder()
+//!     .connect_io(pipe.client.reader, pipe.client.writer)
+//!     .await?;
+//!
+//! let read = client.read_resource("file:///docs/guide/intro.md").await?;
+//! assert!(matches!(&read.contents[0], ResourceContents::Text(t) if t.text == "# Hello"));
+//! for escape in [
+//!     "file:///docs/../secret.txt",
+//!     "file:///docs/guide/..%2F..%2Fsecret.txt",
+//!     "file:///docs/%2e%2e/secret.txt",
+//!     "file:///docs/..%5Csecret.txt",
+//! ] {
+//!     let refused = client.read_resource(escape).await.unwrap_err().to_string();
+//!     assert!(refused.contains("the path has a `..` segment"), "{escape}: {refused}");
+//! }
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # What it does not protect against
 //!
 //! * **A race with a writer.** The check and the caller's `open` are two steps: a process that
@@ -175,6 +233,16 @@ mod tests {
         }
     }
 
+    fn kind(error: &PathEscape) -> &'static str {
+        match error {
+            PathEscape::Nul => "nul",
+            PathEscape::Absolute => "absolute",
+            PathEscape::ParentSegment => "parent",
+            PathEscape::OutsideRoot => "outside",
+            PathEscape::Unresolvable(_) => "unresolvable",
+        }
+    }
+
     /// `outside/secret.txt` beside `root/docs/guide/intro.md`.
     fn tree() -> (TempDir, PathBuf) {
         let dir = TempDir::new();
@@ -208,36 +276,87 @@ mod tests {
     #[test]
     fn refuses_escapes_before_touching_the_file_system() {
         let (_dir, root) = tree();
-        let cases: [(&str, fn(&PathEscape) -> bool); 12] = [
-            ("../outside/secret.txt", |e| {
-                matches!(e, PathEscape::ParentSegment)
-            }),
-            ("docs/../../outside/secret.txt", |e| {
-                matches!(e, PathEscape::ParentSegment)
-            }),
-            ("docs/..", |e| matches!(e, PathEscape::ParentSegment)),
-            ("docs\\..\\..\\outside", |e| {
-                matches!(e, PathEscape::ParentSegment)
-            }),
-            ("%2e%2e/outside", |e| matches!(e, PathEscape::ParentSegment)),
-            ("docs/%2E%2e%2Foutside", |e| {
-                matches!(e, PathEscape::ParentSegment)
-            }),
-            ("/etc/passwd", |e| matches!(e, PathEscape::Absolute)),
-            ("\\\\server\\share", |e| matches!(e, PathEscape::Absolute)),
-            ("C:\\Windows", |e| matches!(e, PathEscape::Absolute)),
-            ("c:relative", |e| matches!(e, PathEscape::Absolute)),
-            ("docs/intro.md\0.txt", |e| matches!(e, PathEscape::Nul)),
-            ("missing.txt", |e| matches!(e, PathEscape::Unresolvable(_))),
+        let cases = [
+            ("../outside/secret.txt", "parent"),
+            ("docs/../../outside/secret.txt", "parent"),
+            ("docs/..", "parent"),
+            ("docs\\..\\..\\outside", "parent"),
+            ("%2e%2e/outside", "parent"),
+            ("docs/%2E%2e%2Foutside", "parent"),
+            ("/etc/passwd", "absolute"),
+            ("\\\\server\\share", "absolute"),
+            ("C:\\Windows", "absolute"),
+            ("c:relative", "absolute"),
+            ("docs/intro.md\0.txt", "nul"),
+            ("missing.txt", "unresolvable"),
         ];
         for (relative, expected) in cases {
             let error = resolve_under(&root, relative).expect_err(relative);
-            assert!(expected(&error), "{relative}: {error:?}");
+            assert_eq!(kind(&error), expected, "{relative}: {error:?}");
         }
         assert!(matches!(
             resolve_under(&root.join("no-such-root"), "a"),
             Err(PathEscape::Unresolvable(_))
         ));
+    }
+
+    /// What a client can put in a URI, through the matcher (which decodes once) and then
+    /// [`resolve_under`]: encoded dots, slashes, backslashes and NUL are refused as if written.
+    #[test]
+    fn matched_values_with_encoded_separators_are_refused() {
+        use crate::uri_template::UriTemplate;
+        let (_dir, root) = tree();
+        let simple = UriTemplate::parse("file:///docs/{name}").unwrap();
+        let reserved = UriTemplate::parse("file:///docs/{+path}").unwrap();
+        let cases = [
+            (
+                &simple,
+                "name",
+                "file:///docs/..%2F..%2Foutside%2Fsecret.txt",
+                "parent",
+            ),
+            (&simple, "name", "file:///docs/..%5C..%5Coutside", "parent"),
+            (&simple, "name", "file:///docs/%2e%2e", "parent"),
+            (
+                &simple,
+                "name",
+                "file:///docs/%252e%252e%252foutside",
+                "parent",
+            ),
+            (&simple, "name", "file:///docs/%2Fetc%2Fpasswd", "absolute"),
+            (&simple, "name", "file:///docs/C%3A%5CWindows", "absolute"),
+            (&simple, "name", "file:///docs/intro.md%00.txt", "nul"),
+            (
+                &reserved,
+                "path",
+                "file:///docs/../outside/secret.txt",
+                "parent",
+            ),
+            (
+                &reserved,
+                "path",
+                "file:///docs/guide/%2E%2E/../x",
+                "parent",
+            ),
+            (&reserved, "path", "file:///docs//etc/passwd", "absolute"),
+            (
+                &reserved,
+                "path",
+                "file:///docs/\\\\host\\share",
+                "absolute",
+            ),
+        ];
+        for (template, name, uri, expected) in cases {
+            let matched = template.matches(uri).expect(uri);
+            let error = resolve_under(&root, &matched[name]).expect_err(uri);
+            assert_eq!(kind(&error), expected, "{uri}: {error:?}");
+        }
+        let matched = reserved
+            .matches("file:///docs/docs/guide/intro.md")
+            .unwrap();
+        assert!(resolve_under(&root, &matched["path"]).is_ok());
+        // A `%` that is not a triplet never matches at all.
+        assert_eq!(simple.matches("file:///docs/%2"), None);
     }
 
     #[cfg(unix)]

@@ -57,7 +57,7 @@ impl Value {
     }
 }
 
-/// Where [`UriTemplate::expand`] finds the values: maps from names to `String` (as
+/// Where [`UriTemplate::expand`](super::UriTemplate::expand) finds the values: maps from names to `String` (as
 /// [`UriVariables`](super::UriVariables), what a match returns) or to [`Value`], and slices of
 /// pairs. A name it does not find is undefined, and its expression leaves it out.
 pub trait Variables {

@@ -138,9 +138,11 @@ impl Matcher {
 }
 
 /// Where the query tail starts in `parts` (`parts.len()` when there is none): the trailing
-/// `{?…}` and `{&…}` expressions, the first a `{?…}`, when nothing before them can hold a `?`
-/// or a `#` of its own (a literal, a `{?…}` or `{#…}`, a `{+…}`, which may), so that the
-/// URI's first `?` is where the query starts.
+/// `{?…}` and `{&…}` expressions, the first a `{?…}`, when no literal, `{?…}` or `{#…}` before
+/// them writes a `?` or `#` of its own, so that the URI's first `?` is where the query starts.
+/// A `{+…}` before them is let through although its value may hold a raw `?`: such a value
+/// does not round-trip (RFC 6570 §1.4), and refusing the tail would cost every
+/// `file:///{+path}{?rev}` its lenient query.
 fn query_tail_start(parts: &[Part]) -> usize {
     let mut start = parts.len();
     while let Some(Part::Expression(expression)) = start.checked_sub(1).map(|i| &parts[i]) {

@@ -399,3 +399,19 @@ fn a_literal_template_matches_exactly_itself() {
     assert_eq!(t.matches("info://hour"), None);
     assert_eq!(t.expand(&UriVariables::new()), "info://hours");
 }
+
+#[test]
+fn hostile_queries_are_bounded() {
+    // The most names a template may have, against a URI of nothing but parameters: every pair
+    // is looked at once, the first of each name is kept, the rest cost nothing more.
+    let names: Vec<String> = (0..MAX_VARIABLES).map(|i| format!("q{i}")).collect();
+    let t = UriTemplate::parse(&format!("s://x{{?{}}}", names.join(","))).unwrap();
+    let pair = "q255=%41&";
+    let uri = format!("s://x?{}", pair.repeat((MAX_URI_LENGTH - 10) / pair.len()));
+    let found = t.matches(&uri).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found["q255"], "A");
+    // A broken triplet in a parameter that is read fails the match; in one that is not, not.
+    assert_eq!(t.matches("s://x?q1=%zz"), None);
+    assert!(t.matches("s://x?other=%zz&q1=ok").is_some());
+}

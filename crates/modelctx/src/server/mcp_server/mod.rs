@@ -422,7 +422,7 @@ impl McpServerBuilder {
     #[must_use]
     pub fn resource<D: ResourceDefinition>(mut self) -> Self {
         let describe = D::describe();
-        let is_template = describe.uri_template.contains('{');
+        let is_template = UriTemplate::is_template(&describe.uri_template);
         if !is_template && (D::ASKS || !D::RESOLVERS.is_empty()) {
             self.errors.push(BuildError::StaticResourceAsks {
                 uri: describe.uri_template.clone(),
