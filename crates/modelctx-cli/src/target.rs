@@ -113,6 +113,9 @@ impl Target {
                     // server would otherwise die of the same SIGINT first.
                     #[cfg(unix)]
                     process.process_group(0);
+                    // The server is the user's own command line, run as their shell would run
+                    // it: with their environment (an SDK client passes a safe subset).
+                    let builder = builder.inherit_environment(true);
                     Box::pin(builder.connect_stdio(process)).await
                 }
             }

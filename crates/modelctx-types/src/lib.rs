@@ -85,6 +85,7 @@ mod completion;
 mod content;
 mod discover;
 mod elicitation;
+mod extension;
 mod handshake;
 pub mod jsonrpc;
 pub mod meta;
@@ -128,6 +129,7 @@ pub use elicitation::{
     TitledEnumItems, TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledEnumItems,
     UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
 };
+pub use extension::{ExtensionId, InvalidExtensionId};
 pub use handshake::{
     ElicitationCompleteParams, EmptyResult, InitializeRequestParams, InitializeResult,
     SetLevelRequestParams,

@@ -155,3 +155,18 @@ pub const REMOVED_IN_2026: &[&str] = &[
     Subscribe::NAME,
     Unsubscribe::NAME,
 ];
+
+/// Every notification the specification defines, in either era and either direction.
+pub const SPEC_NOTIFICATIONS: &[&str] = &[
+    Cancelled::NAME,
+    Progress::NAME,
+    LoggingMessage::NAME,
+    ResourceUpdated::NAME,
+    ResourceListChanged::NAME,
+    ToolListChanged::NAME,
+    PromptListChanged::NAME,
+    SubscriptionsAcknowledged::NAME,
+    Initialized::NAME,
+    RootsListChanged::NAME,
+    ElicitationComplete::NAME,
+];

@@ -8,12 +8,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use modelctx_types::Method as _;
-use modelctx_types::methods::{CallTool, Complete as CompleteMethod, GetPrompt, ReadResource};
+use modelctx_types::methods::{
+    CallTool, Complete as CompleteMethod, Discover, GetPrompt, Ping, ReadResource,
+    RootsListChanged, SetLevel,
+};
 use modelctx_types::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Era,
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, EmptyParams, Era,
     GetPromptRequestParams, GetPromptResult, Implementation, InputRequests, InputRequiredResult,
-    InputResponseParams, InputResponses, Prompt, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, Tool,
+    InputResponseParams, InputResponses, LoggingLevel, NotificationParams, Prompt, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
+    SetLevelRequestParams, Tool,
 };
 use modelctx_types::{CreateTaskResult, DetailedTask, SubscriptionFilter};
 use serde::{Deserialize, Serialize};
@@ -22,6 +26,7 @@ use serde_json::Value;
 use super::back_channel::BackChannelGate;
 use super::callbacks::Callbacks;
 use super::error::ClientError;
+use super::extension::Claims;
 use super::input_loop::{CallBudget, LoopLimits, answer_all, drive};
 use super::listen::Subscription;
 use super::session::{RequestOptions, RoundOutcome, Session};
@@ -78,6 +83,8 @@ pub struct Client {
     back_channel: Arc<BackChannelGate>,
     tasks: TaskSettings,
     tasks_2025: Tasks2025Settings,
+    /// The extensions' result claims on `tools/call` (`None`: no claim).
+    claims: Option<Arc<Claims>>,
 }
 
 /// What the builder hands a [`Client`] besides its session.
@@ -88,6 +95,7 @@ pub(crate) struct ClientParts {
     pub(crate) back_channel: Arc<BackChannelGate>,
     pub(crate) tasks: TaskSettings,
     pub(crate) tasks_2025: Tasks2025Settings,
+    pub(crate) claims: Option<Arc<Claims>>,
 }
 
 impl Client {
@@ -99,6 +107,7 @@ impl Client {
             back_channel,
             tasks,
             tasks_2025,
+            claims,
         } = parts;
         Self {
             session,
@@ -108,6 +117,7 @@ impl Client {
             back_channel,
             tasks,
             tasks_2025,
+            claims,
         }
     }
 
@@ -137,6 +147,13 @@ impl Client {
     /// What the server declared.
     pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
         self.session.server_capabilities()
+    }
+
+    /// The settings the server advertises for extension `id`
+    /// (`capabilities.extensions[id]`), when it advertises it. The server's word: check what
+    /// you read.
+    pub fn server_extension(&self, id: &str) -> Option<Value> {
+        self.session.server_capabilities()?.extensions?.remove(id)
     }
 
     /// The server's instructions.
@@ -297,6 +314,8 @@ impl Client {
         }
         // One budget for the whole call: its input-required rounds and the task it may become.
         let mut budget = CallBudget::default();
+        // The tool's name, for a claim's resolver (only when an extension claims anything).
+        let claimed_tool = self.claims.as_ref().map(|_| params.name.clone());
         match self
             .run_tool_loop(params, first, &options, &mut budget)
             .await
@@ -306,6 +325,12 @@ impl Client {
             Err(ClientError::TaskCreated(task)) => {
                 Box::pin(self.follow_task(&task, &options, &mut budget)).await
             }
+            // An extension's claimed result: its resolver finishes the call
+            // (client/extension.rs).
+            Err(ClientError::ClaimedResult(claimed)) => match (&self.claims, claimed_tool) {
+                (Some(claims), Some(tool)) => claims.resolve(*claimed, &self.session, tool).await,
+                _ => Err(ClientError::ClaimedResult(claimed)),
+            },
             other => other,
         }
     }
@@ -554,6 +579,73 @@ impl Client {
                 "completion/complete answered input_required".to_owned(),
             )),
         }
+    }
+
+    /// Checks that the server answers. In the handshake era a `ping`; 2026-07-28 removed
+    /// `ping`, so there it is a `server/discover`, the one request every 2026 server answers
+    /// at no cost.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        let options = RequestOptions::new();
+        if self.era() == Era::Handshake {
+            self.session
+                .request::<Ping>(EmptyParams::default(), &options)
+                .await?;
+        } else {
+            self.session
+                .request::<Discover>(EmptyParams::default(), &options)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sets the lowest level of log messages the server sends (they reach
+    /// [`ClientBuilder::on_notification`](super::ClientBuilder::on_notification)). In the
+    /// handshake era a `logging/setLevel` request; on 2026-07-28, which has no such request,
+    /// the level every later request carries in `_meta` (as
+    /// [`ClientBuilder::log_level`](super::ClientBuilder::log_level) sets it from the start).
+    ///
+    /// # Errors
+    /// Handshake era: the server's refusal (e.g. it has no `logging` capability) or a
+    /// transport failure.
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
+        self.session.set_log_level(level);
+        if self.era() == Era::Handshake {
+            self.session
+                .request::<SetLevel>(SetLevelRequestParams::new(level), &RequestOptions::new())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Tells a handshake-era server that the client's roots changed
+    /// (`notifications/roots/list_changed`; the client must have declared roots). On
+    /// 2026-07-28 it sends nothing: a server there asks for the roots in each request that
+    /// needs them, so it always sees the current ones.
+    ///
+    /// # Errors
+    /// Transport failures.
+    pub async fn notify_roots_changed(&self) -> Result<(), ClientError> {
+        if self.era() == Era::Handshake {
+            self.session
+                .notify::<RootsListChanged>(Some(&NotificationParams::default()))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sends a notification of a method of your own (see [`Session::send_notification`]).
+    ///
+    /// # Errors
+    /// See [`Session::send_notification`].
+    pub async fn send_notification(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(), ClientError> {
+        self.session.send_notification(method, params).await
     }
 
     /// Closes the connection (see [`Session::close`]).

@@ -33,6 +33,7 @@ use modelctx_types::{Era, ErrorCode, ErrorObject, Method as _};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 use super::callbacks::Callbacks;
+use super::extension::Observers;
 use super::input_loop::LoopLimits;
 use super::middleware::{self, Chain};
 use super::shared::{Inbound, Shared};
@@ -40,7 +41,8 @@ use super::tasks_2025_table::{TABLE_METHODS, TaskTable, created, runs_as_task, t
 use crate::sync::lock;
 
 /// The connection's [`Inbound`] handler: the server's requests go to the callbacks within the
-/// gate's limits, and the notifications no route took to the notification callback.
+/// gate's limits, and the notifications no route took to the extensions' bindings and the
+/// notification callback.
 pub(crate) struct BackChannel {
     callbacks: Callbacks,
     gate: Arc<BackChannelGate>,
@@ -48,6 +50,8 @@ pub(crate) struct BackChannel {
     middleware: Chain,
     /// 2025-11-25 client-side tasks, when opted in (client/tasks_2025_table.rs).
     tasks: Option<Arc<TaskTable>>,
+    /// The extensions' notification bindings, when there are any (client/extension.rs).
+    observers: Option<Arc<Observers>>,
 }
 
 impl BackChannel {
@@ -56,12 +60,14 @@ impl BackChannel {
         gate: Arc<BackChannelGate>,
         middleware: Chain,
         tasks: Option<Arc<TaskTable>>,
+        observers: Option<Arc<Observers>>,
     ) -> Self {
         Self {
             callbacks,
             gate,
             middleware,
             tasks,
+            observers,
         }
     }
 
@@ -199,6 +205,9 @@ impl BackChannel {
 
 impl Inbound for BackChannel {
     fn notification(&self, notification: &Notification) {
+        if let Some(observers) = &self.observers {
+            observers.observe(notification);
+        }
         self.callbacks.notify(notification);
     }
 

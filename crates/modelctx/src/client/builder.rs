@@ -18,6 +18,7 @@ use super::callbacks::{
     CallbackContext, Callbacks, ElicitationCallback, RootsCallback, SamplingCallback,
 };
 use super::error::ClientError;
+use super::extension::{ClientExtension, Extensions};
 use super::input_loop::LoopLimits;
 use super::middleware::{Chain, Middleware};
 use super::negotiate::{Mode, NegotiationConfig, negotiate};
@@ -58,6 +59,10 @@ pub struct ClientBuilder {
     relisten: bool,
     #[cfg(feature = "stdio")]
     shutdown_grace: Duration,
+    /// Whether a spawned server inherits this process's whole environment
+    /// ([`ClientBuilder::inherit_environment`]).
+    #[cfg(feature = "stdio")]
+    inherit_environment: bool,
     #[cfg(feature = "http-client")]
     http: HttpOptions,
     /// The tasks extension ([`ClientBuilder::tasks`]).
@@ -66,6 +71,11 @@ pub struct ClientBuilder {
     tasks_2025: Option<Tasks2025Settings>,
     /// Around every message sent ([`ClientBuilder::middleware`]).
     middleware: Chain,
+    /// What the extensions advertise, claim and observe ([`ClientBuilder::extension`],
+    /// [`ClientBuilder::client_extension`]).
+    extensions: Extensions,
+    /// The first extension refused, reported when connecting.
+    extension_error: Option<String>,
 }
 
 #[cfg(feature = "http-client")]
@@ -116,6 +126,8 @@ impl ClientBuilder {
             relisten: false,
             #[cfg(feature = "stdio")]
             shutdown_grace: Duration::from_secs(2),
+            #[cfg(feature = "stdio")]
+            inherit_environment: false,
             #[cfg(feature = "http-client")]
             http: HttpOptions {
                 client: None,
@@ -128,6 +140,8 @@ impl ClientBuilder {
             tasks: None,
             tasks_2025: None,
             middleware: Chain::default(),
+            extensions: Extensions::default(),
+            extension_error: None,
         }
     }
 
@@ -370,6 +384,23 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether a server spawned by [`connect_stdio`](Self::connect_stdio) inherits this
+    /// process's whole environment (default false).
+    ///
+    /// By default it gets only what a program needs to run — `HOME`, `LOGNAME`, `PATH`,
+    /// `SHELL`, `TERM`, `USER` on Unix; the system and profile variables on Windows — and the
+    /// variables set on its `Command` (`.env(…)`), as the Python SDK does: a server is a
+    /// third-party program, and the client's environment holds its secrets (API keys, cloud
+    /// credentials, tokens). A shell function exported as a variable (a value starting `()`)
+    /// is never passed. `true` passes everything, as `Command` does on its own (the `mcp`
+    /// command does so: the server is the user's own command line).
+    #[cfg(feature = "stdio")]
+    #[must_use]
+    pub fn inherit_environment(mut self, inherit: bool) -> Self {
+        self.inherit_environment = inherit;
+        self
+    }
+
     /// The `reqwest` client to use (default: a new one with rustls that does not follow
     /// redirects).
     #[cfg(feature = "http-client")]
@@ -396,6 +427,43 @@ impl ClientBuilder {
     #[must_use]
     pub fn tasks(mut self, settings: TaskSettings) -> Self {
         self.tasks = Some(settings);
+        self
+    }
+
+    /// Advertises extension `id` with `settings` (SEP-2133): in the `_meta` client
+    /// capabilities of every 2026-07-28 request (`clientCapabilities.extensions[id]`) and at
+    /// `initialize` in the handshake era. Advertising asserts support: for an extension with
+    /// behaviour (claimed result types, observed notifications), give a
+    /// [`ClientExtension`] to [`Self::client_extension`] instead. Connecting fails
+    /// ([`ClientError::InvalidArgument`]) on an identifier given twice or settings over
+    /// [`MAX_SETTINGS_BYTES`](super::extension::MAX_SETTINGS_BYTES).
+    #[must_use]
+    pub fn extension(
+        mut self,
+        id: modelctx_types::ExtensionId,
+        settings: modelctx_types::Extra,
+    ) -> Self {
+        if let Err(error) = self.extensions.advertise(id, settings) {
+            self.extension_error.get_or_insert(error.to_string());
+        }
+        self
+    }
+
+    /// Serves a client extension (see [`extension`](super::extension)): advertises it as
+    /// [`Self::extension`] does, resolves the `resultType`s it claims on `tools/call`, and
+    /// hands it the server notifications it binds. Connecting fails
+    /// ([`ClientError::InvalidArgument`]) on an identifier given twice, a `resultType` claimed
+    /// twice (or the tasks extension's `task` with [`Self::tasks`]), or settings over
+    /// [`MAX_SETTINGS_BYTES`](super::extension::MAX_SETTINGS_BYTES).
+    #[must_use]
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "taken by value as callbacks are: read once here; its claims and bindings hold what they need"
+    )]
+    pub fn client_extension(mut self, extension: impl ClientExtension) -> Self {
+        if let Err(error) = self.extensions.add(&extension) {
+            self.extension_error.get_or_insert(error.to_string());
+        }
         self
     }
 
@@ -443,18 +511,21 @@ impl ClientBuilder {
     }
 
     /// Spawns `command` as the server and speaks over its stdin/stdout. Its stderr is left as
-    /// configured on `command` (inherited by default).
+    /// configured on `command` (inherited by default). It gets a safe default environment (see
+    /// [`inherit_environment`](Self::inherit_environment)) and, on Unix, a process group of its
+    /// own, which closing the client ends whole (SIGTERM, then SIGKILL): a server's own children
+    /// do not outlive it, and Ctrl-C in a terminal reaches the client, not the server.
     ///
     /// # Errors
     /// The spawn or the negotiation failed.
     #[cfg(feature = "stdio")]
     pub async fn connect_stdio(
-        self,
+        mut self,
         command: tokio::process::Command,
     ) -> Result<Client, ClientError> {
+        let core = self.core()?;
         let (process, stdout, stdin) =
-            super::transport::stdio::spawn(command, self.shutdown_grace)?;
-        let core = self.core();
+            super::transport::stdio::spawn(command, self.shutdown_grace, self.inherit_environment)?;
         let transport = LineTransport::start(
             stdout,
             stdin,
@@ -472,12 +543,12 @@ impl ClientBuilder {
     ///
     /// # Errors
     /// The negotiation failed.
-    pub async fn connect_io<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
+    pub async fn connect_io<R, W>(mut self, reader: R, writer: W) -> Result<Client, ClientError>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let core = self.core();
+        let core = self.core()?;
         let transport = LineTransport::start(
             reader,
             writer,
@@ -494,7 +565,7 @@ impl ClientBuilder {
     /// # Errors
     /// An invalid URL, or the negotiation failed.
     #[cfg(feature = "http-client")]
-    pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
+    pub async fn connect_http(mut self, url: &str) -> Result<Client, ClientError> {
         #[cfg(feature = "auth-client")]
         let auth = match &self.http.oauth {
             Some(config) => Some(
@@ -516,7 +587,7 @@ impl ClientBuilder {
                 .redirect(reqwest::redirect::Policy::none())
                 .build()?,
         };
-        let core = self.core();
+        let core = self.core()?;
         let config = super::transport::http::HttpConfig {
             client,
             url,
@@ -531,8 +602,15 @@ impl ClientBuilder {
         self.finish(core, Transport::Http(transport)).await
     }
 
-    /// The core of a new connection, with the back-channel as its inbound handler.
-    fn core(&self) -> Core {
+    /// The core of a new connection, with the back-channel as its inbound handler; or the
+    /// first extension refused.
+    fn core(&mut self) -> Result<Core, ClientError> {
+        if let Some(refused) = self.extension_error.take() {
+            return Err(ClientError::InvalidArgument(refused));
+        }
+        if self.tasks.is_some() {
+            self.extensions.reserve(&modelctx_types::ResultType::TASK)?;
+        }
         let back_channel = Arc::new(BackChannelGate::new(&self.limits));
         let table = self
             .tasks_2025
@@ -543,16 +621,20 @@ impl ClientBuilder {
             Arc::clone(&back_channel),
             self.middleware.clone(),
             table,
+            self.extensions.observers(),
         );
-        Core {
+        Ok(Core {
             shared: Shared::new(Arc::new(inbound)),
             back_channel,
-        }
+        })
     }
 
-    async fn finish(self, core: Core, transport: Transport) -> Result<Client, ClientError> {
+    async fn finish(mut self, core: Core, transport: Transport) -> Result<Client, ClientError> {
         let mut capabilities = self.callbacks.capabilities();
-        let mut result_types = ResultTypes::core();
+        // The extensions: declared on every request (and at `initialize`), their claimed
+        // result types accepted.
+        self.extensions.declare(&mut capabilities);
+        let mut result_types = self.extensions.accept(ResultTypes::core());
         // The tasks extension: declared on every request, and `resultType: "task"` accepted.
         if self.tasks.is_some() {
             capabilities = capabilities.with_extension(modelctx_types::TASKS_EXTENSION);
@@ -595,6 +677,7 @@ impl ClientBuilder {
                 back_channel: core.back_channel,
                 tasks: self.tasks.unwrap_or_default(),
                 tasks_2025: self.tasks_2025.unwrap_or_default(),
+                claims: self.extensions.claims(),
             },
         ))
     }

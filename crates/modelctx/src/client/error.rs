@@ -145,6 +145,13 @@ pub enum ClientError {
     #[error("the server runs the call as task {}", .0.task_id)]
     TaskCreated(Box<modelctx_types::CreateTaskResult>),
 
+    /// The server answered `tools/call` with a `resultType` an extension of this client claims
+    /// ([`ResultClaim`](super::extension::ResultClaim)) where the caller resolves no claims (a
+    /// session-level call, [`Client::start_tool`](super::Client::start_tool)). The raw result is
+    /// kept: it may name server state that needs finishing or cleaning up.
+    #[error("the server answered with the claimed resultType {:?}", .0.result_type.as_str())]
+    ClaimedResult(Box<modelctx_types::ExtensionResult>),
+
     /// The task ended `cancelled` (by `tasks/cancel`, from this client or another).
     #[error("task {task_id} was cancelled")]
     TaskCancelled {

@@ -34,6 +34,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("tasks_2025_table", 6),
     // One cancel-on-abandon guard for both task protocols.
     ("task_cancel", 6),
+    // Extensions: what they advertise, their result claims (resolved on the session), their
+    // notification bindings.
+    ("extension", 6),
     // Features over the session, registering routes in the core.
     ("back_channel", 7),
     ("listen", 7),

@@ -104,6 +104,7 @@ mod back_channel;
 mod builder;
 mod callbacks;
 mod error;
+pub mod extension;
 #[cfg(feature = "flows")]
 pub mod flows;
 mod input_loop;

@@ -164,6 +164,9 @@ pub(crate) struct SessionInner {
     pub(crate) tools: ToolIndex,
     /// The serialized 2026 `_meta` envelope and the version it was built for.
     envelope: std::sync::Mutex<Option<(Option<ProtocolVersion>, Arc<str>)>>,
+    /// The level 2026-07-28 requests opt in to (`ClientBuilder::log_level`, then
+    /// `Client::set_log_level`); part of the cached envelope.
+    log_level: std::sync::Mutex<Option<modelctx_types::LoggingLevel>>,
 }
 
 #[derive(Deserialize)]
@@ -182,6 +185,7 @@ impl Session {
             inner: Arc::new(SessionInner {
                 shared,
                 transport,
+                log_level: std::sync::Mutex::new(config.log_level),
                 config,
                 tools: ToolIndex::default(),
                 envelope: std::sync::Mutex::new(None),
@@ -306,6 +310,11 @@ impl Session {
                     })
                 })?;
                 Err(ClientError::TaskCreated(Box::new(task)))
+            }
+            // An extension's claim (client/extension.rs): only claimed types are accepted
+            // besides the task one, and only `tools/call` resolves them.
+            Outcome::Extension(result) if M::NAME == CallTool::NAME => {
+                Err(ClientError::ClaimedResult(Box::new(result)))
             }
             Outcome::Extension(result) => Err(ClientError::InvalidResult(
                 ResultDecodeError::UnknownResultType(result.result_type.to_string()),
@@ -474,6 +483,13 @@ impl Session {
             .into_response()
     }
 
+    /// Makes later 2026-07-28 requests opt in to log messages of at least `level`.
+    pub(crate) fn set_log_level(&self, level: modelctx_types::LoggingLevel) {
+        *lock(&self.inner.log_level) = Some(level);
+        // The cached envelope carries the level: the next request rebuilds it.
+        *lock(&self.inner.envelope) = None;
+    }
+
     /// The serialized 2026 `_meta` envelope for `version` (cached; rebuilt when the version
     /// changes). Exactly what [`Self::stamp`] would write into an empty `_meta`.
     fn envelope_json(&self, version: Option<&ProtocolVersion>) -> Arc<str> {
@@ -506,7 +522,7 @@ impl Session {
             target.protocol_version = version.cloned();
             target.client_capabilities = Some(self.inner.config.capabilities.clone());
             target.client_info = Some(self.inner.config.client_info.clone());
-            if let Some(level) = self.inner.config.log_level {
+            if let Some(level) = *lock(&self.inner.log_level) {
                 target.log_level = Some(level);
             }
         } else {
@@ -535,22 +551,56 @@ impl Session {
             .map(to_raw_value)
             .transpose()
             .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        self.notify_raw(N::NAME, raw.as_deref()).await
+    }
+
+    /// Sends a notification of a method of your own (an extension's) to the server: a method
+    /// of the specification is refused, since those have their own rules and senders (the
+    /// cancellation of a request, `Client::notify_roots_changed`). Dropped where
+    /// [`notify`](Self::notify) drops.
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidArgument`] for a specification method or a name that is empty or
+    /// holds control characters; transport failures.
+    pub async fn send_notification(
+        &self,
+        method: &str,
+        params: Option<&serde_json::Value>,
+    ) -> Result<(), ClientError> {
+        if method.is_empty()
+            || method.chars().any(char::is_control)
+            || modelctx_types::methods::SPEC_NOTIFICATIONS.contains(&method)
+        {
+            return Err(ClientError::InvalidArgument(format!(
+                "{method:?} cannot be sent with send_notification: it is a method of the \
+                 specification or not a usable name"
+            )));
+        }
+        let raw = params
+            .map(to_raw_value)
+            .transpose()
+            .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        self.notify_raw(method, raw.as_deref()).await
+    }
+
+    /// Sends a notification through the middleware chain, if there is one.
+    async fn notify_raw(&self, method: &str, raw: Option<&RawValue>) -> Result<(), ClientError> {
         let chain = &self.inner.config.middleware;
         if chain.is_empty() {
-            return self.inner.transport.notify(N::NAME, raw.as_deref()).await;
+            return self.inner.transport.notify(method, raw).await;
         }
         let request = middleware::Request::new(
             middleware::Kind::Notification,
-            N::NAME,
+            method,
             None,
-            raw.as_deref().map(RawValue::get),
+            raw.map(RawValue::get),
             self.era(),
         );
         let send: middleware::Endpoint<'_> = Box::new(|| {
             Box::pin(async {
                 self.inner
                     .transport
-                    .notify(N::NAME, raw.as_deref())
+                    .notify(method, raw)
                     .await
                     .map(|()| middleware::Reply::sent())
             })

@@ -1,26 +1,30 @@
 //! [`ServerBuilder`]: what a server is made of — its entries, handlers, settings, middleware,
 //! bus and features — collected, checked once, and frozen into the shared state of a
-//! [`Server`] handle (`handle.rs`). Features register themselves through it (the tasks
-//! extension's `ServerBuilder::tasks` adds its tools and methods), so the handle never changes
-//! after `build`.
+//! [`Server`] handle (`handle.rs`). Extensions join through it ([`ServerBuilder::extension`]
+//! applies what one contributes; the tasks extension's `ServerBuilder::tasks` is a call onto
+//! it), so the handle never changes after `build`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use modelctx_seal::RequestStateSecurity;
-use modelctx_types::{Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool};
+use modelctx_types::{
+    Extra, Icon, Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool,
+};
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::caching::Caching;
 use super::context::RequestContext;
+use super::extension::{Extension, checked_settings};
 use super::handle::{Declared, Inner, PrincipalHook, Server};
 use super::handler::{
     CompletionHandler, MethodHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler,
     ToolHandler,
 };
 use super::middleware::Middleware;
+use super::notification_handler::{NotificationHandler, NotificationHandlers};
 use super::registry::{RegistrationError, Registry};
 use super::subscription_limits::SubscriptionLimits;
 use super::task_hook::TaskHook;
@@ -44,8 +48,11 @@ pub struct ServerBuilder {
     middleware: Vec<Arc<dyn Middleware>>,
     bus: Option<Arc<dyn bus::ChangeBus>>,
     subscription_limits: SubscriptionLimits,
-    /// The tasks extension (`ServerBuilder::tasks`, which registers its tools and methods).
-    pub(super) tasks: Option<Arc<dyn TaskHook>>,
+    /// What the extensions given so far advertise, by identifier.
+    extensions: Extra,
+    /// The tasks extension's core hooks, contributed by the extension (`ServerBuilder::tasks`).
+    tasks: Option<Arc<dyn TaskHook>>,
+    notification_handlers: HashMap<String, Arc<dyn NotificationHandler>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -82,7 +89,9 @@ impl ServerBuilder {
             middleware: Vec::new(),
             bus: None,
             subscription_limits: SubscriptionLimits::default(),
+            extensions: Extra::new(),
             tasks: None,
+            notification_handlers: HashMap::new(),
         }
     }
 
@@ -90,6 +99,38 @@ impl ServerBuilder {
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());
+        self
+    }
+
+    /// A description of the server for `serverInfo`, shown by clients beside its name.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+
+    /// The server's website for `serverInfo` (`websiteUrl`).
+    #[must_use]
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// Icons for `serverInfo`. Each `src` must be an `https:` or `data:` URL, as the
+    /// specification asks (a client fetches it); another makes `build` fail.
+    #[must_use]
+    pub fn icons(mut self, icons: impl IntoIterator<Item = Icon>) -> Self {
+        let icons: Vec<Icon> = icons.into_iter().collect();
+        for icon in &icons {
+            let src = icon.src.to_ascii_lowercase();
+            if !(src.starts_with("https://") || src.starts_with("data:")) {
+                self.errors.push(RegistrationError::ServerInfo(format!(
+                    "icon {:?} is not an https: or data: URL",
+                    icon.src
+                )));
+            }
+        }
+        self.info.icons = Some(icons);
         self
     }
 
@@ -147,10 +188,106 @@ impl ServerBuilder {
         self
     }
 
-    /// Handles an extension method with raw JSON.
+    /// Handles a method with raw JSON (an extension's method that comes with no
+    /// [`Extension`]; an extension contributes its own through
+    /// [`Contributions::method`](super::extension::Contributions::method)).
     #[must_use]
     pub fn method(mut self, name: impl Into<String>, handler: impl MethodHandler) -> Self {
         self.methods.insert(name.into(), Arc::new(handler));
+        self
+    }
+
+    /// Runs `handler` on every `method` notification the client sends, in either era (a
+    /// handshake-era client's `notifications/roots/list_changed`, an extension's own method).
+    /// What the SDK does with a notification itself (cancelling, completing the handshake)
+    /// happens first. Each runs as a task of its own, at most
+    /// [`MAX_RUNNING`](super::notification_handler::MAX_RUNNING) at once (more are dropped and
+    /// logged). A second handler for one method makes `build` fail.
+    #[must_use]
+    pub fn on_notification(
+        mut self,
+        method: impl Into<String>,
+        handler: impl NotificationHandler,
+    ) -> Self {
+        match self.notification_handlers.entry(method.into()) {
+            std::collections::hash_map::Entry::Occupied(taken) => {
+                self.errors.push(RegistrationError::Duplicate {
+                    kind: "notification handler",
+                    name: taken.key().clone(),
+                });
+            }
+            std::collections::hash_map::Entry::Vacant(free) => {
+                free.insert(Arc::new(handler));
+            }
+        }
+        self
+    }
+
+    /// Serves `extension` (see [`extension`](super::extension)): advertises its settings at
+    /// `capabilities.extensions[id]` in `server/discover` and `initialize`, and registers what it
+    /// contributes — tools and resources (listed after those registered before), methods, a
+    /// `tools/call` interceptor (in the middleware chain, after the middlewares added before).
+    /// `build` fails on an identifier given twice, settings over
+    /// [`MAX_SETTINGS_BYTES`](super::extension::MAX_SETTINGS_BYTES), a method already bound,
+    /// or a contributed entry the registry refuses.
+    #[must_use]
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "taken by value as handlers are: read once here; what it contributes holds what it needs"
+    )]
+    pub fn extension(mut self, extension: impl Extension) -> Self {
+        let id = extension.id();
+        if self.extensions.contains_key(id.as_str()) {
+            self.errors
+                .push(RegistrationError::DuplicateExtension(id.to_string()));
+            return self;
+        }
+        match checked_settings(&id, extension.settings()) {
+            Ok(settings) => {
+                self.extensions
+                    .insert(id.to_string(), serde_json::Value::Object(settings));
+            }
+            Err(error) => self.errors.push(error),
+        }
+        let mut contributions = super::extension::Contributions::default();
+        extension.contribute(&mut contributions);
+        self.errors.append(&mut contributions.errors);
+        for (tool, handler) in contributions.tools {
+            if let Err(error) = self.registry.add_tool(tool, handler) {
+                self.errors.push(error);
+            }
+        }
+        for (resource, handler) in contributions.resources {
+            if let Err(error) = self.registry.add_resource(resource, handler) {
+                self.errors.push(error);
+            }
+        }
+        for (template, handler) in contributions.templates {
+            if let Err(error) = self.registry.add_template(template, handler) {
+                self.errors.push(error);
+            }
+        }
+        for binding in contributions.methods {
+            if self.methods.contains_key(&binding.name) {
+                self.errors.push(RegistrationError::Extension {
+                    id: id.to_string(),
+                    reason: format!("method {:?} is already bound", binding.name),
+                });
+                continue;
+            }
+            self.methods.insert(binding.name, binding.handler);
+        }
+        self.middleware.append(&mut contributions.interceptors);
+        if let Some(hook) = contributions.task_hook {
+            if self.tasks.is_some() {
+                self.errors.push(RegistrationError::Extension {
+                    id: id.to_string(),
+                    reason: "a second tasks runtime (a server serves one)".to_owned(),
+                });
+            } else {
+                self.tasks = Some(hook);
+            }
+        }
         self
     }
 
@@ -362,7 +499,10 @@ impl ServerBuilder {
                 ),
                 principal: self.principal,
                 middleware: self.middleware,
+                extensions: (!self.extensions.is_empty()).then_some(self.extensions),
                 tasks: self.tasks,
+                notification_handlers: (!self.notification_handlers.is_empty())
+                    .then(|| NotificationHandlers::new(self.notification_handlers)),
             }),
         })
     }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use modelctx_seal::Principal;
 use modelctx_types::jsonrpc::encode_notification;
+use modelctx_types::methods::SPEC_NOTIFICATIONS;
 use modelctx_types::methods::{
     CreateMessage, Elicit, ElicitationComplete, ListRoots, LoggingMessage, Progress,
 };
@@ -319,6 +320,45 @@ impl RequestContext {
         }
         let params = LoggingMessageNotificationParams::new(level, logger.map(str::to_owned), data);
         self.notify::<LoggingMessage>(&params).await;
+    }
+
+    /// Sends a notification of a method of your own (an extension's, a `com.example/…`
+    /// method) on this request's response stream, in either era; what it says is up to the
+    /// method's definition. A method of the specification is refused: those have helpers that
+    /// keep their rules ([`progress`](Self::progress), [`log`](Self::log); list changes go
+    /// through the server's change bus). Nothing is sent once the request is over.
+    ///
+    /// # Errors
+    /// `-32602` for a specification method or a name that is empty or holds control
+    /// characters; `-32603` when `params` does not serialize.
+    pub async fn send_notification(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(), ErrorObject> {
+        if method.is_empty()
+            || method.chars().any(char::is_control)
+            || SPEC_NOTIFICATIONS.contains(&method)
+        {
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                format!(
+                    "{method:?} cannot be sent with send_notification: it is a method of the \
+                     specification or not a usable name"
+                ),
+            ));
+        }
+        if self.inner.done.load(Ordering::Acquire) || self.inner.cancel.is_cancelled() {
+            return Ok(());
+        }
+        let Some(notifier) = &self.inner.notifier else {
+            return Ok(());
+        };
+        let bytes = encode_notification(method, params)
+            .map_err(|error| ErrorObject::internal(format!("{method}: {error}")))?;
+        // A closed stream means the client went away; the request is being cancelled.
+        let _ = notifier.send(bytes).await;
+        Ok(())
     }
 
     /// Asks the user through the client, mid-call (handshake era only: a server→client

@@ -27,6 +27,7 @@ use super::handler::{
     ToolHandler,
 };
 use super::middleware::Middleware;
+use super::notification_handler::NotificationHandlers;
 use super::registry::{RegistrationError, Registry};
 use super::task_hook::TaskHook;
 use super::{bus, single_use, subscription_budget};
@@ -71,9 +72,13 @@ pub(super) struct Inner {
     pub(super) principal: Option<PrincipalHook>,
     /// The middleware chain, outermost first (`ServerBuilder::middleware`).
     pub(super) middleware: Vec<Arc<dyn Middleware>>,
-    /// The tasks extension, when served (`ServerBuilder::tasks`): the seam the core asks where
-    /// a task can be involved.
+    /// What the extensions advertise (`capabilities.extensions`; `None`: no extension).
+    pub(super) extensions: Option<modelctx_types::Extra>,
+    /// The core hooks of the tasks extension, when it is served (`ServerBuilder::tasks`, an
+    /// extension contributing them): asked where a task can be involved.
     pub(super) tasks: Option<Arc<dyn TaskHook>>,
+    /// What the application does with client notifications (`ServerBuilder::on_notification`).
+    pub(super) notification_handlers: Option<NotificationHandlers>,
 }
 
 /// Finds the principal a request is made by, on any transport (see
@@ -90,6 +95,20 @@ pub(super) struct Declared {
 }
 
 impl Server {
+    /// Hands a client notification to the application's handler for its method, if any (the
+    /// transports call this after doing their own part).
+    pub(crate) fn deliver_notification(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        era: modelctx_types::Era,
+        principal: Option<modelctx_seal::Principal>,
+    ) {
+        if let Some(handlers) = &self.inner.notification_handlers {
+            handlers.deliver(method, params, era, principal);
+        }
+    }
+
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
         &self.inner.info
@@ -172,10 +191,8 @@ impl Server {
         if self.inner.logging {
             capabilities.logging = Some(modelctx_types::Extra::new());
         }
-        // The tasks extension: `extensions["io.modelcontextprotocol/tasks"] = {}`.
-        if let Some(tasks) = &self.inner.tasks {
-            tasks.declare(&mut capabilities);
-        }
+        // Every extension given to the builder, with its settings (the tasks extension's: `{}`).
+        capabilities.extensions.clone_from(&self.inner.extensions);
         capabilities
     }
 

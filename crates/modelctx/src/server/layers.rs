@@ -43,13 +43,16 @@ const LAYERS: &[(&str, u8)] = &[
     // the registry of them, the middleware chain's types, the tasks extension's seam.
     ("context", 5),
     ("handler", 6),
+    ("notification_handler", 6),
     ("registry", 7),
     ("middleware", 7),
     ("task_hook", 7),
     // The server handle (`handle.rs`: `Server` and its shared state, which holds all of the
-    // above), then what makes it (`builder.rs`) and what reads it: the request's span, the
-    // handshake era's own methods.
+    // above), beside the extension seam (what an extension contributes: handlers, an
+    // interceptor, the task hooks); then what makes it (`builder.rs`, which applies the
+    // extensions) and what reads it: the request's span, the handshake era's own methods.
     ("handle", 8),
+    ("extension", 8),
     ("builder", 9),
     ("trace", 9),
     ("handshake_methods", 9),
@@ -180,8 +183,8 @@ fn only_the_handle_and_the_transports_implement_server() {
     );
 }
 
-/// The features over the core (the top of [`LAYERS`]): the core reaches them only through a
-/// seam they register on the builder (`task_hook`), never by name.
+/// The features over the core (the top of [`LAYERS`]): the core reaches them only through the
+/// extension seam (`extension`, with the tasks extension's hooks, `task_hook`), never by name.
 const FEATURES: &[&str] = &["tasks", "mcp_server"];
 
 /// Every file of the core (neither a feature's nor `mod.rs`, which declares the features'
@@ -225,7 +228,7 @@ fn core_files_naming_features(root: &Path) -> Vec<String> {
 }
 
 /// The core names no feature (DESIGN.md, "Layers of the server"): the tasks extension joins it
-/// through `task_hook`, registered on the builder, so no core file — the handle and the builder
+/// as an extension (`extension`, contributing `task_hook`), so no core file — the handle and the builder
 /// included — names `tasks` or is compiled differently with it.
 #[test]
 fn the_core_names_no_feature() {

@@ -65,6 +65,8 @@ mod change;
 mod context;
 mod deadline;
 mod dispatch;
+// Extensions (SEP-2133): the seam every opt-in bundle of behaviour joins the server by.
+pub mod extension;
 mod handle;
 mod handler;
 mod handshake;
@@ -87,6 +89,7 @@ pub mod middleware;
 mod mrtr;
 mod mrtr_methods;
 // The channel a request's notifications travel on.
+pub mod notification_handler;
 mod notifier;
 // Where a request comes from: the peer's address in an HTTP request head.
 #[cfg(feature = "http-server")]
@@ -111,7 +114,7 @@ mod stdio_lines;
 mod subscription_budget;
 // What listen streams and handshake-era subscriptions may hold.
 mod subscription_limits;
-// The seam the tasks extension joins the core through.
+// The core hooks the tasks extension contributes (through `extension`).
 mod task_hook;
 // The `tracing` span of each request (OpenTelemetry's MCP conventions).
 #[cfg(test)]

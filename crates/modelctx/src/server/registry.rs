@@ -70,6 +70,18 @@ pub enum RegistrationError {
     /// A change bus the server cannot join (no instance id: system randomness failed).
     #[error("change bus: {0}")]
     Bus(String),
+    /// Two extensions with the same identifier.
+    #[error("extension {0:?} is given twice")]
+    DuplicateExtension(String),
+    /// An extension that cannot be served: settings too large, a method already bound, a
+    /// second set of task hooks.
+    #[error("extension {id:?}: {reason}")]
+    Extension {
+        /// The extension's identifier.
+        id: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 pub(crate) struct ToolEntry {

@@ -389,6 +389,7 @@ impl Server {
                     let session = connection.session().cloned();
                     if !chain::has_middleware(self) {
                         serve_own(
+                            self,
                             session.as_deref(),
                             &shared.in_flight,
                             &notification.method,
@@ -498,6 +499,7 @@ fn notification_work(
     Box::pin(async move {
         let serve = || {
             serve_own(
+                &server,
                 session.as_deref(),
                 &shared.in_flight,
                 &method,
@@ -539,7 +541,9 @@ struct Shared {
 
 /// What the transport itself does with a notification: `cancelled` cancels the request it
 /// names, `initialized` opens the connection's handshake-era `session`.
+/// Then the application's handler for it runs, if it has one.
 fn serve_own(
+    server: &Server,
     session: Option<&HandshakeSession>,
     in_flight: &InFlight,
     method: &str,
@@ -550,4 +554,10 @@ fn serve_own(
     {
         session.mark_initialized();
     }
+    let era = if session.is_some() {
+        Era::Handshake
+    } else {
+        Era::Modern
+    };
+    server.deliver_notification(method, params, era, None);
 }

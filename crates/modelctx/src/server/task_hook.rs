@@ -1,17 +1,17 @@
-//! The seam through which the tasks extension joins the core: a trait object the extension
-//! registers on the builder (`ServerBuilder::tasks`), so that the handle, the listen streams and
-//! the bus name no feature. The core asks it only where a task can be involved — the
-//! capabilities of `server/discover` and `initialize`, a listen filter's `taskIds`, joining the
-//! bus, starting the background sweep — and checks an `Option` first, so a request that is no
-//! task call costs nothing more. `tasks/*` methods and task-augmented `tools/call`s need no
-//! seam: the extension registers them as method and tool handlers like any other.
+//! The core hooks of the tasks extension: a trait object the extension contributes through the
+//! extension seam (`extension::Contributions::task_hook`, crate-private), so that the handle, the
+//! listen streams and the bus name no feature. The core asks it only where a task can be
+//! involved — a listen filter's `taskIds`, joining the bus, starting the background sweep — and
+//! checks an `Option` first, so a request that is no task call costs nothing more. Its
+//! advertisement, its `tasks/*` methods and its task tools need no hook: they are the
+//! extension's settings, method bindings and tools, as any extension's are.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use modelctx_types::tasks::DetailedTask;
-use modelctx_types::{ErrorObject, ServerCapabilities, SubscriptionFilter};
+use modelctx_types::{ErrorObject, SubscriptionFilter};
 use tokio::sync::broadcast;
 
 use super::bus::Bus;
@@ -19,9 +19,6 @@ use super::context::RequestContext;
 
 /// What the core asks of a tasks runtime (implemented by `server::tasks::Tasks`).
 pub(crate) trait TaskHook: Send + Sync + 'static {
-    /// Declares the extension in `capabilities` (`extensions["io.modelcontextprotocol/tasks"]`).
-    fn declare(&self, capabilities: &mut ServerCapabilities);
-
     /// Starts the background sweep (it needs a Tokio runtime; otherwise it starts with the
     /// first task).
     fn start(&self);

@@ -80,7 +80,17 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
         }
         Ok(Decoded::Raw(MessageRef::Notification(notification))) => {
             // 2026-07-28 defines no client notification over HTTP (closing a stream is the
-            // cancellation): the middleware sees it, then it is dropped.
+            // cancellation): the middleware sees it, then the application's handler if any.
+            let sender = state.server.principal_of(&parts);
+            let deliver = || {
+                state.server.deliver_notification(
+                    &notification.method,
+                    notification.params.map(RawValue::get),
+                    modelctx_types::Era::Modern,
+                    sender.clone(),
+                );
+                middleware::Reply::nothing()
+            };
             if chain::has_middleware(&state.server) {
                 let message = Message {
                     id: None,
@@ -91,8 +101,9 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
                     principal: state.server.principal_of(&parts),
                     http: Some(Arc::new(parts)),
                 };
-                chain::through_middleware(&state.server, message, &middleware::Reply::nothing)
-                    .await;
+                chain::through_middleware(&state.server, message, &deliver).await;
+            } else {
+                deliver();
             }
             return accepted();
         }

@@ -184,6 +184,7 @@ pub(crate) async fn post(
     };
     match message {
         MessageRef::Notification(notification) => {
+            let sender = principal(&parts).cloned();
             let serve = || {
                 let served = serve_notification(
                     session.in_flight(),
@@ -193,6 +194,12 @@ pub(crate) async fn post(
                 if served == Served::Initialized {
                     session.mark_initialized();
                 }
+                state.server.deliver_notification(
+                    &notification.method,
+                    notification.params.map(RawValue::get),
+                    modelctx_types::Era::Handshake,
+                    sender.clone(),
+                );
                 middleware::Reply::nothing()
             };
             if chain::has_middleware(&state.server) {

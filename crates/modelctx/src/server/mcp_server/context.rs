@@ -116,6 +116,13 @@ impl Context {
             .await;
     }
 
+    /// Sends an `error` log message, if the request opted in to that level.
+    pub async fn error(&self, message: &str) {
+        self.request
+            .log(LoggingLevel::Error, None, Value::from(message))
+            .await;
+    }
+
     /// How resolvers' questions reach the client on this request.
     pub(crate) fn asker(&self) -> Asker {
         match &self.back_channel {

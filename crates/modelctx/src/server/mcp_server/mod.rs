@@ -308,6 +308,27 @@ impl McpServerBuilder {
         self
     }
 
+    /// A description of the server for `serverInfo`.
+    #[must_use]
+    pub fn description(self, description: impl Into<String>) -> Self {
+        let description = description.into();
+        self.low_level(move |b| b.description(description))
+    }
+
+    /// The server's website for `serverInfo` (`websiteUrl`).
+    #[must_use]
+    pub fn website_url(self, url: impl Into<String>) -> Self {
+        let url = url.into();
+        self.low_level(move |b| b.website_url(url))
+    }
+
+    /// Icons for `serverInfo`.
+    #[must_use]
+    pub fn icons(self, icons: impl IntoIterator<Item = modelctx_types::Icon>) -> Self {
+        let icons: Vec<_> = icons.into_iter().collect();
+        self.low_level(move |b| b.icons(icons))
+    }
+
     /// Instructions for the model, sent in `server/discover`.
     #[must_use]
     pub fn instructions(self, instructions: impl Into<String>) -> Self {

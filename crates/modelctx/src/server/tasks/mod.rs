@@ -101,7 +101,7 @@ use modelctx_types::tasks::{CancelTask, tasks_capability};
 use modelctx_types::tasks::{
     DetailedTask, GetTask, TASK_IDS_FILTER, TaskIdsFilter as _, UpdateTask,
 };
-use modelctx_types::{ErrorObject, Method, ServerCapabilities, SubscriptionFilter};
+use modelctx_types::{ErrorObject, ExtensionId, Method, SubscriptionFilter};
 
 pub use handler::{
     IntoPreflight, IntoTaskStep, Preflight, PreflightHandler, TaskContext, TaskHandler, TaskInput,
@@ -118,6 +118,7 @@ use methods::{TaskMethod, TaskMethodHandler, TaskToolHandler};
 use options::TaskOptions;
 use runtime::Runtime;
 
+use super::extension::{Contributions, Extension, MethodBinding};
 use super::task_hook::TaskHook;
 use super::{RequestContext, ServerBuilder};
 use crate::store::StoreError;
@@ -206,18 +207,8 @@ impl Tasks {
     }
 }
 
-/// The seam the core asks where a task can be involved (`ServerBuilder::tasks` registers it).
+/// The core hooks the tasks extension contributes (`Extension::contribute`, below).
 impl TaskHook for Tasks {
-    fn declare(&self, capabilities: &mut ServerCapabilities) {
-        capabilities
-            .extensions
-            .get_or_insert_with(modelctx_types::Extra::new)
-            .insert(
-                modelctx_types::TASKS_EXTENSION.to_owned(),
-                serde_json::Value::Object(modelctx_types::Extra::new()),
-            );
-    }
-
     fn start(&self) {
         self.runtime.start();
     }
@@ -434,12 +425,25 @@ impl ServerBuilder {
     /// Serves the tasks extension: registers the runtime's task tools, answers `tasks/get`,
     /// `tasks/update` and `tasks/cancel`, declares `io.modelcontextprotocol/tasks` in
     /// `server/discover`, and sends `notifications/tasks` on listen streams that ask for them.
+    /// The same as [`ServerBuilder::extension`] with the runtime, which is an [`Extension`].
     #[must_use]
-    pub fn tasks(mut self, tasks: Tasks) -> Self {
-        let runtime = &tasks.runtime;
+    pub fn tasks(self, tasks: Tasks) -> Self {
+        self.extension(tasks)
+    }
+}
+
+/// The tasks extension on the extension seam: its task tools, its three methods, and the core
+/// hooks (`TaskHook`) the listen streams, the bus and the sweep ask.
+impl Extension for Tasks {
+    fn id(&self) -> ExtensionId {
+        ExtensionId::new(modelctx_types::TASKS_EXTENSION)
+            .expect("the tasks extension's id is valid")
+    }
+
+    fn contribute(&self, contributions: &mut Contributions) {
+        let runtime = &self.runtime;
         if let Some(reason) = &runtime.broken {
-            self.errors
-                .push(super::RegistrationError::Tasks(reason.clone()));
+            contributions.refuse(super::RegistrationError::Tasks(reason.clone()));
         }
         for name in &runtime.order {
             let tool = runtime.tools[name].tool.clone();
@@ -447,9 +451,7 @@ impl ServerBuilder {
                 runtime: Arc::clone(runtime),
                 name: name.clone(),
             };
-            if let Err(error) = self.registry.add_tool(tool, Arc::new(handler)) {
-                self.errors.push(error);
-            }
+            contributions.tool(tool, handler);
         }
         for (name, method) in [
             (GetTask::NAME, TaskMethod::Get),
@@ -460,9 +462,13 @@ impl ServerBuilder {
                 runtime: Arc::clone(runtime),
                 method,
             };
-            self.methods.insert(name.to_owned(), Arc::new(handler));
+            match MethodBinding::new(name, handler) {
+                Ok(binding) => contributions.method(binding),
+                Err(refused) => {
+                    contributions.refuse(super::RegistrationError::Tasks(refused.to_string()))
+                }
+            };
         }
-        self.tasks = Some(Arc::new(tasks));
-        self
+        contributions.task_hook(Arc::new(self.clone()));
     }
 }
