@@ -118,14 +118,13 @@ pub mod __private;
 pub use modelctx_macros::{prompt, resolver, resource, tool};
 
 /// The internals the fuzz targets (`fuzz/`) and this crate's integration tests exercise directly:
-/// the SSE parser, the `Mcp-*` header value encoding and the URI-template matcher. Not a public
-/// API: no semver promise, it changes with the internals.
+/// the SSE parser and the `Mcp-*` header value encoding (the URI templates are public API:
+/// [`uri_template`]). Not a public API: no semver promise, it changes with the internals.
 #[cfg(any(feature = "server", feature = "client"))]
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::http::headers::{decode_value, encode_value, needs_sentinel};
     pub use crate::http::sse::Parser as SseParser;
-    pub use crate::uri_template::UriTemplate;
 }
 
 /// The README's code compiles: its examples are doc-tested here.

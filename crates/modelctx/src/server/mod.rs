@@ -124,8 +124,6 @@ mod typed_params;
 // The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;
-// The crate's URI templates, under the server's own name (`crate::uri_template`).
-mod uri_template;
 
 // The low-level server: the handle and its builder, the handlers and what they receive, the
 // settings, the transports' settings and shutdown. (`Middleware`, `Next` and the rest of the
@@ -144,7 +142,6 @@ pub use registry::RegistrationError;
 pub use shutdown::{DEFAULT_SHUTDOWN_GRACE, shutdown_signal};
 pub use stdio::StdioConfig;
 pub use subscription_limits::SubscriptionLimits;
-pub use uri_template::{InvalidTemplate, UriTemplate, UriVariables};
 
 // The high-level server (`#[tool]` and its siblings): the server and its builder, what the
 // macros' definitions and results are, the handler's `Context`, the questions it asks and the

@@ -275,6 +275,14 @@ fn multi_segment_variable_takes_the_middle() {
         ])
     );
     assert_eq!(vars("x://{a}/{+b}/v{c}", "x://1/v5"), None, "no room");
+    // An operator's own lead character is the literal between two variables.
+    assert_eq!(
+        vars("file:///{+path}{.ext}", "file:///a/b.c/d.tar.gz"),
+        Some(vec![
+            ("ext".into(), "gz".into()),
+            ("path".into(), "a/b.c/d.tar".into())
+        ])
+    );
     assert_eq!(
         vars("x://{+b}.{c}", "x://a.b/c"),
         None,

@@ -28,8 +28,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::uri_template::UriTemplate;
-use super::{BoxFuture, RequestContext, Server, ServerBuilder, UriVariables};
+use super::{BoxFuture, RequestContext, Server, ServerBuilder};
+use crate::uri_template::{UriTemplate, UriVariables};
 
 pub use asker::BackChannel;
 pub use context::Context;
