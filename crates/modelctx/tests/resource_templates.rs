@@ -3,10 +3,11 @@
 //! routing (the same `UriTemplate`) hands the values back to the `#[resource]` function.
 
 use modelctx::client::Client;
+use modelctx::resource;
 use modelctx::server::McpServer;
 use modelctx::types::ResourceContents;
 use modelctx::uri_template::{UriTemplate, Value};
-use modelctx::{memory, resource};
+use modelctx_test_support::client::connect_in_memory;
 
 /// A section of the handbook, in a format, at a revision.
 #[resource("handbook://{/part,section}{.format}{?rev}", mime_type = "text/plain")]
@@ -15,19 +16,12 @@ async fn handbook(part: String, section: String, format: String, rev: Option<Str
     format!("{part}|{section}|{format}|{rev}")
 }
 
-async fn connect() -> Result<Client, Box<dyn std::error::Error>> {
+async fn connect() -> Client {
     let server = McpServer::builder("handbook", "1.0.0")
         .resource::<handbook>()
-        .build()?;
-    let pipe = memory::pipe();
-    tokio::spawn(async move {
-        server
-            .serve_io(pipe.server.reader, pipe.server.writer)
-            .await
-    });
-    Ok(Client::builder()
-        .connect_io(pipe.client.reader, pipe.client.writer)
-        .await?)
+        .build()
+        .unwrap();
+    connect_in_memory(server.into_server(), Client::builder()).await
 }
 
 fn text(contents: &[ResourceContents]) -> &str {
@@ -39,7 +33,7 @@ fn text(contents: &[ResourceContents]) -> &str {
 
 #[tokio::test]
 async fn a_listed_template_expands_to_a_uri_the_server_routes_back() {
-    let client = connect().await.unwrap();
+    let client = connect().await;
     let templates = client.list_resource_templates().await.unwrap();
     let [listed] = templates.as_slice() else {
         panic!("one template expected: {templates:?}");
