@@ -75,6 +75,7 @@ mod headers;
 #[cfg(feature = "http-server")]
 pub mod http;
 mod in_flight;
+pub mod in_process;
 mod ladder;
 // The `-32603` of the task and subscription limits.
 mod limit_error;

@@ -264,6 +264,12 @@ impl McpServer {
         &self.server
     }
 
+    /// A client of this server in the same process (see
+    /// [`InProcess`](crate::server::in_process::InProcess)).
+    pub fn in_process(&self) -> crate::server::in_process::InProcess {
+        self.server().in_process()
+    }
+
     /// The low-level server, owned.
     pub fn into_server(self) -> Server {
         self.server
