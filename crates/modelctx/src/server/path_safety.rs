@@ -120,7 +120,9 @@ pub enum PathEscape {
 /// [module](self) documentation for what is refused and what is not protected against.
 ///
 /// The result is canonical (absolute, no `.`, `..` or symlinks). An empty `relative` (or
-/// only `.` and empty segments) is the root itself.
+/// only `.` and empty segments) is the root itself. Canonicalizing is a blocking system call
+/// per path component: quick on a local disk; on a slow or network file system call this from
+/// `tokio::task::spawn_blocking`, as the read that follows would be.
 ///
 /// # Errors
 /// [`PathEscape`]: the refusals before the file system is touched, [`PathEscape::OutsideRoot`]
