@@ -8,13 +8,19 @@ use syn::spanned::Spanned;
 use crate::common::{self, Options, ParamKind};
 use crate::handler::{Handler, Kind};
 
-/// The variable names of an RFC 6570 template (`{a}`, `{+a}`, `{#a}`, `{?a,b}`).
+/// The variable names of an RFC 6570 template: `{a}`, and lists `{a,b}` after any operator of
+/// levels 1 to 3 (`+ # . / ; ? &`). `modelctx::uri_template` parses the template for real at
+/// registration; this only pairs the handler's parameters with names.
 fn template_variables(template: &str) -> Vec<String> {
     template
         .split('{')
         .skip(1)
         .filter_map(|rest| rest.split_once('}').map(|(expression, _)| expression))
-        .flat_map(|expression| expression.trim_start_matches(['+', '#', '?']).split(','))
+        .flat_map(|expression| {
+            expression
+                .trim_start_matches(['+', '#', '.', '/', ';', '?', '&'])
+                .split(',')
+        })
         .map(str::to_owned)
         .collect()
 }

@@ -108,7 +108,7 @@ pub fn fixture() -> Server {
         )
         .resource_template(
             ResourceTemplate::new("test://items/{id}", "item"),
-            |_ctx, params: ReadResourceRequestParams, vars: modelctx::server::UriVariables| async move {
+            |_ctx, params: ReadResourceRequestParams, vars: modelctx::uri_template::UriVariables| async move {
                 ReadResourceResult::new(vec![ResourceContents::text(params.uri, None, format!("item {}", vars["id"]))])
             },
         )

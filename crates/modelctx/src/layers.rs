@@ -19,6 +19,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("guide", 0),
     // Leaves: helpers with no protocol knowledge (`sync` below the connections that lock).
     ("sync", 0),
+    // RFC 6570 templates: the server matches them, a client expands them.
+    ("uri_template", 0),
     ("ids", 1),
     ("schema_check", 1),
     ("sqlite", 1),

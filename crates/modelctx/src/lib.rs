@@ -93,6 +93,10 @@ mod ids;
 #[cfg_attr(not(all(feature = "auth", feature = "auth-client")), allow(dead_code))]
 mod dpop;
 
+// RFC 6570 templates both ways: the server matches them, a client expands a server's. A leaf
+// (std only), so it is there whatever the features.
+pub mod uri_template;
+
 #[cfg(feature = "server")]
 pub mod server;
 
@@ -114,15 +118,13 @@ pub mod __private;
 pub use modelctx_macros::{prompt, resolver, resource, tool};
 
 /// The internals the fuzz targets (`fuzz/`) and this crate's integration tests exercise directly:
-/// the SSE parser, the `Mcp-*` header value encoding and the URI-template matcher. Not a public
-/// API: no semver promise, it changes with the internals.
+/// the SSE parser and the `Mcp-*` header value encoding (the URI templates are public API:
+/// [`uri_template`]). Not a public API: no semver promise, it changes with the internals.
 #[cfg(any(feature = "server", feature = "client"))]
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::http::headers::{decode_value, encode_value, needs_sentinel};
     pub use crate::http::sse::Parser as SseParser;
-    #[cfg(feature = "server")]
-    pub use crate::server::uri_template::UriTemplate;
 }
 
 /// The README's code compiles: its examples are doc-tested here.

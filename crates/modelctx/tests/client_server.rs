@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use modelctx::client::{Client, ClientBuilder, InputOrigin, Mode};
-use modelctx::server::{RequestContext, Server, UriVariables};
+use modelctx::server::{RequestContext, Server};
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, ContentBlock, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequestFormParams, Era, ErrorObject, GetPromptRequestParams,
@@ -13,6 +13,7 @@ use modelctx::types::{
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, ResourceContents, Role,
     SamplingMessage, Tool,
 };
+use modelctx::uri_template::UriVariables;
 use modelctx_test_support::client::{Recorder, answers, connect_in_memory, recording_builder};
 use modelctx_test_support::server::{serve_http_background, stdio_child};
 use serde_json::{Value, json};

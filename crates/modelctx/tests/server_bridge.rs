@@ -17,8 +17,9 @@ use modelctx::seal::{
     Codec, InvalidRequestState, Reason, ReplayKey, RequestStateSecurity, SealError,
 };
 use modelctx::server::single_use::{Redemption, ReplayGuard, ReplayGuardError, SingleUse};
-use modelctx::server::{RequestContext, Server, ServerBuilder, UriVariables};
+use modelctx::server::{RequestContext, Server, ServerBuilder};
 use modelctx::types::*;
+use modelctx::uri_template::UriVariables;
 use modelctx_test_support::server::{HttpPeer, StdioPeer, object};
 use serde_json::{Value, json};
 

@@ -1,9 +1,10 @@
 //! The resource fixtures (`resources-*`, `caching`, `sep-2164-resource-not-found`).
 
-use modelctx::server::{ServerBuilder, UriVariables};
+use modelctx::server::ServerBuilder;
 use modelctx::types::{
     ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
+use modelctx::uri_template::UriVariables;
 
 use super::tools::PNG;
 

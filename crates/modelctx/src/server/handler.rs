@@ -11,7 +11,7 @@ use modelctx_types::{
 use serde_json::Value;
 
 use super::RequestContext;
-use super::uri_template::UriVariables;
+use crate::uri_template::UriVariables;
 
 /// A boxed, sendable future: the one the handler traits return (`futures`' own, re-exported so
 /// implementations need no `futures` dependency).

@@ -21,7 +21,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("deadline", 0),
     ("limit_error", 0),
     ("headers", 0),
-    ("uri_template", 0),
+    ("path_safety", 0),
     ("origin", 0),
     ("in_flight", 0),
     ("subscription_limits", 0),
@@ -101,8 +101,6 @@ const ROOT_NAMES: &[(&str, &str)] = &[
     ("shutdown_signal", "shutdown"),
     ("StdioConfig", "stdio"),
     ("SubscriptionLimits", "subscription_limits"),
-    ("InvalidTemplate", "uri_template"),
-    ("UriVariables", "uri_template"),
 ];
 
 fn layer_of(module: &[String]) -> Option<(&'static str, u8)> {

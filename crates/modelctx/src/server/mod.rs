@@ -97,6 +97,8 @@ mod notifier;
 mod origin;
 #[cfg(feature = "http-server")]
 mod peer_rate;
+// Files under a root from untrusted names, for file-backed resource templates.
+pub mod path_safety;
 mod pipeline;
 mod registry;
 // Stopping cleanly: the signal helper and the grace period of the transports.
@@ -123,7 +125,6 @@ mod typed_params;
 // The tasks extension (`io.modelcontextprotocol/tasks`).
 #[cfg(feature = "tasks")]
 pub mod tasks;
-pub(crate) mod uri_template;
 
 // The low-level server: the handle and its builder, the handlers and what they receive, the
 // settings, the transports' settings and shutdown. (`Middleware`, `Next` and the rest of the
@@ -142,7 +143,6 @@ pub use registry::RegistrationError;
 pub use shutdown::{DEFAULT_SHUTDOWN_GRACE, shutdown_signal};
 pub use stdio::StdioConfig;
 pub use subscription_limits::SubscriptionLimits;
-pub use uri_template::{InvalidTemplate, UriVariables};
 
 // The high-level server (`#[tool]` and its siblings): the server and its builder, what the
 // macros' definitions and results are, the handler's `Context`, the questions it asks and the

@@ -9,9 +9,9 @@ use modelctx_types::{Prompt, Resource, ResourceTemplate, Tool};
 use serde_json::Value;
 
 use super::handler::{PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler};
-use super::uri_template::{UriTemplate, UriVariables};
 use crate::http::headers::{InvalidParamHeaders, ParamHeader, param_headers};
 use crate::schema_check::SchemaCheck;
+use crate::uri_template::{UriTemplate, UriVariables};
 
 /// A registration the server refuses, reported when the server is built or the item added.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,7 +49,7 @@ pub enum RegistrationError {
     },
     /// A resource template that does not parse.
     #[error(transparent)]
-    InvalidTemplate(#[from] super::uri_template::InvalidTemplate),
+    InvalidTemplate(#[from] crate::uri_template::InvalidTemplate),
     /// A sealing policy that cannot be installed (e.g. explicit keys and no server name); the
     /// policy's error is the [`source`](std::error::Error::source).
     #[error("request-state sealing: {0}")]

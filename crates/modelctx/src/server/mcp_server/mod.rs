@@ -30,8 +30,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::uri_template::UriTemplate;
-use super::{BoxFuture, RequestContext, Server, ServerBuilder, UriVariables};
+use super::{BoxFuture, RequestContext, Server, ServerBuilder};
+use crate::uri_template::{UriTemplate, UriVariables};
 
 pub use asker::BackChannel;
 pub use context::Context;
@@ -484,7 +484,7 @@ impl<S: Send + Sync + 'static> McpServerBuilder<S> {
     pub fn resource<D: ResourceDefinition + UsesState<S>>(mut self) -> Self {
         D::provide(&self.state, &mut self.states);
         let describe = D::describe();
-        let is_template = describe.uri_template.contains('{');
+        let is_template = UriTemplate::is_template(&describe.uri_template);
         if !is_template && (D::ASKS || !D::RESOLVERS.is_empty()) {
             self.errors.push(BuildError::StaticResourceAsks {
                 uri: describe.uri_template.clone(),
