@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::caching::Caching;
 use super::context::RequestContext;
-use super::extension::{Extension, checked_settings};
+use super::extension::{BuildCheck, Extension, Registered, checked_settings};
 use super::handle::{Declared, Inner, PrincipalHook, Server};
 use super::handler::{
     CompletionHandler, MethodHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler,
@@ -51,6 +51,8 @@ pub struct ServerBuilder {
     extensions: Extra,
     /// The tasks extension's core hooks, contributed by the extension (`ServerBuilder::tasks`).
     tasks: Option<Arc<dyn TaskHook>>,
+    /// The extensions' checks, run by `build` over everything registered.
+    checks: Vec<BuildCheck>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -89,6 +91,7 @@ impl ServerBuilder {
             subscription_limits: SubscriptionLimits::default(),
             extensions: Extra::new(),
             tasks: None,
+            checks: Vec::new(),
         }
     }
 
@@ -217,6 +220,7 @@ impl ServerBuilder {
             self.methods.insert(binding.name, binding.handler);
         }
         self.middleware.append(&mut contributions.interceptors);
+        self.checks.append(&mut contributions.checks);
         if let Some(hook) = contributions.task_hook {
             if self.tasks.is_some() {
                 self.errors.push(RegistrationError::Extension {
@@ -377,9 +381,14 @@ impl ServerBuilder {
     /// # Errors
     /// The first registration error (duplicate names, invalid schemas or templates, a sealing
     /// policy without audience on an unnamed server).
-    pub fn build(self) -> Result<Server, RegistrationError> {
+    pub fn build(mut self) -> Result<Server, RegistrationError> {
         if let Some(error) = self.errors.into_iter().next() {
             return Err(error);
+        }
+        for check in std::mem::take(&mut self.checks) {
+            check(&mut Registered {
+                registry: &mut self.registry,
+            })?;
         }
         let name = (!self.info.name.is_empty()).then_some(self.info.name.as_str());
         let sealing = match self.sealing {
