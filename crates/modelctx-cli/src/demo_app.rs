@@ -116,10 +116,7 @@ mod tests {
             assert!(page.text.contains("choose_region"));
             let shown = host.call_tool("pick_region", json!({})).await.unwrap();
             assert!(text(&shown).ends_with("Pick one in the region picker."));
-            assert_eq!(
-                shown.structured_content.unwrap()["regions"],
-                json!(crate::demo::REGIONS)
-            );
+            assert_eq!(shown.structured_content.unwrap()["regions"], json!(REGIONS));
 
             let plain = connect(mode.clone(), false).await;
             let shown = plain.call_tool("pick_region", json!({})).await.unwrap();

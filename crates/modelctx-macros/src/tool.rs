@@ -78,13 +78,13 @@ fn ui_meta(options: &Options) -> syn::Result<TokenStream> {
     if uri.is_none() && visibility.is_none() {
         return Ok(TokenStream::new());
     }
-    if let Some(uri) = uri {
-        if !uri.value().starts_with("ui://") {
-            return Err(syn::Error::new(
-                uri.span(),
-                format!("`ui` must be a ui:// URI (MCP Apps), not {:?}", uri.value()),
-            ));
-        }
+    if let Some(uri) = uri
+        && !uri.value().starts_with("ui://")
+    {
+        return Err(syn::Error::new(
+            uri.span(),
+            format!("`ui` must be a ui:// URI (MCP Apps), not {:?}", uri.value()),
+        ));
     }
     let mut words = Vec::new();
     if let Some(visibility) = visibility {

@@ -57,7 +57,7 @@ fn apps_client(mode: Mode) -> modelctx::client::ClientBuilder {
         .as_object()
         .cloned()
         .unwrap();
-    Client::builder().mode(mode.clone()).extension(
+    Client::builder().mode(mode).extension(
         ExtensionId::new("io.modelcontextprotocol/ui").unwrap(),
         settings,
     )

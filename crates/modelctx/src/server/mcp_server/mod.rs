@@ -532,7 +532,7 @@ impl McpServerBuilder {
         let has_ui = self.tools.iter().any(|(tool, _)| {
             tool.meta
                 .as_ref()
-                .is_some_and(|meta| crate::server::apps::names_ui(meta))
+                .is_some_and(crate::server::apps::names_ui)
         });
         let mut builder = Server::builder(self.name, self.version).seal_request_state(security);
         for configure in self.low_level {
