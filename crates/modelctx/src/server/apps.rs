@@ -71,6 +71,7 @@ pub fn client_supports_apps(ctx: &RequestContext) -> bool {
 }
 
 /// Whether `meta` (a tool's) says anything of MCP Apps: `_meta.ui` or the flat key.
+#[cfg(feature = "macros")]
 pub(crate) fn names_ui(meta: &Meta) -> bool {
     meta.get(UI_META_KEY).is_some() || meta.get(LEGACY_RESOURCE_URI_KEY).is_some()
 }
