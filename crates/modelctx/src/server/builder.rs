@@ -380,7 +380,8 @@ impl ServerBuilder {
     ///
     /// # Errors
     /// The first registration error (duplicate names, invalid schemas or templates, a sealing
-    /// policy without audience on an unnamed server).
+    /// policy without audience on an unnamed server), then what the extensions' build checks
+    /// refuse ([`Contributions::check_at_build`](super::extension::Contributions::check_at_build)).
     pub fn build(mut self) -> Result<Server, RegistrationError> {
         if let Some(error) = self.errors.into_iter().next() {
             return Err(error);
