@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use modelctx::client::{Client, ClientError, RequestOptions, TaskSettings, Tasks2025Settings};
+use modelctx::client::{
+    Client, ClientBuilder, ClientError, RequestOptions, TaskSettings, Tasks2025Settings,
+};
 use modelctx::types::Method as _;
 use modelctx::types::methods::{
     CallTool, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools, ReadResource,
@@ -277,7 +279,8 @@ async fn get_with(what: Get, args: CallArgs, contents: Contents) -> Result<ExitC
     }
     let progress = ProgressView::stderr();
     let pending = PendingTask::default();
-    let (client, _) = connect_asking(&target, &args.connect, &args.answer, &progress).await?;
+    let (client, _) =
+        connect_asking(&target, &args.connect, &args.answer, &progress, |b| b).await?;
     let call = bounded(&args.connect, async {
         let shown = progress.clone();
         let tracked = pending.clone();
@@ -402,11 +405,12 @@ pub(crate) async fn connect_asking(
     connect: &ConnectArgs,
     answer: &AnswerArgs,
     progress: &ProgressView,
+    configure: impl FnOnce(ClientBuilder) -> ClientBuilder,
 ) -> Result<(Client, Arc<Asker>)> {
     let answers = Answers::from_args(&answer.answers, answer.answers_file.as_deref())?;
     let asker = Arc::new(Asker::new(answers, answer, true, progress.clone())?);
     let builder = asker
-        .install(Client::builder())
+        .install(configure(Client::builder()))
         .tasks(TaskSettings::new().cancel_on_drop(false))
         .tasks_2025(Tasks2025Settings::new().cancel_on_drop(false));
     let client = interruptible(target.connect(builder, connect)).await?;

@@ -14,6 +14,7 @@
 //! | tool `touch_report {quarter}` | nothing: marks `report://{quarter}` changed, so its listeners (on every instance sharing `--bus`) are notified |
 //! | resource `demo://regions` | nothing |
 //! | task tool `long_report {quarter}` | runs as a task (tasks extension): steps with status messages, then the format |
+//! | tool `pick_region` (MCP App `ui://demo/region-picker.html`) | nothing: a host that renders apps shows a picker whose buttons call the app-only tool `choose_region` ([`crate::demo_app`]) |
 //!
 //! Request state is sealed: with the keys of [`RequestStateSecurity::from_env`]
 //! (`MCP_REQUEST_STATE_KEYS`, `MCP_REQUEST_STATE_TTL`) every instance that shares them accepts
@@ -479,6 +480,9 @@ pub fn server_with_tasks(
         .prompt::<briefing>()
         .resource::<report>()
         .resource::<regions>()
+        .tool::<crate::demo_app::pick_region>()
+        .tool::<crate::demo_app::choose_region>()
+        .apps(crate::demo_app::apps())
         .low_level(move |b| {
             let b = b.tasks(tasks);
             match bus {

@@ -37,6 +37,7 @@ mod bench;
 mod cli;
 mod client_cmd;
 pub mod demo;
+pub mod demo_app;
 mod error;
 mod form;
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::handler::{Handler, Kind};
 
 pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(
-        &["name", "title", "description"],
+        &["name", "title", "description", "ui", "visibility"],
         &["read_only", "destructive", "idempotent", "open_world"],
     )?;
     options.reject_literal()?;
@@ -41,6 +41,7 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     } else {
         TokenStream::new()
     };
+    let ui = ui_meta(options)?;
     let method = handler.method(
         &item,
         name,
@@ -58,6 +59,7 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
             tool.title = #title;
             tool.output_schema = <#ret as ::modelctx::__private::IntoToolResult>::output_schema();
             #annotations
+            #ui
             tool
         }
 
@@ -65,4 +67,50 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     };
     let arguments = common::argument_names(&handler.params);
     Ok(handler.expand(&item, true, &arguments, &methods))
+}
+
+/// `ui = "ui://…"` and `visibility = "model, app"`: the tool's `_meta.ui` (MCP Apps), checked
+/// here for what a literal can show (the scheme, the visibility words); the server checks the
+/// rest when it is built (a registered resource, the MIME type).
+fn ui_meta(options: &Options) -> syn::Result<TokenStream> {
+    let uri = options.value("ui");
+    let visibility = options.value("visibility");
+    if uri.is_none() && visibility.is_none() {
+        return Ok(TokenStream::new());
+    }
+    if let Some(uri) = uri
+        && !uri.value().starts_with("ui://")
+    {
+        return Err(syn::Error::new(
+            uri.span(),
+            format!("`ui` must be a ui:// URI (MCP Apps), not {:?}", uri.value()),
+        ));
+    }
+    let mut words = Vec::new();
+    if let Some(visibility) = visibility {
+        for word in visibility.value().split(',').map(str::trim) {
+            if !matches!(word, "model" | "app") {
+                return Err(syn::Error::new(
+                    visibility.span(),
+                    format!(
+                        "`visibility` lists \"model\" and/or \"app\" (comma-separated), not {word:?}"
+                    ),
+                ));
+            }
+            if words.contains(&word.to_owned()) {
+                return Err(syn::Error::new(
+                    visibility.span(),
+                    format!("`visibility` lists {word:?} twice"),
+                ));
+            }
+            words.push(word.to_owned());
+        }
+    }
+    let uri = match uri {
+        Some(uri) => quote!(::core::option::Option::Some(#uri)),
+        None => quote!(::core::option::Option::None),
+    };
+    Ok(quote! {
+        ::modelctx::__private::set_tool_ui(&mut tool, #uri, &[#(#words),*]);
+    })
 }

@@ -79,6 +79,7 @@
 #[doc(hidden)]
 pub mod macros;
 
+pub mod apps;
 mod capabilities;
 mod common;
 mod completion;

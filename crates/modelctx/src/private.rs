@@ -23,3 +23,19 @@ pub use crate::server::BoxFuture;
 pub fn boxed<'a, T>(future: impl Future<Output = T> + Send + 'a) -> BoxFuture<'a, T> {
     Box::pin(future)
 }
+
+/// `#[tool(ui = "…", visibility = "…")]`: writes the tool's `_meta.ui` (the `Apps` extension
+/// checks it, and writes the flat key beside it, when the server is built).
+pub fn set_tool_ui(tool: &mut Tool, resource_uri: Option<&str>, visibility: &[&'static str]) {
+    use crate::server::apps::{UiToolMeta, UiVisibility};
+    let mut ui = UiToolMeta::default();
+    ui.resource_uri = resource_uri.map(str::to_owned);
+    if !visibility.is_empty() {
+        ui.visibility = Some(visibility.iter().map(|v| UiVisibility::new(*v)).collect());
+    }
+    if let Ok(ui) = serde_json::to_value(ui) {
+        tool.meta
+            .get_or_insert_with(modelctx_types::Meta::new)
+            .insert(modelctx_types::apps::UI_META_KEY, ui);
+    }
+}

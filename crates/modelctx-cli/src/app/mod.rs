@@ -23,8 +23,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use modelctx::client::auth::open_in_browser;
-use modelctx::client::{Client, RequestOptions};
-use modelctx::types::{CallToolRequestParams, ReadResourceRequestParams};
+use modelctx::client::{Client, ClientBuilder, RequestOptions};
+use modelctx::types::apps::{APPS_EXTENSION, UiClientCapabilities};
+use modelctx::types::{CallToolRequestParams, ExtensionId, ReadResourceRequestParams};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
@@ -49,7 +50,14 @@ pub(crate) async fn run(args: AppArgs) -> Result<ExitCode> {
         ));
     };
     let progress = ProgressView::stderr();
-    let (client, asker) = connect_asking(&target, &args.connect, &args.answer, &progress).await?;
+    let (client, asker) = connect_asking(
+        &target,
+        &args.connect,
+        &args.answer,
+        &progress,
+        advertise_apps,
+    )
+    .await?;
     let connected = Instant::now();
     let preparing = Box::pin(prepare(&client, name, rest, &progress));
     let prepared = interruptible(bounded(&args.connect, preparing)).await;
@@ -157,6 +165,20 @@ async fn prepare(
 }
 
 /// Opens the host page in the browser, or prints its URL alone on stdout (`--no-open`).
+/// Declares the host's support (`io.modelcontextprotocol/ui` with the app MIME type) on every
+/// request and at `initialize`, so that a server that gives UI only to hosts that render it
+/// (`client_supports_apps`) gives it to `mcp app`.
+fn advertise_apps(builder: ClientBuilder) -> ClientBuilder {
+    let settings = serde_json::to_value(UiClientCapabilities::html_apps())
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    match ExtensionId::new(APPS_EXTENSION) {
+        Ok(id) => builder.extension(id, settings),
+        Err(_) => builder,
+    }
+}
+
 fn show(url: &str, no_open: bool) {
     if no_open {
         println!("{url}");

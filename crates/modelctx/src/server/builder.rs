@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::caching::Caching;
 use super::context::RequestContext;
-use super::extension::{Extension, checked_settings};
+use super::extension::{BuildCheck, Extension, Registered, checked_settings};
 use super::handle::{Declared, Inner, PrincipalHook, Server};
 use super::handler::{
     CompletionHandler, MethodHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler,
@@ -53,6 +53,8 @@ pub struct ServerBuilder {
     /// The tasks extension's core hooks, contributed by the extension (`ServerBuilder::tasks`).
     tasks: Option<Arc<dyn TaskHook>>,
     notification_handlers: HashMap<String, Arc<dyn NotificationHandler>>,
+    /// The extensions' checks, run by `build` over everything registered.
+    checks: Vec<BuildCheck>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -92,6 +94,7 @@ impl ServerBuilder {
             extensions: Extra::new(),
             tasks: None,
             notification_handlers: HashMap::new(),
+            checks: Vec::new(),
         }
     }
 
@@ -278,6 +281,7 @@ impl ServerBuilder {
             self.methods.insert(binding.name, binding.handler);
         }
         self.middleware.append(&mut contributions.interceptors);
+        self.checks.append(&mut contributions.checks);
         if let Some(hook) = contributions.task_hook {
             if self.tasks.is_some() {
                 self.errors.push(RegistrationError::Extension {
@@ -437,10 +441,16 @@ impl ServerBuilder {
     ///
     /// # Errors
     /// The first registration error (duplicate names, invalid schemas or templates, a sealing
-    /// policy without audience on an unnamed server).
-    pub fn build(self) -> Result<Server, RegistrationError> {
+    /// policy without audience on an unnamed server), then what the extensions' build checks
+    /// refuse ([`Contributions::check_at_build`](super::extension::Contributions::check_at_build)).
+    pub fn build(mut self) -> Result<Server, RegistrationError> {
         if let Some(error) = self.errors.into_iter().next() {
             return Err(error);
+        }
+        for check in std::mem::take(&mut self.checks) {
+            check(&mut Registered {
+                registry: &mut self.registry,
+            })?;
         }
         let name = (!self.info.name.is_empty()).then_some(self.info.name.as_str());
         let sealing = match self.sealing {

@@ -50,14 +50,14 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use modelctx_types::methods::{MODERN_CLIENT_METHODS, REMOVED_IN_2026};
 use modelctx_types::{
-    ErrorObject, ExtensionId, Extra, ProtocolVersion, Resource, ResourceTemplate, Tool,
+    ErrorObject, ExtensionId, Extra, Meta, ProtocolVersion, Resource, ResourceTemplate, Tool,
 };
 use serde_json::Value;
 
 use super::context::RequestContext;
 use super::handler::{MethodHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler};
 use super::middleware::{Middleware, Next, Reply, Request};
-use super::registry::RegistrationError;
+use super::registry::{RegistrationError, Registry};
 use super::task_hook::TaskHook;
 
 /// The most bytes an extension's settings may take as JSON. Settings are advertised on every
@@ -95,7 +95,12 @@ pub struct Contributions {
     pub(super) interceptors: Vec<Arc<dyn Middleware>>,
     pub(super) task_hook: Option<Arc<dyn TaskHook>>,
     pub(super) errors: Vec<RegistrationError>,
+    pub(super) checks: Vec<BuildCheck>,
 }
+
+/// A check an extension runs when the server is built (see [`Contributions::check_at_build`]).
+pub(super) type BuildCheck =
+    Box<dyn FnOnce(&mut Registered<'_>) -> Result<(), RegistrationError> + Send>;
 
 impl std::fmt::Debug for Contributions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -105,6 +110,7 @@ impl std::fmt::Debug for Contributions {
             .field("templates", &self.templates.len())
             .field("methods", &self.methods)
             .field("interceptors", &self.interceptors.len())
+            .field("checks", &self.checks.len())
             .finish_non_exhaustive()
     }
 }
@@ -162,6 +168,74 @@ impl Contributions {
     pub fn refuse(&mut self, error: RegistrationError) -> &mut Self {
         self.errors.push(error);
         self
+    }
+
+    /// Runs `check` when the server is built, over everything registered by then — by the
+    /// builder and every extension, whatever the order they were given in — so that an
+    /// extension can refuse what spans registrations (a tool naming a resource nobody
+    /// registered) and complete its tools' `_meta` (see [`Registered::edit_tools`]). Its error
+    /// fails `build`. Checks run in the order the extensions were given.
+    pub fn check_at_build(
+        &mut self,
+        check: impl FnOnce(&mut Registered<'_>) -> Result<(), RegistrationError> + Send + 'static,
+    ) -> &mut Self {
+        self.checks.push(Box::new(check));
+        self
+    }
+}
+
+/// Everything registered on a server being built, as a [build check](Contributions::check_at_build)
+/// sees it.
+pub struct Registered<'a> {
+    pub(super) registry: &'a mut Registry,
+}
+
+impl std::fmt::Debug for Registered<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registered")
+            .field("tools", &self.registry.tools.len())
+            .field("resources", &self.registry.resources.len())
+            .field("templates", &self.registry.templates.len())
+            .finish()
+    }
+}
+
+impl Registered<'_> {
+    /// The tools, in listing order.
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.registry.tools.iter().map(|entry| &entry.tool)
+    }
+
+    /// The static resources.
+    pub fn resources(&self) -> impl Iterator<Item = &Resource> {
+        self.registry.resources.iter().map(|entry| &entry.resource)
+    }
+
+    /// The resource templates.
+    pub fn resource_templates(&self) -> impl Iterator<Item = &ResourceTemplate> {
+        self.registry.templates.iter().map(|entry| &entry.template)
+    }
+
+    /// Lets `edit` change each tool's `_meta` (nothing else: the name, schemas and headers are
+    /// already checked and compiled). What `edit` returns as an error fails `build`.
+    ///
+    /// # Errors
+    /// The first error `edit` returns.
+    pub fn edit_tools(
+        &mut self,
+        mut edit: impl FnMut(&str, &mut Option<Meta>) -> Result<(), RegistrationError>,
+    ) -> Result<(), RegistrationError> {
+        for entry in &mut self.registry.tools {
+            // The registry is the builder's own until `build` returns: nothing shares an entry.
+            let Some(entry) = Arc::get_mut(entry) else {
+                return Err(RegistrationError::Extension {
+                    id: String::new(),
+                    reason: format!("tool {:?} is shared while building", entry.tool.name),
+                });
+            };
+            edit(&entry.tool.name, &mut entry.tool.meta)?;
+        }
+        Ok(())
     }
 }
 

@@ -75,6 +75,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("in_process", 18),
     ("http", 18),
     ("tasks", 19),
+    ("apps", 19),
     ("mcp_server", 20),
 ];
 
@@ -189,7 +190,7 @@ fn only_the_handle_and_the_transports_implement_server() {
 
 /// The features over the core (the top of [`LAYERS`]): the core reaches them only through the
 /// extension seam (`extension`, with the tasks extension's hooks, `task_hook`), never by name.
-const FEATURES: &[&str] = &["tasks", "mcp_server"];
+const FEATURES: &[&str] = &["tasks", "apps", "mcp_server"];
 
 /// Every file of the core (neither a feature's nor `mod.rs`, which declares the features'
 /// modules) that names a feature's module or is compiled by the feature's gate.

@@ -52,6 +52,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
 mod bridge;
