@@ -27,6 +27,7 @@ use modelctx_types::{
 use serde::Deserialize;
 use serde_json::value::{RawValue, to_raw_value};
 
+use super::cache::CacheMode;
 use super::callbacks::{ProgressCallback, TaskStatusCallback};
 use super::error::ClientError;
 use super::middleware::{self, Chain};
@@ -74,6 +75,8 @@ pub struct RequestOptions {
     pub(crate) task_2025: bool,
     /// 2025-11-25: the statuses of the task a `tools/call` runs as.
     pub(crate) task_2025_status: Option<super::callbacks::Task2025StatusCallback>,
+    /// How the call uses the response cache (client/cache).
+    pub(crate) cache: CacheMode,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -84,6 +87,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("task_status", &self.task_status.is_some())
             .field("task_2025", &self.task_2025)
             .field("task_2025_status", &self.task_2025_status.is_some())
+            .field("cache", &self.cache)
             .finish()
     }
 }
@@ -110,6 +114,23 @@ impl RequestOptions {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// How a cacheable call (the listings, `resources/read`) uses the client's response cache
+    /// (default [`CacheMode::Use`]; see [`cache`](super::cache)). A call with a progress
+    /// callback always reaches the server.
+    #[must_use]
+    pub fn cache(mut self, mode: CacheMode) -> Self {
+        self.cache = mode;
+        self
+    }
+
+    /// The cache mode the call runs with: a progress callback expects a request on the wire.
+    pub(crate) fn cache_mode(&self) -> CacheMode {
+        match self.cache {
+            CacheMode::Use if self.progress.is_some() => CacheMode::Refresh,
+            mode => mode,
+        }
     }
 }
 
@@ -581,13 +602,19 @@ impl Session {
     /// # Errors
     /// See [`ClientError`].
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
+        self.list_tools_page(cursor, &RequestOptions::new()).await
+    }
+
+    /// [`Session::list_tools`] with options.
+    pub(crate) async fn list_tools_page(
+        &self,
+        cursor: Option<String>,
+        options: &RequestOptions,
+    ) -> Result<ListToolsResult, ClientError> {
         let first_page = cursor.is_none();
         let mut params = PaginatedRequestParams::new();
         params.cursor = cursor;
-        let mut result = complete(
-            self.request::<ListTools>(params, &RequestOptions::new())
-                .await?,
-        )?;
+        let mut result = complete(self.request::<ListTools>(params, options).await?)?;
         let complete_listing = first_page && result.next_cursor.is_none();
         if self.era() == Some(Era::Modern) {
             self.inner.tools.absorb(&mut result.tools, complete_listing);
@@ -598,6 +625,20 @@ impl Session {
                 .absorb_task_support(&result.tools, complete_listing);
         }
         Ok(result)
+    }
+
+    /// One page of a listing other than `tools/list`, with options.
+    pub(crate) async fn list_page<M>(
+        &self,
+        cursor: Option<String>,
+        options: &RequestOptions,
+    ) -> Result<M::Result, ClientError>
+    where
+        M: Method<Params = PaginatedRequestParams>,
+    {
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
+        complete(self.request::<M>(params, options).await?)
     }
 
     /// One page of `prompts/list`.
@@ -739,7 +780,7 @@ impl Session {
         let mut tools = Vec::new();
         let mut cursor = None;
         loop {
-            let page = self.list_tools(cursor).await?;
+            let page = self.list_tools_page(cursor, &RequestOptions::new()).await?;
             tools.extend(page.tools);
             match page.next_cursor {
                 Some(next) => cursor = Some(next),
@@ -763,7 +804,8 @@ impl Session {
         gate(outcome, allow_input_required)
     }
 
-    /// One round of `resources/read`; see [`Session::call_tool`]. Nothing is cached.
+    /// One round of `resources/read`; see [`Session::call_tool`]. The session caches nothing
+    /// (the response cache is the [`Client`](super::Client)'s).
     ///
     /// # Errors
     /// See [`ClientError`].
