@@ -922,7 +922,11 @@ macro_rules! page {
 page!(ListToolsResult, Tool, tools);
 page!(ListPromptsResult, Prompt, prompts);
 page!(ListResourcesResult, Resource, resources);
-page!(ListResourceTemplatesResult, ResourceTemplate, resource_templates);
+page!(
+    ListResourceTemplatesResult,
+    ResourceTemplate,
+    resource_templates
+);
 
 /// Every page of a listing, with the hints of them all.
 async fn walk<R, F, Fut>(page: F) -> Result<Fetched<Vec<R::Item>>, ClientError>

@@ -68,3 +68,5 @@ pub use response_cache::{CacheStats, ResponseCache};
 pub use store::{
     Arm, CacheClock, CacheEntry, CacheKey, CacheStore, MemoryCacheStore, StoreError, SystemClock,
 };
+#[cfg(test)]
+mod tests;

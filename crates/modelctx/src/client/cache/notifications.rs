@@ -3,9 +3,8 @@
 
 use modelctx_types::jsonrpc::Notification;
 use modelctx_types::methods::{
-    ListPrompts, ListResourceTemplates, ListResources, ListTools, PromptListChanged,
-    ReadResource, ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged,
-    ToolListChanged,
+    ListPrompts, ListResourceTemplates, ListResources, ListTools, PromptListChanged, ReadResource,
+    ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged, ToolListChanged,
 };
 use modelctx_types::{
     Method as _, NotificationMethod as _, ResourceUpdatedNotificationParams,
@@ -72,8 +71,10 @@ mod tests {
     use super::*;
 
     fn notification(method: &str, params: serde_json::Value) -> Notification {
-        serde_json::from_value(json!({"jsonrpc": "2.0", "method": method, "params": params}))
-            .unwrap()
+        Notification {
+            method: method.to_owned(),
+            params: Some(serde_json::value::to_raw_value(&params).unwrap()),
+        }
     }
 
     #[test]
@@ -91,7 +92,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            targets("notifications/resources/updated", json!({"uri": "file:///a"})),
+            targets(
+                "notifications/resources/updated",
+                json!({"uri": "file:///a"})
+            ),
             [("resources/read", "file:///a".to_owned())]
         );
         assert_eq!(

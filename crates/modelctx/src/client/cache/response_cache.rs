@@ -209,7 +209,9 @@ impl ResponseCache {
     /// `resources/templates/list`), as a `list_changed` notification does.
     pub fn invalidate_list(&self, method: &str) {
         use modelctx_types::Method as _;
-        use modelctx_types::methods::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
+        use modelctx_types::methods::{
+            ListPrompts, ListResourceTemplates, ListResources, ListTools,
+        };
         let known = [
             ListTools::NAME,
             ListPrompts::NAME,
@@ -442,7 +444,9 @@ impl ResponseCache {
             let mut delete = Box::pin(async move { store.delete(&key).await });
             match (&mut delete).now_or_never() {
                 Some(Ok(())) => {}
-                Some(Err(error)) => tracing::warn!(%error, "the response cache store failed to delete"),
+                Some(Err(error)) => {
+                    tracing::warn!(%error, "the response cache store failed to delete")
+                }
                 None => self.delete_in_background(delete),
             }
         }

@@ -79,7 +79,10 @@ pub type StoreError = Box<dyn std::error::Error + Send + Sync>;
 /// and reads miss meanwhile.
 pub trait CacheStore: Send + Sync + 'static {
     /// The entry under `key`, stale or not (the cache checks freshness).
-    fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, Result<Option<CacheEntry>, StoreError>>;
+    fn get<'a>(
+        &'a self,
+        key: &'a CacheKey,
+    ) -> BoxFuture<'a, Result<Option<CacheEntry>, StoreError>>;
     /// Stores `entry` under `key`, replacing what was there.
     fn set(&self, key: CacheKey, entry: CacheEntry) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Removes the entry under `key`, if any.
@@ -102,7 +105,9 @@ impl CacheClock for SystemClock {
     fn now_ms(&self) -> u64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+            .map_or(0, |elapsed| {
+                u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+            })
     }
 }
 
@@ -215,7 +220,10 @@ impl Default for MemoryCacheStore {
 }
 
 impl CacheStore for MemoryCacheStore {
-    fn get<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
+    fn get<'a>(
+        &'a self,
+        key: &'a CacheKey,
+    ) -> BoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
         let entry = self.get_now(key);
         Box::pin(std::future::ready(Ok(entry)))
     }
