@@ -27,7 +27,7 @@ use modelctx_types::{
 use serde::Deserialize;
 use serde_json::value::{RawValue, to_raw_value};
 
-use super::cache::CacheMode;
+use super::cache::mode::CacheMode;
 use super::callbacks::{ProgressCallback, TaskStatusCallback};
 use super::error::ClientError;
 use super::middleware::{self, Chain};

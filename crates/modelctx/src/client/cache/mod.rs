@@ -56,7 +56,7 @@
 //! ```
 
 mod config;
-mod mode;
+pub(crate) mod mode;
 mod notifications;
 mod response_cache;
 mod store;
