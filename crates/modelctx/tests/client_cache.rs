@@ -517,3 +517,66 @@ async fn a_tool_listing_from_another_client_is_absorbed() {
     third.call_tool("echo", json!({})).await.unwrap();
     assert_eq!(counter.get("tools/list"), 2);
 }
+
+/// The Python SDK 2.3.0's `MCPServer(cache_hints=…)` (`tests/python/cache_server.py`, which
+/// counts what reaches it): its public tool listing and private reads are served again, its
+/// `ttlMs: 0` prompts are not, and its `subscriptions/listen` tool change invalidates.
+async fn python_peer(http: bool) {
+    use modelctx_test_support::client::{HttpPeer, peer_command};
+    let peer;
+    let client = if http {
+        peer = Some(HttpPeer::start("cache_server.py", &[]).await);
+        let url = &peer.as_ref().unwrap().url;
+        Client::builder().connect_http(url).await.unwrap()
+    } else {
+        peer = None;
+        Client::builder()
+            .connect_stdio(peer_command("cache_server.py", &[]))
+            .await
+            .unwrap()
+    };
+    let counts = |client: Client| async move {
+        let result = client.call_tool("counts", json!({})).await.unwrap();
+        let counts: HashMap<String, usize> =
+            serde_json::from_str(result.first_text().unwrap()).unwrap();
+        move |method: &str| counts.get(method).copied().unwrap_or_default()
+    };
+    for _ in 0..2 {
+        assert_eq!(client.list_tools().await.unwrap().len(), 2);
+        assert_eq!(client.list_prompts().await.unwrap().len(), 1);
+        let read = client.read_resource("data://a").await.unwrap();
+        assert_eq!(read.ttl_ms, Some(60_000));
+    }
+    client.read_resource("data://b").await.unwrap();
+    let served = counts(client.clone()).await;
+    assert_eq!(served("tools/list"), 1, "public for a minute");
+    assert_eq!(served("prompts/list"), 2, "ttlMs 0");
+    assert_eq!(served("resources/read"), 2, "private for a minute, per URI");
+    // Its listen stream: the acknowledgement and the change drop the listing.
+    let mut subscription =
+        listen(&client, SubscriptionFilter::new().with_tools_list_changed()).await;
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
+    assert_eq!(counts(client.clone()).await("tools/list"), 2);
+    client.call_tool("change_tools", json!({})).await.unwrap();
+    until(&mut subscription, |event| {
+        *event == ListenEvent::ToolsListChanged
+    })
+    .await;
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
+    assert_eq!(counts(client.clone()).await("tools/list"), 3);
+    drop(subscription);
+    client.close().await.unwrap();
+    drop(peer);
+}
+
+#[tokio::test]
+async fn python_peer_hints_over_stdio() {
+    python_peer(false).await;
+}
+
+#[tokio::test]
+async fn python_peer_hints_over_http() {
+    python_peer(true).await;
+}
