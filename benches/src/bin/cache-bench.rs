@@ -69,7 +69,11 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         let pipe = modelctx::memory::pipe();
         let server = server(tools);
-        tokio::spawn(async move { server.serve_io(pipe.server.reader, pipe.server.writer).await });
+        tokio::spawn(async move {
+            server
+                .serve_io(pipe.server.reader, pipe.server.writer)
+                .await
+        });
         let builder = Client::builder();
         let builder = if cached { builder } else { builder.no_cache() };
         let client = builder

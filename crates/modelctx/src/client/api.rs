@@ -291,7 +291,7 @@ impl Client {
     ) -> Result<Served<Vec<R::Item>>, ClientError>
     where
         R: Page,
-        R::Item: Serialize + DeserializeOwned,
+        R::Item: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<R, ClientError>>,
     {

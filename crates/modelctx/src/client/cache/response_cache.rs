@@ -3,6 +3,7 @@
 //! another — and invalidating what the server's notifications make stale (through a route of
 //! the client's core, [`CacheRoute`]).
 
+use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -30,6 +31,10 @@ const MAX_GUARDS: usize = 4096;
 const MAX_BACKGROUND_DELETES: usize = 256;
 /// The longest params (a URI) a result is cached under; longer ones always go to the server.
 const MAX_PARAMS_BYTES: usize = 4096;
+/// How many decoded results (and how many bytes of their JSON) the cache keeps beside its own
+/// entries, so that a hit on an entry it wrote clones the result instead of decoding it.
+const MEMO_ENTRIES: usize = 64;
+const MEMO_BYTES: usize = 4 << 20;
 
 /// What the server said about a result's caching (over all the pages of a listing).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,6 +147,48 @@ impl Guards {
     }
 }
 
+/// The decoded results of the entries this cache wrote, by target: valid while the store
+/// hands back the very value it was given (the in-memory store does; a store that copies
+/// values decodes on every hit).
+#[derive(Default)]
+struct Memo {
+    decoded: HashMap<Target, (Arc<str>, Arc<dyn Any + Send + Sync>)>,
+    order: VecDeque<Target>,
+    bytes: usize,
+}
+
+impl Memo {
+    fn get<T: Clone + 'static>(&self, target: &Target, value: &Arc<str>) -> Option<T> {
+        let (json, decoded) = self.decoded.get(target)?;
+        if !Arc::ptr_eq(json, value) {
+            return None;
+        }
+        decoded.downcast_ref::<T>().cloned()
+    }
+
+    fn remove(&mut self, target: &Target) {
+        if let Some((json, _)) = self.decoded.remove(target) {
+            self.bytes -= json.len();
+            self.order.retain(|kept| kept != target);
+        }
+    }
+
+    fn insert(&mut self, target: Target, json: Arc<str>, decoded: Arc<dyn Any + Send + Sync>) {
+        self.remove(&target);
+        self.bytes += json.len();
+        self.order.push_back(target.clone());
+        self.decoded.insert(target, (json, decoded));
+        while self.decoded.len() > MEMO_ENTRIES || self.bytes > MEMO_BYTES {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some((json, _)) = self.decoded.remove(&oldest) {
+                self.bytes -= json.len();
+            }
+        }
+    }
+}
+
 /// A client's response cache (see the [module docs](super)): reached through
 /// [`Client::cache`](crate::client::Client::cache) for its counters and to invalidate by hand.
 pub struct ResponseCache {
@@ -155,6 +202,7 @@ pub struct ResponseCache {
     /// This instance, as the writer of its entries.
     writer: u64,
     guards: Mutex<Guards>,
+    memo: Mutex<Memo>,
     background_deletes: Arc<AtomicUsize>,
     counters: Counters,
 }
@@ -188,6 +236,7 @@ impl ResponseCache {
             max_entry_bytes: config.max_entry_bytes,
             writer,
             guards: Mutex::new(Guards::default()),
+            memo: Mutex::new(Memo::default()),
             background_deletes: Arc::new(AtomicUsize::new(0)),
             counters: Counters::default(),
         }
@@ -253,7 +302,7 @@ impl ResponseCache {
         send: F,
     ) -> Result<Served<T>, ClientError>
     where
-        T: Serialize + DeserializeOwned,
+        T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Fetched<T>, ClientError>>,
     {
@@ -298,7 +347,7 @@ impl ResponseCache {
     }
 
     /// A fresh entry of this era: the principal's own first, then the shared one.
-    async fn read<T: DeserializeOwned>(
+    async fn read<T: DeserializeOwned + Clone + 'static>(
         &self,
         method: &'static str,
         params: &str,
@@ -328,12 +377,14 @@ impl ResponseCache {
             {
                 continue;
             }
+            let foreign = entry.writer != self.writer;
+            let target = (method, params.to_owned());
+            if let Some(value) = lock(&self.memo).get::<T>(&target, &entry.value) {
+                return Some(Served { value, foreign });
+            }
             match serde_json::from_str(&entry.value) {
                 Ok(value) => {
-                    return Some(Served {
-                        value,
-                        foreign: entry.writer != self.writer,
-                    });
+                    return Some(Served { value, foreign });
                 }
                 Err(error) => tracing::debug!(%error, method, "an unreadable cache entry; a miss"),
             }
@@ -352,7 +403,7 @@ impl ResponseCache {
         (ttl_ms.min(max), modern && hints.public)
     }
 
-    async fn write<T: Serialize>(
+    async fn write<T: Serialize + Clone + Send + Sync + 'static>(
         &self,
         target: (&'static str, &str),
         fetched: &Fetched<T>,
@@ -399,8 +450,9 @@ impl ResponseCache {
             bump(&self.counters.not_stored);
             return;
         }
+        let json: Arc<str> = json.into();
         let entry = CacheEntry {
-            value: json.into(),
+            value: Arc::clone(&json),
             version: version.into(),
             public,
             expires_at_ms: self.clock.now_ms().saturating_add(ttl_ms),
@@ -418,6 +470,7 @@ impl ResponseCache {
             bump(&self.counters.not_stored);
             return;
         }
+        lock(&self.memo).insert(target_key, json, Arc::new(fetched.value.clone()));
         bump(&self.counters.stored);
     }
 
@@ -437,6 +490,7 @@ impl ResponseCache {
     pub(crate) fn invalidate(&self, target: Target) {
         bump(&self.counters.invalidations);
         let (method, params) = (target.0, target.1.clone());
+        lock(&self.memo).remove(&target);
         lock(&self.guards).invalidate(target);
         for arm in [Arm::Private, Arm::Public] {
             let key = self.key(arm, method, &params);
