@@ -70,16 +70,17 @@ mod tests {
 
     use super::*;
 
-    fn notification(method: &str, params: serde_json::Value) -> Notification {
+    fn notification(method: &str, params: &serde_json::Value) -> Notification {
         Notification {
             method: method.to_owned(),
-            params: Some(serde_json::value::to_raw_value(&params).unwrap()),
+            params: Some(serde_json::value::to_raw_value(params).unwrap()),
         }
     }
 
     #[test]
     fn each_change_names_what_it_makes_stale() {
-        let targets = |method, params| stale_targets(&notification(method, params));
+        let targets =
+            |method, params: serde_json::Value| stale_targets(&notification(method, &params));
         assert_eq!(
             targets("notifications/tools/list_changed", json!({})),
             [("tools/list", String::new())]

@@ -37,7 +37,7 @@ const MEMO_ENTRIES: usize = 64;
 const MEMO_BYTES: usize = 4 << 20;
 
 /// What the server said about a result's caching (over all the pages of a listing).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Hints {
     /// `ttlMs`, when every page had one: the smallest.
     pub(crate) ttl_ms: Option<u64>,
@@ -499,7 +499,7 @@ impl ResponseCache {
             match (&mut delete).now_or_never() {
                 Some(Ok(())) => {}
                 Some(Err(error)) => {
-                    tracing::warn!(%error, "the response cache store failed to delete")
+                    tracing::warn!(%error, "the response cache store failed to delete");
                 }
                 None => self.delete_in_background(delete),
             }

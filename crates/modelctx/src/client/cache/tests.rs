@@ -143,8 +143,7 @@ async fn no_ttl_or_zero_is_not_cached_and_the_ttl_is_capped() {
             public: true,
         },
     ] {
-        rig.list(&cache, MODERN, CacheMode::Use, "v", hints.clone())
-            .await;
+        rig.list(&cache, MODERN, CacheMode::Use, "v", hints).await;
         assert!(rig.list(&cache, MODERN, CacheMode::Use, "v", hints).await.1);
     }
     assert!(rig.store.is_empty());
@@ -158,13 +157,8 @@ async fn no_ttl_or_zero_is_not_cached_and_the_ttl_is_capped() {
         ttl_ms: None,
         public: false,
     };
-    rig.list(&cache, MODERN, CacheMode::Use, "v", none.clone())
-        .await;
-    assert!(
-        !rig.list(&cache, MODERN, CacheMode::Use, "v", none.clone())
-            .await
-            .1
-    );
+    rig.list(&cache, MODERN, CacheMode::Use, "v", none).await;
+    assert!(!rig.list(&cache, MODERN, CacheMode::Use, "v", none).await.1);
     // A year is a day at most.
     rig.list(
         &cache,
@@ -175,11 +169,7 @@ async fn no_ttl_or_zero_is_not_cached_and_the_ttl_is_capped() {
     )
     .await;
     rig.clock.set(24 * 3600 * 1000 - 1);
-    assert!(
-        !rig.list(&cache, MODERN, CacheMode::Use, "v", none.clone())
-            .await
-            .1
-    );
+    assert!(!rig.list(&cache, MODERN, CacheMode::Use, "v", none).await.1);
     rig.clock.set(24 * 3600 * 1000);
     assert!(rig.list(&cache, MODERN, CacheMode::Use, "v", none).await.1);
 }
