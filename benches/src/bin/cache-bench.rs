@@ -13,12 +13,14 @@
 //! `mode=… calls=N seconds=… ns_per_call=…`. `scripts/bench-cache.sh` runs it under callgrind
 //! twice per mode and reports instructions per call.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use modelctx::client::Client;
 use modelctx::server::{CachePolicy, Caching, Server};
 use modelctx::types::{CacheScope, CallToolResult, Tool};
+use modelctx_benches::eprint_line;
 
 const USAGE: &str = "usage: cache-bench (--cached | --uncached) [-n N] [--tools T]";
 
@@ -53,13 +55,13 @@ fn main() -> ExitCode {
             "-n" => calls = args.next().and_then(|n| n.parse().ok()).unwrap_or(0),
             "--tools" => tools = args.next().and_then(|n| n.parse().ok()).unwrap_or(0),
             _ => {
-                eprintln!("{USAGE}");
+                eprint_line(USAGE);
                 return ExitCode::from(2);
             }
         }
     }
     let (Some(cached), true) = (cached, calls > 0) else {
-        eprintln!("{USAGE}");
+        eprint_line(USAGE);
         return ExitCode::from(2);
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -90,11 +92,12 @@ fn main() -> ExitCode {
             let stats = client.cache().expect("on").stats();
             assert_eq!(stats.hits as usize, calls - 1, "{stats:?}");
         }
-        println!(
+        let line = format!(
             "mode={} calls={calls} seconds={seconds:.6} ns_per_call={:.0}",
             if cached { "cached" } else { "uncached" },
             seconds * 1e9 / calls as f64
         );
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
         client.close().await.expect("closed");
     });
     ExitCode::SUCCESS
