@@ -444,3 +444,51 @@ async fn a_failing_store_makes_misses_not_failed_calls() {
     cache.invalidate_list("tools/list");
     assert!(cache.clear().await.is_err());
 }
+
+/// A store that hands back copies (as a store that serializes does): hits decode the JSON.
+struct Copying(MemoryCacheStore);
+
+impl CacheStore for Copying {
+    fn get<'a>(
+        &'a self,
+        key: &'a CacheKey,
+    ) -> BoxFuture<'a, Result<Option<CacheEntry>, StoreError>> {
+        Box::pin(async move {
+            Ok(self.0.get(key).await?.map(|mut entry| {
+                entry.value = entry.value.to_string().into();
+                entry
+            }))
+        })
+    }
+    fn set(&self, key: CacheKey, entry: CacheEntry) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.0.set(key, entry)
+    }
+    fn delete<'a>(&'a self, key: &'a CacheKey) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.0.delete(key)
+    }
+    fn clear(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        self.0.clear()
+    }
+}
+
+#[tokio::test]
+async fn a_store_that_copies_values_is_decoded_on_a_hit() {
+    let rig = Rig::new();
+    let config = CacheConfig::new().clock(rig.clock.clone());
+    let store = Arc::new(Copying(MemoryCacheStore::new()));
+    let cache = ResponseCache::new(&config, store, "s".into(), "p".into(), 1);
+    rig.list(&cache, MODERN, CacheMode::Use, "v1", private(1000))
+        .await;
+    assert_eq!(
+        rig.list(&cache, MODERN, CacheMode::Use, "v2", private(1000))
+            .await,
+        ("v1".into(), false)
+    );
+    rig.list(&cache, MODERN, CacheMode::Refresh, "v3", private(1000))
+        .await;
+    assert_eq!(
+        rig.list(&cache, MODERN, CacheMode::Use, "v4", private(1000))
+            .await,
+        ("v3".into(), false)
+    );
+}
