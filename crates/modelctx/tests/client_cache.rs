@@ -580,3 +580,43 @@ async fn python_peer_hints_over_stdio() {
 async fn python_peer_hints_over_http() {
     python_peer(true).await;
 }
+
+/// Answers `tools/list` itself with a negative `ttlMs` (a buggy or hostile server).
+struct NegativeTtl;
+
+impl Middleware for NegativeTtl {
+    fn handle<'a>(&'a self, request: Request<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
+        if request.method() == "tools/list" {
+            return Box::pin(async {
+                Reply::result(&json!({"resultType": "complete", "tools": [],
+                    "ttlMs": -5, "cacheScope": "public"}))
+            });
+        }
+        next.run(request)
+    }
+}
+
+/// The spec reads a negative `ttlMs` as 0: the listing is served, and not cached.
+#[tokio::test]
+async fn a_negative_ttl_reads_as_zero() {
+    let counter = Counter::default();
+    let server = Server::builder("NegativeTtl", "0.0.1")
+        .declare_tools()
+        .middleware(counter.clone())
+        .middleware(NegativeTtl)
+        .build()
+        .unwrap();
+    let pipe = modelctx::memory::pipe();
+    tokio::spawn(async move {
+        server
+            .serve_io(pipe.server.reader, pipe.server.writer)
+            .await
+    });
+    let client = Client::connect_io(pipe.client.reader, pipe.client.writer)
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        assert!(client.list_tools().await.unwrap().is_empty());
+    }
+    assert_eq!(counter.get("tools/list"), 2);
+}

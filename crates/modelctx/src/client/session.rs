@@ -305,7 +305,17 @@ impl Session {
             }
             other => other.map_err(ClientError::Rpc)?,
         };
-        self.decode::<M>(&raw)
+        match self.decode::<M>(&raw) {
+            // A negative or fractional `ttlMs` is to be read as 0 (or its floor), not to fail
+            // the call: fixed on this rare path only, so the happy path decodes once.
+            Err(ClientError::InvalidResult(ResultDecodeError::Malformed { .. }))
+                if CACHEABLE.contains(&M::NAME)
+                    && let Some(fixed) = floor_ttl(&raw) =>
+            {
+                self.decode::<M>(&fixed)
+            }
+            other => other,
+        }
     }
 
     pub(crate) fn decode<M: Method>(
@@ -834,6 +844,34 @@ impl Session {
     }
 }
 
+/// The methods whose results carry `ttlMs` (SEP-2549).
+const CACHEABLE: &[&str] = &[
+    Discover::NAME,
+    ListTools::NAME,
+    ListPrompts::NAME,
+    ListResources::NAME,
+    ListResourceTemplates::NAME,
+    ReadResource::NAME,
+];
+
+/// `raw` with a `ttlMs` that is a negative or fractional number made 0 or its floor (the spec
+/// reads a negative one as 0); `None` when it needs no fixing (the result is malformed
+/// otherwise).
+fn floor_ttl(raw: &RawValue) -> Option<Box<RawValue>> {
+    let mut value: serde_json::Value = serde_json::from_str(raw.get()).ok()?;
+    let ttl = value.get_mut("ttlMs")?;
+    let number = ttl.as_f64().filter(|_| ttl.as_u64().is_none())?;
+    // Saturating: NaN and negatives to 0, past u64::MAX to u64::MAX (the cache caps it anyway).
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a float-to-int `as` cast saturates, which is the floor wanted here"
+    )]
+    let floored = number.floor() as u64;
+    *ttl = serde_json::Value::from(floored);
+    to_raw_value(&value).ok()
+}
+
 /// Inserts `"_meta":<meta>` as the first member of the serialized object `body`.
 fn splice_meta(body: &str, meta: &str) -> String {
     let rest = body.strip_prefix('{').unwrap_or(body);
@@ -878,11 +916,36 @@ pub(crate) fn mutual_modern(supported: &[ProtocolVersion]) -> Option<ProtocolVer
 
 #[cfg(test)]
 mod tests {
-    use super::splice_meta;
+    use super::{floor_ttl, splice_meta};
     use modelctx_types::{
         CallToolRequestParams, ClientCapabilities, EmptyParams, Implementation, ProtocolVersion,
         RequestMeta,
     };
+    use serde_json::value::RawValue;
+
+    /// A server's negative `ttlMs` reads as 0 (the spec's rule), a fractional one as its floor.
+    #[test]
+    fn a_negative_or_fractional_ttl_is_floored() {
+        let fixed = |json: &str| {
+            floor_ttl(&RawValue::from_string(json.to_owned()).unwrap())
+                .map(|raw| raw.get().to_owned())
+        };
+        assert_eq!(
+            fixed(r#"{"tools":[],"ttlMs":-5}"#).as_deref(),
+            Some(r#"{"tools":[],"ttlMs":0}"#)
+        );
+        assert_eq!(
+            fixed(r#"{"ttlMs":1500.9}"#).as_deref(),
+            Some(r#"{"ttlMs":1500}"#)
+        );
+        assert_eq!(
+            fixed(r#"{"ttlMs":1e30}"#).as_deref(),
+            Some(r#"{"ttlMs":18446744073709551615}"#)
+        );
+        assert_eq!(fixed(r#"{"ttlMs":60}"#), None, "nothing to fix");
+        assert_eq!(fixed(r#"{"ttlMs":"60"}"#), None, "not a number: malformed");
+        assert_eq!(fixed(r#"{"tools":[]}"#), None);
+    }
 
     /// The spliced envelope is byte for byte what typed stamping produces.
     #[test]
