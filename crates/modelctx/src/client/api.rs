@@ -4,26 +4,29 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use modelctx_types::Method as _;
 use modelctx_types::methods::{
-    CallTool, Complete as CompleteMethod, Discover, GetPrompt, Ping, ReadResource,
-    RootsListChanged, SetLevel,
+    CallTool, Complete as CompleteMethod, Discover, GetPrompt, ListPrompts, ListResourceTemplates,
+    ListResources, ListTools, Ping, ReadResource, RootsListChanged, SetLevel,
 };
 use modelctx_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, EmptyParams, Era,
     GetPromptRequestParams, GetPromptResult, Implementation, InputRequests, InputRequiredResult,
-    InputResponseParams, InputResponses, LoggingLevel, NotificationParams, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
-    SetLevelRequestParams, Tool,
+    InputResponseParams, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, NotificationParams, Prompt,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    ServerCapabilities, SetLevelRequestParams, Tool,
 };
 use modelctx_types::{CreateTaskResult, DetailedTask, SubscriptionFilter};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::back_channel::BackChannelGate;
+use super::cache::{CacheMode, Fetched, Hints, ResponseCache, Served};
 use super::callbacks::Callbacks;
 use super::error::ClientError;
 use super::extension::Claims;
@@ -85,6 +88,8 @@ pub struct Client {
     tasks_2025: Tasks2025Settings,
     /// The extensions' result claims on `tools/call` (`None`: no claim).
     claims: Option<Arc<Claims>>,
+    /// The response cache (`None`: off).
+    cache: Option<Arc<ResponseCache>>,
 }
 
 /// What the builder hands a [`Client`] besides its session.
@@ -96,6 +101,7 @@ pub(crate) struct ClientParts {
     pub(crate) tasks: TaskSettings,
     pub(crate) tasks_2025: Tasks2025Settings,
     pub(crate) claims: Option<Arc<Claims>>,
+    pub(crate) cache: Option<Arc<ResponseCache>>,
 }
 
 impl Client {
@@ -108,6 +114,7 @@ impl Client {
             tasks,
             tasks_2025,
             claims,
+            cache,
         } = parts;
         Self {
             session,
@@ -118,7 +125,14 @@ impl Client {
             tasks,
             tasks_2025,
             claims,
+            cache,
         }
+    }
+
+    /// The response cache, unless it is off (see [`cache`](super::cache)): its counters, and
+    /// invalidation by hand.
+    pub fn cache(&self) -> Option<&ResponseCache> {
+        self.cache.as_deref()
     }
 
     /// The session: one round at a time, for the manual loop and raw requests.
@@ -162,61 +176,140 @@ impl Client {
     }
 
     /// Every tool, across pages (on 2026-07-28 without those whose `x-mcp-header` annotations
-    /// are invalid).
+    /// are invalid); from the response cache while the server's `ttlMs` allows.
     ///
     /// # Errors
     /// See [`ClientError`].
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.session.refresh_tools().await
+        self.list_tools_with(RequestOptions::new()).await
     }
 
-    /// Every prompt, across pages.
+    /// [`Client::list_tools`] with options (the cache mode, a timeout).
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn list_tools_with(&self, options: RequestOptions) -> Result<Vec<Tool>, ClientError> {
+        let (session, options) = (&self.session, &options);
+        let served = self
+            .listing(ListTools::NAME, options, |cursor| {
+                session.list_tools_page(cursor, options)
+            })
+            .await?;
+        let mut tools = served.value;
+        if served.foreign {
+            // Another client's listing (a shared store): what this session derives from a
+            // listing (header mirrors, output schemas, task support) is derived now.
+            if self.era() == Era::Modern {
+                session.inner.tools.absorb(&mut tools, true);
+            } else {
+                session.inner.tools.absorb_task_support(&tools, true);
+            }
+        }
+        Ok(tools)
+    }
+
+    /// Every prompt, across pages; from the response cache while the server's `ttlMs` allows.
     ///
     /// # Errors
     /// See [`ClientError`].
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.session.list_prompts(cursor).await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+        self.list_prompts_with(RequestOptions::new()).await
     }
 
-    /// Every resource, across pages.
+    /// [`Client::list_prompts`] with options.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn list_prompts_with(
+        &self,
+        options: RequestOptions,
+    ) -> Result<Vec<Prompt>, ClientError> {
+        let (session, options) = (&self.session, &options);
+        self.listing(ListPrompts::NAME, options, |cursor| {
+            session.list_page::<ListPrompts>(cursor, options)
+        })
+        .await
+        .map(|served| served.value)
+    }
+
+    /// Every resource, across pages; from the response cache while the server's `ttlMs`
+    /// allows.
     ///
     /// # Errors
     /// See [`ClientError`].
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.session.list_resources(cursor).await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+        self.list_resources_with(RequestOptions::new()).await
     }
 
-    /// Every resource template, across pages.
+    /// [`Client::list_resources`] with options.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn list_resources_with(
+        &self,
+        options: RequestOptions,
+    ) -> Result<Vec<Resource>, ClientError> {
+        let (session, options) = (&self.session, &options);
+        self.listing(ListResources::NAME, options, |cursor| {
+            session.list_page::<ListResources>(cursor, options)
+        })
+        .await
+        .map(|served| served.value)
+    }
+
+    /// Every resource template, across pages; from the response cache while the server's
+    /// `ttlMs` allows.
     ///
     /// # Errors
     /// See [`ClientError`].
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.session.list_resource_templates(cursor).await?;
-            all.extend(page.resource_templates);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
+        self.list_resource_templates_with(RequestOptions::new())
+            .await
+    }
+
+    /// [`Client::list_resource_templates`] with options.
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn list_resource_templates_with(
+        &self,
+        options: RequestOptions,
+    ) -> Result<Vec<ResourceTemplate>, ClientError> {
+        let (session, options) = (&self.session, &options);
+        self.listing(ListResourceTemplates::NAME, options, |cursor| {
+            session.list_page::<ListResourceTemplates>(cursor, options)
+        })
+        .await
+        .map(|served| served.value)
+    }
+
+    /// A whole listing through the response cache (when it is on).
+    async fn listing<R, F, Fut>(
+        &self,
+        method: &'static str,
+        options: &RequestOptions,
+        page: F,
+    ) -> Result<Served<Vec<R::Item>>, ClientError>
+    where
+        R: Page,
+        R::Item: Serialize + DeserializeOwned + Clone + Send + Sync + 'static,
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = Result<R, ClientError>>,
+    {
+        match &self.cache {
+            None => walk(page).await.map(|fetched| Served {
+                value: fetched.value,
+                foreign: false,
+            }),
+            Some(cache) => {
+                cache
+                    .fetch(
+                        (method, ""),
+                        self.session.inner.shared.era_and_version(),
+                        options.cache_mode(),
+                        || walk(page),
+                    )
+                    .await
             }
         }
     }
@@ -364,7 +457,15 @@ impl Client {
                 }
             },
         );
-        self.bounded(lp).await
+        let outcome = self.bounded(lp).await;
+        if refreshed.load(Ordering::Relaxed)
+            && let Some(cache) = &self.cache
+        {
+            // The server's tools changed under the call (`-32020`): the cached listing is
+            // stale, and serving it would undo the refreshed header index.
+            cache.invalidate((ListTools::NAME, String::new()));
+        }
+        outcome
     }
 
     /// Gets a prompt and runs the input-required loop to the final result.
@@ -390,7 +491,7 @@ impl Client {
         params: GetPromptRequestParams,
         options: RequestOptions,
     ) -> Result<GetPromptResult, ClientError> {
-        self.run::<GetPrompt>(params, None, options).await
+        self.run::<GetPrompt>(params, None, options, None).await
     }
 
     /// Resumes a `prompts/get` that stopped at an `InputRequiredResult`.
@@ -405,12 +506,14 @@ impl Client {
             pending.params,
             Some(pending.input_required),
             RequestOptions::new(),
+            None,
         )
         .await
     }
 
-    /// Reads a resource and runs the input-required loop to the final result. Nothing is
-    /// cached.
+    /// Reads a resource and runs the input-required loop to the final result; from the
+    /// response cache while the server's `ttlMs` allows (a result reached through input
+    /// requests is never cached).
     ///
     /// # Errors
     /// See [`ClientError`].
@@ -431,7 +534,38 @@ impl Client {
         params: ReadResourceRequestParams,
         options: RequestOptions,
     ) -> Result<ReadResourceResult, ClientError> {
-        self.run::<ReadResource>(params, None, options).await
+        // A resumed exchange (answers or state given) is never served from, nor stored in, the
+        // cache: its result answers those inputs, not the URI alone.
+        let seeded = params.input_responses.is_some() || params.request_state.is_some();
+        let Some(cache) = self.cache.as_ref().filter(|_| !seeded) else {
+            return self.run::<ReadResource>(params, None, options, None).await;
+        };
+        let mut mode = options.cache_mode();
+        if mode == CacheMode::Use && params.meta.is_some() {
+            // `_meta` of the caller's own expects a request on the wire.
+            mode = CacheMode::Refresh;
+        }
+        let uri = params.uri.clone();
+        let rounds = AtomicU32::new(0);
+        let rounds = &rounds;
+        let served = cache
+            .fetch(
+                (ReadResource::NAME, &uri),
+                self.session.inner.shared.era_and_version(),
+                mode,
+                || async move {
+                    let value = self
+                        .run::<ReadResource>(params, None, options, Some(rounds))
+                        .await?;
+                    Ok(Fetched {
+                        hints: Hints::of(value.ttl_ms, value.cache_scope.as_ref()),
+                        value,
+                        storable: rounds.load(Ordering::Relaxed) == 1,
+                    })
+                },
+            )
+            .await?;
+        Ok(served.value)
     }
 
     /// Resumes a `resources/read` that stopped at an `InputRequiredResult`.
@@ -446,15 +580,19 @@ impl Client {
             pending.params,
             Some(pending.input_required),
             RequestOptions::new(),
+            None,
         )
         .await
     }
 
+    /// The input-required loop of `M` in its call span; `rounds`, when given, counts the
+    /// requests sent.
     async fn run<M>(
         &self,
         params: M::Params,
         first: Option<InputRequiredResult>,
         options: RequestOptions,
+        rounds: Option<&AtomicU32>,
     ) -> Result<M::Result, ClientError>
     where
         M: modelctx_types::Method,
@@ -466,10 +604,10 @@ impl Client {
             target_of(M::NAME, Some(&params)).map(Cow::into_owned)
         });
         if span.is_disabled() {
-            return self.run_loop::<M>(params, first, options).await;
+            return self.run_loop::<M>(params, first, options, rounds).await;
         }
         // Boxed, so that the traced call's state does not grow the plain call's future.
-        let call = self.run_loop::<M>(params, first, options);
+        let call = self.run_loop::<M>(params, first, options, rounds);
         Box::pin(trace::in_call_span(span, call, |_| false)).await
     }
 
@@ -479,6 +617,7 @@ impl Client {
         params: M::Params,
         first: Option<InputRequiredResult>,
         options: RequestOptions,
+        rounds: Option<&AtomicU32>,
     ) -> Result<M::Result, ClientError>
     where
         M: modelctx_types::Method,
@@ -495,6 +634,9 @@ impl Client {
             first,
             |params| {
                 let options = &options;
+                if let Some(rounds) = rounds {
+                    rounds.fetch_add(1, Ordering::Relaxed);
+                }
                 async move { session.request::<M>(params, options).await }
             },
         );
@@ -824,5 +966,65 @@ fn tool_arguments(arguments: Value) -> Result<Option<serde_json::Map<String, Val
         other => Err(ClientError::InvalidArgument(format!(
             "tool arguments must be an object, not {other}"
         ))),
+    }
+}
+
+/// One page of a listing: its items, the next cursor, its caching hints.
+trait Page {
+    type Item;
+    fn split(self) -> (Vec<Self::Item>, Option<String>, Hints);
+}
+
+macro_rules! page {
+    ($result:ty, $item:ty, $items:ident) => {
+        impl Page for $result {
+            type Item = $item;
+            fn split(self) -> (Vec<$item>, Option<String>, Hints) {
+                let hints = Hints::of(self.ttl_ms, self.cache_scope.as_ref());
+                (self.$items, self.next_cursor, hints)
+            }
+        }
+    };
+}
+
+page!(ListToolsResult, Tool, tools);
+page!(ListPromptsResult, Prompt, prompts);
+page!(ListResourcesResult, Resource, resources);
+page!(
+    ListResourceTemplatesResult,
+    ResourceTemplate,
+    resource_templates
+);
+
+/// Every page of a listing, with the hints of them all.
+async fn walk<R, F, Fut>(page: F) -> Result<Fetched<Vec<R::Item>>, ClientError>
+where
+    R: Page,
+    F: Fn(Option<String>) -> Fut,
+    Fut: Future<Output = Result<R, ClientError>>,
+{
+    let mut all = Vec::new();
+    let mut cursor = None;
+    let mut hints: Option<Hints> = None;
+    loop {
+        let (items, next, page_hints) = page(cursor).await?.split();
+        all.extend(items);
+        let merged = match hints.take() {
+            Some(so_far) => so_far.and(page_hints),
+            None => page_hints,
+        };
+        match next {
+            Some(next) => {
+                hints = Some(merged);
+                cursor = Some(next);
+            }
+            None => {
+                return Ok(Fetched {
+                    value: all,
+                    hints: merged,
+                    storable: true,
+                });
+            }
+        }
     }
 }

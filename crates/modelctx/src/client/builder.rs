@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::api::{Client, ClientParts};
 use super::back_channel::{BackChannel, BackChannelGate};
+use super::cache::{CacheConfig, CacheRoute, ResponseCache};
 use super::callbacks::{
     CallbackContext, Callbacks, ElicitationCallback, RootsCallback, SamplingCallback,
 };
@@ -76,6 +77,8 @@ pub struct ClientBuilder {
     extensions: Extensions,
     /// The first extension refused, reported when connecting.
     extension_error: Option<String>,
+    /// The response cache (`None`: off; [`ClientBuilder::cache`]).
+    cache: Option<CacheConfig>,
 }
 
 #[cfg(feature = "http-client")]
@@ -109,7 +112,8 @@ impl Default for ClientBuilder {
 impl ClientBuilder {
     /// Defaults: [`Mode::Auto`], no callbacks (so no capabilities), at most 10 input rounds
     /// of at most 16 questions, 4 callbacks at a time, 10 sampling requests per call, no time
-    /// bounds except a 10 s `server/discover` probe.
+    /// bounds except a 10 s `server/discover` probe, the response cache on as the server's
+    /// hints allow ([`CacheConfig::new`]).
     pub fn new() -> Self {
         Self {
             mode: Mode::Auto,
@@ -142,7 +146,24 @@ impl ClientBuilder {
             middleware: Chain::default(),
             extensions: Extensions::default(),
             extension_error: None,
+            cache: Some(CacheConfig::new()),
         }
+    }
+
+    /// Sets up the response cache (on by default with [`CacheConfig::new`]; see
+    /// [`cache`](super::cache)): the store, the principal, the default life of results without
+    /// hints, the bounds.
+    #[must_use]
+    pub fn cache(mut self, config: CacheConfig) -> Self {
+        self.cache = Some(config);
+        self
+    }
+
+    /// Turns the response cache off: every listing and read goes to the server.
+    #[must_use]
+    pub fn no_cache(mut self) -> Self {
+        self.cache = None;
+        self
     }
 
     /// Adds a middleware around every message this client sends: each request (every round of
@@ -534,7 +555,7 @@ impl ClientBuilder {
             TransportKind::Stdio,
         )
         .with_process(process);
-        self.finish(core, Transport::Lines(Box::new(transport)))
+        self.finish(core, Transport::Lines(Box::new(transport)), None)
             .await
     }
 
@@ -556,7 +577,7 @@ impl ClientBuilder {
             self.max_message,
             TransportKind::Io,
         );
-        self.finish(core, Transport::Lines(Box::new(transport)))
+        self.finish(core, Transport::Lines(Box::new(transport)), None)
             .await
     }
 
@@ -588,6 +609,11 @@ impl ClientBuilder {
                 .build()?,
         };
         let core = self.core()?;
+        // The server's identity in cache keys: its URL, without credentials or a fragment.
+        let mut identity = url.clone();
+        let _ = identity.set_username("");
+        let _ = identity.set_password(None);
+        identity.set_fragment(None);
         let config = super::transport::http::HttpConfig {
             client,
             url,
@@ -599,7 +625,8 @@ impl ClientBuilder {
         };
         let transport =
             super::transport::http::HttpTransport::new(config, Arc::clone(&core.shared));
-        self.finish(core, Transport::Http(transport)).await
+        self.finish(core, Transport::Http(transport), Some(identity.to_string()))
+            .await
     }
 
     /// The core of a new connection, with the back-channel as its inbound handler; or the
@@ -629,7 +656,12 @@ impl ClientBuilder {
         })
     }
 
-    async fn finish(mut self, core: Core, transport: Transport) -> Result<Client, ClientError> {
+    async fn finish(
+        mut self,
+        core: Core,
+        transport: Transport,
+        server_url: Option<String>,
+    ) -> Result<Client, ClientError> {
         let mut capabilities = self.callbacks.capabilities();
         // The extensions: declared on every request (and at `initialize`), their claimed
         // result types accepted.
@@ -657,7 +689,23 @@ impl ClientBuilder {
             relisten: self.relisten,
             middleware: self.middleware,
         };
+        let cache = self
+            .cache
+            .take()
+            .map(|config| response_cache(&config, server_url))
+            .transpose();
         let session = Session::new(core.shared, transport, config);
+        let cache = match cache {
+            Ok(cache) => cache,
+            Err(error) => {
+                let _ = session.close().await;
+                return Err(error);
+            }
+        };
+        if let Some(cache) = &cache {
+            // Invalidation: every notification from now on, both eras, before any subscription.
+            session.inner.shared.route::<CacheRoute>().attach(cache);
+        }
         let negotiation = NegotiationConfig {
             mode: self.mode,
             handshake_version: self.handshake_version,
@@ -678,9 +726,45 @@ impl ClientBuilder {
                 tasks: self.tasks.unwrap_or_default(),
                 tasks_2025: self.tasks_2025.unwrap_or_default(),
                 claims: self.extensions.claims(),
+                cache,
             },
         ))
     }
+}
+
+/// The response cache of a new connection to the server at `server_url` (`None`: not HTTP).
+fn response_cache(
+    config: &CacheConfig,
+    server_url: Option<String>,
+) -> Result<Arc<ResponseCache>, ClientError> {
+    let random = || {
+        crate::ids::random_hex().map_err(|error| {
+            ClientError::InvalidArgument(format!("no randomness for the response cache: {error}"))
+        })
+    };
+    let (store, shared) = config.store_or_default();
+    let server: Arc<str> = match (&config.server_id, server_url) {
+        (Some(id), _) => Arc::clone(id),
+        (None, Some(url)) => url.into(),
+        (None, None) if shared => {
+            return Err(ClientError::InvalidArgument(
+                "a shared response cache store needs CacheConfig::server_id on a transport \
+                 without a URL (its entries would be served for another server)"
+                    .to_owned(),
+            ));
+        }
+        // A store of the client's own: the identity only has to be its own.
+        (None, None) => random()?.into(),
+    };
+    // Without a principal a client is one of its own: its private entries go to nobody else.
+    let principal: Arc<str> = match &config.principal {
+        Some(principal) => Arc::clone(principal),
+        None => random()?.into(),
+    };
+    let writer = u64::from_str_radix(&random()?[..16], 16).unwrap_or_default();
+    Ok(Arc::new(ResponseCache::new(
+        config, store, server, principal, writer,
+    )))
 }
 
 /// A new connection's core and the back-channel gate its calls draw sampling grants from.

@@ -17,7 +17,8 @@
 //! ([`ClientError::SamplingBudgetExceeded`]).
 //!
 //! The loop's state (the pending answers and state) lives in the loop alone, so concurrent
-//! calls never see each other's input requests; nothing is cached.
+//! calls never see each other's input requests; the loop keeps nothing between calls (the
+//! response cache, `client/cache`, stores only one-round results).
 
 use std::future::Future;
 use std::time::Duration;

@@ -18,6 +18,12 @@ const LAYERS: &[(&str, u8)] = &[
     ("listen_queue", 0),
     ("pause", 0),
     ("tool_index", 0),
+    // The response cache's leaves: the per-call mode (carried by the session's options), the
+    // store and what notifications make stale; its settings above them.
+    ("cache/mode", 0),
+    ("cache/store", 0),
+    ("cache/notifications", 0),
+    ("cache/config", 1),
     ("error", 1),
     ("callbacks", 2),
     // The request and call spans: named from plain data, used by the session and the API.
@@ -42,6 +48,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("listen", 7),
     ("tasks", 7),
     ("tasks_2025", 7),
+    // The response cache: a route of the core (invalidation), used by the API.
+    ("cache", 7),
     // The public client, its authorization layer, the builder that wires them, flows on top.
     ("api", 8),
     ("auth", 9),

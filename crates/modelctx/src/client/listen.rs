@@ -188,9 +188,10 @@ struct ParamsProbe {
 }
 
 impl Route for Listens {
-    /// First: a subscription takes its own notifications before any other route.
+    /// Right after the response cache (which only looks): a subscription takes its own
+    /// notifications before any other route.
     fn order(&self) -> u8 {
-        0
+        1
     }
 
     /// Registers `id` to the listen request being sent on this task, if any.

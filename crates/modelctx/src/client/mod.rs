@@ -102,6 +102,7 @@ mod api;
 pub mod auth;
 mod back_channel;
 mod builder;
+pub mod cache;
 mod callbacks;
 mod error;
 pub mod extension;
@@ -129,6 +130,7 @@ mod transport;
 
 pub use api::{Client, PendingRequest};
 pub use builder::ClientBuilder;
+pub use cache::CacheMode;
 pub use callbacks::{
     CallbackContext, ElicitationCallback, InputOrigin, NotificationCallback, ProgressCallback,
     RootsCallback, SamplingCallback, Task2025StatusCallback, TaskStatusCallback,

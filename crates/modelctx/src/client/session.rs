@@ -27,6 +27,7 @@ use modelctx_types::{
 use serde::Deserialize;
 use serde_json::value::{RawValue, to_raw_value};
 
+use super::cache::mode::CacheMode;
 use super::callbacks::{ProgressCallback, TaskStatusCallback};
 use super::error::ClientError;
 use super::middleware::{self, Chain};
@@ -74,6 +75,8 @@ pub struct RequestOptions {
     pub(crate) task_2025: bool,
     /// 2025-11-25: the statuses of the task a `tools/call` runs as.
     pub(crate) task_2025_status: Option<super::callbacks::Task2025StatusCallback>,
+    /// How the call uses the response cache (client/cache).
+    pub(crate) cache: CacheMode,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -84,6 +87,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("task_status", &self.task_status.is_some())
             .field("task_2025", &self.task_2025)
             .field("task_2025_status", &self.task_2025_status.is_some())
+            .field("cache", &self.cache)
             .finish()
     }
 }
@@ -110,6 +114,23 @@ impl RequestOptions {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// How a cacheable call (the listings, `resources/read`) uses the client's response cache
+    /// (default [`CacheMode::Use`]; see [`cache`](super::cache)). A call with a progress
+    /// callback always reaches the server.
+    #[must_use]
+    pub fn cache(mut self, mode: CacheMode) -> Self {
+        self.cache = mode;
+        self
+    }
+
+    /// The cache mode the call runs with: a progress callback expects a request on the wire.
+    pub(crate) fn cache_mode(&self) -> CacheMode {
+        match self.cache {
+            CacheMode::Use if self.progress.is_some() => CacheMode::Refresh,
+            mode => mode,
+        }
     }
 }
 
@@ -288,7 +309,17 @@ impl Session {
             }
             other => other.map_err(ClientError::Rpc)?,
         };
-        self.decode::<M>(&raw)
+        match self.decode::<M>(&raw) {
+            // A negative or fractional `ttlMs` is to be read as 0 (or its floor), not to fail
+            // the call: fixed on this rare path only, so the happy path decodes once.
+            Err(ClientError::InvalidResult(ResultDecodeError::Malformed { .. }))
+                if CACHEABLE.contains(&M::NAME)
+                    && let Some(fixed) = floor_ttl(&raw) =>
+            {
+                self.decode::<M>(&fixed)
+            }
+            other => other,
+        }
     }
 
     pub(crate) fn decode<M: Method>(
@@ -626,13 +657,19 @@ impl Session {
     /// # Errors
     /// See [`ClientError`].
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
+        self.list_tools_page(cursor, &RequestOptions::new()).await
+    }
+
+    /// [`Session::list_tools`] with options.
+    pub(crate) async fn list_tools_page(
+        &self,
+        cursor: Option<String>,
+        options: &RequestOptions,
+    ) -> Result<ListToolsResult, ClientError> {
         let first_page = cursor.is_none();
         let mut params = PaginatedRequestParams::new();
         params.cursor = cursor;
-        let mut result = complete(
-            self.request::<ListTools>(params, &RequestOptions::new())
-                .await?,
-        )?;
+        let mut result = complete(self.request::<ListTools>(params, options).await?)?;
         let complete_listing = first_page && result.next_cursor.is_none();
         if self.era() == Some(Era::Modern) {
             self.inner.tools.absorb(&mut result.tools, complete_listing);
@@ -643,6 +680,20 @@ impl Session {
                 .absorb_task_support(&result.tools, complete_listing);
         }
         Ok(result)
+    }
+
+    /// One page of a listing other than `tools/list`, with options.
+    pub(crate) async fn list_page<M>(
+        &self,
+        cursor: Option<String>,
+        options: &RequestOptions,
+    ) -> Result<M::Result, ClientError>
+    where
+        M: Method<Params = PaginatedRequestParams>,
+    {
+        let mut params = PaginatedRequestParams::new();
+        params.cursor = cursor;
+        complete(self.request::<M>(params, options).await?)
     }
 
     /// One page of `prompts/list`.
@@ -784,7 +835,7 @@ impl Session {
         let mut tools = Vec::new();
         let mut cursor = None;
         loop {
-            let page = self.list_tools(cursor).await?;
+            let page = self.list_tools_page(cursor, &RequestOptions::new()).await?;
             tools.extend(page.tools);
             match page.next_cursor {
                 Some(next) => cursor = Some(next),
@@ -808,7 +859,8 @@ impl Session {
         gate(outcome, allow_input_required)
     }
 
-    /// One round of `resources/read`; see [`Session::call_tool`]. Nothing is cached.
+    /// One round of `resources/read`; see [`Session::call_tool`]. The session caches nothing
+    /// (the response cache is the [`Client`](super::Client)'s).
     ///
     /// # Errors
     /// See [`ClientError`].
@@ -835,6 +887,34 @@ impl Session {
     pub async fn close(&self) -> Result<(), ClientError> {
         self.inner.transport.close().await
     }
+}
+
+/// The methods whose results carry `ttlMs` (SEP-2549).
+const CACHEABLE: &[&str] = &[
+    Discover::NAME,
+    ListTools::NAME,
+    ListPrompts::NAME,
+    ListResources::NAME,
+    ListResourceTemplates::NAME,
+    ReadResource::NAME,
+];
+
+/// `raw` with a `ttlMs` that is a negative or fractional number made 0 or its floor (the spec
+/// reads a negative one as 0); `None` when it needs no fixing (the result is malformed
+/// otherwise).
+fn floor_ttl(raw: &RawValue) -> Option<Box<RawValue>> {
+    let mut value: serde_json::Value = serde_json::from_str(raw.get()).ok()?;
+    let ttl = value.get_mut("ttlMs")?;
+    let number = ttl.as_f64().filter(|_| ttl.as_u64().is_none())?;
+    // Saturating: NaN and negatives to 0, past u64::MAX to u64::MAX (the cache caps it anyway).
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a float-to-int `as` cast saturates, which is the floor wanted here"
+    )]
+    let floored = number.floor() as u64;
+    *ttl = serde_json::Value::from(floored);
+    to_raw_value(&value).ok()
 }
 
 /// Inserts `"_meta":<meta>` as the first member of the serialized object `body`.
@@ -881,11 +961,36 @@ pub(crate) fn mutual_modern(supported: &[ProtocolVersion]) -> Option<ProtocolVer
 
 #[cfg(test)]
 mod tests {
-    use super::splice_meta;
+    use super::{floor_ttl, splice_meta};
     use modelctx_types::{
         CallToolRequestParams, ClientCapabilities, EmptyParams, Implementation, ProtocolVersion,
         RequestMeta,
     };
+    use serde_json::value::RawValue;
+
+    /// A server's negative `ttlMs` reads as 0 (the spec's rule), a fractional one as its floor.
+    #[test]
+    fn a_negative_or_fractional_ttl_is_floored() {
+        let fixed = |json: &str| {
+            floor_ttl(&RawValue::from_string(json.to_owned()).unwrap())
+                .map(|raw| raw.get().to_owned())
+        };
+        assert_eq!(
+            fixed(r#"{"tools":[],"ttlMs":-5}"#).as_deref(),
+            Some(r#"{"tools":[],"ttlMs":0}"#)
+        );
+        assert_eq!(
+            fixed(r#"{"ttlMs":1500.9}"#).as_deref(),
+            Some(r#"{"ttlMs":1500}"#)
+        );
+        assert_eq!(
+            fixed(r#"{"ttlMs":1e30}"#).as_deref(),
+            Some(r#"{"ttlMs":18446744073709551615}"#)
+        );
+        assert_eq!(fixed(r#"{"ttlMs":60}"#), None, "nothing to fix");
+        assert_eq!(fixed(r#"{"ttlMs":"60"}"#), None, "not a number: malformed");
+        assert_eq!(fixed(r#"{"tools":[]}"#), None);
+    }
 
     /// The spliced envelope is byte for byte what typed stamping produces.
     #[test]

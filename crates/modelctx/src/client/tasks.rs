@@ -417,10 +417,10 @@ impl TaskWatchers {
 }
 
 impl Route for TaskWatchers {
-    /// After `Client::listen`'s subscriptions (order 0): a notification both would take goes
+    /// After `Client::listen`'s subscriptions (order 1): a notification both would take goes
     /// to the subscription.
     fn order(&self) -> u8 {
-        1
+        2
     }
 
     fn route(&self, notification: &Notification) -> bool {
