@@ -500,3 +500,37 @@ async fn back_channel_requests_are_bounded() {
     assert_eq!(peak.load(Ordering::SeqCst), 4);
     call.abort();
 }
+
+/// A server whose listing never ends (every page names a next one) costs the client a bounded
+/// number of requests: the listing fails after `MAX_LIST_PAGES` pages, for every list.
+#[tokio::test]
+async fn a_listing_that_never_ends_stops_at_the_page_bound() {
+    use modelctx::client::MAX_LIST_PAGES;
+    let pages = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&pages);
+    let server = FakeServer::start(move |message| {
+        let method = message["method"].as_str().unwrap_or_default();
+        let n = counted.fetch_add(1, Ordering::SeqCst);
+        let key = match method {
+            "tools/list" => "tools",
+            "prompts/list" => "prompts",
+            "resources/list" => "resources",
+            "resources/templates/list" => "resourceTemplates",
+            _ => return Vec::new(),
+        };
+        let mut page = json!({"resultType": "complete", "nextCursor": format!("page-{n}")});
+        page[key] = json!([]);
+        vec![result(message, page)]
+    });
+    let (client, _log, _received) = server.connect(pinned()).await;
+    let error = client.list_tools().await.unwrap_err();
+    assert!(
+        matches!(&error, ClientError::Protocol(m) if m.contains("pages")),
+        "{error}"
+    );
+    assert_eq!(pages.load(Ordering::SeqCst), MAX_LIST_PAGES);
+    assert!(client.list_prompts().await.is_err());
+    assert!(client.list_resources().await.is_err());
+    assert!(client.list_resource_templates().await.is_err());
+    assert_eq!(pages.load(Ordering::SeqCst), 4 * MAX_LIST_PAGES);
+}

@@ -32,7 +32,7 @@ use super::error::ClientError;
 use super::extension::Claims;
 use super::input_loop::{CallBudget, LoopLimits, answer_all, drive};
 use super::listen::Subscription;
-use super::session::{RequestOptions, RoundOutcome, Session};
+use super::session::{MAX_LIST_PAGES, RequestOptions, RoundOutcome, Session, too_many_pages};
 use super::tasks::{Follower, TaskSettings, ToolStart};
 use super::tasks_2025::Tasks2025Settings;
 use super::trace;
@@ -1006,7 +1006,7 @@ where
     let mut all = Vec::new();
     let mut cursor = None;
     let mut hints: Option<Hints> = None;
-    loop {
+    for _ in 0..MAX_LIST_PAGES {
         let (items, next, page_hints) = page(cursor).await?.split();
         all.extend(items);
         let merged = match hints.take() {
@@ -1027,4 +1027,5 @@ where
             }
         }
     }
+    Err(too_many_pages())
 }

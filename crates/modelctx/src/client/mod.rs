@@ -138,7 +138,7 @@ pub use callbacks::{
 pub use error::{ClientError, TransportError};
 pub use listen::{ListenEvent, Subscription};
 pub use negotiate::Mode;
-pub use session::{RequestOptions, RoundOutcome, Session};
+pub use session::{MAX_LIST_PAGES, RequestOptions, RoundOutcome, Session};
 pub use tasks::{TaskFollow, TaskSettings, ToolStart};
 pub use tasks_2025::Tasks2025Settings;
 pub use transport::TransportKind;

@@ -834,7 +834,7 @@ impl Session {
     pub(crate) async fn refresh_tools(&self) -> Result<Vec<modelctx_types::Tool>, ClientError> {
         let mut tools = Vec::new();
         let mut cursor = None;
-        loop {
+        for _ in 0..MAX_LIST_PAGES {
             let page = self.list_tools_page(cursor, &RequestOptions::new()).await?;
             tools.extend(page.tools);
             match page.next_cursor {
@@ -842,6 +842,7 @@ impl Session {
                 None => return Ok(tools),
             }
         }
+        Err(too_many_pages())
     }
 
     /// One round of `prompts/get`; see [`Session::call_tool`].
@@ -957,6 +958,17 @@ pub(crate) fn mutual_modern(supported: &[ProtocolVersion]) -> Option<ProtocolVer
         .iter()
         .find(|v| supported.contains(v))
         .cloned()
+}
+
+/// The most pages a listing follows: a server whose cursors never end (a bug, or a hostile
+/// server making the client spend memory and requests) ends the listing with an error.
+pub const MAX_LIST_PAGES: usize = 1000;
+
+/// The error of a listing longer than [`MAX_LIST_PAGES`].
+pub(crate) fn too_many_pages() -> ClientError {
+    ClientError::Protocol(format!(
+        "the server's listing goes on past {MAX_LIST_PAGES} pages"
+    ))
 }
 
 #[cfg(test)]
