@@ -9,7 +9,15 @@ use crate::handler::{Handler, Kind};
 
 pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenStream> {
     options.check(
-        &["name", "title", "description", "ui", "visibility"],
+        &[
+            "name",
+            "title",
+            "description",
+            "ui",
+            "visibility",
+            "meta",
+            "icons",
+        ],
         &["read_only", "destructive", "idempotent", "open_world"],
     )?;
     options.reject_literal()?;
@@ -41,6 +49,8 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
     } else {
         TokenStream::new()
     };
+    let meta = hand_meta(options)?;
+    let icons = icons(options)?;
     let ui = ui_meta(options)?;
     let method = handler.method(
         &item,
@@ -59,6 +69,8 @@ pub(crate) fn expand(options: &Options, mut item: ItemFn) -> syn::Result<TokenSt
             tool.title = #title;
             tool.output_schema = <#ret as ::modelctx::__private::IntoToolResult>::output_schema();
             #annotations
+            #meta
+            #icons
             #ui
             tool
         }
@@ -112,5 +124,58 @@ fn ui_meta(options: &Options) -> syn::Result<TokenStream> {
     };
     Ok(quote! {
         ::modelctx::__private::set_tool_ui(&mut tool, #uri, &[#(#words),*]);
+    })
+}
+
+/// `meta = "{…}"`: entries of the tool's `_meta`, a JSON object checked here. The MCP Apps keys
+/// are refused: `ui = …` writes them, and the server checks them together.
+fn hand_meta(options: &Options) -> syn::Result<TokenStream> {
+    let Some(meta) = options.value("meta") else {
+        return Ok(TokenStream::new());
+    };
+    let parsed: serde_json::Value = serde_json::from_str(&meta.value())
+        .map_err(|error| syn::Error::new(meta.span(), format!("`meta` is not JSON: {error}")))?;
+    let Some(object) = parsed.as_object() else {
+        return Err(syn::Error::new(
+            meta.span(),
+            "`meta` must be a JSON object of `_meta` entries",
+        ));
+    };
+    if let Some(key) = object
+        .keys()
+        .find(|key| matches!(key.as_str(), "ui" | "ui/resourceUri"))
+    {
+        return Err(syn::Error::new(
+            meta.span(),
+            format!("`meta` sets {key:?}, which `ui = \"ui://…\"` (and `visibility`) write"),
+        ));
+    }
+    Ok(quote! {
+        ::modelctx::__private::set_tool_meta(&mut tool, #meta);
+    })
+}
+
+/// `icons = "https://… data:…"`: the tool's icons, each an `https:` or `data:` URL (a client
+/// fetches them), separated by spaces (a `data:` URL has commas, no URL has a space).
+fn icons(options: &Options) -> syn::Result<TokenStream> {
+    let Some(icons) = options.value("icons") else {
+        return Ok(TokenStream::new());
+    };
+    let value = icons.value();
+    let sources: Vec<&str> = value.split_whitespace().collect();
+    if sources.is_empty() {
+        return Err(syn::Error::new(icons.span(), "`icons` lists no URL"));
+    }
+    for source in &sources {
+        let lower = source.to_ascii_lowercase();
+        if !(lower.starts_with("https://") || lower.starts_with("data:")) {
+            return Err(syn::Error::new(
+                icons.span(),
+                format!("`icons` lists https: or data: URLs (space-separated), not {source:?}"),
+            ));
+        }
+    }
+    Ok(quote! {
+        ::modelctx::__private::set_tool_icons(&mut tool, &[#(#sources),*]);
     })
 }

@@ -39,3 +39,24 @@ pub fn set_tool_ui(tool: &mut Tool, resource_uri: Option<&str>, visibility: &[&'
             .insert(modelctx_types::apps::UI_META_KEY, ui);
     }
 }
+
+/// `#[tool(meta = "{…}")]`: adds the entries of a JSON object the macro checked to the tool's
+/// `_meta`.
+pub fn set_tool_meta(tool: &mut Tool, json: &str) {
+    if let Ok(entries) = serde_json::from_str::<Extra>(json) {
+        let meta = tool.meta.get_or_insert_with(modelctx_types::Meta::new);
+        for (key, value) in entries {
+            meta.insert(key, value);
+        }
+    }
+}
+
+/// `#[tool(icons = "…")]`: the tool's icons, from URLs the macro checked.
+pub fn set_tool_icons(tool: &mut Tool, sources: &[&str]) {
+    tool.icons = Some(
+        sources
+            .iter()
+            .map(|source| modelctx_types::Icon::new(*source))
+            .collect(),
+    );
+}
