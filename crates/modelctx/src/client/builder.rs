@@ -566,6 +566,13 @@ impl ClientBuilder {
     /// An invalid URL, or the negotiation failed.
     #[cfg(feature = "http-client")]
     pub async fn connect_http(mut self, url: &str) -> Result<Client, ClientError> {
+        let (core, transport) = self.http_transport(url)?;
+        self.finish(core, transport).await
+    }
+
+    /// The streamable HTTP transport to `url`, and the core of its connection.
+    #[cfg(feature = "http-client")]
+    fn http_transport(&mut self, url: &str) -> Result<(Core, Transport), ClientError> {
         #[cfg(feature = "auth-client")]
         let auth = match &self.http.oauth {
             Some(config) => Some(
@@ -599,7 +606,75 @@ impl ClientBuilder {
         };
         let transport =
             super::transport::http::HttpTransport::new(config, Arc::clone(&core.shared));
-        self.finish(core, Transport::Http(transport)).await
+        Ok((core, Transport::Http(transport)))
+    }
+
+    /// Connects to an endpoint of the HTTP+SSE transport of 2024-11-05 (e.g.
+    /// `http://127.0.0.1:8000/sse`): a `GET` opens the event stream, whose `endpoint` event
+    /// names where messages are POSTed. That endpoint must be on the stream's origin (another
+    /// is refused with [`ClientError::Protocol`]: a server must not send our messages and their
+    /// headers elsewhere). The transport predates 2026-07-28, so the `initialize` handshake is
+    /// used whatever the [`mode`](Self::mode). The [`http_client`](Self::http_client),
+    /// [`http_header`](Self::http_header)s and the [`max_message_size`](Self::max_message_size)
+    /// (of every event) apply; OAuth does not (send a token with `http_header`). The stream
+    /// must name its endpoint within the [`probe_timeout`](Self::probe_timeout).
+    ///
+    /// # Errors
+    /// An invalid URL, an HTTP status, an endpoint on another origin, or the negotiation
+    /// failed.
+    #[cfg(feature = "http-client")]
+    pub async fn connect_sse(mut self, url: &str) -> Result<Client, ClientError> {
+        let url = reqwest::Url::parse(url)
+            .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
+        let client = match &self.http.client {
+            Some(client) => client.clone(),
+            None => reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()?,
+        };
+        let core = self.core()?;
+        let (reader, writer) = super::transport::sse::open(super::transport::sse::SseSettings {
+            client,
+            url,
+            headers: self.http.headers.clone(),
+            max_message: self.max_message,
+            connect_timeout: self.probe_timeout,
+        })
+        .await?;
+        self.mode = Mode::Handshake;
+        let transport = LineTransport::start(
+            reader,
+            writer,
+            Arc::clone(&core.shared),
+            self.max_message,
+            TransportKind::Sse,
+        );
+        self.finish(core, Transport::Lines(Box::new(transport)))
+            .await
+    }
+
+    /// [`connect_http`](Self::connect_http), falling back to
+    /// [`connect_sse`](Self::connect_sse) when the URL answers the old way (the spec's
+    /// backwards-compatibility rule: the first POST gets 400, 404 or 405, and a `GET` of the
+    /// same URL opens an event stream that names its endpoint). When the fallback fails too,
+    /// the error of the streamable attempt is returned if the URL is no SSE endpoint either.
+    ///
+    /// # Errors
+    /// As [`connect_http`](Self::connect_http) and [`connect_sse`](Self::connect_sse).
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http_or_sse(mut self, url: &str) -> Result<Client, ClientError> {
+        let (core, transport) = self.http_transport(url)?;
+        match Box::pin(self.try_finish(core, transport)).await {
+            Ok(client) => Ok(client),
+            Err((error, builder)) if super::transport::sse::answers_the_old_way(&error) => {
+                tracing::debug!(%error, "the URL answers the old way; trying HTTP+SSE");
+                match builder.connect_sse(url).await {
+                    Err(ClientError::HttpStatus { .. }) => Err(error),
+                    other => other,
+                }
+            }
+            Err((error, _)) => Err(error),
+        }
     }
 
     /// The core of a new connection, with the back-channel as its inbound handler; or the
@@ -629,7 +704,19 @@ impl ClientBuilder {
         })
     }
 
-    async fn finish(mut self, core: Core, transport: Transport) -> Result<Client, ClientError> {
+    async fn finish(self, core: Core, transport: Transport) -> Result<Client, ClientError> {
+        self.try_finish(core, transport)
+            .await
+            .map_err(|(error, _)| error)
+    }
+
+    /// [`finish`](Self::finish), handing the builder back when the negotiation failed (for a
+    /// fallback to another transport).
+    async fn try_finish(
+        mut self,
+        core: Core,
+        transport: Transport,
+    ) -> Result<Client, (ClientError, Box<Self>)> {
         let mut capabilities = self.callbacks.capabilities();
         // The extensions: declared on every request (and at `initialize`), their claimed
         // result types accepted.
@@ -647,7 +734,7 @@ impl ClientBuilder {
             )
         });
         let config = SessionConfig {
-            client_info: self.client_info,
+            client_info: self.client_info.clone(),
             capabilities,
             tasks_2025_capability,
             request_timeout: self.request_timeout,
@@ -655,18 +742,18 @@ impl ClientBuilder {
             result_types,
             list_unseen_tools: self.list_unseen_tools,
             relisten: self.relisten,
-            middleware: self.middleware,
+            middleware: self.middleware.clone(),
         };
         let session = Session::new(core.shared, transport, config);
         let negotiation = NegotiationConfig {
-            mode: self.mode,
-            handshake_version: self.handshake_version,
+            mode: self.mode.clone(),
+            handshake_version: self.handshake_version.clone(),
             probe_timeout: self.probe_timeout,
         };
         if let Err(error) = negotiate(&session, &negotiation).await {
             // Do not leave a spawned server behind.
             let _ = session.close().await;
-            return Err(error);
+            return Err((error, Box::new(self)));
         }
         Ok(Client::new(
             session,

@@ -65,6 +65,9 @@ pub struct HttpConfig {
     /// open after it are closed, dropping their requests. `Duration::MAX` waits for them
     /// however long they take.
     pub shutdown_grace: Duration,
+    /// The HTTP+SSE transport of 2024-11-05, served beside this endpoint when set (off by
+    /// default; see [`HttpConfig::sse`]).
+    pub sse: Option<super::SseConfig>,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<crate::server::auth::ResourceServer>>,
@@ -89,6 +92,7 @@ impl Default for HttpConfig {
             session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
             session_idle_timeout: Some(Duration::from_secs(30 * 60)),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            sse: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -200,6 +204,15 @@ impl HttpConfig {
     #[must_use]
     pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Also serves the HTTP+SSE transport of 2024-11-05 (`GET /sse`, `POST /messages` by
+    /// default) for the clients of that era, with this endpoint's guards and limits. Opt-in:
+    /// the transport keeps a session per open stream, which streamable HTTP does not need.
+    #[must_use]
+    pub fn sse(mut self, sse: super::SseConfig) -> Self {
+        self.sse = Some(sse);
         self
     }
 

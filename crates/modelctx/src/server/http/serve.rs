@@ -83,7 +83,12 @@ impl Server {
             }
             None => router,
         };
-        router.with_state(state)
+        let sse = state.config.sse.is_some().then(|| Arc::clone(&state));
+        let router = router.with_state(state);
+        match sse {
+            Some(state) => router.merge(super::legacy_sse::router(state)),
+            None => router,
+        }
     }
 
     /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
