@@ -58,29 +58,13 @@ fn text(result: &CallToolResult) -> String {
         .to_owned()
 }
 
-/// Our client and our server over SSE: the handshake era, a call, a back-channel elicitation,
-/// log notifications and a list change on the stream.
-#[tokio::test]
-async fn our_client_and_our_server() {
-    let (_peer, url, server) = serve_server(HttpConfig::default().sse(SseConfig::default())).await;
-    let recorder = Recorder::default();
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let notified = Arc::clone(&seen);
-    let builder = recording_builder(&recorder, answers()).on_notification(move |n| {
-        notified.lock().unwrap().push(n.method.clone());
-    });
-    let client = tokio::time::timeout(STEP, builder.connect_sse(&url))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(client.era(), Era::Handshake);
-
+/// Calls `echo`, then `provision`, whose question the recorder answers through the back-channel.
+async fn echo_and_provision(client: &Client, recorder: &Recorder) {
     let echoed = client
         .call_tool("echo", json!({"text": "over sse"}))
         .await
         .unwrap();
     assert_eq!(text(&echoed), "over sse");
-
     let provisioned = tokio::time::timeout(
         STEP,
         client.call_tool("provision", json!({"name": "orders"})),
@@ -99,6 +83,26 @@ async fn our_client_and_our_server() {
         calls[0].message.as_deref(),
         Some("Which region should the database live in?")
     );
+}
+
+/// Our client and our server over SSE: the handshake era, a call, a back-channel elicitation,
+/// log notifications and a list change on the stream.
+#[tokio::test]
+async fn our_client_and_our_server() {
+    let (_peer, url, server) = serve_server(HttpConfig::default().sse(SseConfig::default())).await;
+    let recorder = Recorder::default();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let notified = Arc::clone(&seen);
+    let builder = recording_builder(&recorder, answers()).on_notification(move |n| {
+        notified.lock().unwrap().push(n.method.clone());
+    });
+    let client = tokio::time::timeout(STEP, builder.connect_sse(&url))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(client.era(), Era::Handshake);
+
+    echo_and_provision(&client, &recorder).await;
 
     client.set_log_level(LoggingLevel::Debug).await.unwrap();
     let logged = client.call_tool("logs", json!({})).await.unwrap();
@@ -142,23 +146,7 @@ async fn our_client_against_python_sse_app() {
         client.server_info().map(|i| i.name),
         Some("PeerSse".to_owned())
     );
-    let echoed = client
-        .call_tool("echo", json!({"text": "to python"}))
-        .await
-        .unwrap();
-    assert_eq!(text(&echoed), "to python");
-    let provisioned = tokio::time::timeout(
-        STEP,
-        client.call_tool("provision", json!({"name": "orders"})),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    assert!(
-        text(&provisioned).starts_with("Provisioned 'orders' in "),
-        "{provisioned:?}"
-    );
-    assert_eq!(recorder.calls().len(), 1);
+    echo_and_provision(&client, &recorder).await;
     client.close().await.unwrap();
 
     let fallback =

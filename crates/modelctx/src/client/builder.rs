@@ -543,7 +543,21 @@ impl ClientBuilder {
     ///
     /// # Errors
     /// The negotiation failed.
-    pub async fn connect_io<R, W>(mut self, reader: R, writer: W) -> Result<Client, ClientError>
+    pub async fn connect_io<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        self.connect_lines(reader, writer, TransportKind::Io).await
+    }
+
+    /// Speaks newline-delimited JSON over `reader` / `writer`, as a transport of `kind`.
+    async fn connect_lines<R, W>(
+        mut self,
+        reader: R,
+        writer: W,
+        kind: TransportKind,
+    ) -> Result<Client, ClientError>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -554,7 +568,7 @@ impl ClientBuilder {
             writer,
             Arc::clone(&core.shared),
             self.max_message,
-            TransportKind::Io,
+            kind,
         );
         self.finish(core, Transport::Lines(Box::new(transport)))
             .await
@@ -585,15 +599,7 @@ impl ClientBuilder {
         let auth = None;
         let url = reqwest::Url::parse(url)
             .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
-        let client = match &self.http.client {
-            Some(client) => client.clone(),
-            // Redirects are not followed: an MCP endpoint that moves is a configuration error,
-            // and a POST replayed to another origin could leak the request (it surfaces as
-            // `ClientError::HttpStatus`).
-            None => reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()?,
-        };
+        let client = self.reqwest_client()?;
         let core = self.core()?;
         let config = super::transport::http::HttpConfig {
             client,
@@ -626,15 +632,8 @@ impl ClientBuilder {
     pub async fn connect_sse(mut self, url: &str) -> Result<Client, ClientError> {
         let url = reqwest::Url::parse(url)
             .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
-        let client = match &self.http.client {
-            Some(client) => client.clone(),
-            None => reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()?,
-        };
-        let core = self.core()?;
         let (reader, writer) = super::transport::sse::open(super::transport::sse::SseSettings {
-            client,
+            client: self.reqwest_client()?,
             url,
             headers: self.http.headers.clone(),
             max_message: self.max_message,
@@ -642,15 +641,7 @@ impl ClientBuilder {
         })
         .await?;
         self.mode = Mode::Handshake;
-        let transport = LineTransport::start(
-            reader,
-            writer,
-            Arc::clone(&core.shared),
-            self.max_message,
-            TransportKind::Sse,
-        );
-        self.finish(core, Transport::Lines(Box::new(transport)))
-            .await
+        self.connect_lines(reader, writer, TransportKind::Sse).await
     }
 
     /// [`connect_http`](Self::connect_http), falling back to
@@ -675,6 +666,19 @@ impl ClientBuilder {
             }
             Err((error, _)) => Err(error),
         }
+    }
+
+    /// The HTTP client of a connection: the one given, or one that follows no redirects (an
+    /// MCP endpoint that moves is a configuration error, and a POST replayed to another origin
+    /// could leak the request; it surfaces as `ClientError::HttpStatus`).
+    #[cfg(feature = "http-client")]
+    fn reqwest_client(&self) -> Result<reqwest::Client, ClientError> {
+        Ok(match &self.http.client {
+            Some(client) => client.clone(),
+            None => reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()?,
+        })
     }
 
     /// The core of a new connection, with the back-channel as its inbound handler; or the

@@ -50,13 +50,7 @@ pub(crate) async fn open(
             .header(ACCEPT, HeaderValue::from_static("text/event-stream"))
             .send()
             .await?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(ClientError::HttpStatus {
-                status: status.as_u16(),
-                body: snippet(response).await,
-            });
-        }
+        let response = successful(response).await?;
         let event_stream = response
             .headers()
             .get(CONTENT_TYPE)
@@ -192,14 +186,7 @@ impl Poster {
             .body(body)
             .send()
             .await?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(ClientError::HttpStatus {
-                status: status.as_u16(),
-                body: snippet(response).await,
-            });
-        }
-        Ok(())
+        successful(response).await.map(drop)
     }
 }
 
@@ -259,6 +246,19 @@ impl EventStream {
             self.ready.extend(events);
         }
     }
+}
+
+/// The response if its status is a success; otherwise the status and the beginning of its
+/// body as the error.
+async fn successful(response: reqwest::Response) -> Result<reqwest::Response, ClientError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    Err(ClientError::HttpStatus {
+        status: status.as_u16(),
+        body: snippet(response).await,
+    })
 }
 
 /// The beginning of a refusal's body, for the error.

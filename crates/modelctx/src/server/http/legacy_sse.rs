@@ -40,93 +40,20 @@ use tokio::io::AsyncWriteExt as _;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::body::BodyBudget;
+#[cfg(doc)]
 use super::config::HttpConfig;
+use super::config::SseConfig;
 use super::guards::{authenticate, check_host_and_origin, is_json};
 use super::responses::{accepted, body_refused, json, plain};
-use super::sessions::Sessions;
 use super::sse::event_stream_only;
 use super::state::HttpState;
+#[cfg(doc)]
+use crate::server::Server;
 use crate::server::origin::peer_addr;
 use crate::server::peer_rate::PeerRate;
-use crate::server::{Server, StdioConfig, handshake};
+use crate::server::{StdioConfig, handshake};
 use crate::sync::lock;
 use crate::transport::lines::{Frame, LineReader};
-
-/// The HTTP+SSE transport of 2024-11-05 (see [`HttpConfig::sse`]).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct SseConfig {
-    /// Where `GET` opens a session's event stream (default `/sse`).
-    pub sse_path: String,
-    /// Where the messages of a session are POSTed (default `/messages`); the `endpoint` event
-    /// names it with the session's id as the `session_id` query parameter.
-    pub messages_path: String,
-    /// How many sessions may be open at once (default 1024); beyond, `GET` gets 503.
-    pub max_sessions: usize,
-    /// How many POSTed messages may wait for one session's engine (default 64); beyond, the
-    /// POST gets 503 with `Retry-After`. The engine reads on while it runs fewer than its
-    /// concurrent requests (512), so a full queue means a client that does not wait.
-    pub max_queued_messages: usize,
-}
-
-impl Default for SseConfig {
-    fn default() -> Self {
-        Self {
-            sse_path: "/sse".to_owned(),
-            messages_path: "/messages".to_owned(),
-            max_sessions: 1024,
-            max_queued_messages: 64,
-        }
-    }
-}
-
-impl SseConfig {
-    /// Opens sessions at `path` instead of `/sse`.
-    #[must_use]
-    pub fn sse_path(mut self, path: impl Into<String>) -> Self {
-        self.sse_path = path.into();
-        self
-    }
-
-    /// Takes messages at `path` instead of `/messages`.
-    #[must_use]
-    pub fn messages_path(mut self, path: impl Into<String>) -> Self {
-        self.messages_path = path.into();
-        self
-    }
-
-    /// Bounds the open sessions.
-    #[must_use]
-    pub fn max_sessions(mut self, sessions: usize) -> Self {
-        self.max_sessions = sessions;
-        self
-    }
-
-    /// Bounds the messages queued for one session.
-    #[must_use]
-    pub fn max_queued_messages(mut self, messages: usize) -> Self {
-        self.max_queued_messages = messages;
-        self
-    }
-}
-
-impl Server {
-    /// An axum router serving the HTTP+SSE transport of 2024-11-05 alone (`GET` at
-    /// [`SseConfig::sse_path`], `POST` at [`SseConfig::messages_path`]), with the guards and
-    /// limits of `config` and the paths of `config.sse` (the defaults when unset). To serve it
-    /// beside streamable HTTP on one listener, set [`HttpConfig::sse`] instead: the router of
-    /// [`Server::http_router`] then mounts it, sharing the body budget.
-    pub fn sse_router(&self, config: HttpConfig) -> Router {
-        let state = Arc::new(HttpState {
-            server: self.clone(),
-            bodies: BodyBudget::new(&config),
-            sessions: Sessions::new(None, None),
-            config,
-        });
-        router(state)
-    }
-}
 
 /// The SSE routes over the endpoint's state (its server, settings and body budget).
 pub(crate) fn router(http: Arc<HttpState>) -> Router {

@@ -40,5 +40,4 @@ mod sse;
 mod state;
 
 pub use super::peer_rate::RateLimit;
-pub use config::HttpConfig;
-pub use legacy_sse::SseConfig;
+pub use config::{HttpConfig, SseConfig};

@@ -37,6 +37,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::body::BodyBudget;
 use super::config::HttpConfig;
+#[cfg(doc)]
+use super::config::SseConfig;
 use super::handler::handle;
 #[cfg(feature = "auth")]
 use super::responses::json;
@@ -89,6 +91,21 @@ impl Server {
             Some(state) => router.merge(super::legacy_sse::router(state)),
             None => router,
         }
+    }
+
+    /// An axum router serving the HTTP+SSE transport of 2024-11-05 alone (`GET` at
+    /// [`SseConfig::sse_path`], `POST` at [`SseConfig::messages_path`]), with the guards and
+    /// limits of `config` and the paths of `config.sse` (the defaults when unset). To serve it
+    /// beside streamable HTTP on one listener, set [`HttpConfig::sse`] instead: the router of
+    /// [`Server::http_router`] then mounts it, sharing the body budget.
+    pub fn sse_router(&self, config: HttpConfig) -> Router {
+        let state = Arc::new(HttpState {
+            server: self.clone(),
+            bodies: BodyBudget::new(&config),
+            sessions: Sessions::new(None, None),
+            config,
+        });
+        super::legacy_sse::router(state)
     }
 
     /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
