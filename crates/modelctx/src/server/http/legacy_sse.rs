@@ -343,6 +343,35 @@ fn one_line(body: &[u8]) -> Result<Bytes, Box<Response>> {
 mod tests {
     use super::*;
 
+    fn session() -> SseSession {
+        SseSession {
+            inbox: mpsc::channel(1).0,
+            principal: None,
+            last_used: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// A session ends once unused for its idle timeout, and each use starts the count again.
+    #[tokio::test(start_paused = true)]
+    async fn a_session_idles_out_unless_used() {
+        let session = session();
+        let timeout = Some(Duration::from_secs(60));
+        let idle = idle_out(&session, timeout);
+        tokio::pin!(idle);
+        tokio::time::advance(Duration::from_secs(50)).await;
+        session.touch();
+        // 90 s after opening, 40 s after the use: still serving.
+        tokio::time::advance(Duration::from_secs(40)).await;
+        assert!(futures::poll!(idle.as_mut()).is_pending());
+        tokio::time::advance(Duration::from_secs(21)).await;
+        assert!(futures::poll!(idle.as_mut()).is_ready());
+        // Without a timeout, never.
+        let forever = idle_out(&session, None);
+        tokio::pin!(forever);
+        tokio::time::advance(Duration::from_secs(86_400)).await;
+        assert!(futures::poll!(forever.as_mut()).is_pending());
+    }
+
     #[test]
     fn the_session_id_is_read_from_the_query() {
         assert_eq!(session_id(Some("session_id=ab12")), Some("ab12"));

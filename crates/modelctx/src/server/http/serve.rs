@@ -56,6 +56,9 @@ impl Server {
     /// [`SubscriptionLimits`](crate::server::SubscriptionLimits) the peers' addresses: without it, and
     /// without a principal, no client is known, so no per-client limit holds (only the
     /// server-wide budget).
+    ///
+    /// With [`HttpConfig::sse`] set, the router also serves the HTTP+SSE transport of 2024-11-05
+    /// at [`SseConfig::sse_path`] and [`SseConfig::messages_path`].
     pub fn http_router(&self, config: HttpConfig) -> Router {
         let path = config.path.clone();
         let state = Arc::new(HttpState {
