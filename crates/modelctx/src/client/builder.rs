@@ -659,7 +659,7 @@ impl ClientBuilder {
             Ok(client) => Ok(client),
             Err((error, builder)) if super::transport::sse::answers_the_old_way(&error) => {
                 tracing::debug!(%error, "the URL answers the old way; trying HTTP+SSE");
-                match builder.connect_sse(url).await {
+                match Box::pin(builder.connect_sse(url)).await {
                     Err(ClientError::HttpStatus { .. }) => Err(error),
                     other => other,
                 }
