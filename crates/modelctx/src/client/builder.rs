@@ -647,8 +647,9 @@ impl ClientBuilder {
     /// [`connect_http`](Self::connect_http), falling back to
     /// [`connect_sse`](Self::connect_sse) when the URL answers the old way (the spec's
     /// backwards-compatibility rule: the first POST gets 400, 404 or 405, and a `GET` of the
-    /// same URL opens an event stream that names its endpoint). When the fallback fails too,
-    /// the error of the streamable attempt is returned if the URL is no SSE endpoint either.
+    /// same URL opens an event stream that names its endpoint). When the `GET` gets an error
+    /// status or no event stream, the URL is no SSE endpoint either and the streamable
+    /// attempt's error is returned; an SSE endpoint that fails returns its own error.
     ///
     /// # Errors
     /// As [`connect_http`](Self::connect_http) and [`connect_sse`](Self::connect_sse).
@@ -660,7 +661,7 @@ impl ClientBuilder {
             Err((error, builder)) if super::transport::sse::answers_the_old_way(&error) => {
                 tracing::debug!(%error, "the URL answers the old way; trying HTTP+SSE");
                 match Box::pin(builder.connect_sse(url)).await {
-                    Err(ClientError::HttpStatus { .. }) => Err(error),
+                    Err(sse) if super::transport::sse::is_no_sse_endpoint(&sse) => Err(error),
                     other => other,
                 }
             }

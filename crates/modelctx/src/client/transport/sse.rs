@@ -23,6 +23,8 @@ use crate::transport::lines::{Frame, LineReader};
 
 /// How many events may come before `endpoint`.
 const EVENTS_BEFORE_ENDPOINT: usize = 16;
+/// How the error of a `GET` answered with something else than an event stream ends.
+const NOT_AN_EVENT_STREAM: &str = "did not answer with an event stream";
 /// What each direction of the in-memory pipes holds before the writer waits.
 const PIPE_BYTES: usize = 64 * 1024;
 
@@ -58,7 +60,7 @@ pub(crate) async fn open(
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
         if !event_stream {
             return Err(ClientError::Protocol(format!(
-                "{} did not answer with an event stream",
+                "{} {NOT_AN_EVENT_STREAM}",
                 settings.url
             )));
         }
@@ -272,6 +274,16 @@ async fn snippet(mut response: reqwest::Response) -> String {
     }
     body.truncate(1024);
     String::from_utf8_lossy(&body).into_owned()
+}
+
+/// Whether `error` says the URL is no SSE endpoint at all (an HTTP error status, or an answer
+/// that is not an event stream), rather than one that failed.
+pub(crate) fn is_no_sse_endpoint(error: &ClientError) -> bool {
+    match error {
+        ClientError::HttpStatus { .. } => true,
+        ClientError::Protocol(message) => message.ends_with(NOT_AN_EVENT_STREAM),
+        _ => false,
+    }
 }
 
 /// Whether an answer to the streamable transport's first POST means an endpoint of the
