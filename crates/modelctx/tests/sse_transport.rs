@@ -352,7 +352,7 @@ async fn off_by_default() {
 /// the client refuses it, and nothing is POSTed there.
 #[tokio::test]
 async fn an_endpoint_on_another_origin_is_refused() {
-    use axum::routing::{any, get};
+    use axum::routing::any;
     let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let elsewhere_addr = elsewhere.local_addr().unwrap();
     let hits = Arc::new(Mutex::new(0u32));
@@ -363,25 +363,8 @@ async fn an_endpoint_on_another_origin_is_refused() {
     }));
     tokio::spawn(async move { axum::serve(elsewhere, trap).await.unwrap() });
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let endpoint = format!("http://{elsewhere_addr}/messages?session_id=1");
-    let hostile = axum::Router::new().route(
-        "/sse",
-        get(move || {
-            let event = format!("event: endpoint\ndata: {endpoint}\n\n");
-            async move {
-                let events =
-                    futures::stream::once(async move { Ok::<_, std::convert::Infallible>(event) })
-                        .chain(futures::stream::pending());
-                (
-                    [("content-type", "text/event-stream")],
-                    axum::body::Body::from_stream(events),
-                )
-            }
-        }),
-    );
-    tokio::spawn(async move { axum::serve(listener, hostile).await.unwrap() });
+    let addr = hostile_sse(format!("event: endpoint\ndata: {endpoint}\n\n")).await;
 
     let refused = tokio::time::timeout(
         STEP,
@@ -397,4 +380,96 @@ async fn an_endpoint_on_another_origin_is_refused() {
     assert_eq!(*hits.lock().unwrap(), 0);
 }
 
-use futures::StreamExt as _;
+/// A hostile SSE server at `/sse`: its stream sends `events`, then stays open; POSTs to
+/// `/messages` get 202.
+async fn hostile_sse(events: String) -> std::net::SocketAddr {
+    use axum::routing::{get, post};
+    use futures::StreamExt as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hostile = axum::Router::new()
+        .route(
+            "/sse",
+            get(move || {
+                let events = events.clone();
+                async move {
+                    let events =
+                        futures::stream::once(
+                            async move { Ok::<_, std::convert::Infallible>(events) },
+                        )
+                        .chain(futures::stream::pending());
+                    (
+                        [("content-type", "text/event-stream")],
+                        axum::body::Body::from_stream(events),
+                    )
+                }
+            }),
+        )
+        .route("/messages", post(|| async { http::StatusCode::ACCEPTED }));
+    tokio::spawn(async move { axum::serve(listener, hostile).await.unwrap() });
+    addr
+}
+
+/// An event larger than the largest message is refused even when each of its lines is short:
+/// the connection closes instead of buffering it (here during `initialize`, which then fails).
+#[tokio::test]
+async fn an_oversized_event_closes_the_connection() {
+    let line = format!("data: {}\n", "x".repeat(100));
+    let huge = format!(
+        "event: endpoint\ndata: /messages?session_id=1\n\nevent: message\n{}",
+        line.repeat(200)
+    );
+    let addr = hostile_sse(huge).await;
+    let refused = tokio::time::timeout(
+        STEP,
+        Client::builder()
+            .max_message_size(4096)
+            .connect_sse(&format!("http://{addr}/sse")),
+    )
+    .await
+    .expect("the connection closed instead of waiting")
+    .unwrap_err();
+    assert!(matches!(refused, ClientError::Transport(_)), "{refused:?}");
+}
+
+/// A shutdown ends the SSE sessions' streams at once (their clients reconnect elsewhere): the
+/// server returns long before its grace period, and the client's connection is closed.
+#[tokio::test]
+async fn a_shutdown_ends_the_streams() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/sse", listener.local_addr().unwrap());
+    let config = HttpConfig::default()
+        .shutdown_grace(Duration::from_secs(600))
+        .sse(SseConfig::default());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        server()
+            .serve_http_on(listener, config, async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let client = tokio::time::timeout(STEP, Client::builder().connect_sse(&url))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        text(
+            &client
+                .call_tool("echo", json!({"text": "up"}))
+                .await
+                .unwrap()
+        ),
+        "up"
+    );
+    stop.send(()).unwrap();
+    tokio::time::timeout(STEP, serving)
+        .await
+        .expect("served to its end well within the grace period")
+        .unwrap()
+        .unwrap();
+    let after = tokio::time::timeout(STEP, client.call_tool("echo", json!({"text": "down"})))
+        .await
+        .unwrap();
+    assert!(after.is_err(), "{after:?}");
+}
