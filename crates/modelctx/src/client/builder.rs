@@ -31,6 +31,9 @@ use super::transport::engine::LineTransport;
 use super::transport::{Transport, TransportKind};
 use crate::transport::lines::DEFAULT_MAX_LINE;
 
+#[cfg(feature = "http-client")]
+mod sse;
+
 /// Builds a [`Client`]: era mode, identity, callbacks, limits; then connects it.
 ///
 /// ```
@@ -613,60 +616,6 @@ impl ClientBuilder {
         let transport =
             super::transport::http::HttpTransport::new(config, Arc::clone(&core.shared));
         Ok((core, Transport::Http(transport)))
-    }
-
-    /// Connects to an endpoint of the HTTP+SSE transport of 2024-11-05 (e.g.
-    /// `http://127.0.0.1:8000/sse`): a `GET` opens the event stream, whose `endpoint` event
-    /// names where messages are POSTed. That endpoint must be on the stream's origin (another
-    /// is refused with [`ClientError::Protocol`]: a server must not send our messages and their
-    /// headers elsewhere). The transport predates 2026-07-28, so the `initialize` handshake is
-    /// used whatever the [`mode`](Self::mode). The [`http_client`](Self::http_client),
-    /// [`http_header`](Self::http_header)s and the [`max_message_size`](Self::max_message_size)
-    /// (of every event) apply; OAuth does not (send a token with `http_header`). The stream
-    /// must name its endpoint within the [`probe_timeout`](Self::probe_timeout).
-    ///
-    /// # Errors
-    /// An invalid URL, an HTTP status, an endpoint on another origin, or the negotiation
-    /// failed.
-    #[cfg(feature = "http-client")]
-    pub async fn connect_sse(mut self, url: &str) -> Result<Client, ClientError> {
-        let url = reqwest::Url::parse(url)
-            .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
-        let (reader, writer) = super::transport::sse::open(super::transport::sse::SseSettings {
-            client: self.reqwest_client()?,
-            url,
-            headers: self.http.headers.clone(),
-            max_message: self.max_message,
-            connect_timeout: self.probe_timeout,
-        })
-        .await?;
-        self.mode = Mode::Handshake;
-        self.connect_lines(reader, writer, TransportKind::Sse).await
-    }
-
-    /// [`connect_http`](Self::connect_http), falling back to
-    /// [`connect_sse`](Self::connect_sse) when the URL answers the old way (the spec's
-    /// backwards-compatibility rule: the first POST gets 400, 404 or 405, and a `GET` of the
-    /// same URL opens an event stream that names its endpoint). When the `GET` gets an error
-    /// status or no event stream, the URL is no SSE endpoint either and the streamable
-    /// attempt's error is returned; an SSE endpoint that fails returns its own error.
-    ///
-    /// # Errors
-    /// As [`connect_http`](Self::connect_http) and [`connect_sse`](Self::connect_sse).
-    #[cfg(feature = "http-client")]
-    pub async fn connect_http_or_sse(mut self, url: &str) -> Result<Client, ClientError> {
-        let (core, transport) = self.http_transport(url)?;
-        match Box::pin(self.try_finish(core, transport)).await {
-            Ok(client) => Ok(client),
-            Err((error, builder)) if super::transport::sse::answers_the_old_way(&error) => {
-                tracing::debug!(%error, "the URL answers the old way; trying HTTP+SSE");
-                match Box::pin(builder.connect_sse(url)).await {
-                    Err(sse) if super::transport::sse::is_no_sse_endpoint(&sse) => Err(error),
-                    other => other,
-                }
-            }
-            Err((error, _)) => Err(error),
-        }
     }
 
     /// The HTTP client of a connection: the one given, or one that follows no redirects (an

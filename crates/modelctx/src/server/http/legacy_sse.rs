@@ -342,6 +342,7 @@ fn one_line(body: &[u8]) -> Result<Bytes, Box<Response>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::http::HttpConfig;
 
     fn session() -> SseSession {
         SseSession {
@@ -349,6 +350,87 @@ mod tests {
             principal: None,
             last_used: Mutex::new(Instant::now()),
         }
+    }
+
+    /// The SSE state of a default endpoint, with one session `id` opened by `principal`
+    /// whose engine takes nothing (its queue holds `queue` messages), and that queue's reader.
+    fn one_session(
+        principal: Option<Principal>,
+        queue: usize,
+    ) -> (Arc<SseState>, mpsc::Receiver<Bytes>) {
+        let config = HttpConfig::default();
+        let http = Arc::new(HttpState {
+            server: crate::server::Server::builder("sse", "1.0.0")
+                .build()
+                .unwrap(),
+            bodies: super::super::body::BodyBudget::new(&config),
+            sessions: super::super::sessions::Sessions::new(None, None),
+            config,
+        });
+        let (inbox, messages) = mpsc::channel(queue);
+        let session = Arc::new(SseSession {
+            inbox,
+            principal,
+            last_used: Mutex::new(Instant::now()),
+        });
+        let state = Arc::new(SseState {
+            http,
+            sse: SseConfig::default(),
+            table: Mutex::new(HashMap::from([("ab12".to_owned(), session)])),
+            opening: None,
+        });
+        (state, messages)
+    }
+
+    fn post_to(id: &str) -> Request {
+        http::Request::post(format!("/messages?session_id={id}"))
+            .header(header::HOST, "127.0.0.1")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            ))
+            .unwrap()
+    }
+
+    /// The messages queued for a session's engine are bounded: past the bound, 503 with
+    /// `Retry-After`, and what was queued stays.
+    #[tokio::test]
+    async fn the_queue_of_a_session_is_bounded() {
+        let (state, mut messages) = one_session(None, 2);
+        for _ in 0..2 {
+            let queued = message(State(Arc::clone(&state)), post_to("ab12")).await;
+            assert_eq!(queued.status(), 202);
+        }
+        let refused = message(State(Arc::clone(&state)), post_to("ab12")).await;
+        assert_eq!(refused.status(), 503);
+        assert_eq!(refused.headers()[header::RETRY_AFTER], "1");
+        assert!(messages.try_recv().is_ok() && messages.try_recv().is_ok());
+        assert!(messages.try_recv().is_err());
+        // Once the engine is gone, its session is too.
+        drop(messages);
+        let gone = message(State(Arc::clone(&state)), post_to("ab12")).await;
+        assert_eq!(gone.status(), 404);
+    }
+
+    /// A session opened by a principal does not exist for a request without it (nor for
+    /// another principal).
+    #[tokio::test]
+    async fn a_session_is_its_principals_only() {
+        let (state, _messages) = one_session(Some(Principal::new("alice")), 4);
+        let anonymous = message(State(Arc::clone(&state)), post_to("ab12")).await;
+        assert_eq!(anonymous.status(), 404);
+        let mut as_bob = post_to("ab12");
+        as_bob.extensions_mut().insert(Principal::new("bob"));
+        assert_eq!(
+            message(State(Arc::clone(&state)), as_bob).await.status(),
+            404
+        );
+        let mut as_alice = post_to("ab12");
+        as_alice.extensions_mut().insert(Principal::new("alice"));
+        assert_eq!(
+            message(State(Arc::clone(&state)), as_alice).await.status(),
+            202
+        );
     }
 
     /// A session ends once unused for its idle timeout, and each use starts the count again.
