@@ -229,10 +229,12 @@ impl HttpConfig {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SseConfig {
-    /// Where `GET` opens a session's event stream (default `/sse`).
+    /// Where `GET` opens a session's event stream (default `/sse`). Both paths must differ from
+    /// [`HttpConfig::path`] when mounted beside it (axum refuses overlapping routes).
     pub sse_path: String,
     /// Where the messages of a session are POSTed (default `/messages`); the `endpoint` event
-    /// names it with the session's id as the `session_id` query parameter.
+    /// names it with the session's id as the `session_id` query parameter, as an absolute path:
+    /// a router nested under a prefix names the prefix here too.
     pub messages_path: String,
     /// How many sessions may be open at once (default 1024); beyond, `GET` gets 503.
     pub max_sessions: usize,
