@@ -473,3 +473,23 @@ async fn a_shutdown_ends_the_streams() {
         .unwrap();
     assert!(after.is_err(), "{after:?}");
 }
+
+/// `Server::sse_router` nested under a prefix in the user's app: the `endpoint` event names the
+/// messages' path under that prefix, so a client POSTs where the router listens.
+#[tokio::test]
+async fn the_router_nests_under_a_prefix() {
+    let app = axum::Router::new().nest("/legacy", server().sse_router(HttpConfig::default()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/legacy/sse", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let client = tokio::time::timeout(STEP, Client::builder().connect_sse(&url))
+        .await
+        .unwrap()
+        .unwrap();
+    let echoed = client
+        .call_tool("echo", json!({"text": "nested"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "nested");
+    client.close().await.unwrap();
+}

@@ -233,8 +233,8 @@ pub struct SseConfig {
     /// [`HttpConfig::path`] when mounted beside it (axum refuses overlapping routes).
     pub sse_path: String,
     /// Where the messages of a session are POSTed (default `/messages`); the `endpoint` event
-    /// names it with the session's id as the `session_id` query parameter, as an absolute path:
-    /// a router nested under a prefix names the prefix here too.
+    /// names it with the session's id as the `session_id` query parameter, as an absolute path
+    /// (with the prefix of a `Router::nest` the router is mounted under).
     pub messages_path: String,
     /// How many sessions may be open at once (default 1024); beyond, `GET` gets 503.
     pub max_sessions: usize,

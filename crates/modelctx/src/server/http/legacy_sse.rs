@@ -168,7 +168,12 @@ async fn open(State(state): State<Arc<SseState>>, request: Request) -> Response 
     };
     let (events, outbox) = mpsc::channel(64);
     let task = tokio::spawn(serve_session(registered, session, messages, events));
-    let endpoint = format!("{}?session_id={id}", state.sse.messages_path);
+    // Nested under a prefix (`Router::nest`), the messages' route is under it too.
+    let prefix = parts
+        .extensions
+        .get::<axum::extract::NestedPath>()
+        .map_or("", |nested| nested.as_str().trim_end_matches('/'));
+    let endpoint = format!("{prefix}{}?session_id={id}", state.sse.messages_path);
     let stream = event_stream_only(outbox, task, state.http.config.keep_alive);
     let (mut head, body) = stream.into_parts();
     head.headers
