@@ -212,7 +212,9 @@ async fn serve_session(
         }
     };
     let relaying = async {
-        let mut lines = LineReader::new(produced, max_message.max(1024 * 1024));
+        // Our own engine's output, whatever its size (a large `resources/read`): a bound here
+        // would drop a response and leave its client waiting.
+        let mut lines = LineReader::new(produced, usize::MAX);
         while let Ok(Some(frame)) = lines.next_frame().await {
             let Frame::Line(line) = frame else { continue };
             session.touch();
