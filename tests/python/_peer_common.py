@@ -50,8 +50,8 @@ def serve_lowlevel(server: Any, args: argparse.Namespace) -> None:
     serve_asgi(app, args.http)
 
 
-def serve_asgi(app: Any, port: int) -> None:
-    """Run an ASGI app on 127.0.0.1:port and announce the bound URL on stderr."""
+def serve_asgi(app: Any, port: int, path: str = "/mcp") -> None:
+    """Run an ASGI app on 127.0.0.1:port and announce the bound URL (at `path`) on stderr."""
     import uvicorn
 
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
@@ -65,7 +65,7 @@ def serve_asgi(app: Any, port: int) -> None:
             for s in server.servers:
                 for sock in s.sockets:
                     host, bound = sock.getsockname()[:2]
-                    print(f"listening on http://{host}:{bound}/mcp", file=sys.stderr, flush=True)
+                    print(f"listening on http://{host}:{bound}{path}", file=sys.stderr, flush=True)
 
     anyio.run(main)
 

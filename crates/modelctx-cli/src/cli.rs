@@ -6,7 +6,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const TARGET_HELP: &str = "\
-TARGET is an http(s) URL of a streamable HTTP endpoint (e.g. http://127.0.0.1:8000/mcp), or the \
+TARGET is an http(s) URL of a streamable HTTP endpoint (e.g. http://127.0.0.1:8000/mcp; a URL \
+answering the old way, e.g. http://127.0.0.1:8000/sse, is spoken to over HTTP+SSE), or the \
 command line of a stdio server after `--` (e.g. `-- python server.py`); with `--` the URL is left \
 out.";
 
@@ -421,6 +422,10 @@ pub(crate) struct DemoArgs {
     /// names may call.
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origins: Vec<String>,
+    /// Also serve the HTTP+SSE transport of 2024-11-05 beside /mcp, for clients of that era:
+    /// `GET /sse` opens a session's event stream, its messages are POSTed to `/messages`.
+    #[arg(long, requires = "http")]
+    pub(crate) sse: bool,
     /// Keep `long_report`'s tasks in this SQLite file (they survive a restart) instead of in
     /// memory. A new file is created readable and writable by you only (mode 0600).
     #[arg(long, value_name = "FILE")]

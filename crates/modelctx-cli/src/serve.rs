@@ -8,7 +8,7 @@ use std::time::Duration;
 use modelctx::seal::RequestStateSecurity;
 use modelctx::server::auth::{Dpop, JwksSource, JwtVerifier, ResourceServer};
 use modelctx::server::bus::RedisBus;
-use modelctx::server::http::HttpConfig;
+use modelctx::server::http::{HttpConfig, SseConfig};
 use modelctx::server::tasks::{MemoryTaskStore, SqliteTaskStore, TaskStore};
 use modelctx::server::{DEFAULT_SHUTDOWN_GRACE, StdioConfig, shutdown_signal};
 use serde_json::Value;
@@ -138,6 +138,10 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
         config = config.auth(resource_server);
     }
     eprintln!("listening on http://{bound}/mcp");
+    if args.sse {
+        config = config.sse(SseConfig::default());
+        eprintln!("HTTP+SSE (2024-11-05) on http://{bound}/sse");
+    }
     server.serve_http_on(listener, config, shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }

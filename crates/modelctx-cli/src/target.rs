@@ -104,7 +104,7 @@ impl Target {
         }
         let connecting = async {
             match self {
-                Self::Http(url) => Box::pin(builder.connect_http(url)).await,
+                Self::Http(url) => Box::pin(builder.connect_http_or_sse(url)).await,
                 Self::Stdio(command) => {
                     let mut process = tokio::process::Command::new(&command[0]);
                     process.args(&command[1..]);

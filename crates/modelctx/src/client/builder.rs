@@ -32,6 +32,9 @@ use super::transport::engine::LineTransport;
 use super::transport::{Transport, TransportKind};
 use crate::transport::lines::DEFAULT_MAX_LINE;
 
+#[cfg(feature = "http-client")]
+mod sse;
+
 /// Builds a [`Client`]: era mode, identity, callbacks, limits; then connects it.
 ///
 /// ```
@@ -564,7 +567,24 @@ impl ClientBuilder {
     ///
     /// # Errors
     /// The negotiation failed.
-    pub async fn connect_io<R, W>(mut self, reader: R, writer: W) -> Result<Client, ClientError>
+    pub async fn connect_io<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        self.connect_lines(reader, writer, TransportKind::Io, None)
+            .await
+    }
+
+    /// Speaks newline-delimited JSON over `reader` / `writer`, as a transport of `kind` to the
+    /// server at `server_url` (when it has one).
+    async fn connect_lines<R, W>(
+        mut self,
+        reader: R,
+        writer: W,
+        kind: TransportKind,
+        server_url: Option<String>,
+    ) -> Result<Client, ClientError>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -575,9 +595,9 @@ impl ClientBuilder {
             writer,
             Arc::clone(&core.shared),
             self.max_message,
-            TransportKind::Io,
+            kind,
         );
-        self.finish(core, Transport::Lines(Box::new(transport)), None)
+        self.finish(core, Transport::Lines(Box::new(transport)), server_url)
             .await
     }
 
@@ -587,6 +607,13 @@ impl ClientBuilder {
     /// An invalid URL, or the negotiation failed.
     #[cfg(feature = "http-client")]
     pub async fn connect_http(mut self, url: &str) -> Result<Client, ClientError> {
+        let (core, transport, identity) = self.http_transport(url)?;
+        self.finish(core, transport, Some(identity)).await
+    }
+
+    /// The streamable HTTP transport to `url`, and the core of its connection.
+    #[cfg(feature = "http-client")]
+    fn http_transport(&mut self, url: &str) -> Result<(Core, Transport, String), ClientError> {
         #[cfg(feature = "auth-client")]
         let auth = match &self.http.oauth {
             Some(config) => Some(
@@ -599,15 +626,7 @@ impl ClientBuilder {
         let auth = None;
         let url = reqwest::Url::parse(url)
             .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
-        let client = match &self.http.client {
-            Some(client) => client.clone(),
-            // Redirects are not followed: an MCP endpoint that moves is a configuration error,
-            // and a POST replayed to another origin could leak the request (it surfaces as
-            // `ClientError::HttpStatus`).
-            None => reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()?,
-        };
+        let client = self.reqwest_client()?;
         let core = self.core()?;
         // The server's identity in cache keys: its URL, without credentials or a fragment.
         let mut identity = url.clone();
@@ -625,8 +644,20 @@ impl ClientBuilder {
         };
         let transport =
             super::transport::http::HttpTransport::new(config, Arc::clone(&core.shared));
-        self.finish(core, Transport::Http(transport), Some(identity.to_string()))
-            .await
+        Ok((core, Transport::Http(transport), identity.to_string()))
+    }
+
+    /// The HTTP client of a connection: the one given, or one that follows no redirects (an
+    /// MCP endpoint that moves is a configuration error, and a POST replayed to another origin
+    /// could leak the request; it surfaces as `ClientError::HttpStatus`).
+    #[cfg(feature = "http-client")]
+    fn reqwest_client(&self) -> Result<reqwest::Client, ClientError> {
+        Ok(match &self.http.client {
+            Some(client) => client.clone(),
+            None => reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()?,
+        })
     }
 
     /// The core of a new connection, with the back-channel as its inbound handler; or the
@@ -656,12 +687,29 @@ impl ClientBuilder {
         })
     }
 
+    /// Negotiates on `transport` and makes the client; `server_url` is the server's identity
+    /// in the response cache's keys (`None`: a transport without a URL).
     async fn finish(
-        mut self,
+        self,
         core: Core,
         transport: Transport,
         server_url: Option<String>,
     ) -> Result<Client, ClientError> {
+        // Boxed: the negotiation's state is large, and every `connect_*` future (and its
+        // callers') would carry it inline. One allocation per connection.
+        Box::pin(self.try_finish(core, transport, server_url))
+            .await
+            .map_err(|(error, _)| error)
+    }
+
+    /// [`finish`](Self::finish), handing the builder back when the negotiation failed (for a
+    /// fallback to another transport).
+    async fn try_finish(
+        mut self,
+        core: Core,
+        transport: Transport,
+        server_url: Option<String>,
+    ) -> Result<Client, (ClientError, Box<Self>)> {
         let mut capabilities = self.callbacks.capabilities();
         // The extensions: declared on every request (and at `initialize`), their claimed
         // result types accepted.
@@ -679,7 +727,7 @@ impl ClientBuilder {
             )
         });
         let config = SessionConfig {
-            client_info: self.client_info,
+            client_info: self.client_info.clone(),
             capabilities,
             tasks_2025_capability,
             request_timeout: self.request_timeout,
@@ -687,19 +735,20 @@ impl ClientBuilder {
             result_types,
             list_unseen_tools: self.list_unseen_tools,
             relisten: self.relisten,
-            middleware: self.middleware,
+            middleware: self.middleware.clone(),
         };
+        // Read, not taken: a failed negotiation hands the builder back for another transport.
         let cache = self
             .cache
-            .take()
-            .map(|config| response_cache(&config, server_url))
+            .as_ref()
+            .map(|config| response_cache(config, server_url))
             .transpose();
         let session = Session::new(core.shared, transport, config);
         let cache = match cache {
             Ok(cache) => cache,
             Err(error) => {
                 let _ = session.close().await;
-                return Err(error);
+                return Err((error, Box::new(self)));
             }
         };
         if let Some(cache) = &cache {
@@ -707,14 +756,14 @@ impl ClientBuilder {
             session.inner.shared.route::<CacheRoute>().attach(cache);
         }
         let negotiation = NegotiationConfig {
-            mode: self.mode,
-            handshake_version: self.handshake_version,
+            mode: self.mode.clone(),
+            handshake_version: self.handshake_version.clone(),
             probe_timeout: self.probe_timeout,
         };
         if let Err(error) = negotiate(&session, &negotiation).await {
             // Do not leave a spawned server behind.
             let _ = session.close().await;
-            return Err(error);
+            return Err((error, Box::new(self)));
         }
         Ok(Client::new(
             session,

@@ -73,7 +73,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("stdio_drain", 17),
     ("stdio", 18),
     ("in_process", 18),
-    ("http", 18),
+    // HTTP above stdio: its HTTP+SSE transport of 2024-11-05 runs stdio's line engine per
+    // session (`http/legacy_sse.rs`).
+    ("http", 19),
     ("tasks", 19),
     ("apps", 19),
     ("mcp_server", 20),

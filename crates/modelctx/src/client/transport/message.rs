@@ -67,4 +67,6 @@ pub enum TransportKind {
     Io,
     /// Streamable HTTP.
     Http,
+    /// The HTTP+SSE transport of 2024-11-05 (an event stream and a POST endpoint).
+    Sse,
 }

@@ -1,5 +1,6 @@
 //! The client's transports: newline-delimited JSON over a byte stream (a spawned server's
-//! stdio, or an in-memory pipe) and streamable HTTP.
+//! stdio, or an in-memory pipe), streamable HTTP, and the HTTP+SSE transport of 2024-11-05 (carried
+//! by the line engine).
 //!
 //! A transport moves one request and brings back its reply; the session above it owns the
 //! protocol (envelopes, negotiation, the input-required loop). Request ids are minted by the
@@ -8,6 +9,8 @@
 pub(crate) mod engine;
 #[cfg(feature = "http-client")]
 pub(crate) mod http;
+#[cfg(feature = "http-client")]
+pub(crate) mod sse;
 #[cfg(feature = "stdio")]
 pub(crate) mod stdio;
 

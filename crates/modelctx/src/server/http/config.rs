@@ -1,6 +1,6 @@
 //! The settings of the HTTP endpoint ([`HttpConfig`]): the path, the Host and Origin
 //! allowlists, body bounds, keep-alive, sessions, the shutdown grace and, with `auth`, who may
-//! call.
+//! call, and the opt-in HTTP+SSE transport of 2024-11-05 ([`SseConfig`]).
 
 #[cfg(feature = "auth")]
 use std::sync::Arc;
@@ -65,6 +65,9 @@ pub struct HttpConfig {
     /// open after it are closed, dropping their requests. `Duration::MAX` waits for them
     /// however long they take.
     pub shutdown_grace: Duration,
+    /// The HTTP+SSE transport of 2024-11-05, served beside this endpoint when set (off by
+    /// default; see [`HttpConfig::sse`]).
+    pub sse: Option<SseConfig>,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<crate::server::auth::ResourceServer>>,
@@ -89,6 +92,7 @@ impl Default for HttpConfig {
             session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
             session_idle_timeout: Some(Duration::from_secs(30 * 60)),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            sse: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -203,11 +207,80 @@ impl HttpConfig {
         self
     }
 
+    /// Also serves the HTTP+SSE transport of 2024-11-05 (`GET /sse`, `POST /messages` by
+    /// default) for the clients of that era, with this endpoint's guards and limits. Opt-in:
+    /// the transport keeps a session per open stream, which streamable HTTP does not need.
+    #[must_use]
+    pub fn sse(mut self, sse: SseConfig) -> Self {
+        self.sse = Some(sse);
+        self
+    }
+
     /// How long requests in flight may take to finish once a shutdown begins (the field of the
     /// same name).
     #[must_use]
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+}
+
+/// The HTTP+SSE transport of 2024-11-05 (see [`HttpConfig::sse`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SseConfig {
+    /// Where `GET` opens a session's event stream (default `/sse`). Both paths must differ from
+    /// [`HttpConfig::path`] when mounted beside it (axum refuses overlapping routes).
+    pub sse_path: String,
+    /// Where the messages of a session are POSTed (default `/messages`); the `endpoint` event
+    /// names it with the session's id as the `session_id` query parameter, as an absolute path
+    /// (with the prefix of a `Router::nest` the router is mounted under).
+    pub messages_path: String,
+    /// How many sessions may be open at once (default 1024); beyond, `GET` gets 503.
+    pub max_sessions: usize,
+    /// How many POSTed messages may wait for one session's engine (default 64); beyond, the
+    /// POST gets 503 with `Retry-After`. The engine reads on while it runs fewer than its
+    /// concurrent requests (512), so a full queue means a client that does not wait.
+    pub max_queued_messages: usize,
+}
+
+impl Default for SseConfig {
+    fn default() -> Self {
+        Self {
+            sse_path: "/sse".to_owned(),
+            messages_path: "/messages".to_owned(),
+            max_sessions: 1024,
+            max_queued_messages: 64,
+        }
+    }
+}
+
+impl SseConfig {
+    /// Opens sessions at `path` instead of `/sse`.
+    #[must_use]
+    pub fn sse_path(mut self, path: impl Into<String>) -> Self {
+        self.sse_path = path.into();
+        self
+    }
+
+    /// Takes messages at `path` instead of `/messages`.
+    #[must_use]
+    pub fn messages_path(mut self, path: impl Into<String>) -> Self {
+        self.messages_path = path.into();
+        self
+    }
+
+    /// Bounds the open sessions.
+    #[must_use]
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Bounds the messages queued for one session.
+    #[must_use]
+    pub fn max_queued_messages(mut self, messages: usize) -> Self {
+        self.max_queued_messages = messages;
         self
     }
 }

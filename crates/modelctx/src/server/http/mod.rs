@@ -21,7 +21,8 @@
 //! settings), `body` (reading bounded bodies), `guards` (what a request head must pass), `state`
 //! (what the endpoint shares between requests), `responses` (plain and JSON responses), `sse`
 //! (answering one request, with JSON or a stream), `handler` (the endpoint), `sessions` and
-//! `handshake_era` (2025-11-25 sessions), `serve` (the router and the listener's loop).
+//! `handshake_era` (2025-11-25 sessions), `serve` (the router and the listener's loop),
+//! `legacy_sse` (the opt-in HTTP+SSE transport of 2024-11-05, [`SseConfig`]).
 
 #[cfg(doc)]
 use super::Server;
@@ -31,6 +32,7 @@ mod config;
 mod guards;
 mod handler;
 mod handshake_era;
+mod legacy_sse;
 mod responses;
 mod serve;
 mod sessions;
@@ -38,4 +40,4 @@ mod sse;
 mod state;
 
 pub use super::peer_rate::RateLimit;
-pub use config::HttpConfig;
+pub use config::{HttpConfig, SseConfig};

@@ -37,6 +37,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::body::BodyBudget;
 use super::config::HttpConfig;
+#[cfg(doc)]
+use super::config::SseConfig;
 use super::handler::handle;
 #[cfg(feature = "auth")]
 use super::responses::json;
@@ -54,6 +56,9 @@ impl Server {
     /// [`SubscriptionLimits`](crate::server::SubscriptionLimits) the peers' addresses: without it, and
     /// without a principal, no client is known, so no per-client limit holds (only the
     /// server-wide budget).
+    ///
+    /// With [`HttpConfig::sse`] set, the router also serves the HTTP+SSE transport of 2024-11-05
+    /// at [`SseConfig::sse_path`] and [`SseConfig::messages_path`].
     pub fn http_router(&self, config: HttpConfig) -> Router {
         let path = config.path.clone();
         let state = Arc::new(HttpState {
@@ -83,7 +88,27 @@ impl Server {
             }
             None => router,
         };
-        router.with_state(state)
+        let sse = state.config.sse.is_some().then(|| Arc::clone(&state));
+        let router = router.with_state(state);
+        match sse {
+            Some(state) => router.merge(super::legacy_sse::router(state)),
+            None => router,
+        }
+    }
+
+    /// An axum router serving the HTTP+SSE transport of 2024-11-05 alone (`GET` at
+    /// [`SseConfig::sse_path`], `POST` at [`SseConfig::messages_path`]), with the guards and
+    /// limits of `config` and the paths of `config.sse` (the defaults when unset). To serve it
+    /// beside streamable HTTP on one listener, set [`HttpConfig::sse`] instead: the router of
+    /// [`Server::http_router`] then mounts it, sharing the body budget.
+    pub fn sse_router(&self, config: HttpConfig) -> Router {
+        let state = Arc::new(HttpState {
+            server: self.clone(),
+            bodies: BodyBudget::new(&config),
+            sessions: Sessions::new(None, None),
+            config,
+        });
+        super::legacy_sse::router(state)
     }
 
     /// Binds `addr` and serves the endpoint with the default [`HttpConfig`] until the process
