@@ -79,6 +79,11 @@ chapter!(
     ]
 );
 chapter!(
+    coming_from_python,
+    "coming-from-python.md",
+    ["macros", "client"]
+);
+chapter!(
     observability,
     "observability.md",
     ["macros", "client", "http-server", "otel"]

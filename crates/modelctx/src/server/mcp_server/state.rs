@@ -1,37 +1,4 @@
-//! Application state for high-level handlers, the way axum does it: the server is given one
-//! value ([`McpServerBuilder::state`](super::McpServerBuilder::state)), and a `#[tool]`,
-//! `#[prompt]` or `#[resource]` function takes it — or any part of it that implements
-//! [`FromRef`] — as a [`State<T>`] parameter.
-//!
-//! The check is the compiler's: registering a function whose `State<T>` the server's state
-//! cannot give (`T: FromRef<S>` does not hold) does not compile. So a handler never finds its
-//! state missing at run time. Each part is taken from the state once, when the function is
-//! registered, and cloned for each call: keep what a clone copies small (an `Arc`, a pool
-//! handle), as with axum.
-//!
-//! ```
-//! use std::sync::Arc;
-//! use std::sync::atomic::{AtomicU64, Ordering};
-//! use modelctx::server::{McpServer, State};
-//! use modelctx::tool;
-//!
-//! #[derive(Clone, Default)]
-//! struct AppState {
-//!     visits: Arc<AtomicU64>,
-//! }
-//!
-//! /// Counts the visits.
-//! #[tool]
-//! async fn visit(app: State<AppState>) -> String {
-//!     format!("visit {}", app.visits.fetch_add(1, Ordering::Relaxed) + 1)
-//! }
-//!
-//! let server = McpServer::builder("counter", "1.0.0")
-//!     .state(AppState::default())
-//!     .tool::<visit>()
-//!     .build()?;
-//! # Ok::<(), modelctx::server::BuildError>(())
-//! ```
+//! Application state for high-level handlers: [`State`], [`FromRef`], [`UsesState`].
 
 use std::ops::{Deref, DerefMut};
 
@@ -39,7 +6,40 @@ use super::context::Context;
 use super::outcome::Interrupt;
 use super::state_map::States;
 
-/// A part of the server's state, as a handler parameter (see the [module docs](self)).
+/// Application state for high-level handlers, the way axum does it: the server is given one
+/// value ([`McpServerBuilder::state`](super::McpServerBuilder::state)), and a `#[tool]`,
+/// `#[prompt]` or `#[resource]` function takes it — or any part of it that implements
+/// [`FromRef`] — as a [`State<T>`] parameter.
+///
+/// The check is the compiler's: registering a function whose `State<T>` the server's state
+/// cannot give (`T: FromRef<S>` does not hold) does not compile. So a handler never finds its
+/// state missing at run time. Each part is taken from the state once, when the function is
+/// registered, and cloned for each call: keep what a clone copies small (an `Arc`, a pool
+/// handle), as with axum.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use modelctx::server::{McpServer, State};
+/// use modelctx::tool;
+///
+/// #[derive(Clone, Default)]
+/// struct AppState {
+///     visits: Arc<AtomicU64>,
+/// }
+///
+/// /// Counts the visits.
+/// #[tool]
+/// async fn visit(app: State<AppState>) -> String {
+///     format!("visit {}", app.visits.fetch_add(1, Ordering::Relaxed) + 1)
+/// }
+///
+/// let server = McpServer::builder("counter", "1.0.0")
+///     .state(AppState::default())
+///     .tool::<visit>()
+///     .build()?;
+/// # Ok::<(), modelctx::server::BuildError>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct State<T>(pub T);
 
