@@ -79,6 +79,11 @@ chapter!(
     ]
 );
 chapter!(
+    extensions_and_apps,
+    "extensions-and-apps.md",
+    ["macros", "client", "stdio", "http-server", "http-client"]
+);
+chapter!(
     coming_from_python,
     "coming-from-python.md",
     ["macros", "client"]
