@@ -5,6 +5,7 @@
 //! it), so the handle never changes after `build`.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, RwLock};
 
 use modelctx_seal::RequestStateSecurity;
@@ -23,6 +24,7 @@ use super::handler::{
     CompletionHandler, MethodHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler,
     ToolHandler,
 };
+use super::lifespan::{Lifespan, ShutdownHook, StartupHook};
 use super::middleware::Middleware;
 use super::notification_handler::{NotificationHandler, NotificationHandlers};
 use super::registry::{RegistrationError, Registry};
@@ -53,6 +55,8 @@ pub struct ServerBuilder {
     /// The tasks extension's core hooks, contributed by the extension (`ServerBuilder::tasks`).
     tasks: Option<Arc<dyn TaskHook>>,
     notification_handlers: HashMap<String, Arc<dyn NotificationHandler>>,
+    startup: Vec<StartupHook>,
+    shutdown: Vec<ShutdownHook>,
     /// The extensions' checks, run by `build` over everything registered.
     checks: Vec<BuildCheck>,
 }
@@ -94,6 +98,8 @@ impl ServerBuilder {
             extensions: Extra::new(),
             tasks: None,
             notification_handlers: HashMap::new(),
+            startup: Vec::new(),
+            shutdown: Vec::new(),
             checks: Vec::new(),
         }
     }
@@ -197,6 +203,36 @@ impl ServerBuilder {
     #[must_use]
     pub fn method(mut self, name: impl Into<String>, handler: impl MethodHandler) -> Self {
         self.methods.insert(name.into(), Arc::new(handler));
+        self
+    }
+
+    /// Runs `hook` once, before the server serves its first request (the first `serve_*` or
+    /// in-process call runs it; the others wait for it): open a pool, warm a cache. Hooks run
+    /// in the order given; one that fails stops the server from serving, with its error, on
+    /// every transport (see [`lifespan`](super::lifespan)).
+    #[must_use]
+    pub fn on_startup<F, Fut, E>(mut self, hook: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: std::fmt::Display,
+    {
+        self.startup.push(Box::new(move || {
+            let running = hook();
+            Box::pin(async move { running.await.map_err(|error| error.to_string()) })
+        }));
+        self
+    }
+
+    /// Runs `hook` once, when the server stops: when `serve_stdio` or `serve_http` ends, or on
+    /// [`Server::stop`]. Hooks run in reverse order (the last opened is closed first).
+    #[must_use]
+    pub fn on_shutdown<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.shutdown.push(Box::new(move || Box::pin(hook())));
         self
     }
 
@@ -511,6 +547,7 @@ impl ServerBuilder {
                 middleware: self.middleware,
                 extensions: (!self.extensions.is_empty()).then_some(self.extensions),
                 tasks: self.tasks,
+                lifespan: Lifespan::new(self.startup, self.shutdown),
                 notification_handlers: (!self.notification_handlers.is_empty())
                     .then(|| NotificationHandlers::new(self.notification_handlers)),
             }),

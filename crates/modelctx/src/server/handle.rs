@@ -26,6 +26,7 @@ use super::handler::{
     CompletionHandler, MethodHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler,
     ToolHandler,
 };
+use super::lifespan::{Lifespan, StartupError};
 use super::middleware::Middleware;
 use super::notification_handler::NotificationHandlers;
 use super::registry::{RegistrationError, Registry};
@@ -79,6 +80,8 @@ pub(super) struct Inner {
     pub(super) tasks: Option<Arc<dyn TaskHook>>,
     /// What the application does with client notifications (`ServerBuilder::on_notification`).
     pub(super) notification_handlers: Option<NotificationHandlers>,
+    /// The start-up and shutdown hooks (`ServerBuilder::on_startup`, `on_shutdown`).
+    pub(super) lifespan: Lifespan,
 }
 
 /// Finds the principal a request is made by, on any transport (see
@@ -95,6 +98,24 @@ pub(super) struct Declared {
 }
 
 impl Server {
+    /// Runs the start-up hooks ([`ServerBuilder::on_startup`](super::ServerBuilder::on_startup))
+    /// if they have not run: the transports call it before serving; call it yourself before
+    /// serving a router of [`http_router`](Self::http_router) that you mount. Runs once; every
+    /// caller gets the one result.
+    ///
+    /// # Errors
+    /// The first hook's failure.
+    pub async fn start(&self) -> Result<(), StartupError> {
+        self.inner.lifespan.start().await
+    }
+
+    /// Runs the shutdown hooks ([`ServerBuilder::on_shutdown`](super::ServerBuilder::on_shutdown))
+    /// once: `serve_stdio` and `serve_http` call it when they end; a server you serve otherwise
+    /// is stopped by you.
+    pub async fn stop(&self) {
+        self.inner.lifespan.stop().await;
+    }
+
     /// Hands a client notification to the application's handler for its method, if any (the
     /// transports call this after doing their own part).
     pub(crate) fn deliver_notification(

@@ -127,6 +127,10 @@ impl InProcess {
         M: Method,
         M::Params: RequestParams,
     {
+        self.server
+            .start()
+            .await
+            .map_err(|error| ErrorObject::internal(error.to_string()))?;
         let meta = params.meta_mut().get_or_insert_with(Box::default);
         let envelope = RequestMeta::modern(
             ProtocolVersion::LATEST,

@@ -46,6 +46,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("registry", 7),
     ("middleware", 7),
     ("task_hook", 7),
+    ("lifespan", 7),
     // The server handle (`handle.rs`: `Server` and its shared state, which holds all of the
     // above), beside the extension seam (what an extension contributes: handlers, an
     // interceptor, the task hooks); then what makes it (`builder.rs`, which applies the

@@ -79,6 +79,7 @@ mod in_flight;
 pub mod in_process;
 mod ladder;
 // The `-32603` of the task and subscription limits.
+pub mod lifespan;
 mod limit_error;
 mod listen;
 // The plain messages of the core: a request as handed over, its reply, the errors.

@@ -88,10 +88,15 @@ impl Server {
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) -> io::Result<()> {
         #[cfg(unix)]
-        if let Some((stdin, stdout)) = pipes::stdio_pipes() {
-            return self.serve_io(stdin, stdout).await;
-        }
-        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        let served = match pipes::stdio_pipes() {
+            Some((stdin, stdout)) => self.serve_io(stdin, stdout).await,
+            None => self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await,
+        };
+        #[cfg(not(unix))]
+        let served = self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await;
+        // The process's one connection has ended: so has the server.
+        self.stop().await;
+        served
     }
 
     /// [`Server::serve_stdio`] until `shutdown` completes too (e.g. [`shutdown_signal`]), then
@@ -108,11 +113,19 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> io::Result<()> {
         #[cfg(unix)]
-        if let Some((stdin, stdout)) = pipes::stdio_pipes() {
-            return self.serve_io_until(stdin, stdout, config, shutdown).await;
-        }
-        self.serve_io_until(tokio::io::stdin(), tokio::io::stdout(), config, shutdown)
-            .await
+        let served = match pipes::stdio_pipes() {
+            Some((stdin, stdout)) => self.serve_io_until(stdin, stdout, config, shutdown).await,
+            None => {
+                self.serve_io_until(tokio::io::stdin(), tokio::io::stdout(), config, shutdown)
+                    .await
+            }
+        };
+        #[cfg(not(unix))]
+        let served = self
+            .serve_io_until(tokio::io::stdin(), tokio::io::stdout(), config, shutdown)
+            .await;
+        self.stop().await;
+        served
     }
 
     /// Serves on any reader / writer pair (see the module docs).
@@ -185,6 +198,7 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.start().await.map_err(io::Error::other)?;
         // The loop runs as a task of its own, so that on a multi-thread runtime it is on a
         // worker thread, beside the writer task and the reactor, rather than on the thread that
         // awaits `serve_io` (often `block_on`'s, outside the workers): each request then costs

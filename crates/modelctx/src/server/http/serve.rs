@@ -144,9 +144,11 @@ impl Server {
     /// the kernel's accept backlog are reset, so a rolling restart behind a load balancer should
     /// drain the instance at the balancer before triggering `shutdown`.
     ///
+    /// The start-up hooks run first ([`Server::start`]), and the shutdown hooks when the drain
+    /// is over ([`Server::stop`]).
+    ///
     /// # Errors
-    /// None at present: accept errors are logged and retried (as `axum::serve` does); the
-    /// `Result` leaves room for them.
+    /// A failed start-up. Accept errors are logged and retried (as `axum::serve` does).
     pub async fn serve_http_on<L>(
         &self,
         listener: L,
@@ -157,6 +159,7 @@ impl Server {
         L: Listener,
         L::Addr: Clone + Send + Sync + 'static,
     {
+        self.start().await.map_err(std::io::Error::other)?;
         let mut shutdown = Shutdown::new(shutdown, config.shutdown_grace);
         let router = self.http_router(config);
         let closing = CancellationToken::new();
@@ -196,6 +199,7 @@ impl Server {
             );
             connections.shutdown().await;
         }
+        self.stop().await;
         Ok(())
     }
 }

@@ -349,6 +349,28 @@ impl<S: Send + Sync + 'static> McpServerBuilder<S> {
         self
     }
 
+    /// Runs `hook` once before the server serves its first request; see
+    /// [`ServerBuilder::on_startup`].
+    #[must_use]
+    pub fn on_startup<F, Fut, E>(self, hook: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: std::fmt::Display + 'static,
+    {
+        self.low_level(move |b| b.on_startup(hook))
+    }
+
+    /// Runs `hook` once when the server stops; see [`ServerBuilder::on_shutdown`].
+    #[must_use]
+    pub fn on_shutdown<F, Fut>(self, hook: F) -> Self
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.low_level(move |b| b.on_shutdown(hook))
+    }
+
     /// A description of the server for `serverInfo`.
     #[must_use]
     pub fn description(self, description: impl Into<String>) -> Self {
