@@ -591,3 +591,17 @@ async fn the_peer_address_reaches_the_context_and_the_principal_hook() {
     let reply: Value = post.send().await.unwrap().json().await.unwrap();
     assert_eq!(reply["result"]["content"][0]["text"], "None None");
 }
+
+/// `HttpConfig::max_sessions` bounds the sessions an endpoint keeps: with room for two, a third
+/// `initialize` drops the session idle the longest (its id then gets 404), and the others serve.
+#[tokio::test]
+async fn the_session_count_is_a_setting() {
+    let peer = HttpPeer::start_with(asker(), HttpConfig::default().max_sessions(2)).await;
+    let first = live_session(&peer).await;
+    let second = live_session(&peer).await;
+    let third = live_session(&peer).await;
+    let ping = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":3,"method":"ping"})).unwrap();
+    assert_eq!(handshake_post(&peer, &ping, Some(&first)).await.0, 404);
+    assert_eq!(handshake_post(&peer, &ping, Some(&second)).await.0, 200);
+    assert_eq!(handshake_post(&peer, &ping, Some(&third)).await.0, 200);
+}

@@ -60,6 +60,11 @@ pub struct HttpConfig {
     /// `resources/subscribe`s) goes with it. A timeout under 1 s counts as 1 s: zero would end
     /// every session before its client's next request.
     pub session_idle_timeout: Option<Duration>,
+    /// How many handshake-era sessions the endpoint keeps (default 10 000). When a new one
+    /// would exceed it, the oldest session that never served is dropped first, then the one
+    /// in use that has been idle the longest; a session with a request running or its `GET`
+    /// stream open is never dropped (the `initialize` is refused with 503 instead). At least 1.
+    pub max_sessions: usize,
     /// Under [`Server::serve_http_on`]: how long the requests in flight may take to finish once
     /// its shutdown future completes ([`DEFAULT_SHUTDOWN_GRACE`], 5 s); the connections still
     /// open after it are closed, dropping their requests. `Duration::MAX` waits for them
@@ -91,6 +96,7 @@ impl Default for HttpConfig {
             sse_responses: false,
             session_rate: Some(RateLimit::new(64, Duration::from_millis(100))),
             session_idle_timeout: Some(Duration::from_secs(30 * 60)),
+            max_sessions: 10_000,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             sse: None,
             #[cfg(feature = "auth")]
@@ -196,6 +202,14 @@ impl HttpConfig {
     #[must_use]
     pub fn session_rate(mut self, rate: Option<RateLimit>) -> Self {
         self.session_rate = rate;
+        self
+    }
+
+    /// Keeps at most this many handshake-era sessions (at least 1); see
+    /// [`HttpConfig::max_sessions`].
+    #[must_use]
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.max(1);
         self
     }
 

@@ -337,7 +337,7 @@ mod tests {
         let state = HttpState {
             server: Server::builder("sessions", "1.0.0").build().unwrap(),
             bodies: BodyBudget::new(&config),
-            sessions: Sessions::new(None, None),
+            sessions: Sessions::new(None, None, config.max_sessions),
             config,
         };
         let session = Arc::new(handshake::HandshakeSession::uninitialized());

@@ -371,7 +371,7 @@ mod tests {
                 .build()
                 .unwrap(),
             bodies: super::super::body::BodyBudget::new(&config),
-            sessions: super::super::sessions::Sessions::new(None, None),
+            sessions: super::super::sessions::Sessions::new(None, None, config.max_sessions),
             config,
         });
         let (inbox, messages) = mpsc::channel(queue);

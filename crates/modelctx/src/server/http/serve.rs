@@ -64,7 +64,11 @@ impl Server {
         let state = Arc::new(HttpState {
             server: self.clone(),
             bodies: BodyBudget::new(&config),
-            sessions: Sessions::new(config.session_rate, config.session_idle_timeout),
+            sessions: Sessions::new(
+                config.session_rate,
+                config.session_idle_timeout,
+                config.max_sessions,
+            ),
             config,
         });
         let router = Router::new().route(&path, any(handle));
@@ -105,7 +109,8 @@ impl Server {
         let state = Arc::new(HttpState {
             server: self.clone(),
             bodies: BodyBudget::new(&config),
-            sessions: Sessions::new(None, None),
+            // The streamable transport's sessions, which this router does not serve.
+            sessions: Sessions::new(None, None, 1),
             config,
         });
         super::legacy_sse::router(state)

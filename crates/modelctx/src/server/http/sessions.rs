@@ -42,8 +42,6 @@ use crate::server::in_flight::InFlight;
 use crate::server::peer_rate::{PeerRate, RateLimit};
 use crate::sync::lock;
 
-/// At most this many sessions are kept.
-const MAX_SESSIONS: usize = 10_000;
 /// Sessions in use but idle for longer than this go first when no unused one is left.
 const IDLE: Duration = Duration::from_secs(3600);
 /// The shortest idle timeout: a shorter one (zero, say) would end sessions between a client's
@@ -117,11 +115,8 @@ impl HttpSession {
 }
 
 impl Sessions {
-    pub(crate) fn new(rate: Option<RateLimit>, idle_timeout: Option<Duration>) -> Self {
-        Self::with_capacity(rate, idle_timeout, MAX_SESSIONS)
-    }
-
-    fn with_capacity(
+    /// The sessions of an endpoint: at most `capacity` (`HttpConfig::max_sessions`).
+    pub(crate) fn new(
         rate: Option<RateLimit>,
         idle_timeout: Option<Duration>,
         capacity: usize,
@@ -362,7 +357,7 @@ mod tests {
 
     #[test]
     fn a_flood_of_unused_sessions_evicts_its_own_oldest_first() {
-        let sessions = Sessions::with_capacity(None, None, 8);
+        let sessions = Sessions::new(None, None, 8);
         let live = open(&sessions, None);
         assert!(sessions.get(&live, None, true).is_some());
         let idle_but_used = open(&sessions, None);
@@ -381,7 +376,7 @@ mod tests {
 
     #[test]
     fn when_every_session_is_in_use_the_idlest_goes() {
-        let sessions = Sessions::with_capacity(None, None, 3);
+        let sessions = Sessions::new(None, None, 3);
         let ids: Vec<String> = (0..3).map(|_| open(&sessions, None)).collect();
         for id in &ids {
             assert!(sessions.get(id, None, true).is_some());
@@ -399,7 +394,7 @@ mod tests {
     /// session used again before its turn is skipped, and the next scan finds the next idlest.
     #[test]
     fn sessions_in_use_go_least_recently_used_first() {
-        let sessions = Sessions::with_capacity(None, None, 32);
+        let sessions = Sessions::new(None, None, 32);
         let open_used = || {
             let id = open(&sessions, None);
             assert!(sessions.get(&id, None, true).is_some());
@@ -427,7 +422,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn idle_sessions_expire_and_sessions_in_use_do_not() {
         let hour = Duration::from_secs(3600);
-        let sessions = Sessions::new(None, Some(hour));
+        let sessions = Sessions::new(None, Some(hour), 10_000);
         let idle = open(&sessions, None);
         let streaming = open(&sessions, None);
         let stream = sessions.get(&streaming, None, true).unwrap();
@@ -460,7 +455,7 @@ mod tests {
             assert_eq!(table.entries.len(), 1);
         }
 
-        let forever = Sessions::new(None, None);
+        let forever = Sessions::new(None, None, 10_000);
         let kept = open(&forever, None);
         tokio::time::advance(100 * hour).await;
         assert!(forever.get(&kept, None, false).is_some());
@@ -473,7 +468,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_use_outlasting_the_timeout_on_a_quiet_server_keeps_its_session() {
         let hour = Duration::from_secs(3600);
-        let sessions = Sessions::new(None, Some(hour));
+        let sessions = Sessions::new(None, Some(hour), 10_000);
         let id = open(&sessions, None);
         let stream = sessions.get(&id, None, true).unwrap();
         tokio::time::advance(2 * hour).await;
@@ -494,7 +489,7 @@ mod tests {
     /// between its client's requests, and the table is not swept on every request.
     #[tokio::test(start_paused = true)]
     async fn an_idle_timeout_below_the_floor_is_the_floor() {
-        let sessions = Sessions::new(None, Some(Duration::ZERO));
+        let sessions = Sessions::new(None, Some(Duration::ZERO), 10_000);
         let id = open(&sessions, None);
         tokio::time::advance(MIN_IDLE_TIMEOUT / 2).await;
         assert!(
@@ -517,7 +512,7 @@ mod tests {
 
     #[test]
     fn a_session_belongs_to_the_principal_that_opened_it() {
-        let sessions = Sessions::new(None, None);
+        let sessions = Sessions::new(None, None, 10_000);
         let alice = Principal::new("alice");
         let bob = Principal::new("bob");
         let id = open(&sessions, Some("alice"));
