@@ -38,11 +38,10 @@ use modelctx::{prompt, resolver, resource, tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::demo_app::REGIONS;
+
 /// The demo server's name (also the audience of its sealed state).
 pub const NAME: &str = "mcp-demo";
-
-/// The regions the demo knows.
-pub const REGIONS: [&str; 4] = ["eu-west-1", "eu-central-1", "us-east-1", "ap-southeast-2"];
 
 /// How long each step of `provision` takes when the client asked for progress.
 const STEP: Duration = Duration::from_millis(150);

@@ -10,7 +10,8 @@ use modelctx::tool;
 use modelctx::types::CallToolResult;
 use serde_json::json;
 
-use crate::demo::REGIONS;
+/// The regions the demo knows (its `provision` tool asks for one; the picker shows them).
+pub const REGIONS: [&str; 4] = ["eu-west-1", "eu-central-1", "us-east-1", "ap-southeast-2"];
 
 /// The picker's document.
 pub const REGION_PICKER: &str = "ui://demo/region-picker.html";
