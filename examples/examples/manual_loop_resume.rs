@@ -26,10 +26,16 @@ use modelctx::types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, 
 use modelctx_examples::provision;
 use serde_json::{Map, Value, json};
 
-/// This program, spawned as the stdio server.
+/// This program, spawned as the stdio server. A spawned server gets a safe environment, not
+/// all of ours: the sealing keys are passed on by name.
 fn server_command() -> std::io::Result<tokio::process::Command> {
     let mut command = tokio::process::Command::new(std::env::current_exe()?);
     command.arg("serve");
+    for name in ["MCP_REQUEST_STATE_KEYS", "MCP_REQUEST_STATE_TTL"] {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
     Ok(command)
 }
 
