@@ -628,11 +628,7 @@ impl ClientBuilder {
             .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
         let client = self.reqwest_client()?;
         let core = self.core()?;
-        // The server's identity in cache keys: its URL, without credentials or a fragment.
-        let mut identity = url.clone();
-        let _ = identity.set_username("");
-        let _ = identity.set_password(None);
-        identity.set_fragment(None);
+        let identity = server_identity(&url);
         let config = super::transport::http::HttpConfig {
             client,
             url,
@@ -644,7 +640,7 @@ impl ClientBuilder {
         };
         let transport =
             super::transport::http::HttpTransport::new(config, Arc::clone(&core.shared));
-        Ok((core, Transport::Http(transport), identity.to_string()))
+        Ok((core, Transport::Http(transport), identity))
     }
 
     /// The HTTP client of a connection: the one given, or one that follows no redirects (an
@@ -779,6 +775,17 @@ impl ClientBuilder {
             },
         ))
     }
+}
+
+/// The server's identity in the response cache's keys: its URL, without credentials or a
+/// fragment (one server, whoever signs in to it and however a link names a part of it).
+#[cfg(feature = "http-client")]
+fn server_identity(url: &reqwest::Url) -> String {
+    let mut identity = url.clone();
+    let _ = identity.set_username("");
+    let _ = identity.set_password(None);
+    identity.set_fragment(None);
+    identity.into()
 }
 
 /// The response cache of a new connection to the server at `server_url` (`None`: not HTTP).

@@ -21,12 +21,7 @@ impl ClientBuilder {
     pub async fn connect_sse(mut self, url: &str) -> Result<Client, ClientError> {
         let url = reqwest::Url::parse(url)
             .map_err(|e| ClientError::InvalidArgument(format!("invalid URL {url:?}: {e}")))?;
-        // The server's identity in the response cache's keys: the stream's URL, without
-        // credentials or a fragment.
-        let mut identity = url.clone();
-        let _ = identity.set_username("");
-        let _ = identity.set_password(None);
-        identity.set_fragment(None);
+        let identity = super::server_identity(&url);
         let (reader, writer) =
             crate::client::transport::sse::open(crate::client::transport::sse::SseSettings {
                 client: self.reqwest_client()?,
@@ -37,13 +32,8 @@ impl ClientBuilder {
             })
             .await?;
         self.mode = Mode::Handshake;
-        self.connect_lines(
-            reader,
-            writer,
-            TransportKind::Sse,
-            Some(identity.to_string()),
-        )
-        .await
+        self.connect_lines(reader, writer, TransportKind::Sse, Some(identity))
+            .await
     }
 
     /// [`connect_http`](Self::connect_http), falling back to
