@@ -170,3 +170,12 @@ pub const SPEC_NOTIFICATIONS: &[&str] = &[
     RootsListChanged::NAME,
     ElicitationComplete::NAME,
 ];
+
+/// Whether `method` names a notification of one's own (an extension's, `com.example/…`): not
+/// empty, no control characters, and not one of [`SPEC_NOTIFICATIONS`], which have their own
+/// rules and senders.
+pub fn is_custom_notification(method: &str) -> bool {
+    !method.is_empty()
+        && !method.chars().any(char::is_control)
+        && !SPEC_NOTIFICATIONS.contains(&method)
+}

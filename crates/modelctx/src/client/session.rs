@@ -598,10 +598,7 @@ impl Session {
         method: &str,
         params: Option<&serde_json::Value>,
     ) -> Result<(), ClientError> {
-        if method.is_empty()
-            || method.chars().any(char::is_control)
-            || modelctx_types::methods::SPEC_NOTIFICATIONS.contains(&method)
-        {
+        if !modelctx_types::methods::is_custom_notification(method) {
             return Err(ClientError::InvalidArgument(format!(
                 "{method:?} cannot be sent with send_notification: it is a method of the \
                  specification or not a usable name"

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use modelctx_seal::Principal;
 use modelctx_types::jsonrpc::encode_notification;
-use modelctx_types::methods::SPEC_NOTIFICATIONS;
+use modelctx_types::methods::is_custom_notification;
 use modelctx_types::methods::{
     CreateMessage, Elicit, ElicitationComplete, ListRoots, LoggingMessage, Progress,
 };
@@ -336,10 +336,7 @@ impl RequestContext {
         method: &str,
         params: Option<&Value>,
     ) -> Result<(), ErrorObject> {
-        if method.is_empty()
-            || method.chars().any(char::is_control)
-            || SPEC_NOTIFICATIONS.contains(&method)
-        {
+        if !is_custom_notification(method) {
             return Err(ErrorObject::new(
                 ErrorCode::INVALID_PARAMS,
                 format!(
