@@ -320,6 +320,24 @@ impl HttpPeer {
         (status, messages.last().cloned().unwrap_or(Value::Null))
     }
 
+    /// Opens a 2025-11-25 session (`initialize` with `capabilities`, then
+    /// `notifications/initialized`); its `Mcp-Session-Id`.
+    pub async fn open_handshake_session(&self, capabilities: &Value) -> String {
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
+            "clientInfo": {"name": "raw", "version": "0"}}});
+        let response = self.handshake_post(&initialize, None).await;
+        assert_eq!(response.status(), 200);
+        let id = response.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let status = self.handshake_post(&initialized, Some(&id)).await.status();
+        assert_eq!(status, 202);
+        id
+    }
+
     /// POSTs `body` on the handshake-era path (no 2026 headers), on the 2025-11-25 session
     /// `session` when given (`Mcp-Session-Id` and `MCP-Protocol-Version: 2025-11-25`).
     pub async fn handshake_post(&self, body: &Value, session: Option<&str>) -> reqwest::Response {
@@ -335,6 +353,68 @@ impl HttpPeer {
                 .header("mcp-protocol-version", "2025-11-25");
         }
         builder.send().await.unwrap()
+    }
+}
+
+/// One event of a stream as a raw client reads it: its `id`, and its message (`None` for an
+/// event without data, such as a resumable stream's priming event).
+pub type SseEvent = (Option<String>, Option<Value>);
+
+/// The events of an event-stream response, read as they come, each wait bounded (10 s).
+#[derive(Debug)]
+pub struct SseEvents {
+    response: reqwest::Response,
+    parser: modelctx::__fuzz::SseParser,
+    ready: std::collections::VecDeque<SseEvent>,
+}
+
+impl SseEvents {
+    /// The reader of `response`, which must be a 200 event stream.
+    pub fn new(response: reqwest::Response) -> Self {
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Self {
+            response,
+            parser: modelctx::__fuzz::SseParser::default(),
+            ready: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// The next event, or `None` once the stream ended (or broke).
+    pub async fn next_event(&mut self) -> Option<SseEvent> {
+        let read = async {
+            while self.ready.is_empty() {
+                let chunk = self.response.chunk().await.ok()??;
+                for event in self.parser.feed(&chunk).unwrap() {
+                    let message = (!event.data.is_empty())
+                        .then(|| serde_json::from_str(&event.data).unwrap());
+                    self.ready.push_back((event.id, message));
+                }
+            }
+            self.ready.pop_front()
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(10), read)
+            .await
+            .expect("the stream moves on within 10 s")
+    }
+
+    /// The next message with its event's id, skipping events without data; `None` once the
+    /// stream ended.
+    pub async fn next_message(&mut self) -> Option<(Option<String>, Value)> {
+        loop {
+            if let (id, Some(message)) = self.next_event().await? {
+                return Some((id, message));
+            }
+        }
+    }
+
+    /// Every message until the stream ends.
+    pub async fn rest(&mut self) -> Vec<Value> {
+        let mut messages = Vec::new();
+        while let Some((_, message)) = self.next_message().await {
+            messages.push(message);
+        }
+        messages
     }
 }
 

@@ -31,6 +31,7 @@
 //! | `flows-sqlite`, `flows-redis` | no | the SQLite and Redis flow stores |
 //! | `bus-redis` | no | the Redis change bus (`server::bus::RedisBus`): change notifications and task updates reach the listen streams of every instance sharing a Redis |
 //! | `single-use-redis` | no | the Redis replay guard of single-use sealed rounds (a fleet) |
+//! | `events-redis` | no | the Redis event store of resumable 2025-11-25 HTTP streams (a fleet) |
 //! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms; `otel::Telemetry`, OTLP/HTTP export |
 //! | `test-util` | no | the store contracts, for testing a store backend of your own against the SDK's rules: `store::contract` (the kernel's), `server::tasks::contract`, `client::flows::contract` |
 
@@ -76,7 +77,8 @@ mod sqlite;
 #[cfg(any(
     feature = "tasks-redis",
     feature = "flows-redis",
-    feature = "single-use-redis"
+    feature = "single-use-redis",
+    feature = "events-redis"
 ))]
 mod redis_link;
 

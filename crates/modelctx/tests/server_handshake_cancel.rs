@@ -9,11 +9,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use modelctx::server::{RequestContext, Server};
 use modelctx::types::*;
-use modelctx_test_support::server::HttpPeer;
+use modelctx_test_support::server::{HttpPeer, SseEvents};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -69,19 +68,10 @@ impl Session {
     /// Serves `server` and opens a session whose client can answer form questions.
     async fn open(server: Server) -> Self {
         let peer = HttpPeer::start(server).await;
-        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "ts-like", "version": "0"}}});
-        let response = peer.handshake_post(&initialize, None).await;
-        assert_eq!(response.status(), 200);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
-        let session = Self { peer, id };
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        assert_eq!(session.send(&initialized).await, 202);
-        session
+        let id = peer
+            .open_handshake_session(&json!({"elicitation": {"form": {}}}))
+            .await;
+        Self { peer, id }
     }
 
     async fn post(&self, body: &Value) -> reqwest::Response {
@@ -91,52 +81,6 @@ impl Session {
     /// POSTs a notification or an answer; the status.
     async fn send(&self, body: &Value) -> u16 {
         self.post(body).await.status().as_u16()
-    }
-}
-
-/// The messages of a call's event stream, read as they come.
-struct Stream {
-    response: reqwest::Response,
-    parser: modelctx::__fuzz::SseParser,
-    ready: std::collections::VecDeque<Value>,
-}
-
-impl Stream {
-    fn new(response: reqwest::Response) -> Self {
-        assert_eq!(response.headers()["content-type"], "text/event-stream");
-        Self {
-            response,
-            parser: modelctx::__fuzz::SseParser::default(),
-            ready: std::collections::VecDeque::new(),
-        }
-    }
-
-    /// The next message, or `None` once the stream has ended.
-    async fn next(&mut self) -> Option<Value> {
-        while self.ready.is_empty() {
-            let chunk = self.response.chunk().await.unwrap()?;
-            for event in self.parser.feed(&chunk).unwrap() {
-                if !event.data.is_empty() {
-                    self.ready
-                        .push_back(serde_json::from_str(&event.data).unwrap());
-                }
-            }
-        }
-        self.ready.pop_front()
-    }
-
-    /// Every message until the stream ends, within a bound.
-    async fn rest(&mut self) -> Vec<Value> {
-        let mut messages = Vec::new();
-        let read = async {
-            while let Some(message) = self.next().await {
-                messages.push(message);
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(10), read)
-            .await
-            .expect("the cancelled call's stream ends");
-        messages
     }
 }
 
@@ -162,8 +106,8 @@ fn accept(ask: &Value) -> Value {
 async fn a_cancelled_call_stops_and_asks_nothing_more() {
     let (seen, working) = (Arc::new(Seen::default()), Arc::new(Notify::new()));
     let session = Session::open(server(Arc::clone(&seen), Arc::clone(&working))).await;
-    let mut stream = Stream::new(session.post(&call(2)).await);
-    let ask = stream.next().await.unwrap();
+    let mut stream = SseEvents::new(session.post(&call(2)).await);
+    let (_, ask) = stream.next_message().await.unwrap();
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     assert_eq!(session.send(&accept(&ask)).await, 202);
     working.notified().await;
@@ -195,8 +139,8 @@ async fn a_cancelled_call_stops_and_asks_nothing_more() {
 async fn cancelling_a_call_withdraws_its_pending_question() {
     let seen = Arc::new(Seen::default());
     let session = Session::open(server(Arc::clone(&seen), Arc::new(Notify::new()))).await;
-    let mut stream = Stream::new(session.post(&call(7)).await);
-    let ask = stream.next().await.unwrap();
+    let mut stream = SseEvents::new(session.post(&call(7)).await);
+    let (_, ask) = stream.next_message().await.unwrap();
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
 
     assert_eq!(session.send(&cancel(7)).await, 202);

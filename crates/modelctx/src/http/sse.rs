@@ -18,6 +18,27 @@ pub(crate) fn append_message(out: &mut Vec<u8>, json: &[u8]) {
     out.extend_from_slice(b"\n\n");
 }
 
+/// Encodes one `message` event with its `id` (a resumable stream's event).
+pub(crate) fn encode_message_with_id(id: &str, json: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(json.len() + id.len() + 30);
+    out.extend_from_slice(b"id: ");
+    out.extend_from_slice(id.as_bytes());
+    out.push(b'\n');
+    append_message(&mut out, json);
+    Bytes::from(out)
+}
+
+/// The event that opens a resumable stream: its first id, no data (a client ignores it) and
+/// the reconnection delay, so that a client whose stream breaks before any message can resume.
+pub(crate) fn priming(id: &str, retry_ms: Option<u128>) -> Bytes {
+    let mut out = format!("id: {id}\n");
+    if let Some(retry) = retry_ms {
+        out.push_str(&format!("retry: {retry}\n"));
+    }
+    out.push_str("data: \n\n");
+    Bytes::from(out)
+}
+
 /// A comment line, used as a keep-alive on long streams.
 pub(crate) fn keep_alive() -> Bytes {
     Bytes::from_static(b": keep-alive\n\n")
@@ -200,6 +221,25 @@ mod tests {
         assert_eq!(parser.retry(), Some(500));
         parser.feed(b"retry: soon\n\n").unwrap();
         assert_eq!(parser.retry(), Some(500));
+    }
+
+    #[test]
+    fn a_resumable_stream_is_parsed_with_its_ids_and_retry() {
+        let mut parser = Parser::default();
+        let mut wire = priming("s.r1:0", Some(250)).to_vec();
+        wire.extend_from_slice(&encode_message_with_id("s.r1:1", b"{}"));
+        let events = parser.feed(&wire).unwrap();
+        let data: Vec<&str> = events.iter().map(|e| e.data.as_str()).collect();
+        assert_eq!(data.iter().filter(|d| !d.is_empty()).count(), 1);
+        assert!(data.contains(&"{}"));
+        assert_eq!(parser.last_event_id(), Some("s.r1:1"));
+        assert_eq!(parser.retry(), Some(250));
+        let mut plain = Parser::default();
+        plain.feed(&priming("s.g2:0", None)).unwrap();
+        assert_eq!(
+            (plain.last_event_id(), plain.retry()),
+            (Some("s.g2:0"), None)
+        );
     }
 
     #[test]

@@ -241,6 +241,26 @@ impl RequestContext {
         super::origin::peer_addr(self.http_parts()?)
     }
 
+    /// Closes the request's response stream now and lets the request go on: the client
+    /// reconnects with `Last-Event-ID` after the stream's `retry` delay and receives what the
+    /// request sent meanwhile, then its result (polling a long call, SEP-1699; the Python SDK's
+    /// `close_sse_stream`). Only a handshake-era (2025-11-25) request over streamable HTTP
+    /// with an event store configured ([`super::http::HttpConfig::event_store`]) has such a
+    /// stream; false (and nothing happens) otherwise.
+    #[cfg(feature = "http-server")]
+    pub fn close_sse_stream(&self) -> bool {
+        match self
+            .http_parts()
+            .and_then(|parts| parts.extensions.get::<super::stream_closer::StreamCloser>())
+        {
+            Some(closer) => {
+                closer.close();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Always `None` without the `http-server` feature: no other transport knows its peer.
     #[cfg(not(feature = "http-server"))]
     pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     // Leaves: plain messages and helpers that know no stage of the pipeline.
     ("change", 0),
     ("notifier", 0),
+    ("stream_closer", 0),
     ("deadline", 0),
     ("limit_error", 0),
     ("headers", 0),

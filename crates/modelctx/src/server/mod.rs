@@ -107,6 +107,9 @@ mod registry;
 mod shutdown;
 pub mod single_use;
 mod stdio;
+// A request closing its resumable HTTP response stream (handshake-era polling).
+#[cfg(feature = "http-server")]
+mod stream_closer;
 // How a stream connection ends (the drain) and what bounds the waits of its loop.
 mod stdio_drain;
 // The era of a stream connection, fixed by its first request.

@@ -1,8 +1,8 @@
 //! The settings of the HTTP endpoint ([`HttpConfig`]): the path, the Host and Origin
 //! allowlists, body bounds, keep-alive, sessions, the shutdown grace and, with `auth`, who may
-//! call, and the opt-in HTTP+SSE transport of 2024-11-05 ([`SseConfig`]).
+//! call, resumable handshake-era streams ([`Resumability`]), and the opt-in HTTP+SSE transport
+//! of 2024-11-05 ([`SseConfig`]).
 
-#[cfg(feature = "auth")]
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +10,8 @@ use std::time::Duration;
 use crate::server::Server;
 use crate::server::peer_rate::RateLimit;
 use crate::server::shutdown::DEFAULT_SHUTDOWN_GRACE;
+
+use super::event_store::EventStore;
 
 /// Settings of the HTTP endpoint.
 #[derive(Debug, Clone)]
@@ -73,6 +75,9 @@ pub struct HttpConfig {
     /// The HTTP+SSE transport of 2024-11-05, served beside this endpoint when set (off by
     /// default; see [`HttpConfig::sse`]).
     pub sse: Option<SseConfig>,
+    /// Resumable handshake-era streams: where their events are kept and how clients reconnect
+    /// (off by default; see [`HttpConfig::event_store`]).
+    pub resumability: Option<Resumability>,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<crate::server::auth::ResourceServer>>,
@@ -99,6 +104,7 @@ impl Default for HttpConfig {
             max_sessions: 10_000,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             sse: None,
+            resumability: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -230,12 +236,87 @@ impl HttpConfig {
         self
     }
 
+    /// Makes the streams of handshake-era (2025-11-25) sessions resumable, their events kept
+    /// in `store`: each event of a response stream or of a session's `GET` stream carries an id
+    /// (`<stream>:<number>`; the first, empty, one primes the stream and carries the `retry`
+    /// delay), a client whose stream broke reconnects with `GET` and `Last-Event-ID` and
+    /// receives what it missed, then the rest of the stream. A response stream's request then
+    /// goes on when its client disconnects (it is cancelled only by `notifications/cancelled`),
+    /// and a `GET` stream keeps collecting for [`Resumability::reconnect_window`]. A
+    /// `Last-Event-ID` of another session's stream is refused (404). Revision 2026-07-28 has no
+    /// resumption: its requests are unaffected.
+    /// Same as `.resumable(Resumability::new(store))`, with no `retry` delay and the default
+    /// reconnection window.
+    #[must_use]
+    pub fn event_store(self, store: impl EventStore) -> Self {
+        self.resumable(Resumability::new(store))
+    }
+
+    /// Resumable handshake-era streams with these settings (see [`HttpConfig::event_store`]).
+    #[must_use]
+    pub fn resumable(mut self, resumability: Resumability) -> Self {
+        self.resumability = Some(resumability);
+        self
+    }
+
     /// How long requests in flight may take to finish once a shutdown begins (the field of the
     /// same name).
     #[must_use]
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
         self
+    }
+}
+
+/// Resumable handshake-era streams (see [`HttpConfig::event_store`]).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Resumability {
+    /// Where the events are kept.
+    pub store: Arc<dyn EventStore>,
+    /// The `retry` delay asked of reconnecting clients (`None`: the client's own).
+    pub retry: Option<Duration>,
+    /// How long a session's `GET` stream keeps collecting events after its client went away
+    /// (default 60 s): a client reconnecting within it misses nothing; past it the stream
+    /// ends, and a reconnection gets what was kept, then a new stream.
+    pub reconnect_window: Duration,
+}
+
+impl Resumability {
+    /// The default [`Resumability::reconnect_window`].
+    pub const DEFAULT_RECONNECT_WINDOW: Duration = Duration::from_secs(60);
+
+    /// Events kept in `store`, no `retry` delay, the default reconnection window.
+    pub fn new(store: impl EventStore) -> Self {
+        Self {
+            store: Arc::new(store),
+            retry: None,
+            reconnect_window: Self::DEFAULT_RECONNECT_WINDOW,
+        }
+    }
+
+    /// Asks reconnecting clients to wait `delay` (the SSE `retry` field of each stream's
+    /// priming event).
+    #[must_use]
+    pub fn retry(mut self, delay: Duration) -> Self {
+        self.retry = Some(delay);
+        self
+    }
+
+    /// Keeps a `GET` stream collecting this long after its client went away.
+    #[must_use]
+    pub fn reconnect_window(mut self, window: Duration) -> Self {
+        self.reconnect_window = window;
+        self
+    }
+}
+
+impl std::fmt::Debug for Resumability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resumability")
+            .field("retry", &self.retry)
+            .field("reconnect_window", &self.reconnect_window)
+            .finish_non_exhaustive()
     }
 }
 

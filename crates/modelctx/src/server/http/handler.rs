@@ -29,7 +29,7 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
             if let Err(response) = authenticate(state, &mut parts).await {
                 return response;
             }
-            if let Some(response) = super::handshake_era::get_or_delete(state, &parts) {
+            if let Some(response) = super::handshake_era::get_or_delete(state, &parts).await {
                 return response;
             }
         }

@@ -28,10 +28,14 @@ use tokio::sync::mpsc;
 use tracing::Instrument as _;
 
 use super::responses::{accepted, http_status, json};
+use super::resumable::{self, Resumed};
 use super::sessions::InUse;
 use super::sse::{event_stream_only, respond};
 use super::state::HttpState;
 use crate::http::headers::SESSION_ID;
+
+/// The header a reconnecting client names the last event it received with.
+const LAST_EVENT_ID: &str = "last-event-id";
 use crate::server::SubscriptionLimits;
 use crate::server::chain::{self, Message};
 use crate::server::in_flight::{Served, serve_notification};
@@ -242,8 +246,12 @@ pub(crate) async fn post(
     }
 }
 
-/// `GET` (the session's notification stream) and `DELETE` (end the session).
-pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> Option<Response> {
+/// `GET` (the session's notification stream, or the resumption of a stream) and `DELETE` (end
+/// the session).
+pub(crate) async fn get_or_delete(
+    state: &HttpState,
+    parts: &http::request::Parts,
+) -> Option<Response> {
     let id = session_id(parts)?;
     if parts.method == http::Method::DELETE {
         return Some(if state.sessions.remove(id, principal(parts)) {
@@ -255,14 +263,30 @@ pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> 
     let Some(session) = state.sessions.get(id, principal(parts), true) else {
         return Some(session_not_found());
     };
+    let mut resumable = None;
+    if let Some(settings) = &state.config.resumability {
+        let Some(streams) = session.streams().cloned() else {
+            return Some(no_randomness());
+        };
+        let mut replayed = Vec::new();
+        if let Some(last) = parts.headers.get(LAST_EVENT_ID) {
+            let last = last.to_str().unwrap_or_default();
+            match resumable::resume(&streams, settings, last).await {
+                Ok(Resumed::Stream(response)) => return Some(response),
+                Ok(Resumed::GetEnded(frames)) => replayed = frames,
+                Err(response) => return Some(response),
+            }
+        }
+        // A plain GET takes over the session's stream when its client went away.
+        if let Some(live) = streams.running_get() {
+            return Some(resumable::reattach_get(&live).unwrap_or_else(|()| get_conflict()));
+        }
+        resumable = Some((streams, settings, replayed));
+    }
     // One stream a session, as the Python SDK allows: each stream costs a forwarding task and
     // keeps the session in use, so more would let one session hold without bound.
     if !session.open_get_stream() {
-        return Some(rpc_error(
-            StatusCode::CONFLICT,
-            ErrorCode::INVALID_REQUEST,
-            "Conflict: Only one SSE stream is allowed per session",
-        ));
+        return Some(get_conflict());
     }
     // Charged like a listen stream that follows nothing (what the session follows is charged
     // to the session), and counted against the client that opened the session.
@@ -283,11 +307,42 @@ pub(crate) fn get_or_delete(state: &HttpState, parts: &http::request::Parts) -> 
     let closing = state.server.inner.shutdown.clone();
     let forwarder =
         handshake_methods::forward_changes(&state.server, session, sender, closing, stream);
+    if let Some((streams, settings, replayed)) = resumable {
+        // The stream's task ends the forwarder by dropping `receiver`.
+        let source = resumable::Source {
+            work: Box::pin(async move {
+                let _ = forwarder.await;
+                Reply::Nothing
+            }),
+            messages: receiver,
+        };
+        let keep_alive = state.config.keep_alive;
+        return Some(resumable::get_stream(
+            &streams, settings, source, keep_alive, replayed,
+        ));
+    }
     let mut response = event_stream_only(receiver, forwarder, state.config.keep_alive);
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     Some(response)
+}
+
+/// The session has its `GET` stream open already.
+fn get_conflict() -> Response {
+    rpc_error(
+        StatusCode::CONFLICT,
+        ErrorCode::INVALID_REQUEST,
+        "Conflict: Only one SSE stream is allowed per session",
+    )
+}
+
+fn no_randomness() -> Response {
+    rpc_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::INTERNAL_ERROR,
+        "no randomness for a stream's name",
+    )
 }
 
 /// What an open `GET` stream holds until it ends: its session's use (so the session's idle time
@@ -391,9 +446,9 @@ mod tests {
                 .0
         };
         let held = || state.server.inner.subscriptions.held_bytes();
-        let first = get_or_delete(&state, &get()).unwrap();
+        let first = get_or_delete(&state, &get()).await.unwrap();
         assert_eq!(first.status(), 200);
-        assert_eq!(get_or_delete(&state, &get()).unwrap().status(), 409);
+        assert_eq!(get_or_delete(&state, &get()).await.unwrap().status(), 409);
         assert_eq!(held(), SubscriptionLimits::STREAM_CHARGE);
         // The stream's task is aborted once its body is gone: this one thread runs it to its
         // end within a few turns (counted in turns, not time).
@@ -405,6 +460,6 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(held(), 0, "the charge came back");
-        assert_eq!(get_or_delete(&state, &get()).unwrap().status(), 200);
+        assert_eq!(get_or_delete(&state, &get()).await.unwrap().status(), 200);
     }
 }

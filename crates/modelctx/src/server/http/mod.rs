@@ -16,28 +16,38 @@
 //! [`HttpConfig::allowed_origins`].
 //!
 //! The transport sits above the server's core (DESIGN.md, "Layers of the server"): it turns a
-//! POST into the core's `Incoming` and the core's reply into JSON
-//! or an event stream; nothing below it names HTTP. Its files, each one concern: `config` (the
-//! settings), `body` (reading bounded bodies), `guards` (what a request head must pass), `state`
-//! (what the endpoint shares between requests), `responses` (plain and JSON responses), `sse`
-//! (answering one request, with JSON or a stream), `handler` (the endpoint), `sessions` and
-//! `handshake_era` (2025-11-25 sessions), `serve` (the router and the listener's loop),
-//! `legacy_sse` (the opt-in HTTP+SSE transport of 2024-11-05, [`SseConfig`]).
+//! POST into the core's `Incoming` and the core's reply into JSON or an event stream; nothing
+//! below it names HTTP. Its files, each one concern: `config` (the settings), `body` (reading
+//! bounded bodies), `guards` (what a request head must pass), `state` (what the endpoint shares
+//! between requests), `responses` (plain and JSON responses, the head of an event stream),
+//! `sse` (answering one request, with JSON or a stream), `handler` (the endpoint), `sessions`
+//! and `handshake_era` (2025-11-25 sessions), `event_store`, `live_stream` and `resumable`
+//! (their resumable streams, [`HttpConfig::event_store`]), `serve` (the router and the
+//! listener's loop), `legacy_sse` (the opt-in HTTP+SSE transport of 2024-11-05,
+//! [`SseConfig`]).
 
 #[cfg(doc)]
 use super::Server;
 
 mod body;
 mod config;
+mod event_store;
 mod guards;
 mod handler;
 mod handshake_era;
 mod legacy_sse;
+mod live_stream;
 mod responses;
+mod resumable;
 mod serve;
 mod sessions;
 mod sse;
 mod state;
 
 pub use super::peer_rate::RateLimit;
-pub use config::{HttpConfig, SseConfig};
+pub use config::{HttpConfig, Resumability, SseConfig};
+#[cfg(feature = "events-redis")]
+pub use event_store::RedisEventStore;
+pub use event_store::{
+    EventStore, EventStoreError, MemoryEventStore, MemoryEventStoreLimits, StoredEvent,
+};

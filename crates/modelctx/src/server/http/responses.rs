@@ -1,5 +1,8 @@
 //! The plain responses of the endpoint: text for what the transport refuses, JSON for a
-//! JSON-RPC message, `202 Accepted` for what needs no answer.
+//! JSON-RPC message, `202 Accepted` for what needs no answer; the head of an event stream and
+//! its keep-alive timer.
+
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -69,5 +72,31 @@ pub(crate) fn json(status: u16, body: Vec<u8>) -> Response {
 pub(crate) fn accepted() -> Response {
     let mut response = Response::new(Body::empty());
     *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// The keep-alive comments of a stream, the first one `period` from now (checked: a huge
+/// `HttpConfig::keep_alive` means none, not a panic; so does zero, which tokio refuses as a
+/// period).
+pub(crate) fn keep_alive_timer(period: Duration) -> tokio::time::Interval {
+    let period = if period.is_zero() {
+        Duration::MAX
+    } else {
+        period
+    };
+    let first = crate::server::deadline::after_tokio(tokio::time::Instant::now(), period);
+    tokio::time::interval_at(first, period)
+}
+
+/// A response carrying an event stream: the content type, and no caching or proxy buffering.
+pub(crate) fn event_stream_response(body: Body) -> Response {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
 }

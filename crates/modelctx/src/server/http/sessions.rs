@@ -30,13 +30,14 @@ use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use modelctx_seal::Principal;
 
+use super::live_stream::SessionStreams;
 use crate::server::handshake::HandshakeSession;
 use crate::server::in_flight::InFlight;
 use crate::server::peer_rate::{PeerRate, RateLimit};
@@ -91,6 +92,8 @@ struct HttpSession {
     in_flight: Arc<InFlight>,
     /// Whether the session's `GET` stream is open: it may have one at a time.
     get_stream: AtomicBool,
+    /// Its resumable streams, made when the first one opens (with an event store only).
+    streams: OnceLock<Option<Arc<SessionStreams>>>,
 }
 
 impl HttpSession {
@@ -163,6 +166,7 @@ impl Sessions {
                     last_used: Mutex::new(Instant::now()),
                     in_flight: Arc::default(),
                     get_stream: AtomicBool::new(false),
+                    streams: OnceLock::new(),
                 }),
                 principal,
                 used: false,
@@ -237,6 +241,15 @@ impl InUse {
     /// Marks the session's `GET` stream open; false when one already is.
     pub(crate) fn open_get_stream(&self) -> bool {
         !self.0.get_stream.swap(true, Ordering::AcqRel)
+    }
+
+    /// The session's resumable streams; `None` when the system had no randomness for their
+    /// tag.
+    pub(crate) fn streams(&self) -> Option<&Arc<SessionStreams>> {
+        self.0
+            .streams
+            .get_or_init(|| SessionStreams::new().map(Arc::new))
+            .as_ref()
     }
 
     /// Marks the session's `GET` stream closed.

@@ -17,7 +17,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::config::HttpConfig;
-use super::responses::{http_status, json};
+use super::responses::{event_stream_response, http_status, json, keep_alive_timer};
+use super::resumable::{Source, request_stream};
 use super::sessions::InUse;
 use crate::http::sse;
 use crate::server::Server;
@@ -25,6 +26,7 @@ use crate::server::headers::HeaderAccess;
 use crate::server::in_flight::request_cancelled;
 use crate::server::message::{Incoming, Reply, error_reply};
 use crate::server::pipeline;
+use crate::server::stream_closer::StreamCloser;
 use crate::server::typed_params::OwnedRequest;
 
 type Work = BoxFuture<'static, Reply>;
@@ -52,6 +54,24 @@ pub(crate) async fn respond(
         params,
         typed,
     } = request;
+    // A handshake-era request with an event store answers with a resumable stream once it
+    // runs past its first poll; its handler may close that stream early (`StreamCloser`, put
+    // where the context finds it).
+    let resumable = match (&handshake, &config.resumability) {
+        (Some(session), Some(settings)) => session.streams().map(|streams| {
+            let closer = StreamCloser::default();
+            (Arc::clone(streams), closer, settings)
+        }),
+        _ => None,
+    };
+    let parts = match &resumable {
+        Some((_, closer, _)) => {
+            let mut parts = Arc::unwrap_or_clone(parts);
+            parts.extensions.insert(closer.clone());
+            Arc::new(parts)
+        }
+        None => parts,
+    };
     // A handshake-era client cancels with a `notifications/cancelled` POSTed on its own: the
     // session's table finds the request by its id while it runs. Only a request that waits is
     // registered (`in_flight`); the table, the id and the token are kept aside for that, and
@@ -115,6 +135,13 @@ pub(crate) async fn respond(
                         reply
                     }
                 });
+                if let Some((streams, closer, settings)) = resumable {
+                    let source = Source {
+                        work,
+                        messages: notifications,
+                    };
+                    return request_stream(&streams, closer, settings, source, guard, keep_alive);
+                }
             }
         }
     }
@@ -188,32 +215,6 @@ fn event_stream(
         _guard: guard,
     };
     event_stream_response(Body::from_stream(events(state)))
-}
-
-/// The keep-alive comments of a stream, the first one `period` from now (checked: a huge
-/// `HttpConfig::keep_alive` means none, not a panic; so does zero, which tokio refuses as a
-/// period).
-fn keep_alive_timer(period: Duration) -> tokio::time::Interval {
-    let period = if period.is_zero() {
-        Duration::MAX
-    } else {
-        period
-    };
-    let first = crate::server::deadline::after_tokio(tokio::time::Instant::now(), period);
-    tokio::time::interval_at(first, period)
-}
-
-/// A response carrying an event stream: the content type, and no caching or proxy buffering.
-fn event_stream_response(body: Body) -> Response {
-    let mut response = Response::new(body);
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
 }
 
 /// An event stream whose every event is already known (the handler finished): `first`, what

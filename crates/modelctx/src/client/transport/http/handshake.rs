@@ -15,8 +15,12 @@ use crate::client::transport::{HttpHeaders, Reply};
 use crate::http::headers;
 use crate::sync::write;
 
-/// How often a broken stream is resumed before giving up.
+/// How often in a row a broken stream is resumed without receiving anything new before giving
+/// up.
 const MAX_RESUMPTIONS: u32 = 2;
+/// How often one response stream is resumed in all: a server that polls (closes the stream
+/// after each event, SEP-1699) makes progress on each, but not forever.
+const MAX_RESUMPTIONS_IN_ALL: u32 = 100;
 /// The reconnection delay when the server named none.
 const DEFAULT_RETRY_MS: u64 = 1000;
 /// An upper bound on a server-chosen reconnection delay.
@@ -48,7 +52,12 @@ pub(super) async fn resume(
     mut retry_ms: Option<u64>,
     request_headers: &HttpHeaders,
 ) -> Result<Option<Reply>, ClientError> {
-    for _ in 0..MAX_RESUMPTIONS {
+    let mut in_a_row = 0;
+    for _ in 0..MAX_RESUMPTIONS_IN_ALL {
+        if in_a_row == MAX_RESUMPTIONS {
+            break;
+        }
+        in_a_row += 1;
         let delay = retry_ms.unwrap_or(DEFAULT_RETRY_MS).min(MAX_RETRY_MS);
         // The reply may still arrive elsewhere (e.g. on the GET stream) while we wait.
         tokio::select! {
@@ -67,8 +76,12 @@ pub(super) async fn resume(
                 last_event_id: last,
                 retry_ms: retry,
             } => {
-                if let Some(last) = last {
+                if let Some(last) = last
+                    && last != last_event_id
+                {
+                    // Progress: the count of fruitless resumptions starts again.
                     last_event_id = last;
+                    in_a_row = 0;
                 }
                 retry_ms = retry.or(retry_ms);
             }
