@@ -21,6 +21,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("sync", 0),
     // RFC 6570 templates: the server matches them, a client expands them.
     ("uri_template", 0),
+    // How many pages a listing follows, on either side.
+    ("paging", 0),
     ("ids", 1),
     ("schema_check", 1),
     ("sqlite", 1),

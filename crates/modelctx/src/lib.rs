@@ -85,6 +85,9 @@ mod redis_link;
 #[cfg(any(feature = "tasks", feature = "flows"))]
 pub mod store;
 
+#[cfg(any(feature = "server", feature = "client"))]
+mod paging;
+
 // Wherever system randomness (getrandom) is compiled in for ids: the server and durable flows.
 #[cfg(any(feature = "server", feature = "client", feature = "flows"))]
 mod ids;

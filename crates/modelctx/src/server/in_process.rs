@@ -51,9 +51,9 @@ use super::context::RequestContext;
 use super::message::{Incoming, Reply};
 use super::pipeline;
 
-/// The most pages a `list_*` follows: a server whose cursors never end (a bug, or a
-/// composed server that is hostile) costs a bounded number of requests.
-pub const MAX_LIST_PAGES: usize = 1000;
+/// The most pages a `list_*` follows (the client's bound too): a server whose cursors never
+/// end (a bug, or a composed server that is hostile) costs a bounded number of requests.
+pub use crate::paging::MAX_LIST_PAGES;
 
 /// A client of a [`Server`] in the same process (see the [module docs](self)); made by
 /// [`Server::in_process`]. Calls are 2026-07-28 requests; a call that needs input returns its

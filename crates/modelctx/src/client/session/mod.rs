@@ -4,7 +4,8 @@
 //! client capabilities, client info) through [`RequestParams::meta_mut`], in the handshake era
 //! without it. Replies are decoded in two phases, by `resultType` ([`decode_result`]).
 //!
-//! The session-level [`Session::call_tool`], [`Session::get_prompt`] and
+//! The typed methods are in `methods.rs`, the per-request options and a round's outcome in
+//! `options.rs`. The session-level [`Session::call_tool`], [`Session::get_prompt`] and
 //! [`Session::read_resource`] do **one** round: with `allow_input_required` they hand an
 //! `InputRequiredResult` back to the caller (the manual loop); the [`Client`](super::Client)
 //! methods of the same names drive the loop themselves.
@@ -13,22 +14,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelctx_types::methods::{
-    CallTool, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
-    ReadResource,
+    CallTool, Discover, ListPrompts, ListResourceTemplates, ListResources, ListTools, ReadResource,
 };
 use modelctx_types::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, DiscoverResult, EmptyParams, Era,
-    ErrorCode, GetPromptRequestParams, GetPromptResult, Implementation, InputRequiredResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Method,
-    NotificationMethod, Outcome, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResult, RequestMeta, RequestParams, ResultDecodeError,
-    ResultType, ResultTypes, ServerCapabilities, decode_result,
+    ClientCapabilities, Era, ErrorCode, Implementation, Method, NotificationMethod, Outcome,
+    ProtocolVersion, RequestMeta, RequestParams, ResultDecodeError, ResultType, ResultTypes,
+    ServerCapabilities, decode_result,
 };
 use serde::Deserialize;
 use serde_json::value::{RawValue, to_raw_value};
 
-use super::cache::mode::CacheMode;
-use super::callbacks::{ProgressCallback, TaskStatusCallback};
 use super::error::ClientError;
 use super::middleware::{self, Chain};
 use super::shared::Shared;
@@ -36,103 +31,12 @@ use super::tool_index::ToolIndex;
 use super::transport::{HttpHeaders, Outgoing, Transport, TransportKind};
 use crate::sync::lock;
 
-/// The outcome of one round of a request that may ask for input.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RoundOutcome<T> {
-    /// The final result.
-    Complete(T),
-    /// The server needs input: answer `inputRequests`, then retry the same request with
-    /// `inputResponses` and the `requestState` echoed byte for byte.
-    InputRequired(InputRequiredResult),
-}
+mod methods;
+mod options;
 
-impl<T> RoundOutcome<T> {
-    /// The final result, if this is one.
-    pub fn complete(self) -> Option<T> {
-        match self {
-            Self::Complete(t) => Some(t),
-            Self::InputRequired(_) => None,
-        }
-    }
-
-    /// The input-required result, if this is one.
-    pub fn input_required(self) -> Option<InputRequiredResult> {
-        match self {
-            Self::InputRequired(i) => Some(i),
-            Self::Complete(_) => None,
-        }
-    }
-}
-
-/// Options for one request.
-#[derive(Clone, Default)]
-pub struct RequestOptions {
-    pub(crate) progress: Option<ProgressCallback>,
-    pub(crate) timeout: Option<Duration>,
-    /// The tasks extension: changes of the task a `tools/call` becomes (client/tasks.rs).
-    pub(crate) task_status: Option<TaskStatusCallback>,
-    /// 2025-11-25: call an `optional` task tool as a task (client/tasks_2025.rs).
-    pub(crate) task_2025: bool,
-    /// 2025-11-25: the statuses of the task a `tools/call` runs as.
-    pub(crate) task_2025_status: Option<super::callbacks::Task2025StatusCallback>,
-    /// How the call uses the response cache (client/cache).
-    pub(crate) cache: CacheMode,
-}
-
-impl std::fmt::Debug for RequestOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestOptions")
-            .field("progress", &self.progress.is_some())
-            .field("timeout", &self.timeout)
-            .field("task_status", &self.task_status.is_some())
-            .field("task_2025", &self.task_2025)
-            .field("task_2025_status", &self.task_2025_status.is_some())
-            .field("cache", &self.cache)
-            .finish()
-    }
-}
-
-impl RequestOptions {
-    /// No options.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Asks for progress notifications (a `progressToken` is added to `_meta`) and hands them
-    /// to `callback`, which runs on the transport's reader task.
-    #[must_use]
-    pub fn on_progress(
-        mut self,
-        callback: impl Fn(modelctx_types::ProgressNotificationParams) + Send + Sync + 'static,
-    ) -> Self {
-        self.progress = Some(Arc::new(callback));
-        self
-    }
-
-    /// Bounds each round trip of this request (overrides the client's request timeout).
-    #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// How a cacheable call (the listings, `resources/read`) uses the client's response cache
-    /// (default [`CacheMode::Use`]; see [`cache`](super::cache)). A call with a progress
-    /// callback always reaches the server.
-    #[must_use]
-    pub fn cache(mut self, mode: CacheMode) -> Self {
-        self.cache = mode;
-        self
-    }
-
-    /// The cache mode the call runs with: a progress callback expects a request on the wire.
-    pub(crate) fn cache_mode(&self) -> CacheMode {
-        match self.cache {
-            CacheMode::Use if self.progress.is_some() => CacheMode::Refresh,
-            mode => mode,
-        }
-    }
-}
+pub use methods::MAX_LIST_PAGES;
+pub(crate) use methods::{mutual_modern, too_many_pages};
+pub use options::{RequestOptions, RoundOutcome};
 
 /// Settings fixed when the client is built.
 #[derive(Debug, Clone)]
@@ -636,243 +540,6 @@ impl Session {
         chain.run(request, send).await.map(drop)
     }
 
-    /// `server/discover` (2026-07-28).
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
-        complete(
-            self.request::<Discover>(EmptyParams::default(), &RequestOptions::new())
-                .await?,
-        )
-    }
-
-    /// One page of `tools/list`. On 2026-07-28, tools whose `x-mcp-header` annotations are
-    /// invalid are dropped (with a warning), and the annotations of the others are remembered
-    /// so that calls mirror them into `Mcp-Param-*` headers.
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
-        self.list_tools_page(cursor, &RequestOptions::new()).await
-    }
-
-    /// [`Session::list_tools`] with options.
-    pub(crate) async fn list_tools_page(
-        &self,
-        cursor: Option<String>,
-        options: &RequestOptions,
-    ) -> Result<ListToolsResult, ClientError> {
-        let first_page = cursor.is_none();
-        let mut params = PaginatedRequestParams::new();
-        params.cursor = cursor;
-        let mut result = complete(self.request::<ListTools>(params, options).await?)?;
-        let complete_listing = first_page && result.next_cursor.is_none();
-        if self.era() == Some(Era::Modern) {
-            self.inner.tools.absorb(&mut result.tools, complete_listing);
-        } else {
-            // 2025-11-25: which tools run as tasks (client/tasks_2025.rs).
-            self.inner
-                .tools
-                .absorb_task_support(&result.tools, complete_listing);
-        }
-        Ok(result)
-    }
-
-    /// One page of a listing other than `tools/list`, with options.
-    pub(crate) async fn list_page<M>(
-        &self,
-        cursor: Option<String>,
-        options: &RequestOptions,
-    ) -> Result<M::Result, ClientError>
-    where
-        M: Method<Params = PaginatedRequestParams>,
-    {
-        let mut params = PaginatedRequestParams::new();
-        params.cursor = cursor;
-        complete(self.request::<M>(params, options).await?)
-    }
-
-    /// One page of `prompts/list`.
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn list_prompts(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListPromptsResult, ClientError> {
-        let mut params = PaginatedRequestParams::new();
-        params.cursor = cursor;
-        complete(
-            self.request::<ListPrompts>(params, &RequestOptions::new())
-                .await?,
-        )
-    }
-
-    /// One page of `resources/list`.
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn list_resources(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListResourcesResult, ClientError> {
-        let mut params = PaginatedRequestParams::new();
-        params.cursor = cursor;
-        complete(
-            self.request::<ListResources>(params, &RequestOptions::new())
-                .await?,
-        )
-    }
-
-    /// One page of `resources/templates/list`.
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn list_resource_templates(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListResourceTemplatesResult, ClientError> {
-        let mut params = PaginatedRequestParams::new();
-        params.cursor = cursor;
-        complete(
-            self.request::<ListResourceTemplates>(params, &RequestOptions::new())
-                .await?,
-        )
-    }
-
-    /// One round of `tools/call`. With `allow_input_required` an `InputRequiredResult` is
-    /// returned for the caller to answer (persist `params` and the result to resume
-    /// elsewhere); without it, it is [`ClientError::InputRequired`].
-    ///
-    /// On 2026-07-28 the arguments annotated with `x-mcp-header` (for tools seen in
-    /// `tools/list`) travel as `Mcp-Param-*` headers too; a `-32020` refreshes `tools/list` and
-    /// re-sends once. A successful result of a tool listed with an `outputSchema` is checked
-    /// against it ([`ClientError::InvalidStructuredContent`] keeps the result); with
-    /// [`ClientBuilder::list_unseen_tools`](super::ClientBuilder::list_unseen_tools) the first
-    /// successful result of a tool not listed yet makes the client read `tools/list` first.
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn call_tool(
-        &self,
-        params: CallToolRequestParams,
-        allow_input_required: bool,
-    ) -> Result<RoundOutcome<CallToolResult>, ClientError> {
-        let outcome = self
-            .call_tool_round(params, &RequestOptions::new(), &mut false)
-            .await?;
-        gate(outcome, allow_input_required)
-    }
-
-    /// One round of `tools/call` for the loop; `refreshed` records that the one `tools/list`
-    /// refresh a `-32020` earns was spent.
-    pub(crate) async fn call_tool_round(
-        &self,
-        mut params: CallToolRequestParams,
-        options: &RequestOptions,
-        refreshed: &mut bool,
-    ) -> Result<RoundOutcome<CallToolResult>, ClientError> {
-        let headers = self.param_headers(&params);
-        let outcome = match self
-            .request_with_headers::<CallTool>(&mut params, options, headers)
-            .await
-        {
-            Err(ClientError::Rpc(error))
-                if error.code == ErrorCode::HEADER_MISMATCH
-                    && !*refreshed
-                    && self.era() == Some(Era::Modern) =>
-            {
-                *refreshed = true;
-                tracing::info!(tool = %params.name, "header mismatch; refreshing tools/list and re-sending");
-                Box::pin(self.refresh_tools()).await?;
-                let headers = self.param_headers(&params);
-                self.request_with_headers::<CallTool>(&mut params, options, headers)
-                    .await
-            }
-            other => other,
-        }?;
-        match outcome {
-            RoundOutcome::Complete(result) => {
-                if self.inner.config.list_unseen_tools
-                    && result.is_error != Some(true)
-                    && self.inner.tools.first_look(&params.name)
-                {
-                    // The call itself succeeded: a listing that fails only leaves the result
-                    // unchecked.
-                    if let Err(error) = Box::pin(self.refresh_tools()).await {
-                        tracing::debug!(tool = %params.name, %error, "tools/list for the outputSchema failed; result not checked");
-                    }
-                }
-                match self.inner.tools.check_result(&params.name, &result) {
-                    Ok(()) => Ok(RoundOutcome::Complete(result)),
-                    Err(reason) => Err(ClientError::InvalidStructuredContent {
-                        tool: params.name,
-                        reason,
-                        result: Box::new(result),
-                    }),
-                }
-            }
-            input @ RoundOutcome::InputRequired(_) => Ok(input),
-        }
-    }
-
-    /// The `Mcp-Param-*` mirrors of a call (HTTP only).
-    fn param_headers(&self, params: &CallToolRequestParams) -> Vec<(String, String)> {
-        if self.inner.transport.kind() != TransportKind::Http {
-            return Vec::new();
-        }
-        self.inner
-            .tools
-            .headers_for(&params.name, params.arguments.as_ref())
-    }
-
-    /// Re-reads every page of `tools/list` (refreshing the header index).
-    pub(crate) async fn refresh_tools(&self) -> Result<Vec<modelctx_types::Tool>, ClientError> {
-        let mut tools = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let page = self.list_tools_page(cursor, &RequestOptions::new()).await?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(tools),
-            }
-        }
-        Err(too_many_pages())
-    }
-
-    /// One round of `prompts/get`; see [`Session::call_tool`].
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn get_prompt(
-        &self,
-        params: GetPromptRequestParams,
-        allow_input_required: bool,
-    ) -> Result<RoundOutcome<GetPromptResult>, ClientError> {
-        let outcome = self
-            .request::<GetPrompt>(params, &RequestOptions::new())
-            .await?;
-        gate(outcome, allow_input_required)
-    }
-
-    /// One round of `resources/read`; see [`Session::call_tool`]. The session caches nothing
-    /// (the response cache is the [`Client`](super::Client)'s).
-    ///
-    /// # Errors
-    /// See [`ClientError`].
-    pub async fn read_resource(
-        &self,
-        params: ReadResourceRequestParams,
-        allow_input_required: bool,
-    ) -> Result<RoundOutcome<ReadResourceResult>, ClientError> {
-        let outcome = self
-            .request::<ReadResource>(params, &RequestOptions::new())
-            .await?;
-        gate(outcome, allow_input_required)
-    }
-
     /// Closes the connection: a spawned server's stdin is closed (after the
     /// `notifications/cancelled` of requests abandoned before), then the process is waited for
     /// and terminated if needed; a handshake-era HTTP session is ended with `DELETE`, once the
@@ -926,46 +593,6 @@ fn splice_meta(body: &str, meta: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// Turns an input-required outcome into an error unless the caller handles them.
-fn gate<T>(outcome: RoundOutcome<T>, allow: bool) -> Result<RoundOutcome<T>, ClientError> {
-    match outcome {
-        RoundOutcome::InputRequired(result) if !allow => {
-            Err(ClientError::InputRequired(Box::new(result)))
-        }
-        other => Ok(other),
-    }
-}
-
-/// The result of a method that cannot ask for input.
-fn complete<T>(outcome: RoundOutcome<T>) -> Result<T, ClientError> {
-    match outcome {
-        RoundOutcome::Complete(result) => Ok(result),
-        // decode_result refuses input_required for these methods; this arm stays for safety.
-        RoundOutcome::InputRequired(_) => Err(ClientError::InvalidResult(
-            ResultDecodeError::UnknownResultType(ResultType::INPUT_REQUIRED.to_string()),
-        )),
-    }
-}
-
-/// The newest 2026-era version this SDK speaks that `supported` lists.
-pub(crate) fn mutual_modern(supported: &[ProtocolVersion]) -> Option<ProtocolVersion> {
-    ProtocolVersion::MODERN
-        .iter()
-        .find(|v| supported.contains(v))
-        .cloned()
-}
-
-/// The most pages a listing follows: a server whose cursors never end (a bug, or a hostile
-/// server making the client spend memory and requests) ends the listing with an error.
-pub const MAX_LIST_PAGES: usize = 1000;
-
-/// The error of a listing longer than [`MAX_LIST_PAGES`].
-pub(crate) fn too_many_pages() -> ClientError {
-    ClientError::Protocol(format!(
-        "the server's listing goes on past {MAX_LIST_PAGES} pages"
-    ))
 }
 
 #[cfg(test)]
