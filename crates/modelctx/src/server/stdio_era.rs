@@ -57,6 +57,8 @@ pub(crate) enum Route {
 
 /// Applies the era rules of a stream connection to `request` (see the module docs). Never
 /// waits: `initialize`, which does, is left to [`Server::open_session`].
+// Inlined into the connection loop (another codegen unit); see `stdio_lines::decode_line`.
+#[inline]
 pub(crate) fn route(server: &Server, connection: &mut Connection, request: &Received<'_>) -> Route {
     let initialize = request.method() == Initialize::NAME;
     match connection {
