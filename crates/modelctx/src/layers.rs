@@ -21,6 +21,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("sync", 0),
     // RFC 6570 templates: the server matches them, a client expands them.
     ("uri_template", 0),
+    // How far state is shared: the stores, the replay guards and the deployments read it.
+    ("state_scope", 0),
     ("ids", 1),
     ("schema_check", 1),
     ("sqlite", 1),

@@ -73,6 +73,9 @@ pub struct HttpConfig {
     /// The HTTP+SSE transport of 2024-11-05, served beside this endpoint when set (off by
     /// default; see [`HttpConfig::sse`]).
     pub sse: Option<SseConfig>,
+    /// Why this endpoint refuses the 2025-11-25 handshake era, when it does (`None`, the
+    /// default, serves it; see [`HttpConfig::refuse_handshake_era`]).
+    pub handshake_era_refused: Option<String>,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<crate::server::auth::ResourceServer>>,
@@ -99,6 +102,7 @@ impl Default for HttpConfig {
             max_sessions: 10_000,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             sse: None,
+            handshake_era_refused: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -227,6 +231,18 @@ impl HttpConfig {
     #[must_use]
     pub fn sse(mut self, sse: SseConfig) -> Self {
         self.sse = Some(sse);
+        self
+    }
+
+    /// Serves 2026-07-28 only: a request of the handshake era (no modern `MCP-Protocol-Version`
+    /// header), `initialize` first, is answered `-32022 Unsupported protocol version` on a 400,
+    /// with the versions served in `data.supported` and `reason` in the message; its `GET` and
+    /// `DELETE` get 405. For an endpoint whose requests may each land on another instance (a
+    /// serverless function, a fleet without sticky sessions), where a session opened on one
+    /// instance is unknown to the next.
+    #[must_use]
+    pub fn refuse_handshake_era(mut self, reason: impl Into<String>) -> Self {
+        self.handshake_era_refused = Some(reason.into());
         self
     }
 

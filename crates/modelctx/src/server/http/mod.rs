@@ -22,7 +22,8 @@
 //! (what the endpoint shares between requests), `responses` (plain and JSON responses), `sse`
 //! (answering one request, with JSON or a stream), `handler` (the endpoint), `sessions` and
 //! `handshake_era` (2025-11-25 sessions), `serve` (the router and the listener's loop),
-//! `legacy_sse` (the opt-in HTTP+SSE transport of 2024-11-05, [`SseConfig`]).
+//! `legacy_sse` (the opt-in HTTP+SSE transport of 2024-11-05, [`SseConfig`]), `modern_only`
+//! (the handshake era refused, [`HttpConfig::refuse_handshake_era`]).
 
 #[cfg(doc)]
 use super::Server;
@@ -33,6 +34,7 @@ mod guards;
 mod handler;
 mod handshake_era;
 mod legacy_sse;
+mod modern_only;
 mod responses;
 mod serve;
 mod sessions;
