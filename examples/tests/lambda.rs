@@ -7,6 +7,11 @@
 
 use std::error::Error;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http_body_util::BodyExt as _;
+use lambda_http::lambda_runtime::Context;
+use lambda_http::{RequestExt as _, Service as _};
 
 use modelctx::seal::RequestStateSecurity;
 use modelctx::server::http::SseConfig;
@@ -193,6 +198,36 @@ async fn subscriptions_listen_is_refused_when_responses_are_buffered() -> Result
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
     let text = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(text.contains("LambdaConfig::streamed()"), "{text}");
+    Ok(())
+}
+
+/// Streamed, a listen stream is served, and ends `deadline_margin` before the invocation's
+/// deadline instead of running into the function's timeout. Tokio's clock is paused: the wait
+/// for the deadline passes as soon as nothing else is left to do.
+#[tokio::test(start_paused = true)]
+async fn a_streamed_listen_stream_ends_before_the_invocations_deadline() -> Result {
+    let mut function = instance(KEYS, LambdaConfig::default().streamed())?;
+    let listen = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+        "params": {"_meta": meta(), "notifications": {"toolsListChanged": true}}});
+    let headers = modern_headers("subscriptions/listen", None);
+    let event = event(Source::FunctionUrl, &listen, &headers)?;
+    let mut context = Context::default();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
+    // A minute left, of which the last 2 s (the default margin) are not streamed.
+    context.deadline = u64::try_from((now + Duration::from_secs(62)).as_millis())?;
+    let request = lambda_http::request::from_str(&event.to_string())?.with_lambda_context(context);
+    let Ok(response) = function.call(request).await;
+    let content_type = response.headers().get("content-type").cloned();
+    assert_eq!(
+        content_type.as_ref().and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let body = response.into_body().collect().await?.to_bytes();
+    let body = String::from_utf8_lossy(&body);
+    assert!(
+        body.contains("notifications/subscriptions/acknowledged"),
+        "{body}"
+    );
     Ok(())
 }
 
