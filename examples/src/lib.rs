@@ -135,3 +135,161 @@ pub mod provision {
         }
     }
 }
+
+pub mod lambda {
+    //! The demo's `provision` (the high-level server of `mcp serve demo`) as an AWS Lambda
+    //! function (`modelctx::server::lambda`), and what drives it without AWS: the API Gateway and
+    //! function URL events of `lambda-events/`, handed to the function as the Lambda runtime
+    //! hands them (`lambda_http`'s adapter), the response read back as the runtime posts it.
+
+    use std::error::Error;
+
+    use lambda_http::lambda_runtime::{Context, LambdaEvent};
+    use lambda_http::request::LambdaRequest;
+    use lambda_http::{Adapter, Service as _};
+    use modelctx::seal::RequestStateSecurity;
+    use modelctx::server::lambda::{LambdaConfig, LambdaFunction};
+    use modelctx::server::{BuildError, McpServer};
+    use modelctx_cli::demo;
+    use serde_json::{Value, json};
+
+    /// The function's server: the demo's `provision` (asks for the region, then provisions)
+    /// and `echo`, its state sealed with `policy`.
+    ///
+    /// # Errors
+    /// Never in practice (the tools are the demo's).
+    pub fn server(policy: RequestStateSecurity) -> Result<McpServer, BuildError> {
+        McpServer::builder(demo::NAME, env!("CARGO_PKG_VERSION"))
+            .tool::<demo::provision>()
+            .tool::<demo::echo>()
+            .request_state_security(policy)
+            .build()
+    }
+
+    /// A function instance as a cold start makes one: its own server, sealed with `keys`
+    /// (what `MCP_REQUEST_STATE_KEYS` holds; `RequestStateSecurity::from_env` parses the same).
+    ///
+    /// # Errors
+    /// Keys that do not parse, or a server that does not fit a function.
+    pub fn instance(keys: &str, config: LambdaConfig) -> Result<LambdaFunction, Box<dyn Error>> {
+        let policy =
+            RequestStateSecurity::from_settings(Some(keys), None)?.ok_or("no sealing keys")?;
+        Ok(LambdaFunction::new(server(policy)?.server(), config)?)
+    }
+
+    /// Where an event comes from: each has its own payload shape.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Source {
+        /// An API Gateway REST API (payload 1.0), deployed to the stage `prod`.
+        RestApi,
+        /// An API Gateway HTTP API (payload 2.0).
+        HttpApi,
+        /// A function URL (payload 2.0, as the `cargo lambda` emulator sends it).
+        FunctionUrl,
+    }
+
+    impl Source {
+        /// Every source.
+        pub const ALL: [Source; 3] = [Source::RestApi, Source::HttpApi, Source::FunctionUrl];
+
+        fn template(self) -> &'static str {
+            match self {
+                Source::RestApi => include_str!("../lambda-events/rest-api.json"),
+                Source::HttpApi => include_str!("../lambda-events/http-api.json"),
+                Source::FunctionUrl => include_str!("../lambda-events/function-url.json"),
+            }
+        }
+    }
+
+    /// The `_meta` of a 2026-07-28 request from a client that answers form elicitations.
+    pub fn meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": "lambda-example", "version": "1.0.0"},
+        })
+    }
+
+    /// The event `source` sends for a POST of `message` to `/mcp` with these MCP headers
+    /// (`mcp-protocol-version`, `mcp-method`, `mcp-name`, …): the recorded event with its body
+    /// and headers replaced.
+    ///
+    /// # Errors
+    /// A template that is not JSON (never for the committed ones).
+    pub fn event(
+        source: Source,
+        message: &Value,
+        headers: &[(&str, &str)],
+    ) -> Result<Value, Box<dyn Error>> {
+        let mut event: Value = serde_json::from_str(source.template())?;
+        let mut all = json!({
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+        });
+        for (name, value) in headers {
+            all[*name] = Value::from(*value);
+        }
+        event["body"] = Value::from(message.to_string());
+        event["isBase64Encoded"] = Value::Bool(false);
+        let host = event["headers"]["host"].clone();
+        all["host"] = host;
+        if source == Source::RestApi {
+            let multi: serde_json::Map<String, Value> = all
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(name, value)| (name.clone(), json!([value])))
+                .collect();
+            event["multiValueHeaders"] = Value::Object(multi);
+        }
+        event["headers"] = all;
+        Ok(event)
+    }
+
+    /// The headers of a 2026-07-28 request for `method` (and `name`, the tool's).
+    pub fn modern_headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+        let mut headers = vec![
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", method),
+        ];
+        if let Some(name) = name {
+            headers.push(("mcp-name", name));
+        }
+        headers
+    }
+
+    /// One invocation: `event` handed to `function` as the Lambda runtime hands it, and the
+    /// response payload the runtime would post back (`statusCode`, `headers`, `body`, …).
+    ///
+    /// # Errors
+    /// An event that no `lambda_http` source reads, or a response that does not serialize.
+    pub async fn invoke(function: &LambdaFunction, event: Value) -> Result<Value, Box<dyn Error>> {
+        let request: LambdaRequest = serde_json::from_value(event)?;
+        // `lambda_http::run` is the runtime's loop around exactly this adapter.
+        let mut adapter = Adapter::from(function.clone());
+        let response = adapter
+            .call(LambdaEvent::new(request, Context::default()))
+            .await?;
+        Ok(serde_json::to_value(&response)?)
+    }
+
+    /// The JSON-RPC message of a response payload: its body as JSON, or the last message of an
+    /// event stream.
+    ///
+    /// # Errors
+    /// A body that holds no JSON-RPC message.
+    pub fn message(payload: &Value) -> Result<Value, Box<dyn Error>> {
+        let body = payload["body"]
+            .as_str()
+            .ok_or("a response without a body")?;
+        if let Ok(message) = serde_json::from_str(body) {
+            return Ok(message);
+        }
+        let last = body
+            .lines()
+            .rev()
+            .find_map(|line| line.strip_prefix("data:"))
+            .ok_or("neither JSON nor an event stream")?;
+        Ok(serde_json::from_str(last.trim())?)
+    }
+}

@@ -23,6 +23,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("uri_template", 0),
     // How many pages a listing follows, on either side.
     ("paging", 0),
+    // How far state is shared: the stores, the replay guards and the deployments read it.
+    ("state_scope", 0),
     ("ids", 1),
     ("schema_check", 1),
     ("sqlite", 1),

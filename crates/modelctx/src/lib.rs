@@ -32,6 +32,7 @@
 //! | `bus-redis` | no | the Redis change bus (`server::bus::RedisBus`): change notifications and task updates reach the listen streams of every instance sharing a Redis |
 //! | `single-use-redis` | no | the Redis replay guard of single-use sealed rounds (a fleet) |
 //! | `events-redis` | no | the Redis event store of resumable 2025-11-25 HTTP streams (a fleet) |
+//! | `lambda` | no | [`server::lambda`]: a server as an AWS Lambda function behind API Gateway (REST and HTTP APIs) or a function URL, on `lambda_http`; buffered or streamed responses, 2026-07-28 only, what does not fit a function refused at start-up |
 //! | `otel` | no | W3C trace context (`traceparent`, `tracestate`, `baggage`) through `params._meta` (SEP-414): clients inject it, servers adopt it as their span's parent; [`otel::OperationMetrics`], the operation-duration histograms; `otel::Telemetry`, OTLP/HTTP export |
 //! | `test-util` | no | the store contracts, for testing a store backend of your own against the SDK's rules: `store::contract` (the kernel's), `server::tasks::contract`, `client::flows::contract` |
 
@@ -87,6 +88,10 @@ pub mod store;
 
 #[cfg(any(feature = "server", feature = "client"))]
 mod paging;
+// How far a store's state is shared (process, host, every instance): what a deployment over
+// many instances checks at start-up. A leaf, re-exported by `server` and `store`.
+#[cfg(any(feature = "server", feature = "tasks", feature = "flows"))]
+mod state_scope;
 
 // Wherever system randomness (getrandom) is compiled in for ids: the server and durable flows.
 #[cfg(any(feature = "server", feature = "client", feature = "flows"))]

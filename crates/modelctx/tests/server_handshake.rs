@@ -605,3 +605,46 @@ async fn the_session_count_is_a_setting() {
     assert_eq!(handshake_post(&peer, &ping, Some(&second)).await.0, 200);
     assert_eq!(handshake_post(&peer, &ping, Some(&third)).await.0, 200);
 }
+
+/// An endpoint that serves 2026-07-28 only (`HttpConfig::refuse_handshake_era`, as a fleet
+/// without sticky sessions or a Lambda function is): `initialize` gets `-32022` on a 400 with
+/// the versions served, what was asked and the reason; no session is opened, and the era's `GET`
+/// gets 405. Modern requests are served as ever.
+#[tokio::test]
+async fn an_endpoint_that_refuses_the_handshake_era_says_which_versions_it_serves() {
+    let config = HttpConfig::default().refuse_handshake_era("no sticky sessions here");
+    let peer = HttpPeer::start_with(asker(), config).await;
+    let open = serde_json::to_vec(&initialize(7, &json!({}))).unwrap();
+    let response = peer
+        .client
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(open)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    assert!(response.headers().get("mcp-session-id").is_none());
+    let refused: Value = response.json().await.unwrap();
+    assert_eq!(refused["id"], 7);
+    assert_eq!(refused["error"]["code"], -32022, "{refused}");
+    assert_eq!(refused["error"]["data"]["supported"], json!(["2026-07-28"]));
+    assert_eq!(refused["error"]["data"]["requested"], "2025-11-25");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("2026-07-28 only") && message.contains("no sticky sessions here"),
+        "{message}"
+    );
+
+    let stream = peer.client.get(&peer.url).send().await.unwrap();
+    assert_eq!(stream.status().as_u16(), 405);
+
+    let discover = request(1, "server/discover", json!({}));
+    let (status, _, answers) = peer.post(&discover, &[]).await;
+    assert_eq!(status, 200, "{answers:?}");
+    assert_eq!(
+        answers[0]["result"]["supportedVersions"],
+        json!(["2026-07-28"])
+    );
+}

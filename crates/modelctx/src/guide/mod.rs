@@ -75,7 +75,8 @@ chapter!(
         "bus-redis",
         "tasks-redis",
         "flows-redis",
-        "single-use-redis"
+        "single-use-redis",
+        "lambda"
     ]
 );
 chapter!(

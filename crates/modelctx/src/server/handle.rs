@@ -32,6 +32,7 @@ use super::notification_handler::NotificationHandlers;
 use super::registry::{RegistrationError, Registry};
 use super::task_hook::TaskHook;
 use super::{bus, single_use, subscription_budget};
+use crate::state_scope::StateScope;
 use crate::sync::{read, write};
 
 /// An MCP server. Cheap to clone: clones share the registry, so adding a tool through any
@@ -89,6 +90,23 @@ pub(super) struct Inner {
 pub type PrincipalHook =
     Arc<dyn Fn(&RequestContext) -> Option<modelctx_seal::Principal> + Send + Sync>;
 
+/// What a server keeps beyond one request (`None`: nothing of that kind), and who shares it
+/// ([`Server::kept_state`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeptState {
+    /// The keys that open sealed `requestState`: [`StateScope::Process`] when generated at
+    /// start-up, [`StateScope::Shared`] when supplied (the environment, a secret store).
+    pub sealing_keys: Option<StateScope>,
+    /// The tasks extension's store (its own scope: memory, SQLite, Redis).
+    pub tasks: Option<StateScope>,
+    /// The replay guard of single-use rounds (its own scope).
+    pub replay_guard: Option<StateScope>,
+    /// Whether a change bus carries changes to other instances' listen streams (a server set up
+    /// for long-lived `subscriptions/listen` streams).
+    pub change_bus: bool,
+}
+
 /// Capabilities declared even when nothing of that kind is registered yet.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Declared {
@@ -143,6 +161,34 @@ impl Server {
     /// The request-state policy, when sealing is on.
     pub fn request_state_security(&self) -> Option<&RequestStateSecurity> {
         self.inner.sealing.as_ref()
+    }
+
+    /// What this server keeps beyond one request, and who shares each: what a deployment over
+    /// many instances — a fleet behind a round-robin proxy, a serverless function — checks
+    /// before it serves, since state kept by one process is lost to the requests that land on
+    /// another (the `lambda` feature's function refuses it at start-up).
+    pub fn kept_state(&self) -> KeptState {
+        let process_or_shared = |local: bool| {
+            if local {
+                StateScope::Process
+            } else {
+                StateScope::Shared
+            }
+        };
+        KeptState {
+            sealing_keys: self
+                .inner
+                .sealing
+                .as_ref()
+                .map(|policy| process_or_shared(policy.is_ephemeral())),
+            tasks: self.inner.tasks.as_ref().map(|hook| hook.store_scope()),
+            replay_guard: self
+                .inner
+                .single_use
+                .as_ref()
+                .map(|protection| protection.guard.scope()),
+            change_bus: self.inner.bus.is_some(),
+        }
     }
 
     /// The principal the HTTP layer authenticated (the auth layer's, or what other middleware

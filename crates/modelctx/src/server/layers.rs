@@ -81,6 +81,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("tasks", 19),
     ("apps", 19),
     ("mcp_server", 20),
+    // AWS Lambda: the HTTP endpoint handed to the Lambda runtime.
+    ("lambda", 20),
 ];
 
 /// What `mod.rs` re-exports, each with the module that defines it.
@@ -90,6 +92,7 @@ const ROOT_NAMES: &[(&str, &str)] = &[
     ("CachePolicy", "caching"),
     ("Caching", "caching"),
     ("PrincipalHook", "handle"),
+    ("KeptState", "handle"),
     ("RequestContext", "context"),
     ("BoxFuture", "handler"),
     ("CompletionHandler", "handler"),
@@ -194,7 +197,7 @@ fn only_the_handle_and_the_transports_implement_server() {
 
 /// The features over the core (the top of [`LAYERS`]): the core reaches them only through the
 /// extension seam (`extension`, with the tasks extension's hooks, `task_hook`), never by name.
-const FEATURES: &[&str] = &["tasks", "apps", "mcp_server"];
+const FEATURES: &[&str] = &["tasks", "apps", "mcp_server", "lambda"];
 
 /// Every file of the core (neither a feature's nor `mod.rs`, which declares the features'
 /// modules) that names a feature's module or is compiled by the feature's gate.

@@ -77,7 +77,10 @@ mod headers;
 pub mod http;
 mod in_flight;
 pub mod in_process;
+// Serving as an AWS Lambda function (over the HTTP endpoint).
 mod ladder;
+#[cfg(feature = "lambda")]
+pub mod lambda;
 // The `-32603` of the task and subscription limits.
 pub mod lifespan;
 mod limit_error;
@@ -135,11 +138,12 @@ pub mod tasks;
 // settings, the transports' settings and shutdown. (`Middleware`, `Next` and the rest of the
 // chain are reached through `server::middleware` alone.)
 pub use crate::http::headers::InvalidParamHeaders;
+pub use crate::state_scope::StateScope;
 pub use builder::ServerBuilder;
 pub use caching::{CachePolicy, Caching};
 pub use change::Change;
 pub use context::RequestContext;
-pub use handle::{PrincipalHook, Server};
+pub use handle::{KeptState, PrincipalHook, Server};
 pub use handler::{
     BoxFuture, CompletionHandler, IntoOutcome, IntoResult, MethodHandler, PromptHandler,
     ResourceHandler, ResourceTemplateHandler, ToolHandler,

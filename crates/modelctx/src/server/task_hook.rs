@@ -16,6 +16,7 @@ use tokio::sync::broadcast;
 
 use super::bus::Bus;
 use super::context::RequestContext;
+use crate::state_scope::StateScope;
 
 /// What the core asks of a tasks runtime (implemented by `server::tasks::Tasks`).
 pub(crate) trait TaskHook: Send + Sync + 'static {
@@ -43,4 +44,7 @@ pub(crate) trait TaskHook: Send + Sync + 'static {
         ids: Vec<String>,
         honored: &'a mut SubscriptionFilter,
     ) -> BoxFuture<'a, BoxStream<'static, DetailedTask>>;
+
+    /// Who shares the runtime's tasks: its store's scope.
+    fn store_scope(&self) -> StateScope;
 }

@@ -135,6 +135,10 @@ fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
 }
 
 impl<R: Record> VersionedStore<R> for MemoryStore<R> {
+    fn scope(&self) -> crate::state_scope::StateScope {
+        crate::state_scope::StateScope::Process
+    }
+
     fn insert<'a>(
         &'a self,
         record: &'a R,

@@ -38,6 +38,7 @@ mod redis;
 #[cfg(any(feature = "tasks-sqlite", feature = "flows-sqlite"))]
 mod sqlite;
 
+pub use crate::state_scope::StateScope;
 pub use memory::MemoryStore;
 #[cfg(any(feature = "tasks-redis", feature = "flows-redis"))]
 pub use redis::RedisStore;
@@ -383,6 +384,13 @@ pub trait VersionedStore<R: Record>: Send + Sync + 'static {
     /// Deletes the records whose expiry is at or before `now_ms`; returns how many (stores
     /// that expire records on their own may return 0).
     fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
+
+    /// Who shares the records (default: every instance that reaches the store). The memory
+    /// store answers [`StateScope::Process`], SQLite [`StateScope::Host`]: a deployment that
+    /// spreads requests over instances refuses them at start-up.
+    fn scope(&self) -> StateScope {
+        StateScope::Shared
+    }
 }
 
 /// The default of the batch reads (`load_many`): each id loaded after the other.

@@ -212,6 +212,10 @@ fn insert_row(c: &Connection, sql: &str, row: Vec<SqlValue>) -> Result<Inserted,
 }
 
 impl<R: Record> VersionedStore<R> for SqliteStore<R> {
+    fn scope(&self) -> crate::state_scope::StateScope {
+        crate::state_scope::StateScope::Host
+    }
+
     fn insert<'a>(
         &'a self,
         record: &'a R,

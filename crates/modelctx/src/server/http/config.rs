@@ -78,6 +78,9 @@ pub struct HttpConfig {
     /// Resumable handshake-era streams: where their events are kept and how clients reconnect
     /// (off by default; see [`HttpConfig::event_store`]).
     pub resumability: Option<Resumability>,
+    /// Why this endpoint refuses the 2025-11-25 handshake era, when it does (`None`, the
+    /// default, serves it; see [`HttpConfig::refuse_handshake_era`]).
+    pub handshake_era_refused: Option<String>,
     /// OAuth: who may call the endpoint (off by default; see [`HttpConfig::auth`]).
     #[cfg(feature = "auth")]
     pub auth: Option<Arc<crate::server::auth::ResourceServer>>,
@@ -105,6 +108,7 @@ impl Default for HttpConfig {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             sse: None,
             resumability: None,
+            handshake_era_refused: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -245,7 +249,8 @@ impl HttpConfig {
     /// and a `GET` stream keeps collecting for [`Resumability::reconnect_window`]. A
     /// `Last-Event-ID` of another session's stream is refused (404). Revision 2026-07-28 has no
     /// resumption: its requests are unaffected.
-    /// Same as `.resumable(Resumability::new(store))`, with no `retry` delay and the default
+    ///
+    /// Same as `.resumable(Resumability::new(store))`: no `retry` delay, the default
     /// reconnection window.
     #[must_use]
     pub fn event_store(self, store: impl EventStore) -> Self {
@@ -256,6 +261,18 @@ impl HttpConfig {
     #[must_use]
     pub fn resumable(mut self, resumability: Resumability) -> Self {
         self.resumability = Some(resumability);
+        self
+    }
+
+    /// Serves 2026-07-28 only: a request of the handshake era (no modern `MCP-Protocol-Version`
+    /// header), `initialize` first, is answered `-32022 Unsupported protocol version` on a 400,
+    /// with the versions served in `data.supported` and `reason` in the message; its `GET` and
+    /// `DELETE` get 405. For an endpoint whose requests may each land on another instance (a
+    /// serverless function, a fleet without sticky sessions), where a session opened on one
+    /// instance is unknown to the next.
+    #[must_use]
+    pub fn refuse_handshake_era(mut self, reason: impl Into<String>) -> Self {
+        self.handshake_era_refused = Some(reason.into());
         self
     }
 

@@ -14,6 +14,7 @@ use super::guards::{accepts_both, authenticate, check_host_and_origin, is_json, 
 use super::responses::{accepted, body_refused, http_status, json, plain};
 use super::sse::respond;
 use super::state::HttpState;
+use crate::http::headers::PROTOCOL_VERSION;
 use crate::server::chain::{self, Message};
 use crate::server::message::{Reply, error_reply};
 use crate::server::middleware;
@@ -24,7 +25,10 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
     let state = &*state;
     let modern = is_modern(request.headers());
     if request.method() != http::Method::POST {
-        if !modern && check_host_and_origin(&request, &state.config).is_ok() {
+        if !modern
+            && state.config.handshake_era_refused.is_none()
+            && check_host_and_origin(&request, &state.config).is_ok()
+        {
             let (mut parts, _) = request.into_parts();
             if let Err(response) = authenticate(state, &mut parts).await {
                 return response;
@@ -66,6 +70,13 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
     // Held until the response is ready (JSON complete, or a stream begun): the decoded request
     // owns a copy of the body until then.
     let _reservation = body.reservation;
+    if !modern && let Some(reason) = &state.config.handshake_era_refused {
+        let header = parts
+            .headers
+            .get(PROTOCOL_VERSION)
+            .and_then(|value| value.to_str().ok());
+        return super::modern_only::refuse(&state.server, header, &body.bytes, reason);
+    }
     if !modern {
         let peer = peer_addr(&parts).map(|addr| addr.ip());
         return super::handshake_era::post(state, peer, parts, body.bytes).await;

@@ -24,7 +24,8 @@
 //! and `handshake_era` (2025-11-25 sessions), `event_store`, `live_stream` and `resumable`
 //! (their resumable streams, [`HttpConfig::event_store`]), `serve` (the router and the
 //! listener's loop), `legacy_sse` (the opt-in HTTP+SSE transport of 2024-11-05,
-//! [`SseConfig`]).
+//! [`SseConfig`]), `modern_only` (the handshake era refused,
+//! [`HttpConfig::refuse_handshake_era`]).
 
 #[cfg(doc)]
 use super::Server;
@@ -37,6 +38,7 @@ mod handler;
 mod handshake_era;
 mod legacy_sse;
 mod live_stream;
+mod modern_only;
 mod responses;
 mod resumable;
 mod serve;

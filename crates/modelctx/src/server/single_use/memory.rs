@@ -137,6 +137,10 @@ impl MemoryReplayGuard {
 }
 
 impl ReplayGuard for MemoryReplayGuard {
+    fn scope(&self) -> crate::state_scope::StateScope {
+        crate::state_scope::StateScope::Process
+    }
+
     fn redeem<'a>(
         &'a self,
         key: &'a ReplayKey,

@@ -113,6 +113,13 @@ pub trait ReplayGuard: Send + Sync + fmt::Debug {
         let _ = latest;
         self.redeem(key, expires_at)
     }
+
+    /// Who shares the redeemed keys (default: every instance that reaches the guard). A guard
+    /// of one process ([`MemoryReplayGuard`]) lets a round redeemed here be redeemed again on
+    /// another instance, so a deployment over many instances (`server::lambda`) refuses it.
+    fn scope(&self) -> crate::state_scope::StateScope {
+        crate::state_scope::StateScope::Shared
+    }
 }
 
 /// Which sealed rounds a replay guard makes single use.

@@ -213,6 +213,10 @@ impl TaskHook for Tasks {
         self.runtime.start();
     }
 
+    fn store_scope(&self) -> crate::store::StateScope {
+        self.runtime.store.scope()
+    }
+
     /// Publishes this runtime's task updates on `bus` (the first server built with a bus on
     /// this runtime wins), and returns the channel the bus delivers other instances' into.
     fn join_bus(

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::store::{
-    Field, Inserted, Limits, Record, Scan, Schema, StoreError, Tag, VersionedStore,
+    Field, Inserted, Limits, Record, Scan, Schema, StateScope, StoreError, Tag, VersionedStore,
 };
 
 /// Who runs a `working` task right now: an instance id and the time (Unix milliseconds) its
@@ -227,6 +227,13 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Deletes the tasks whose TTL elapsed before `now_ms`; returns how many.
     fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>>;
+
+    /// Who shares the tasks (default: every instance that reaches the store): a task outlives
+    /// the request that started it, and its `tasks/get` may land on another instance, so a
+    /// deployment over many instances (`server::lambda`) refuses a store of one process.
+    fn scope(&self) -> StateScope {
+        StateScope::Shared
+    }
 }
 
 /// Tasks in this process's memory: fast, shared by the clones of one server, and gone with
@@ -355,6 +362,10 @@ impl<S: VersionedStore<TaskRecord>> TaskStore for S {
 
     fn purge_expired(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, StoreError>> {
         VersionedStore::purge_expired(self, now_ms)
+    }
+
+    fn scope(&self) -> StateScope {
+        VersionedStore::scope(self)
     }
 }
 
