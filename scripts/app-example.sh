@@ -6,28 +6,21 @@
 # stdio server with `NODE ENTRY --stdio`. `mcp app`'s browser tests (crates/modelctx-cli/tests/
 # app_host.rs) run it so; it is an ordinary npm-registry install, nothing else is downloaded.
 #
-# Idempotent: a marker file records the installed version; when it matches and the entry point
-# is there, the script only prints. Override the location with MCP_APP_EXAMPLE_DIR.
+# Idempotent (scripts/npm-cached.sh): when the marker matches and the entry point is there, the
+# script only prints. Override the location with MCP_APP_EXAMPLE_DIR.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="${MCP_APP_EXAMPLE_DIR:-$root/.cache/app-example}"
 package="@modelcontextprotocol/server-basic-vanillajs@2.0.3"
 entry="$dir/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"
-marker="$dir/.ready"
+
+# shellcheck source=scripts/npm-cached.sh
+. "$root/scripts/npm-cached.sh"
 
 node22="$(bash "$root/scripts/node-env.sh")"
 
-if [ ! -f "$marker" ] || [ "$(cat "$marker")" != "$package" ] || [ ! -f "$entry" ]; then
-  command -v npm >/dev/null 2>&1 || { echo "app-example: npm is required (apt-get install npm)" >&2; exit 1; }
-  mkdir -p "$dir"
-  # A private package.json keeps npm from walking up into some other project.
-  [ -f "$dir/package.json" ] || printf '{"name":"modelctx-app-example","private":true}\n' >"$dir/package.json"
-  echo "app-example: installing $package into $dir" >&2
-  npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$package" >&2
-  [ -f "$entry" ] || { echo "app-example: $entry missing after install" >&2; exit 1; }
-  printf '%s' "$package" >"$marker"
-fi
+npm_cached app-example "$dir" "$package" "$entry"
 
 echo "$node22"
 echo "$entry"

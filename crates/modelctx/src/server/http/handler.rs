@@ -22,7 +22,12 @@ use crate::server::typed_params::{self, OwnedRequest};
 
 pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
     let state = &*state;
-    let modern = is_modern(request.headers());
+    // A server of one era (`ServerBuilder::only_era`) sends every request down that era's path.
+    let modern = match state.server.only_era() {
+        Some(modelctx_types::Era::Handshake) => false,
+        Some(modelctx_types::Era::Modern) => true,
+        None => is_modern(request.headers()),
+    };
     if request.method() != http::Method::POST {
         if !modern && check_host_and_origin(&request, &state.config).is_ok() {
             let (mut parts, _) = request.into_parts();
@@ -69,6 +74,9 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
     if !modern {
         let peer = peer_addr(&parts).map(|addr| addr.ip());
         return super::handshake_era::post(state, peer, parts, body.bytes).await;
+    }
+    if let Some(refusal) = super::era_only::refuse_initialize(&state.server, &body.bytes) {
+        return refusal;
     }
     // Classify first: only requests get a response stream.
     let request = match typed_params::decode(&body.bytes) {

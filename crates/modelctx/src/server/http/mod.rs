@@ -31,6 +31,7 @@ use super::Server;
 
 mod body;
 mod config;
+mod era_only;
 mod event_store;
 mod guards;
 mod handler;

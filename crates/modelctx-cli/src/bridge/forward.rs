@@ -1,0 +1,121 @@
+//! One host request relayed upstream, one round at a time.
+//!
+//! A `tools/call`, `prompts/get` or `resources/read` goes upstream once per round the host
+//! plays. When the upstream answers `InputRequiredResult`, the handler returns it as it came:
+//! a 2026-07-28 host retries with its answers itself, and for a 2025-11-25 host the SDK's
+//! server plays the client's part (`server::bridge`): each question goes to the host over the
+//! back-channel (`elicitation/create` in form or URL mode, `sampling/createMessage`,
+//! `roots/list`), checked against the capabilities the host declared, and the handler runs
+//! again with the answers and the upstream's `requestState`, which this module forwards
+//! verbatim. So the upstream's state never needs opening here, and one code path serves both
+//! host eras.
+//!
+//! The upstream request lives inside the handler's future: when the host cancels
+//! (`notifications/cancelled`), the relay drops it and the client abandons the upstream
+//! request (a 2026-07-28 server sees its response stream close; a 2025-11-25 one gets
+//! `notifications/cancelled`). Progress the upstream reports goes to the host under the host's
+//! own token.
+
+use std::future::Future;
+
+use modelctx::client::{Client, ClientError, RequestOptions, RoundOutcome};
+use modelctx::server::RequestContext;
+use modelctx::types::{ErrorObject, Method, Outcome, ProgressNotificationParams, RequestParams};
+use tokio::sync::mpsc;
+
+use super::host_requests::HostRequests;
+
+/// What a relaying handler needs: the upstream connection, and the host's requests in flight
+/// (for a 2025-11-25 upstream's questions).
+#[derive(Clone)]
+pub(crate) struct Relay {
+    pub(crate) client: Client,
+    pub(crate) host_requests: HostRequests,
+}
+
+/// How many progress notifications may wait for the host before newer ones are dropped (the
+/// upstream decides the pace; the host's pipe may be slower).
+const PROGRESS_BACKLOG: usize = 64;
+
+/// Sends one round of `M` (`tools/call`, `prompts/get`, `resources/read`) upstream, relaying
+/// its progress to the host meanwhile.
+pub(crate) async fn relay_round<M>(
+    relay: Relay,
+    ctx: RequestContext,
+    mut params: M::Params,
+) -> Result<Outcome<M::Result>, ErrorObject>
+where
+    M: Method,
+    M::Params: RequestParams,
+{
+    // The host's envelope and progress token are the host's: the client stamps its own.
+    strip_host_meta(&mut params);
+    let (progress_tx, mut progress_rx) =
+        mpsc::channel::<ProgressNotificationParams>(PROGRESS_BACKLOG);
+    let mut options = RequestOptions::new();
+    if ctx.progress_token().is_some() {
+        options = options.on_progress(move |progress| {
+            // Full: the host is behind; a later notification supersedes this one.
+            let _ = progress_tx.try_send(progress);
+        });
+    }
+    let _in_flight = relay.host_requests.enter(&ctx);
+    let request = relay.client.session().request::<M>(params, &options);
+    let relay_progress = async {
+        while let Some(progress) = progress_rx.recv().await {
+            ctx.progress(
+                progress.progress.as_f64().unwrap_or_default(),
+                progress.total.as_ref().and_then(serde_json::Number::as_f64),
+                progress.message.as_deref(),
+            )
+            .await;
+        }
+    };
+    // The server only signals a cancelled request: the relay stops here, and dropping the
+    // request abandons it upstream.
+    let outcome = tokio::select! {
+        outcome = until_done(request, relay_progress) => outcome,
+        () = ctx.cancelled() => {
+            return Err(ErrorObject::internal("the host cancelled the request"));
+        }
+    };
+    match outcome {
+        Ok(RoundOutcome::Complete(result)) => Ok(Outcome::Complete(result)),
+        Ok(RoundOutcome::InputRequired(asked)) => Ok(Outcome::InputRequired(asked)),
+        Err(error) => Err(upstream_error(error)),
+    }
+}
+
+/// Runs `work` to its end while `beside` runs along (and is dropped with it).
+async fn until_done<T>(work: impl Future<Output = T>, beside: impl Future<Output = ()>) -> T {
+    tokio::pin!(work, beside);
+    let mut beside_done = false;
+    loop {
+        tokio::select! {
+            outcome = &mut work => return outcome,
+            () = &mut beside, if !beside_done => beside_done = true,
+        }
+    }
+}
+
+/// Drops what the host put in `_meta` that belongs to the host's hop: its progress token (the
+/// client asks for progress with its own) and the 2026-07-28 envelope (the client writes the
+/// upstream's).
+fn strip_host_meta<P: RequestParams>(params: &mut P) {
+    if let Some(meta) = params.meta_mut() {
+        meta.progress_token = None;
+        meta.protocol_version = None;
+        meta.client_capabilities = None;
+        meta.client_info = None;
+        meta.log_level = None;
+    }
+}
+
+/// The host's view of an upstream failure: the upstream's own JSON-RPC error as it came;
+/// anything else (the connection, a timeout, sign-in) as an internal error saying so.
+pub(crate) fn upstream_error(error: ClientError) -> ErrorObject {
+    match error {
+        ClientError::Rpc(error) => error,
+        other => ErrorObject::internal(format!("the upstream server: {other}")),
+    }
+}
