@@ -57,7 +57,8 @@ connects to the streamable HTTP server at URL with the options of `mcp call` (--
 whichever era it speaks: a 2025-11-25 host in front of a 2026-07-28 server has its `initialize` \
 answered from the server's discovery, and the server's questions (elicitation, URL \
 elicitation, sampling, roots) asked over the host's back-channel. Cancelling a request on the \
-host cancels it upstream; progress and list changes are relayed. Tasks are not relayed yet.";
+host cancels it upstream; progress, log messages and list changes are relayed. Tasks are not \
+relayed yet.";
 
 /// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of
 /// `Instant + Duration` (which panics).

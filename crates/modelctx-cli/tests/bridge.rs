@@ -12,7 +12,7 @@ use modelctx::client::{CallbackContext, Client, ClientBuilder, InputOrigin, Mode
 use modelctx::server::{RequestContext, Server};
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    Era, ErrorObject, ListRootsResult, Root, Tool,
+    Era, ErrorObject, ListRootsResult, LoggingLevel, Root, Tool,
 };
 use modelctx_test_support::cli::{HttpServer, repo_root};
 use serde_json::{Value, json};
@@ -224,6 +224,7 @@ async fn a_2026_host_gets_input_required_results_through_the_bridge() {
 /// test when it starts and when its cancellation arrives.
 struct WaitingUpstream {
     url: String,
+    server: Server,
     started: tokio::sync::mpsc::Receiver<()>,
     cancelled: tokio::sync::mpsc::Receiver<()>,
 }
@@ -244,8 +245,27 @@ async fn waiting_upstream() -> WaitingUpstream {
         "wait",
         json!({"type": "object"}).as_object().unwrap().clone(),
     );
+    let chatty = Tool::new(
+        "chatty",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
     let server = Server::builder("waiting", "1")
         .only_era(Era::Modern)
+        .logging(true)
+        .tool(
+            chatty,
+            |ctx: RequestContext, _params: CallToolRequestParams| async move {
+                ctx.log(LoggingLevel::Debug, Some("upstream"), json!("too fine"))
+                    .await;
+                ctx.log(
+                    LoggingLevel::Info,
+                    Some("upstream"),
+                    json!("hello from upstream"),
+                )
+                .await;
+                Ok::<_, ErrorObject>(CallToolResult::text("said hello"))
+            },
+        )
         .tool(
             tool,
             move |ctx: RequestContext, _params: CallToolRequestParams| {
@@ -264,6 +284,7 @@ async fn waiting_upstream() -> WaitingUpstream {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let config = modelctx::server::http::HttpConfig::default();
+    let handle = server.clone();
     tokio::spawn(async move {
         server
             .serve_http_on(listener, config, std::future::pending())
@@ -271,6 +292,7 @@ async fn waiting_upstream() -> WaitingUpstream {
     });
     WaitingUpstream {
         url,
+        server: handle,
         started,
         cancelled,
     }
@@ -435,4 +457,113 @@ fn typescript_v1_host_through_the_bridge() {
         report["after_cancel"], "Provisioned 'db' in eu-west-1.",
         "{report}"
     );
+}
+
+/// A tool added upstream (announced on the 2026-07-28 listen stream the bridge keeps open)
+/// reaches a 2025-11-25 host as `notifications/tools/list_changed`, and its next listing has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_list_changes_reach_a_2025_host() {
+    let upstream = waiting_upstream().await;
+    let (changed_tx, mut changed) = tokio::sync::mpsc::channel(16);
+    let mut bridge = tokio::process::Command::new(MCP);
+    bridge.args(["bridge", &upstream.url]);
+    let client = tokio::time::timeout(
+        BOUND,
+        Client::builder()
+            .mode(Mode::Handshake)
+            .on_notification(move |notification| {
+                let _ = changed_tx.try_send(notification.method.clone());
+            })
+            .connect_stdio(bridge),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let names = |tools: Vec<Tool>| {
+        let mut names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        names(client.list_tools().await.unwrap()),
+        ["chatty", "wait"]
+    );
+    let added = Tool::new(
+        "added",
+        json!({"type": "object"}).as_object().unwrap().clone(),
+    );
+    // The bridge may still be opening its listen stream: add until it hears of a change.
+    let mut attempts = 0;
+    let method = loop {
+        attempts += 1;
+        upstream
+            .server
+            .add_tool(
+                added.clone(),
+                |_ctx: RequestContext, _params: CallToolRequestParams| async {
+                    Ok::<_, ErrorObject>(CallToolResult::text("added"))
+                },
+            )
+            .ok();
+        upstream
+            .server
+            .notify(modelctx::server::Change::ToolsListChanged);
+        match tokio::time::timeout(Duration::from_millis(500), changed.recv()).await {
+            Ok(method) => break method.unwrap(),
+            Err(_) if attempts < 60 => {}
+            Err(_) => panic!("no list change reached the host"),
+        }
+    };
+    assert_eq!(method, "notifications/tools/list_changed");
+    assert_eq!(
+        names(client.list_tools().await.unwrap()),
+        ["added", "chatty", "wait"]
+    );
+    client.close().await.unwrap();
+}
+
+/// The upstream's log messages reach the host at the level the host asked for, before the
+/// result of the call they belong to: a 2026-07-28 host's per-request `logLevel` and a
+/// 2025-11-25 host's `logging/setLevel` are both forwarded upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_logs_reach_the_host_at_its_level() {
+    let upstream = waiting_upstream().await;
+    for mode in [Mode::Handshake, Mode::Auto] {
+        let logged = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&logged);
+        let mut bridge = tokio::process::Command::new(MCP);
+        bridge.args(["bridge", &upstream.url]);
+        let client = tokio::time::timeout(
+            BOUND,
+            Client::builder()
+                .mode(mode.clone())
+                .log_level(LoggingLevel::Info)
+                .on_notification(move |notification| {
+                    if notification.method == "notifications/message" {
+                        let params: Value =
+                            serde_json::from_str(notification.params.as_ref().unwrap().get())
+                                .unwrap();
+                        seen.lock().unwrap().push(params["data"].clone());
+                    }
+                })
+                .connect_stdio(bridge),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        if client.era() == Era::Handshake {
+            client.set_log_level(LoggingLevel::Info).await.unwrap();
+        }
+        let result = tokio::time::timeout(BOUND, client.call_tool("chatty", json!({})))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(text(&result), "said hello");
+        assert_eq!(
+            *logged.lock().unwrap(),
+            [json!("hello from upstream")],
+            "{mode:?}"
+        );
+        client.close().await.unwrap();
+    }
 }

@@ -14,24 +14,36 @@
 //! (`notifications/cancelled`), the relay drops it and the client abandons the upstream
 //! request (a 2026-07-28 server sees its response stream close; a 2025-11-25 one gets
 //! `notifications/cancelled`). Progress the upstream reports goes to the host under the host's
-//! own token.
+//! own token, and its log messages through the request (`Relay::logs`).
 
 use std::future::Future;
+use std::sync::Arc;
 
 use modelctx::client::{Client, ClientError, RequestOptions, RoundOutcome};
 use modelctx::server::RequestContext;
-use modelctx::types::{ErrorObject, Method, Outcome, ProgressNotificationParams, RequestParams};
+use modelctx::types::{
+    ErrorObject, LoggingMessageNotificationParams, Method, Outcome, ProgressNotificationParams,
+    RequestParams,
+};
 use tokio::sync::mpsc;
 
 use super::host_requests::HostRequests;
 
-/// What a relaying handler needs: the upstream connection, and the host's requests in flight
-/// (for a 2025-11-25 upstream's questions).
+/// What a relaying handler needs: the upstream connection, the host's requests in flight (for
+/// a 2025-11-25 upstream's questions), and the upstream's log messages waiting for the host.
 #[derive(Clone)]
 pub(crate) struct Relay {
     pub(crate) client: Client,
     pub(crate) host_requests: HostRequests,
+    pub(crate) logs: UpstreamLogs,
 }
+
+/// The upstream's log messages, queued by the client's notification callback (bounded: a host
+/// slower than the upstream loses the excess). Whichever relay is running passes them on, each
+/// through its own request, whose level filters them; with no relay running nothing could carry
+/// them to a 2025-11-25 host's request, and they wait for the next.
+pub(crate) type UpstreamLogs =
+    Arc<tokio::sync::Mutex<mpsc::Receiver<LoggingMessageNotificationParams>>>;
 
 /// How many progress notifications may wait for the host before newer ones are dropped (the
 /// upstream decides the pace; the host's pipe may be slower).
@@ -50,6 +62,9 @@ where
 {
     // The host's envelope and progress token are the host's: the client stamps its own.
     strip_host_meta(&mut params);
+    if let Some(level) = ctx.log_level() {
+        params.meta_mut().get_or_insert_with(Box::default).log_level = Some(level);
+    }
     let (progress_tx, mut progress_rx) =
         mpsc::channel::<ProgressNotificationParams>(PROGRESS_BACKLOG);
     let mut options = RequestOptions::new();
@@ -61,29 +76,54 @@ where
     }
     let _in_flight = relay.host_requests.enter(&ctx);
     let request = relay.client.session().request::<M>(params, &options);
-    let relay_progress = async {
-        while let Some(progress) = progress_rx.recv().await {
-            ctx.progress(
-                progress.progress.as_f64().unwrap_or_default(),
-                progress.total.as_ref().and_then(serde_json::Number::as_f64),
-                progress.message.as_deref(),
-            )
-            .await;
+    let relay_notifications = async {
+        loop {
+            tokio::select! {
+                Some(progress) = progress_rx.recv() => send_progress(&ctx, progress).await,
+                message = async { relay.logs.lock().await.recv().await } => match message {
+                    Some(message) => send_log(&ctx, message).await,
+                    None => std::future::pending().await,
+                },
+            }
         }
     };
     // The server only signals a cancelled request: the relay stops here, and dropping the
     // request abandons it upstream.
     let outcome = tokio::select! {
-        outcome = until_done(request, relay_progress) => outcome,
+        outcome = until_done(request, relay_notifications) => outcome,
         () = ctx.cancelled() => {
             return Err(ErrorObject::internal("the host cancelled the request"));
         }
     };
+    // What the upstream sent before its answer was queued before the answer came: it reaches
+    // the host before the answer too.
+    while let Ok(progress) = progress_rx.try_recv() {
+        send_progress(&ctx, progress).await;
+    }
+    if let Ok(mut logs) = relay.logs.try_lock() {
+        while let Ok(message) = logs.try_recv() {
+            send_log(&ctx, message).await;
+        }
+    }
     match outcome {
         Ok(RoundOutcome::Complete(result)) => Ok(Outcome::Complete(result)),
         Ok(RoundOutcome::InputRequired(asked)) => Ok(Outcome::InputRequired(asked)),
         Err(error) => Err(upstream_error(error)),
     }
+}
+
+async fn send_progress(ctx: &RequestContext, progress: ProgressNotificationParams) {
+    ctx.progress(
+        progress.progress.as_f64().unwrap_or_default(),
+        progress.total.as_ref().and_then(serde_json::Number::as_f64),
+        progress.message.as_deref(),
+    )
+    .await;
+}
+
+async fn send_log(ctx: &RequestContext, message: LoggingMessageNotificationParams) {
+    ctx.log(message.level, message.logger.as_deref(), message.data)
+        .await;
 }
 
 /// Runs `work` to its end while `beside` runs along (and is dropped with it).
@@ -100,14 +140,13 @@ async fn until_done<T>(work: impl Future<Output = T>, beside: impl Future<Output
 
 /// Drops what the host put in `_meta` that belongs to the host's hop: its progress token (the
 /// client asks for progress with its own) and the 2026-07-28 envelope (the client writes the
-/// upstream's).
+/// upstream's), but the log level the host asked for, which the upstream is asked for too.
 fn strip_host_meta<P: RequestParams>(params: &mut P) {
     if let Some(meta) = params.meta_mut() {
         meta.progress_token = None;
         meta.protocol_version = None;
         meta.client_capabilities = None;
         meta.client_info = None;
-        meta.log_level = None;
     }
 }
 

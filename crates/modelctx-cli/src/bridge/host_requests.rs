@@ -17,7 +17,7 @@ use modelctx::types::{
     ErrorObject, ListRootsResult,
 };
 
-/// The host's handshake-era requests being relayed, oldest first.
+/// The host's requests being relayed, oldest first.
 #[derive(Clone, Default)]
 pub(crate) struct HostRequests {
     in_flight: Arc<Mutex<Vec<(u64, RequestContext)>>>,
@@ -43,23 +43,22 @@ impl HostRequests {
         crate::sync::lock(&self.in_flight)
     }
 
-    /// Records `ctx` while the returned guard lives (only a handshake-era request has a
-    /// back-channel to record).
-    pub(crate) fn enter(&self, ctx: &RequestContext) -> Option<InFlight> {
-        if ctx.era() != Era::Handshake {
-            return None;
-        }
+    /// Records `ctx` while the returned guard lives.
+    pub(crate) fn enter(&self, ctx: &RequestContext) -> InFlight {
         let number = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.lock().push((number, ctx.clone()));
-        Some(InFlight {
+        InFlight {
             requests: self.clone(),
             number,
-        })
+        }
     }
 
+    /// The latest handshake-era request, whose back-channel can carry a question.
     fn latest(&self) -> Result<RequestContext, ErrorObject> {
         self.lock()
-            .last()
+            .iter()
+            .rev()
+            .find(|(_, ctx)| ctx.era() == Era::Handshake)
             .map(|(_, ctx)| ctx.clone())
             .ok_or_else(|| {
                 ErrorObject::internal(

@@ -15,10 +15,14 @@ mod host_requests;
 mod mirror;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use modelctx::client::Client;
 use modelctx::server::{Server, StdioConfig, shutdown_signal};
-use modelctx::types::{Era, Implementation};
+use modelctx::types::methods::LoggingMessage;
+use modelctx::types::{
+    Era, Implementation, LoggingMessageNotificationParams, NotificationMethod as _,
+};
 use tokio::sync::mpsc;
 
 use self::changes::{CHANGE_BACKLOG, UpstreamChange};
@@ -28,6 +32,9 @@ use self::mirror::{Lists, Mirrored};
 use crate::cli::BridgeArgs;
 use crate::error::{CliError, Result};
 use crate::target::{Target, close};
+
+/// How many upstream log messages may wait for the host before newer ones are dropped.
+const LOG_BACKLOG: usize = 256;
 
 /// Runs the bridge until the host closes stdin (or SIGTERM / SIGINT).
 pub(crate) async fn bridge(args: BridgeArgs) -> Result<ExitCode> {
@@ -39,11 +46,13 @@ pub(crate) async fn bridge(args: BridgeArgs) -> Result<ExitCode> {
     }
     let host_requests = HostRequests::default();
     let (changes_tx, changes_rx) = mpsc::channel(CHANGE_BACKLOG);
-    let builder = upstream_client(&host_requests, changes_tx.clone());
+    let (logs_tx, logs_rx) = mpsc::channel::<LoggingMessageNotificationParams>(LOG_BACKLOG);
+    let builder = upstream_client(&host_requests, changes_tx.clone(), logs_tx);
     let client = target.connect(builder, &args.connect).await?;
     let relay = Relay {
         client: client.clone(),
         host_requests,
+        logs: Arc::new(tokio::sync::Mutex::new(logs_rx)),
     };
     let server = mirror_server(&client)?;
     let lists = Lists::of(&client.server_capabilities().unwrap_or_default());
@@ -92,6 +101,7 @@ pub(crate) async fn bridge(args: BridgeArgs) -> Result<ExitCode> {
 fn upstream_client(
     host_requests: &HostRequests,
     changes: mpsc::Sender<UpstreamChange>,
+    logs: mpsc::Sender<LoggingMessageNotificationParams>,
 ) -> modelctx::client::ClientBuilder {
     let (elicit, sample, roots) = (
         host_requests.clone(),
@@ -106,6 +116,11 @@ fn upstream_client(
             if let Some(change) = UpstreamChange::of_notification(notification) {
                 // Full: changes of each kind coalesce (module docs of `changes`).
                 let _ = changes.try_send(change);
+            } else if notification.method == LoggingMessage::NAME
+                && let Ok(message) = notification.params_as::<LoggingMessageNotificationParams>()
+            {
+                // Full: the host reads slower than the upstream logs; the excess is dropped.
+                let _ = logs.try_send(message);
             }
         })
 }
@@ -141,7 +156,11 @@ fn mirror_server(client: &Client) -> Result<Server> {
     if lists.resources {
         builder = builder.declare_resources();
     }
+    let logging = client
+        .server_capabilities()
+        .is_some_and(|capabilities| capabilities.logging.is_some());
     builder
+        .logging(logging)
         .build()
         .map_err(|e| CliError::failed(format!("the bridge's server: {e}")))
 }
