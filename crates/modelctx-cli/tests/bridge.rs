@@ -567,3 +567,39 @@ async fn upstream_logs_reach_the_host_at_its_level() {
         client.close().await.unwrap();
     }
 }
+
+/// A 2025-11-25-only upstream asks on its own back-channel while a call runs: the bridge's
+/// client answers through the back-channel of the 2025-11-25 host's call (forms, sampling); a
+/// 2026-07-28 host, which has no back-channel, gets an error that says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_server_s_questions_reach_a_2025_host() {
+    let upstream = demo("2025-11-25");
+    let recorder = Recorder::default();
+    let client = host(Mode::Handshake, &upstream.url, &recorder).await;
+    let deployed =
+        tokio::time::timeout(BOUND, client.call_tool("deploy", json!({"service": "api"})))
+            .await
+            .unwrap()
+            .unwrap();
+    assert_eq!(
+        text(&deployed),
+        "Deployed api to staging with 2 replica(s)."
+    );
+    let summary = tokio::time::timeout(BOUND, client.call_tool("summarize", json!({"text": "t"})))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(text(&summary).contains("A short summary."), "{summary:?}");
+    let asked: Vec<&str> = recorder.calls().iter().map(|(kind, _)| *kind).collect();
+    assert_eq!(asked, ["elicitation", "elicitation", "sampling"]);
+    client.close().await.unwrap();
+
+    let client = host(Mode::Auto, &upstream.url, &Recorder::default()).await;
+    assert_eq!(client.era(), Era::Modern);
+    let error = tokio::time::timeout(BOUND, client.call_tool("deploy", json!({"service": "api"})))
+        .await
+        .unwrap()
+        .expect_err("the question cannot reach a 2026-07-28 host");
+    assert!(error.to_string().contains("not supported yet"), "{error}");
+    client.close().await.unwrap();
+}

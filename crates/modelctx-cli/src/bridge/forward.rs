@@ -19,11 +19,14 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use modelctx::client::{Client, ClientError, RequestOptions, RoundOutcome};
 use modelctx::server::RequestContext;
+use modelctx::types::methods::{CallTool, GetPrompt, ReadResource};
 use modelctx::types::{
-    ErrorObject, LoggingMessageNotificationParams, Method, Outcome, ProgressNotificationParams,
-    RequestParams,
+    CallToolRequestParams, CallToolResult, Era, ErrorObject, GetPromptRequestParams,
+    GetPromptResult, LoggingMessageNotificationParams, Method, Outcome, ProgressNotificationParams,
+    ReadResourceRequestParams, ReadResourceResult, RequestParams,
 };
 use tokio::sync::mpsc;
 
@@ -45,21 +48,59 @@ pub(crate) struct Relay {
 pub(crate) type UpstreamLogs =
     Arc<tokio::sync::Mutex<mpsc::Receiver<LoggingMessageNotificationParams>>>;
 
+/// A method the bridge relays, and how it goes through the client's whole call (for a
+/// 2025-11-25 upstream).
+pub(crate) trait Relayed:
+    Method<Params: RequestParams + Send + 'static, Result: Send + 'static>
+{
+    fn through_client(
+        client: Client,
+        params: Self::Params,
+        options: RequestOptions,
+    ) -> BoxFuture<'static, Result<Self::Result, ClientError>>;
+}
+
+impl Relayed for CallTool {
+    fn through_client(
+        client: Client,
+        params: CallToolRequestParams,
+        options: RequestOptions,
+    ) -> BoxFuture<'static, Result<CallToolResult, ClientError>> {
+        Box::pin(async move { client.call_tool_with(params, options).await })
+    }
+}
+
+impl Relayed for GetPrompt {
+    fn through_client(
+        client: Client,
+        params: GetPromptRequestParams,
+        options: RequestOptions,
+    ) -> BoxFuture<'static, Result<GetPromptResult, ClientError>> {
+        Box::pin(async move { client.get_prompt_with(params, options).await })
+    }
+}
+
+impl Relayed for ReadResource {
+    fn through_client(
+        client: Client,
+        params: ReadResourceRequestParams,
+        options: RequestOptions,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, ClientError>> {
+        Box::pin(async move { client.read_resource_with(params, options).await })
+    }
+}
+
 /// How many progress notifications may wait for the host before newer ones are dropped (the
 /// upstream decides the pace; the host's pipe may be slower).
 const PROGRESS_BACKLOG: usize = 64;
 
 /// Sends one round of `M` (`tools/call`, `prompts/get`, `resources/read`) upstream, relaying
 /// its progress to the host meanwhile.
-pub(crate) async fn relay_round<M>(
+pub(crate) async fn relay_round<M: Relayed>(
     relay: Relay,
     ctx: RequestContext,
     mut params: M::Params,
-) -> Result<Outcome<M::Result>, ErrorObject>
-where
-    M: Method,
-    M::Params: RequestParams,
-{
+) -> Result<Outcome<M::Result>, ErrorObject> {
     // The host's envelope and progress token are the host's: the client stamps its own.
     strip_host_meta(&mut params);
     if let Some(level) = ctx.log_level() {
@@ -75,7 +116,17 @@ where
         });
     }
     let _in_flight = relay.host_requests.enter(&ctx);
-    let request = relay.client.session().request::<M>(params, &options);
+    let request = async {
+        if relay.client.era() == Era::Handshake {
+            // A 2025-11-25 upstream asks on the back-channel while the call runs: the client's
+            // own call answers (and budgets) those questions; it never returns input_required.
+            M::through_client(relay.client.clone(), params, options.clone())
+                .await
+                .map(RoundOutcome::Complete)
+        } else {
+            relay.client.session().request::<M>(params, &options).await
+        }
+    };
     let relay_notifications = async {
         loop {
             tokio::select! {

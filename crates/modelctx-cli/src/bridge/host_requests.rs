@@ -55,16 +55,20 @@ impl HostRequests {
 
     /// The latest handshake-era request, whose back-channel can carry a question.
     fn latest(&self) -> Result<RequestContext, ErrorObject> {
-        self.lock()
+        let requests = self.lock();
+        if let Some((_, ctx)) = requests
             .iter()
             .rev()
             .find(|(_, ctx)| ctx.era() == Era::Handshake)
-            .map(|(_, ctx)| ctx.clone())
-            .ok_or_else(|| {
-                ErrorObject::internal(
-                    "the bridge has no 2025-11-25 host request in flight to ask this question in",
-                )
-            })
+        {
+            return Ok(ctx.clone());
+        }
+        Err(ErrorObject::internal(if requests.is_empty() {
+            "the bridge has no host request in flight to ask this question in"
+        } else {
+            "the host speaks 2026-07-28, which has no back-channel to ask a question in the middle \
+             of a call; relaying a 2025-11-25 server's questions to it is not supported yet"
+        }))
     }
 
     /// Asks the host's user (form or URL elicitation).
