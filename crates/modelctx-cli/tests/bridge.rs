@@ -105,6 +105,28 @@ async fn host(mode: Mode, url: &str, recorder: &Recorder) -> Client {
     .expect("the host connects through the bridge")
 }
 
+/// Calls `name` through `client`, within [`BOUND`].
+async fn call(
+    client: &Client,
+    name: &str,
+    arguments: Value,
+) -> Result<CallToolResult, modelctx::client::ClientError> {
+    tokio::time::timeout(BOUND, client.call_tool(name, arguments))
+        .await
+        .expect("the call ends in time")
+}
+
+/// `deploy` through `client`, whose host answers staging and 2 replicas.
+async fn deploy(client: &Client) {
+    let deployed = call(client, "deploy", json!({"service": "api"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&deployed),
+        "Deployed api to staging with 2 replica(s)."
+    );
+}
+
 fn text(result: &CallToolResult) -> &str {
     result.first_text().expect("a text result")
 }
@@ -143,20 +165,11 @@ async fn a_2025_host_gets_a_2026_server_s_questions_over_the_back_channel() {
     }
     let call = |name: &'static str, arguments: Value| {
         let client = client.clone();
-        async move {
-            tokio::time::timeout(BOUND, client.call_tool(name, arguments))
-                .await
-                .expect("in time")
-                .unwrap()
-        }
+        async move { call(&client, name, arguments).await.unwrap() }
     };
     let provisioned = call("provision", json!({"name": "web"})).await;
     assert_eq!(text(&provisioned), "Provisioned 'web' in eu-west-1.");
-    let deployed = call("deploy", json!({"service": "api"})).await;
-    assert_eq!(
-        text(&deployed),
-        "Deployed api to staging with 2 replica(s)."
-    );
+    deploy(&client).await;
     let summary = call("summarize", json!({"text": "a long text"})).await;
     assert!(text(&summary).contains("A short summary."), "{summary:?}");
     let connected = call("connect_account", json!({"service": "github"})).await;
@@ -197,15 +210,7 @@ async fn a_2026_host_gets_input_required_results_through_the_bridge() {
     let recorder = Recorder::default();
     let client = host(Mode::Auto, &upstream.url, &recorder).await;
     assert_eq!(client.era(), Era::Modern);
-    let deployed =
-        tokio::time::timeout(BOUND, client.call_tool("deploy", json!({"service": "api"})))
-            .await
-            .unwrap()
-            .unwrap();
-    assert_eq!(
-        text(&deployed),
-        "Deployed api to staging with 2 replica(s)."
-    );
+    deploy(&client).await;
     let keys: Vec<InputOrigin> = recorder
         .calls()
         .into_iter()
@@ -554,10 +559,7 @@ async fn upstream_logs_reach_the_host_at_its_level() {
         if client.era() == Era::Handshake {
             client.set_log_level(LoggingLevel::Info).await.unwrap();
         }
-        let result = tokio::time::timeout(BOUND, client.call_tool("chatty", json!({})))
-            .await
-            .unwrap()
-            .unwrap();
+        let result = call(&client, "chatty", json!({})).await.unwrap();
         assert_eq!(text(&result), "said hello");
         assert_eq!(
             *logged.lock().unwrap(),
@@ -576,18 +578,9 @@ async fn a_2025_server_s_questions_reach_a_2025_host() {
     let upstream = demo("2025-11-25");
     let recorder = Recorder::default();
     let client = host(Mode::Handshake, &upstream.url, &recorder).await;
-    let deployed =
-        tokio::time::timeout(BOUND, client.call_tool("deploy", json!({"service": "api"})))
-            .await
-            .unwrap()
-            .unwrap();
-    assert_eq!(
-        text(&deployed),
-        "Deployed api to staging with 2 replica(s)."
-    );
-    let summary = tokio::time::timeout(BOUND, client.call_tool("summarize", json!({"text": "t"})))
+    deploy(&client).await;
+    let summary = call(&client, "summarize", json!({"text": "t"}))
         .await
-        .unwrap()
         .unwrap();
     assert!(text(&summary).contains("A short summary."), "{summary:?}");
     let asked: Vec<&str> = recorder.calls().iter().map(|(kind, _)| *kind).collect();
@@ -596,9 +589,8 @@ async fn a_2025_server_s_questions_reach_a_2025_host() {
 
     let client = host(Mode::Auto, &upstream.url, &Recorder::default()).await;
     assert_eq!(client.era(), Era::Modern);
-    let error = tokio::time::timeout(BOUND, client.call_tool("deploy", json!({"service": "api"})))
+    let error = call(&client, "deploy", json!({"service": "api"}))
         .await
-        .unwrap()
         .expect_err("the question cannot reach a 2026-07-28 host");
     assert!(error.to_string().contains("not supported yet"), "{error}");
     client.close().await.unwrap();
