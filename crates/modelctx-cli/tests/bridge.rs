@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 use modelctx::client::{CallbackContext, Client, ClientBuilder, InputOrigin, Mode};
 use modelctx::server::{RequestContext, Server};
 use modelctx::types::{
-    CallToolRequestParams, CallToolResult, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    Era, ErrorObject, ListRootsResult, LoggingLevel, Root, Tool,
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, Era, ErrorObject, ListRootsResult,
+    LoggingLevel, Root, Tool,
 };
 use modelctx_test_support::cli::{HttpServer, repo_root};
 use serde_json::{Value, json};
@@ -257,6 +258,17 @@ async fn waiting_upstream() -> WaitingUpstream {
     let server = Server::builder("waiting", "1")
         .only_era(Era::Modern)
         .logging(true)
+        .completion(
+            |_ctx: RequestContext, params: CompleteRequestParams| async move {
+                let typed = params.argument.value;
+                Ok::<CompleteResult, ErrorObject>(
+                    serde_json::from_value(
+                        json!({"completion": {"values": [format!("{typed}-q3")]}}),
+                    )
+                    .unwrap(),
+                )
+            },
+        )
         .tool(
             chatty,
             |ctx: RequestContext, _params: CallToolRequestParams| async move {
@@ -594,4 +606,24 @@ async fn a_2025_server_s_questions_reach_a_2025_host() {
         .expect_err("the question cannot reach a 2026-07-28 host");
     assert!(error.to_string().contains("not supported yet"), "{error}");
     client.close().await.unwrap();
+}
+
+/// `completion/complete` is relayed to an upstream that offers completions, in both host eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completions_are_relayed() {
+    let upstream = waiting_upstream().await;
+    for mode in [Mode::Handshake, Mode::Auto] {
+        let client = host(mode, &upstream.url, &Recorder::default()).await;
+        assert!(client.server_capabilities().unwrap().completions.is_some());
+        let params = serde_json::from_value(json!({
+            "ref": {"type": "ref/prompt", "name": "any"},
+            "argument": {"name": "quarter", "value": "2026"}}))
+        .unwrap();
+        let completed = tokio::time::timeout(BOUND, client.complete(params))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(completed.completion.values, ["2026-q3"]);
+        client.close().await.unwrap();
+    }
 }

@@ -18,10 +18,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use modelctx::client::Client;
-use modelctx::server::{Server, StdioConfig, shutdown_signal};
+use modelctx::server::{RequestContext, Server, StdioConfig, shutdown_signal};
 use modelctx::types::methods::LoggingMessage;
 use modelctx::types::{
-    Era, Implementation, LoggingMessageNotificationParams, NotificationMethod as _,
+    CompleteRequestParams, Era, Implementation, LoggingMessageNotificationParams,
+    NotificationMethod as _,
 };
 use tokio::sync::mpsc;
 
@@ -125,7 +126,7 @@ fn upstream_client(
         })
 }
 
-/// The bridge's server: the upstream's identity, instructions and lists.
+/// The bridge's server: the upstream's identity, instructions, lists, completions and logging.
 fn mirror_server(client: &Client) -> Result<Server> {
     let info = client
         .server_info()
@@ -146,7 +147,8 @@ fn mirror_server(client: &Client) -> Result<Server> {
     if let Some(instructions) = client.instructions() {
         builder = builder.instructions(instructions);
     }
-    let lists = Lists::of(&client.server_capabilities().unwrap_or_default());
+    let capabilities = client.server_capabilities().unwrap_or_default();
+    let lists = Lists::of(&capabilities);
     if lists.tools {
         builder = builder.declare_tools();
     }
@@ -156,9 +158,23 @@ fn mirror_server(client: &Client) -> Result<Server> {
     if lists.resources {
         builder = builder.declare_resources();
     }
-    let logging = client
-        .server_capabilities()
-        .is_some_and(|capabilities| capabilities.logging.is_some());
+    if capabilities.completions.is_some() {
+        let upstream = client.clone();
+        builder = builder.completion(
+            move |_ctx: RequestContext, mut params: CompleteRequestParams| {
+                let upstream = upstream.clone();
+                async move {
+                    // The host's envelope stays on the host's hop (the client writes its own).
+                    params.meta = None;
+                    upstream
+                        .complete(params)
+                        .await
+                        .map_err(forward::upstream_error)
+                }
+            },
+        );
+    }
+    let logging = capabilities.logging.is_some();
     builder
         .logging(logging)
         .build()
