@@ -58,7 +58,7 @@ whichever era it speaks: a 2025-11-25 host in front of a 2026-07-28 server has i
 answered from the server's discovery, and the server's questions (elicitation, URL \
 elicitation, sampling, roots) asked over the host's back-channel. Cancelling a request on the \
 host cancels it upstream; progress, log messages and list changes are relayed. Tasks are not \
-relayed yet.";
+relayed yet. --timeout bounds each request the bridge sends upstream.";
 
 /// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of
 /// `Instant + Duration` (which panics).

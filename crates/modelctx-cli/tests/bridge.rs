@@ -95,8 +95,16 @@ fn recording_builder(recorder: &Recorder) -> ClientBuilder {
 
 /// Our client as the host, in `mode`, running `mcp bridge URL` as its stdio server.
 async fn host(mode: Mode, url: &str, recorder: &Recorder) -> Client {
+    host_with(mode, url, recorder, &[]).await
+}
+
+/// [`host`], the bridge given `options` too.
+async fn host_with(mode: Mode, url: &str, recorder: &Recorder, options: &[&str]) -> Client {
     let mut bridge = tokio::process::Command::new(MCP);
-    bridge.args(["bridge", url]).stderr(Stdio::inherit());
+    bridge
+        .args(["bridge", url])
+        .args(options)
+        .stderr(Stdio::inherit());
     tokio::time::timeout(
         BOUND,
         recording_builder(recorder).mode(mode).connect_stdio(bridge),
@@ -333,6 +341,31 @@ async fn host_cancellation_reaches_the_upstream() {
             .expect("the upstream request is cancelled")
             .unwrap();
     }
+    client.close().await.unwrap();
+}
+
+/// `mcp bridge --timeout` bounds each request the bridge sends upstream: the host gets an error
+/// naming the timeout, and the upstream request is abandoned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_s_timeout_bounds_upstream_requests() {
+    let mut upstream = waiting_upstream().await;
+    let options = ["--timeout", "0.2"];
+    let client = host_with(
+        Mode::Handshake,
+        &upstream.url,
+        &Recorder::default(),
+        &options,
+    )
+    .await;
+    let error = call(&client, "wait", json!({}))
+        .await
+        .expect_err("the upstream never answers");
+    assert!(error.to_string().contains("did not finish within 200ms"), "{error}");
+    upstream.started.recv().await.unwrap();
+    tokio::time::timeout(BOUND, upstream.cancelled.recv())
+        .await
+        .expect("the upstream request is abandoned")
+        .unwrap();
     client.close().await.unwrap();
 }
 

@@ -39,6 +39,8 @@ pub(crate) struct Relay {
     pub(crate) client: Client,
     pub(crate) host_requests: HostRequests,
     pub(crate) logs: UpstreamLogs,
+    /// `--timeout`: the bound of each request sent upstream (a round, or a 2025-11-25 call).
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 /// The upstream's log messages, queued by the client's notification callback (bounded: a host
@@ -109,6 +111,9 @@ pub(crate) async fn relay_round<M: Relayed>(
     let (progress_tx, mut progress_rx) =
         mpsc::channel::<ProgressNotificationParams>(PROGRESS_BACKLOG);
     let mut options = RequestOptions::new();
+    if let Some(timeout) = relay.timeout {
+        options = options.timeout(timeout);
+    }
     if ctx.progress_token().is_some() {
         options = options.on_progress(move |progress| {
             // Full: the host is behind; a later notification supersedes this one.

@@ -54,6 +54,7 @@ pub(crate) async fn bridge(args: BridgeArgs) -> Result<ExitCode> {
         client: client.clone(),
         host_requests,
         logs: Arc::new(tokio::sync::Mutex::new(logs_rx)),
+        timeout: crate::target::timeout(&args.connect),
     };
     let server = mirror_server(&client)?;
     let lists = Lists::of(&client.server_capabilities().unwrap_or_default());
