@@ -70,7 +70,15 @@ async function main() {
   const tools = await within(client.listTools(), 'tools/list');
   report.tools = tools.tools.map((t) => t.name);
   const call = async (name, args) => text(await within(client.callTool({ name, arguments: args }), name));
-  report.provision = await call('provision', { name: 'web' });
+  const progress = [];
+  const provisioned = await within(
+    client.callTool({ name: 'provision', arguments: { name: 'web' } }, undefined, {
+      onprogress: (p) => progress.push(p.message),
+    }),
+    'provision',
+  );
+  report.provision = text(provisioned);
+  report.progress = progress;
   report.deploy = await call('deploy', { service: 'api' });
   report.summarize = await call('summarize', { text: 'a long text to summarize' });
   report.connect_account = await call('connect_account', { service: 'github' });

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use std::sync::{Arc, Mutex};
 
-use modelctx::client::{CallbackContext, Client, ClientBuilder, InputOrigin, Mode};
+use modelctx::client::{CallbackContext, Client, ClientBuilder, InputOrigin, Mode, RequestOptions};
 use modelctx::server::{RequestContext, Server};
 use modelctx::types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult,
@@ -141,7 +141,7 @@ fn text(result: &CallToolResult) -> &str {
 }
 
 /// A 2025-11-25 host in front of a 2026-07-28-only server: `initialize` is answered from the
-/// upstream's discovery, the lists are relayed, and each `InputRequiredResult` of the upstream
+/// upstream's discovery, the lists are relayed, the upstream's progress reaches the host, and each `InputRequiredResult` of the upstream
 /// reaches the host as back-channel requests (form, two questions, URL, sampling, roots) whose
 /// answers complete the call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -176,8 +176,29 @@ async fn a_2025_host_gets_a_2026_server_s_questions_over_the_back_channel() {
         let client = client.clone();
         async move { call(&client, name, arguments).await.unwrap() }
     };
-    let provisioned = call("provision", json!({"name": "web"})).await;
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&steps);
+    let progress = RequestOptions::new().on_progress(move |progress| {
+        seen.lock()
+            .unwrap()
+            .push(progress.message.unwrap_or_default());
+    });
+    let params =
+        serde_json::from_value(json!({"name": "provision", "arguments": {"name": "web"}})).unwrap();
+    let provisioned = tokio::time::timeout(BOUND, client.call_tool_with(params, progress))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(text(&provisioned), "Provisioned 'web' in eu-west-1.");
+    // Every step of the upstream's progress, before the result, under the host's token.
+    assert_eq!(
+        *steps.lock().unwrap(),
+        [
+            "allocating storage",
+            "creating the database",
+            "configuring backups"
+        ]
+    );
     deploy(&client).await;
     let summary = call("summarize", json!({"text": "a long text"})).await;
     assert!(text(&summary).contains("A short summary."), "{summary:?}");
@@ -265,6 +286,8 @@ async fn waiting_upstream() -> WaitingUpstream {
     );
     let server = Server::builder("waiting", "1")
         .only_era(Era::Modern)
+        // One tool a page: the bridge walks the upstream's pages.
+        .page_size(1)
         .logging(true)
         .completion(
             |_ctx: RequestContext, params: CompleteRequestParams| async move {
@@ -360,7 +383,10 @@ async fn the_bridge_s_timeout_bounds_upstream_requests() {
     let error = call(&client, "wait", json!({}))
         .await
         .expect_err("the upstream never answers");
-    assert!(error.to_string().contains("did not finish within 200ms"), "{error}");
+    assert!(
+        error.to_string().contains("did not finish within 200ms"),
+        "{error}"
+    );
     upstream.started.recv().await.unwrap();
     tokio::time::timeout(BOUND, upstream.cancelled.recv())
         .await
@@ -452,7 +478,7 @@ async fn serve_demo_protocol_serves_one_era() {
 }
 
 /// The TypeScript SDK v1 1.32.2 client (`tests/node/bridge_host.cjs`) as the host, through
-/// `mcp bridge` to the demo served 2026-07-28-only: `provision`, `deploy` (two questions),
+/// `mcp bridge` to the demo served 2026-07-28-only: `provision` (with its progress), `deploy` (two questions),
 /// `summarize` (sampling), `connect_account` (URL elicitation), and a cancelled call whose
 /// question is withdrawn.
 #[test]
@@ -481,6 +507,22 @@ fn typescript_v1_host_through_the_bridge() {
     assert_eq!(report["server"]["name"], "mcp-demo", "{report}");
     assert_eq!(
         report["provision"], "Provisioned 'web' in eu-west-1.",
+        "{report}"
+    );
+    // The upstream's progress, under the host's own token. The bridge sends all three before
+    // the result (`a_2025_host_gets_…` counts them), but the TypeScript client handles a
+    // notification a microtask after the response read with it, by when the call's progress
+    // handler is gone: the last step, sent just before the result, is dropped there (as it is
+    // when the TypeScript client calls `mcp serve demo` directly).
+    let steps = [
+        "allocating storage",
+        "creating the database",
+        "configuring backups",
+    ];
+    let progress = report["progress"].as_array().unwrap();
+    assert!(!progress.is_empty(), "{report}");
+    assert!(
+        progress.iter().zip(steps).all(|(got, step)| got == step),
         "{report}"
     );
     assert_eq!(

@@ -16,7 +16,6 @@
 //! `notifications/cancelled`). Progress the upstream reports goes to the host under the host's
 //! own token, and its log messages through the request (`Relay::logs`).
 
-use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -132,23 +131,20 @@ pub(crate) async fn relay_round<M: Relayed>(
             relay.client.session().request::<M>(params, &options).await
         }
     };
-    let relay_notifications = async {
-        loop {
-            tokio::select! {
-                Some(progress) = progress_rx.recv() => send_progress(&ctx, progress).await,
-                message = async { relay.logs.lock().await.recv().await } => match message {
-                    Some(message) => send_log(&ctx, message).await,
-                    None => std::future::pending().await,
-                },
+    // The server only signals a cancelled request: the relay stops there, and dropping the
+    // request abandons it upstream. A notification is sent in full once taken (in the arm's
+    // body, never raced against the answer), so none is lost when the answer comes meanwhile.
+    tokio::pin!(request);
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut request => break outcome,
+            () = ctx.cancelled() => {
+                return Err(ErrorObject::internal("the host cancelled the request"));
             }
-        }
-    };
-    // The server only signals a cancelled request: the relay stops here, and dropping the
-    // request abandons it upstream.
-    let outcome = tokio::select! {
-        outcome = until_done(request, relay_notifications) => outcome,
-        () = ctx.cancelled() => {
-            return Err(ErrorObject::internal("the host cancelled the request"));
+            Some(progress) = progress_rx.recv() => send_progress(&ctx, progress).await,
+            Some(message) = async { relay.logs.lock().await.recv().await } => {
+                send_log(&ctx, message).await;
+            }
         }
     };
     // What the upstream sent before its answer was queued before the answer came: it reaches
@@ -180,18 +176,6 @@ async fn send_progress(ctx: &RequestContext, progress: ProgressNotificationParam
 async fn send_log(ctx: &RequestContext, message: LoggingMessageNotificationParams) {
     ctx.log(message.level, message.logger.as_deref(), message.data)
         .await;
-}
-
-/// Runs `work` to its end while `beside` runs along (and is dropped with it).
-async fn until_done<T>(work: impl Future<Output = T>, beside: impl Future<Output = ()>) -> T {
-    tokio::pin!(work, beside);
-    let mut beside_done = false;
-    loop {
-        tokio::select! {
-            outcome = &mut work => return outcome,
-            () = &mut beside, if !beside_done => beside_done = true,
-        }
-    }
 }
 
 /// Drops what the host put in `_meta` that belongs to the host's hop: its progress token (the
