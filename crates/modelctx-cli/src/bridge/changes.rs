@@ -99,7 +99,11 @@ pub(crate) async fn listen_upstream(
                     }
                 }
             }
-            Err(error) => tracing::warn!(%error, "cannot listen to the upstream's changes"),
+            // stderr is the host's log of its server.
+            Err(error) => eprintln!(
+                "mcp bridge: cannot listen to the upstream's changes: {}",
+                crate::safe_text::line(&error.to_string())
+            ),
         }
         if changes.is_closed() {
             return;
@@ -136,7 +140,10 @@ pub(crate) async fn apply(
         };
         if let Err(error) = outcome {
             // The mirror keeps what it had; the next change tries again.
-            tracing::warn!(%error, "following a change upstream failed");
+            eprintln!(
+                "mcp bridge: following a change upstream failed: {}",
+                crate::safe_text::line(&error.to_string())
+            );
         }
     }
 }
