@@ -3,7 +3,7 @@
 # hosts ship), into the git-ignored folder .cache/ts-sdk/, and prints how to run a script against
 # it: the Node 22 binary (scripts/node-env.sh) on the first line, the folder whose node_modules
 # holds the SDK on the second (run a CommonJS script with NODE_PATH=<folder>/node_modules).
-# `mcp bridge`'s tests (crates/modelctx-cli/tests/bridge.rs) drive the bridge with it.
+# `mcp bridge`'s tests (crates/modelctx-cli/tests/bridge/) drive the bridge with it.
 #
 # Idempotent (scripts/npm-cached.sh): when the marker matches and the package is there, the
 # script only prints. Override the location with MCP_TS_SDK_DIR.

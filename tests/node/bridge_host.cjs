@@ -1,5 +1,5 @@
 // A host built on the TypeScript MCP SDK v1 (the client hosts ship), speaking 2025-11-25 over
-// stdio to `mcp bridge URL`: the test of crates/modelctx-cli/tests/bridge.rs runs it with
+// stdio to `mcp bridge URL`: the test of crates/modelctx-cli/tests/bridge/demo_upstream.rs runs it with
 // NODE_PATH pointing at scripts/ts-sdk-env.sh's install. Usage: node bridge_host.cjs MCP URL.
 // Prints one JSON report on stdout; exits non-zero on any failure.
 'use strict';
