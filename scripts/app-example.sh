@@ -6,8 +6,8 @@
 # stdio server with `NODE ENTRY --stdio`. `mcp app`'s browser tests (crates/modelctx-cli/tests/
 # app_host.rs) run it so; it is an ordinary npm-registry install, nothing else is downloaded.
 #
-# Idempotent: a marker file records the installed version; when it matches and the entry point
-# is there, the script only prints. Override the location with MCP_APP_EXAMPLE_DIR.
+# Idempotent (scripts/npm-cached.sh): when the marker matches and the entry point is there, the
+# script only prints. Override the location with MCP_APP_EXAMPLE_DIR.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,10 +15,12 @@ dir="${MCP_APP_EXAMPLE_DIR:-$root/.cache/app-example}"
 package="@modelcontextprotocol/server-basic-vanillajs@2.0.3"
 entry="$dir/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"
 
-# shellcheck source=lib/npm-once.sh
-. "$root/scripts/lib/npm-once.sh"
+# shellcheck source=scripts/npm-cached.sh
+. "$root/scripts/npm-cached.sh"
+
 node22="$(bash "$root/scripts/node-env.sh")"
-npm_install_once app-example "$dir" "$package" "$entry"
+
+npm_cached app-example "$dir" "$package" "$entry"
 
 echo "$node22"
 echo "$entry"

@@ -5,8 +5,8 @@
 # checks the SDK's tool and resource metadata against them; it is an ordinary npm-registry
 # install, nothing else is downloaded.
 #
-# Idempotent: a marker file records the installed version; when it matches and the schema is
-# there, the script only prints. Override the location with MCP_EXT_APPS_DIR.
+# Idempotent (scripts/npm-cached.sh): when the marker matches and the schema is there, the script
+# only prints. Override the location with MCP_EXT_APPS_DIR.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,9 +14,9 @@ dir="${MCP_EXT_APPS_DIR:-$root/.cache/ext-apps}"
 package="@modelcontextprotocol/ext-apps@2.0.4"
 folder="$dir/node_modules/@modelcontextprotocol/ext-apps"
 
-# shellcheck source=lib/npm-once.sh
-. "$root/scripts/lib/npm-once.sh"
-npm_install_once ext-apps "$dir" "$package" "$folder/dist/src/generated/schema.json" \
+# shellcheck source=scripts/npm-cached.sh
+. "$root/scripts/npm-cached.sh"
+npm_cached ext-apps "$dir" "$package" "$folder/dist/src/generated/schema.json" \
   '{"name":"modelctx-ext-apps","private":true,"type":"module"}'
 
 echo "$folder"

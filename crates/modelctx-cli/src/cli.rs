@@ -50,6 +50,16 @@ asks to open is shown and opened only if you say yes (--answer link=accept says 
 link). Ctrl-C (or --timeout, counted from the connection) tells the app it is being torn down, \
 waits a moment for it, and ends the session (exit 0).";
 
+const BRIDGE_HELP: &str = "\
+The host (an editor, a desktop app) runs `mcp bridge URL` as its stdio server. The bridge \
+connects to the streamable HTTP server at URL with the options of `mcp call` (--mode, --header, \
+--oauth and the other sign-in options; sign-in messages go to stderr), and serves the host in \
+whichever era it speaks: a 2025-11-25 host in front of a 2026-07-28 server has its `initialize` \
+answered from the server's discovery, and the server's questions (elicitation, URL \
+elicitation, sampling, roots) asked over the host's back-channel. Cancelling a request on the \
+host cancels it upstream; progress, log messages and list changes are relayed. Tasks are not \
+relayed yet. --timeout bounds each request the bridge sends upstream.";
+
 /// The longest `--timeout`: about 31 years, far beyond any use, and far from the overflow of
 /// `Instant + Duration` (which panics).
 const MAX_TIMEOUT_SECS: f64 = 1e9;
@@ -133,6 +143,9 @@ pub(crate) enum Command {
     /// Sealed request state.
     #[command(subcommand)]
     State(StateCommand),
+    /// Serve a remote MCP server to a host over stdio: `mcp bridge URL [OPTIONS]`.
+    #[command(after_help = BRIDGE_HELP)]
+    Bridge(BridgeArgs),
     /// Measure calls/s and latency of one tool against any MCP server.
     #[command(after_help = format!("{TARGET_HELP}\n\nThe calls share one connection; \
         --concurrency keeps that many in flight. A tool that asks for input is answered from \
@@ -359,6 +372,15 @@ pub(crate) enum ListKind {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct BridgeArgs {
+    /// The upstream server's streamable HTTP endpoint.
+    #[arg(value_name = "URL")]
+    pub(crate) url: String,
+    #[command(flatten)]
+    pub(crate) connect: ConnectArgs,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     /// [TARGET]: the server's URL (leave it out with `-- CMD ARGS…`).
     #[arg(value_name = "TARGET")]
@@ -422,6 +444,12 @@ pub(crate) struct DemoArgs {
     /// names may call.
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origins: Vec<String>,
+    /// Serve one protocol era only: `2026-07-28` (`initialize` is refused with -32022 naming
+    /// the versions served) or `2025-11-25` (as a server that predates 2026-07-28: the request
+    /// envelope is ignored and `server/discover` is an unknown method). Default: both, each
+    /// client's era chosen by how it opens.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) protocol: Option<ProtocolArg>,
     /// Also serve the HTTP+SSE transport of 2024-11-05 beside /mcp, for clients of that era:
     /// `GET /sse` opens a session's event stream, its messages are POSTed to `/messages`.
     #[arg(long, requires = "http")]
@@ -479,6 +507,27 @@ pub(crate) struct DemoArgs {
     /// below the time your supervisor waits before SIGKILL (docker stop: 10 s).
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     pub(crate) shutdown_grace: Option<Duration>,
+}
+
+/// `mcp serve demo --protocol`: the one era served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProtocolArg {
+    /// 2026-07-28 only.
+    #[value(name = "2026-07-28")]
+    Modern,
+    /// 2025-11-25 only (the handshake era).
+    #[value(name = "2025-11-25")]
+    Handshake,
+}
+
+impl ProtocolArg {
+    /// The era this revision belongs to.
+    pub(crate) fn era(self) -> modelctx::types::Era {
+        match self {
+            Self::Modern => modelctx::types::Era::Modern,
+            Self::Handshake => modelctx::types::Era::Handshake,
+        }
+    }
 }
 
 /// `--auth-dpop`: the demo server's DPoP policy (`server::auth::DpopPolicy`).

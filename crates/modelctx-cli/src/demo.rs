@@ -446,11 +446,12 @@ fn object(value: Value) -> modelctx::types::Extra {
 /// # Errors
 /// An invalid registration (never for the demo's own surfaces).
 pub fn server(security: Option<RequestStateSecurity>) -> Result<McpServer, BuildError> {
-    server_with_tasks(security, Arc::new(MemoryTaskStore::new()), None)
+    server_with_tasks(security, Arc::new(MemoryTaskStore::new()), None, None)
 }
 
 /// The demo server with its tasks kept in `store` (e.g. a `SqliteTaskStore`, so that tasks survive
-/// a restart), on `bus` when given (changes cross to every instance sharing it).
+/// a restart), on `bus` when given (changes cross to every instance sharing it), serving
+/// `only_era` alone when given (`ServerBuilder::only_era`).
 ///
 /// # Errors
 /// An invalid registration (never for the demo's own surfaces).
@@ -458,6 +459,7 @@ pub fn server_with_tasks(
     security: Option<RequestStateSecurity>,
     store: Arc<dyn TaskStore>,
     bus: Option<RedisBus>,
+    only_era: Option<modelctx::types::Era>,
 ) -> Result<McpServer, BuildError> {
     let tasks = Tasks::builder_shared(store)
         .poll_interval(TASK_POLL)
@@ -484,6 +486,10 @@ pub fn server_with_tasks(
         .apps(crate::demo_app::apps())
         .low_level(move |b| {
             let b = b.tasks(tasks);
+            let b = match only_era {
+                Some(era) => b.only_era(era),
+                None => b,
+            };
             match bus {
                 Some(bus) => b.bus(bus),
                 None => b,

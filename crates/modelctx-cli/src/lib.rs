@@ -17,6 +17,9 @@
 //!   other instances on the bus; SIGTERM or SIGINT stops it cleanly (`--shutdown-grace`).
 //! * `mcp keys generate` and `mcp state inspect --key K TOKEN` help operators with sealed
 //!   request state.
+//! * `mcp bridge URL` serves a remote streamable-HTTP server to a host over stdio, each side in
+//!   its own era (a 2025-11-25 host in front of a 2026-07-28 server: `initialize` answered from
+//!   `server/discover`, the server's questions asked over the host's back-channel).
 //! * `mcp bench TARGET --tool NAME` measures calls/s and latency against any server.
 //!
 //! The binary is a thin wrapper around [`run`].
@@ -34,6 +37,7 @@ mod answers;
 mod app;
 mod ask;
 mod bench;
+mod bridge;
 mod cli;
 mod client_cmd;
 pub mod demo;
@@ -131,6 +135,7 @@ pub fn run() -> ExitCode {
             }),
             Command::State(StateCommand::Inspect(args)) => keys::inspect(&args),
             Command::Bench(args) => bench::bench(args).await,
+            Command::Bridge(args) => Box::pin(bridge::bridge(args)).await,
         }
     });
     // A stdin reader blocked on a terminal must not hold the exit up.

@@ -13,7 +13,7 @@ use modelctx::server::tasks::{MemoryTaskStore, SqliteTaskStore, TaskStore};
 use modelctx::server::{DEFAULT_SHUTDOWN_GRACE, StdioConfig, shutdown_signal};
 use serde_json::Value;
 
-use crate::cli::{DemoArgs, DpopPolicyArg};
+use crate::cli::{DemoArgs, DpopPolicyArg, ProtocolArg};
 use crate::demo::server_with_tasks;
 use crate::error::{CliError, Result};
 use crate::telemetry::Exporting;
@@ -82,8 +82,13 @@ pub(crate) async fn demo(args: DemoArgs, exporting: Option<&Exporting>) -> Resul
         ),
         None => None,
     };
-    let server =
-        server_with_tasks(security, store, bus).map_err(|e| CliError::failed(e.to_string()))?;
+    let server = server_with_tasks(security, store, bus, args.protocol.map(ProtocolArg::era))
+        .map_err(|e| CliError::failed(e.to_string()))?;
+    if args.sse && args.protocol == Some(ProtocolArg::Modern) {
+        return Err(CliError::usage(
+            "--sse serves the 2024-11-05 transport, which a 2026-07-28-only server does not speak",
+        ));
+    }
     let Some(addr) = args.http else {
         let mut config = StdioConfig::default();
         config.shutdown_grace = grace;

@@ -46,6 +46,7 @@ pub struct ServerBuilder {
     declare: Declared,
     logging: bool,
     page_size: Option<usize>,
+    only_era: Option<modelctx_types::Era>,
     principal: Option<PrincipalHook>,
     middleware: Vec<Arc<dyn Middleware>>,
     bus: Option<Arc<dyn bus::ChangeBus>>,
@@ -91,6 +92,7 @@ impl ServerBuilder {
             declare: Declared::default(),
             logging: true,
             page_size: None,
+            only_era: None,
             principal: None,
             middleware: Vec::new(),
             bus: None,
@@ -367,6 +369,22 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves one era only (default: both, each connection's era chosen by how its client
+    /// opens). For testing translations and for operators who retire an era:
+    ///
+    /// * [`Era::Modern`](modelctx_types::Era::Modern): 2026-07-28 only. `initialize` is refused
+    ///   with `-32022` naming the supported versions (on HTTP with 400, whatever headers came
+    ///   with it), so a 2025-11-25 client is told why instead of getting an unknown method.
+    /// * [`Era::Handshake`](modelctx_types::Era::Handshake): 2025-11-25 only, as a server that
+    ///   never heard of 2026-07-28 behaves: the request envelope is ignored, `server/discover`
+    ///   is an unknown method (`-32601`), and on HTTP a request without a session is refused
+    ///   as any handshake-era request is. A dual-era client falls back to `initialize`.
+    #[must_use]
+    pub fn only_era(mut self, era: modelctx_types::Era) -> Self {
+        self.only_era = Some(era);
+        self
+    }
+
     /// Splits list results into pages of `size` items (default: one page).
     #[must_use]
     pub fn page_size(mut self, size: usize) -> Self {
@@ -536,6 +554,7 @@ impl ServerBuilder {
                 declare: self.declare,
                 logging: self.logging,
                 page_size: self.page_size,
+                only_era: self.only_era,
                 supported_versions: ProtocolVersion::MODERN.to_vec(),
                 changes,
                 bus,

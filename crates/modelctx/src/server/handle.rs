@@ -64,6 +64,8 @@ pub(super) struct Inner {
     pub(super) declare: Declared,
     pub(super) logging: bool,
     pub(super) page_size: Option<usize>,
+    /// The one era served (`ServerBuilder::only_era`); `None`: both.
+    pub(super) only_era: Option<modelctx_types::Era>,
     pub(super) supported_versions: Vec<ProtocolVersion>,
     pub(super) changes: broadcast::Sender<Change>,
     /// The change bus to other instances (`ServerBuilder::bus`); `None`: this process only.
@@ -156,6 +158,12 @@ impl Server {
     /// The protocol revisions this server speaks on the stateless path.
     pub fn supported_versions(&self) -> &[ProtocolVersion] {
         &self.inner.supported_versions
+    }
+
+    /// The one era this server serves, when [`ServerBuilder::only_era`](super::ServerBuilder::only_era)
+    /// chose one; `None`: both.
+    pub fn only_era(&self) -> Option<modelctx_types::Era> {
+        self.inner.only_era
     }
 
     /// The request-state policy, when sealing is on.

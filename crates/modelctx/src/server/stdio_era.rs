@@ -61,6 +61,14 @@ pub(crate) enum Route {
 #[inline]
 pub(crate) fn route(server: &Server, connection: &mut Connection, request: &Received<'_>) -> Route {
     let initialize = request.method() == Initialize::NAME;
+    // A server of one era (`ServerBuilder::only_era`): a modern-only connection is modern from
+    // the start; a handshake-only one never reads the envelope, as a 2025-11-25 server would not.
+    let only = server.only_era();
+    if only == Some(Era::Modern) && matches!(connection, Connection::Unset) {
+        *connection = Connection::Modern;
+    }
+    let enveloped =
+        only != Some(Era::Handshake) && handshake::has_modern_envelope(request.params());
     match connection {
         Connection::Modern if initialize => {
             let requested = decode_params::<modelctx_types::Extra>(request.params())
@@ -77,13 +85,13 @@ pub(crate) fn route(server: &Server, connection: &mut Connection, request: &Rece
         Connection::Modern => Route::Modern,
         Connection::Handshake(_) | Connection::Unset if initialize => Route::Initialize,
         Connection::Handshake(session) => {
-            if handshake::has_modern_envelope(request.params()) {
+            if enveloped {
                 let error = handshake::era_mismatch_handshake();
                 return Route::Refused(encode_error(Some(request.id()), &error));
             }
             Route::Handshake(Arc::clone(session), false)
         }
-        Connection::Unset if handshake::has_modern_envelope(request.params()) => {
+        Connection::Unset if enveloped => {
             *connection = Connection::Modern;
             Route::Modern
         }

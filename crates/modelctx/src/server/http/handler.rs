@@ -21,12 +21,26 @@ use crate::server::middleware;
 use crate::server::origin::peer_addr;
 use crate::server::typed_params::{self, OwnedRequest};
 
+/// Why a server built for 2026-07-28 only refuses the handshake era.
+const ONE_ERA: &str = "it is built to serve one protocol era";
+
 pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Response {
     let state = &*state;
-    let modern = is_modern(request.headers());
+    // A handshake-only server (`ServerBuilder::only_era`) sends every request down that era's
+    // path; the handshake era is refused by a modern-only one and by an endpoint configured so
+    // (`HttpConfig::refuse_handshake_era`), with one answer (`modern_only`).
+    let modern = match state.server.only_era() {
+        Some(modelctx_types::Era::Handshake) => false,
+        _ => is_modern(request.headers()),
+    };
+    let handshake_refused = match (&state.config.handshake_era_refused, state.server.only_era()) {
+        (Some(reason), _) => Some(reason.as_str()),
+        (None, Some(modelctx_types::Era::Modern)) => Some(ONE_ERA),
+        (None, _) => None,
+    };
     if request.method() != http::Method::POST {
         if !modern
-            && state.config.handshake_era_refused.is_none()
+            && handshake_refused.is_none()
             && check_host_and_origin(&request, &state.config).is_ok()
         {
             let (mut parts, _) = request.into_parts();
@@ -70,7 +84,7 @@ pub(crate) async fn handle(State(state): State<Arc<HttpState>>, request: Request
     // Held until the response is ready (JSON complete, or a stream begun): the decoded request
     // owns a copy of the body until then.
     let _reservation = body.reservation;
-    if !modern && let Some(reason) = &state.config.handshake_era_refused {
+    if !modern && let Some(reason) = handshake_refused {
         let header = parts
             .headers
             .get(PROTOCOL_VERSION)
