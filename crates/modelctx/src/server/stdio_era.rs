@@ -61,14 +61,31 @@ pub(crate) enum Route {
 #[inline]
 pub(crate) fn route(server: &Server, connection: &mut Connection, request: &Received<'_>) -> Route {
     let initialize = request.method() == Initialize::NAME;
+    // The path of nearly every request, an established modern connection, is this test alone:
+    // the rest stays out of line so that this inlines into the loop.
+    if !initialize && matches!(connection, Connection::Modern) {
+        return Route::Modern;
+    }
+    route_by_rules(server, connection, request, initialize)
+}
+
+/// [`route`] past its fast path: the era rules proper.
+#[inline(never)]
+fn route_by_rules(
+    server: &Server,
+    connection: &mut Connection,
+    request: &Received<'_>,
+    initialize: bool,
+) -> Route {
     // A server of one era (`ServerBuilder::only_era`): a modern-only connection is modern from
     // the start; a handshake-only one never reads the envelope, as a 2025-11-25 server would not.
     let only = server.only_era();
     if only == Some(Era::Modern) && matches!(connection, Connection::Unset) {
         *connection = Connection::Modern;
     }
+    // Only looked for where it decides (not on a modern connection's every request).
     let enveloped =
-        only != Some(Era::Handshake) && handshake::has_modern_envelope(request.params());
+        || only != Some(Era::Handshake) && handshake::has_modern_envelope(request.params());
     match connection {
         Connection::Modern if initialize => {
             let requested = decode_params::<modelctx_types::Extra>(request.params())
@@ -85,13 +102,13 @@ pub(crate) fn route(server: &Server, connection: &mut Connection, request: &Rece
         Connection::Modern => Route::Modern,
         Connection::Handshake(_) | Connection::Unset if initialize => Route::Initialize,
         Connection::Handshake(session) => {
-            if enveloped {
+            if enveloped() {
                 let error = handshake::era_mismatch_handshake();
                 return Route::Refused(encode_error(Some(request.id()), &error));
             }
             Route::Handshake(Arc::clone(session), false)
         }
-        Connection::Unset if enveloped => {
+        Connection::Unset if enveloped() => {
             *connection = Connection::Modern;
             Route::Modern
         }
