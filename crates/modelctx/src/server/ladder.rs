@@ -148,8 +148,6 @@ pub(crate) fn prepare_typed<P: DeserializeOwned + RequestParams>(
     }
 }
 
-// Inlined into each route (other codegen units); see `stdio_lines::decode_line`.
-#[inline]
 pub(crate) fn ladder(
     server: &Server,
     incoming: &Incoming<'_>,
@@ -197,8 +195,6 @@ pub(crate) fn ladder(
     Ok((meta, version))
 }
 
-// Inlined into each route (other codegen units); see `stdio_lines::decode_line`.
-#[inline]
 pub(crate) fn context(
     server: &Server,
     incoming: &Incoming<'_>,
